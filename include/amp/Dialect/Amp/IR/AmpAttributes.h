@@ -1,0 +1,48 @@
+//===- AmpAttributes.h - Values of the amp.* attributes ---------*- C++ -*-===//
+//
+// The string values that `amp.precision`, `amp.init` and `amp.state` accept,
+// parsed in one place for the verifier, the passes and the runners.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_IR_AMPATTRIBUTES_H
+#define AMP_DIALECT_AMP_IR_AMPATTRIBUTES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringRef.h"
+#include <optional>
+
+namespace mlir::amp {
+
+/// A compute precision: the f32 reference or one of the low types.
+enum class Precision { F32, F16, BF16 };
+
+std::optional<Precision> parsePrecision(llvm::StringRef name);
+llvm::StringRef stringifyPrecision(Precision precision);
+/// The float type of a precision (f32, f16 or bf16).
+FloatType getFloatType(MLIRContext *context, Precision precision);
+inline bool isLowPrecision(Precision precision) {
+  return precision != Precision::F32;
+}
+
+/// How a runner initializes a carried state argument (`amp.init`).
+struct Initializer {
+  enum class Kind { Zeros, Ones, Glorot, Normal };
+  Kind kind;
+  /// The standard deviation of `normal:<std>`.
+  double stddev = 0.0;
+};
+
+/// Parses "zeros", "ones", "glorot" or "normal:<std>" with std > 0.
+std::optional<Initializer> parseInitializer(llvm::StringRef text);
+
+/// The names of the scaler state the pipeline threads through a step, in
+/// the order of the arguments and results it appends.
+inline constexpr llvm::StringLiteral kScaleStateName = "scale";
+inline constexpr llvm::StringLiteral kGrowthTrackerStateName = "growth_tracker";
+inline constexpr llvm::StringLiteral kHysteresisStateName = "hysteresis";
+inline constexpr llvm::StringLiteral kFoundInfStateName = "found_inf";
+
+} // namespace mlir::amp
+
+#endif // AMP_DIALECT_AMP_IR_AMPATTRIBUTES_H

@@ -1,0 +1,17 @@
+//===- InitAllAmp.h - Register the amp dialect, passes and pipelines -*- C++ -*-===//
+
+#ifndef AMP_INITALLAMP_H
+#define AMP_INITALLAMP_H
+
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::amp {
+
+inline void registerAllAmpDialects(DialectRegistry &registry) {
+  registry.insert<AmpDialect>();
+}
+
+} // namespace mlir::amp
+
+#endif // AMP_INITALLAMP_H

@@ -1,0 +1,57 @@
+//===- AmpAttributes.cpp - Values of the amp.* attributes -----------------===//
+
+#include "amp/Dialect/Amp/IR/AmpAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringSwitch.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::amp;
+
+std::optional<Precision> amp::parsePrecision(StringRef name) {
+  return llvm::StringSwitch<std::optional<Precision>>(name)
+      .Case("f32", Precision::F32)
+      .Case("f16", Precision::F16)
+      .Case("bf16", Precision::BF16)
+      .Default(std::nullopt);
+}
+
+StringRef amp::stringifyPrecision(Precision precision) {
+  switch (precision) {
+  case Precision::F32:
+    return "f32";
+  case Precision::F16:
+    return "f16";
+  case Precision::BF16:
+    return "bf16";
+  }
+  llvm_unreachable("unknown precision");
+}
+
+FloatType amp::getFloatType(MLIRContext *context, Precision precision) {
+  switch (precision) {
+  case Precision::F32:
+    return Float32Type::get(context);
+  case Precision::F16:
+    return Float16Type::get(context);
+  case Precision::BF16:
+    return BFloat16Type::get(context);
+  }
+  llvm_unreachable("unknown precision");
+}
+
+std::optional<Initializer> amp::parseInitializer(StringRef text) {
+  if (text == "zeros")
+    return Initializer{Initializer::Kind::Zeros};
+  if (text == "ones")
+    return Initializer{Initializer::Kind::Ones};
+  if (text == "glorot")
+    return Initializer{Initializer::Kind::Glorot};
+  if (!text.consume_front("normal:"))
+    return std::nullopt;
+  double stddev;
+  // getAsDouble returns true on failure; NaN and inf are not deviations.
+  if (text.getAsDouble(stddev) || !(stddev > 0.0) || std::isinf(stddev))
+    return std::nullopt;
+  return Initializer{Initializer::Kind::Normal, stddev};
+}

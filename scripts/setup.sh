@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Brings a fresh Debian 12 machine to a built tree: installs what is missing
+# (apt and pip), then configures and builds. Idempotent: with everything
+# present it only runs an incremental build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LLVM_PREFIX=/usr/lib/llvm-22
+BUILD_DIR=${AMP_BUILD_DIR:-build}
+APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+              cmake ninja-build ccache g++ libgtest-dev graphviz)
+PIP_PACKAGES=(numpy pytest)
+
+missing_apt=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" ||
+    missing_apt+=("$pkg")
+done
+if ((${#missing_apt[@]})); then
+  echo "setup: installing ${missing_apt[*]}"
+  SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing_apt[@]}"
+fi
+
+missing_pip=()
+for pkg in "${PIP_PACKAGES[@]}"; do
+  python3 -c "import ${pkg}" 2>/dev/null || missing_pip+=("$pkg")
+done
+if ((${#missing_pip[@]})); then
+  echo "setup: pip installing ${missing_pip[*]}"
+  python3 -m pip install -q "${missing_pip[@]}"
+fi
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$BUILD_DIR" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=$LLVM_PREFIX/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=$LLVM_PREFIX/bin/lit \
+    -DPython3_EXECUTABLE="$(command -v python3)"
+fi
+cmake --build "$BUILD_DIR" -j "${AMP_JOBS:-2}"

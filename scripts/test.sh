@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds everything, runs every test runner (lit, unit tests), and prints
+# one total over all of them as the last line: `N passed, N failed`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${AMP_BUILD_DIR:-build}
+
+bash scripts/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+logs=$(mktemp -d)
+
+# lit: counts from its summary ("Passed: N", "Failed: N", ...).
+/usr/lib/llvm-22/bin/lit -v "$BUILD_DIR/test" 2>&1 | tee "$logs/lit.log"
+lit_count() {
+  grep -E "^ *$1 *: *[0-9]+" "$logs/lit.log" | grep -oE "[0-9]+" | tail -1 || true
+}
+for kind in Passed "Expectedly Failed"; do
+  n=$(lit_count "$kind"); passed=$((passed + ${n:-0}))
+done
+for kind in Failed "Unexpectedly Passed" Unresolved "Timed Out"; do
+  n=$(lit_count "$kind"); failed=$((failed + ${n:-0}))
+done
+lit_total=$(grep -cE "^(PASS|XFAIL|FAIL|XPASS|UNRESOLVED|TIMEOUT):" "$logs/lit.log" || true)
+[ "${lit_total:-0}" -gt 0 ] || { echo "lit ran no test"; failed=$((failed + 1)); }
+
+# GoogleTest binaries: one line per test.
+for test in "$BUILD_DIR"/unittests/*Tests; do
+  [ -x "$test" ] || continue
+  "$test" 2>&1 | tee "$logs/unit.log"
+  passed=$((passed + $(grep -c "^\[       OK \]" "$logs/unit.log" || true)))
+  failed=$((failed + $(grep -c "^\[  FAILED  \] [A-Za-z].*\.[A-Za-z].* (" "$logs/unit.log" || true)))
+  if ! grep -q "^\[  PASSED  \]" "$logs/unit.log" &&
+     ! grep -q "^\[  FAILED  \]" "$logs/unit.log"; then
+    echo "$test did not finish"; failed=$((failed + 1))
+  fi
+done
+
+rm -rf "$logs"
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,26 @@
+//===- amp-opt.cpp - The AMP compiler's opt driver ------------------------===//
+//
+// mlir-opt with the amp dialect, its passes and pipelines, and every upstream
+// dialect and pass, so that it can stand in for mlir-opt in all our tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/InitAllAmp.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::amp::registerAllAmpDialects(registry);
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "AMP optimizer driver: mixed-precision training steps\n",
+      registry));
+}
