@@ -9,7 +9,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 BUILD_DIR=${AMP_BUILD_DIR:-build}
 APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
               cmake ninja-build ccache g++ libgtest-dev graphviz)
-PIP_PACKAGES=(numpy pytest)
+PIP_PACKAGES=(numpy pytest scikit-learn)
 
 missing_apt=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -25,7 +25,8 @@ fi
 
 missing_pip=()
 for pkg in "${PIP_PACKAGES[@]}"; do
-  python3 -c "import ${pkg}" 2>/dev/null || missing_pip+=("$pkg")
+  module=${pkg/scikit-learn/sklearn}  # the import name differs from the package's
+  python3 -c "import ${module}" 2>/dev/null || missing_pip+=("$pkg")
 done
 if ((${#missing_pip[@]})); then
   echo "setup: pip installing ${missing_pip[*]}"

@@ -14,7 +14,7 @@ logs=$(mktemp -d)
 # lit: counts from its summary ("Passed: N", "Failed: N", ...).
 /usr/lib/llvm-22/bin/lit -v "$BUILD_DIR/test" 2>&1 | tee "$logs/lit.log"
 lit_count() {
-  grep -E "^ *$1 *: *[0-9]+" "$logs/lit.log" | grep -oE "[0-9]+" | tail -1 || true
+  sed -nE "s/^ *$1 *: *([0-9]+).*/\1/p" "$logs/lit.log" | tail -1
 }
 for kind in Passed "Expectedly Failed"; do
   n=$(lit_count "$kind"); passed=$((passed + ${n:-0}))
