@@ -1,6 +1,13 @@
 # Thin wrappers over MLIR's CMake helpers, so every project library is built
-# the same way: static, outside libMLIR, linked against the MLIR dylib.
+# the same way: static, outside libMLIR, linked against the MLIR dylib, and
+# installed into the AmpMLIR CMake package (imported as AmpMLIR::<name>).
 function(add_amp_library name)
   add_mlir_library(${name} ${ARGN} DISABLE_INSTALL EXCLUDE_FROM_LIBMLIR)
   target_link_libraries(${name} PUBLIC MLIR)
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${AMP_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${AMP_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
+  install(TARGETS ${name} EXPORT AmpMLIRTargets
+          ARCHIVE DESTINATION lib LIBRARY DESTINATION lib)
 endfunction()
