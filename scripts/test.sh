@@ -37,6 +37,21 @@ for test in "$BUILD_DIR"/unittests/*Tests; do
   fi
 done
 
+# pytest (test/python): counts from its summary ("N passed, M failed, K errors").
+# Exit code 5 means no test was collected; any other failure without counts is one.
+AMP_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q -rs test/python 2>&1 | tee "$logs/pytest.log"
+pytest_rc=${PIPESTATUS[0]}
+pytest_count() {
+  tail -1 "$logs/pytest.log" | grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || true
+}
+n=$(pytest_count passed); passed=$((passed + ${n:-0}))
+n_failed=$(pytest_count failed); n_errors=$(pytest_count error)
+failed=$((failed + ${n_failed:-0} + ${n_errors:-0}))
+if [ "$pytest_rc" -ne 0 ] && [ "$pytest_rc" -ne 5 ] &&
+   [ $((${n_failed:-0} + ${n_errors:-0})) -eq 0 ]; then
+  echo "pytest exited with $pytest_rc"; failed=$((failed + 1))
+fi
+
 rm -rf "$logs"
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]
