@@ -4,6 +4,7 @@
 #define AMP_INITALLAMP_H
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Pipelines/CPULowering.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::amp {
@@ -11,6 +12,8 @@ namespace mlir::amp {
 inline void registerAllAmpDialects(DialectRegistry &registry) {
   registry.insert<AmpDialect>();
 }
+
+inline void registerAllAmpPipelines() { registerCPULoweringPipeline(); }
 
 } // namespace mlir::amp
 

@@ -14,6 +14,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::amp::registerAllAmpPipelines();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

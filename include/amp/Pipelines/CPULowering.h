@@ -1,0 +1,28 @@
+//===- CPULowering.h - Lowering a training step to the LLVM dialect -*- C++ -*-===//
+//
+// The CPU back end of the project: from a training step on tensors (after the
+// AMP pipeline, or an fp32 step without markers) to the LLVM dialect, ready
+// for mlir::ExecutionEngine or mlir-translate.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_PIPELINES_CPULOWERING_H
+#define AMP_PIPELINES_CPULOWERING_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::amp {
+
+/// Appends to `pm` (on builtin.module) the passes of `amp-lower-to-llvm`:
+/// tensor-level elementwise ops to linalg, one-shot bufferization with
+/// identity layouts at function boundaries, memref results turned into
+/// caller-allocated out-parameters, buffer deallocation, linalg to loops, and
+/// conversion of everything to the LLVM dialect.
+void buildCPULoweringPipeline(OpPassManager &pm);
+
+/// Registers `amp-lower-to-llvm` with the pass registry.
+void registerCPULoweringPipeline();
+
+} // namespace mlir::amp
+
+#endif // AMP_PIPELINES_CPULOWERING_H

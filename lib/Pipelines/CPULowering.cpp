@@ -1,0 +1,74 @@
+//===- CPULowering.cpp - Lowering a training step to the LLVM dialect -----===//
+//
+// The pipeline keeps to upstream passes. Notes on the choices:
+// - Tensor-level arith.truncf / arith.extf (the casts of the AMP pipeline) and
+//   other elementwise ops on tensors have no bufferization of their own, so
+//   they become linalg.generic first.
+// - Results become out-parameters allocated by the caller: a runner then owns
+//   every buffer it sees, and never has to tell a returned argument, a global
+//   constant and a fresh allocation apart to free them.
+// - f16 and bf16 arithmetic is left to LLVM, which computes each operation in
+//   f32 and rounds it back on targets without native support. That is the
+//   correctly rounded result of +, -, *, / and sqrt, as with native support:
+//   f32's 24-bit significand is at least 2p+2 bits for f16 (p=11) and bf16
+//   (p=8), so the double rounding is harmless. Only f32->bf16 truncation may
+//   need a runtime routine, __truncsfbf2, from libmlir_float16_utils.so
+//   (loaded by libmlir_c_runner_utils.so).
+// - Math functions without an LLVM intrinsic (erf, ...) become libm calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Pipelines/CPULowering.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void amp::buildCPULoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Loops of the step (scf.for over tensors) may yield new tensors.
+  bufferize.allowReturnAllocsFromLoops = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void amp::registerCPULoweringPipeline() {
+  PassPipelineRegistration<>(
+      "amp-lower-to-llvm",
+      "Lower a training step on tensors (after the AMP pipeline) to the LLVM "
+      "dialect for the CPU, with memref results as caller-allocated "
+      "out-parameters",
+      buildCPULoweringPipeline);
+}

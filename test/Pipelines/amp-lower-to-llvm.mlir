@@ -1,0 +1,93 @@
+// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm | FileCheck %s
+
+// Tensor-level casts of the AMP pipeline become loops of scalar conversions;
+// the result becomes a caller-allocated out-parameter (the second descriptor)
+// and nothing but the LLVM dialect remains.
+
+// CHECK-LABEL: llvm.func @casts(
+// CHECK-SAME:      %arg4: i64, %arg5: !llvm.ptr, %arg6: !llvm.ptr, %arg7: i64, %arg8: i64, %arg9: i64) {
+// CHECK-NOT:     tensor
+// CHECK-NOT:     memref
+// CHECK:         llvm.fptrunc %{{.*}} : f32 to bf16
+// CHECK:         llvm.fpext %{{.*}} : bf16 to f32
+// CHECK:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
+// CHECK:         llvm.return
+func.func @casts(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %h = arith.truncf %x : tensor<4xf32> to tensor<4xbf16>
+  %f = arith.extf %h : tensor<4xbf16> to tensor<4xf32>
+  return %f : tensor<4xf32>
+}
+
+// -----
+
+// A low-precision matmul with an f32 accumulator: the f16 operands are
+// extended, multiplied and summed in f32. The temporary is freed.
+
+// CHECK-LABEL: llvm.func @matmul_f16_into_f32(
+// CHECK:         %[[BUF:.*]] = llvm.call @malloc
+// CHECK:         %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f16
+// CHECK:         %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f16
+// CHECK:         %[[C:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK:         %[[AE:.*]] = llvm.fpext %[[A]] : f16 to f32
+// CHECK:         %[[BE:.*]] = llvm.fpext %[[B]] : f16 to f32
+// CHECK:         %[[P:.*]] = llvm.fmul %[[AE]], %[[BE]] : f32
+// CHECK:         llvm.fadd %[[C]], %[[P]] : f32
+// CHECK:         llvm.call @free(%[[BUF]])
+func.func @matmul_f16_into_f32(%a: tensor<4x8xf32>, %b: tensor<8x2xf16>)
+    -> tensor<4x2xf32> {
+  %ah = arith.truncf %a : tensor<4x8xf32> to tensor<4x8xf16>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %c = linalg.matmul ins(%ah, %b : tensor<4x8xf16>, tensor<8x2xf16>)
+                     outs(%acc : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %c : tensor<4x2xf32>
+}
+
+// -----
+
+// A returned argument (a skipped update returns its state operand) is copied
+// into its out-parameter; a 0-d i1 result (found_inf) is a one-byte buffer.
+
+// CHECK-LABEL: llvm.func @returned_argument(
+// CHECK-DAG:     "llvm.intr.memcpy"
+// CHECK-DAG:     llvm.store %{{.*}}, %{{.*}} : i1, !llvm.ptr
+// CHECK:         llvm.return
+func.func @returned_argument(%w: tensor<3xf32>, %flag: i1)
+    -> (tensor<3xf32>, tensor<i1>) {
+  %f = tensor.from_elements %flag : tensor<i1>
+  return %w, %f : tensor<3xf32>, tensor<i1>
+}
+
+// -----
+
+// Math functions without an LLVM intrinsic become libm calls; the others
+// become intrinsics.
+
+// CHECK-LABEL: llvm.func @erff(f32) -> f32
+// CHECK-LABEL: llvm.func @math(
+// CHECK:         llvm.intr.exp(%{{.*}}) : (f32) -> f32
+// CHECK:         llvm.call @erff(%{{.*}}) : (f32) -> f32
+func.func @math(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = math.exp %x : tensor<4xf32>
+  %r = math.erf %e : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A loop of the step that yields new tensors bufferizes.
+
+// CHECK-LABEL: llvm.func @loop(
+// CHECK:         llvm.cond_br
+// CHECK:         llvm.fadd %{{.*}}, %{{.*}} : f32
+func.func @loop(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %x) -> tensor<4xf32> {
+    %n = arith.addf %acc, %x : tensor<4xf32>
+    scf.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
