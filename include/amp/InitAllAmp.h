@@ -5,6 +5,7 @@
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Pipelines/CPULowering.h"
+#include "amp/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::amp {
@@ -14,6 +15,8 @@ inline void registerAllAmpDialects(DialectRegistry &registry) {
 }
 
 inline void registerAllAmpPipelines() { registerCPULoweringPipeline(); }
+
+inline void registerAllAmpPasses() { registerAmpStripMarkers(); }
 
 } // namespace mlir::amp
 

@@ -14,6 +14,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::amp::registerAllAmpPasses();
   mlir::amp::registerAllAmpPipelines();
 
   mlir::DialectRegistry registry;

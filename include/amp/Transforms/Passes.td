@@ -43,4 +43,17 @@ def AmpInsertCasts : Pass<"amp-insert-casts", "ModuleOp"> {
   ];
 }
 
+def AmpStripMarkers : Pass<"amp-strip-markers", "ModuleOp"> {
+  let summary = "Run a training step in fp32 as written: drop the amp markers";
+  let description = [{
+    The fp32 reference of a step, without mixed precision or loss scaling:
+    `amp.seed` becomes a constant of ones (the gradient of the unscaled loss)
+    and every `amp.update` region is inlined in place of the op, its block
+    arguments replaced by the grads and state operands. The result is plain
+    upstream IR that `amp-lower-to-llvm` can lower; `amp-run` applies it when
+    it is given no AMP options.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 #endif // AMP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,45 @@
+//===- StripMarkers.cpp - Drop the amp markers for an fp32 run ------------===//
+//
+// Implements `amp-strip-markers`: the fp32 reference of a training step, with
+// the seed of the backward set to ones and the optimizer updates inlined.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Transforms/Passes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPSTRIPMARKERS
+#include "amp/Transforms/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+struct StripMarkersPass
+    : public amp::impl::AmpStripMarkersBase<StripMarkersPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    getOperation().walk([&](SeedOp seed) {
+      auto type = cast<ShapedType>(seed.getType());
+      auto one = FloatAttr::get(type.getElementType(), 1.0);
+      rewriter.setInsertionPoint(seed);
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          seed, DenseElementsAttr::get(type, one));
+    });
+    getOperation().walk([&](UpdateOp update) {
+      YieldOp yield = update.getYield();
+      SmallVector<Value> newState = yield.getValues();
+      rewriter.eraseOp(yield);
+      rewriter.inlineBlockBefore(&update.getBody().front(), update,
+                                 update->getOperands());
+      rewriter.replaceOp(update, newState);
+    });
+  }
+};
+
+} // namespace
