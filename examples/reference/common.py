@@ -87,3 +87,33 @@ def directional_check(loss_fn, params, grads, rng, eps):
     numeric = (float(loss_fn(plus)) - float(loss_fn(minus))) / (2 * eps)
     analytic = sum(float((grads[k].astype(np.float64) * direction[k]).sum()) for k in params)
     return abs(numeric - analytic) / max(1e-8, abs(numeric) + abs(analytic)), numeric, analytic
+
+
+ADAM_LR, ADAM_B1, ADAM_B2, ADAM_EPS = 1e-3, 0.9, 0.999, 1e-8
+
+
+def adam_state_names(param_names):
+    """The Adam state arguments of bench/gen_step.py: first moments, second moments, step."""
+    return ([f"m_{n}" for n in param_names] + [f"v_{n}" for n in param_names]
+            + ["adam_step"])
+
+
+def adam(params, state, grads):
+    """Adam with bias correction, as the update region of bench/gen_step.py computes it."""
+    f32 = np.float32
+    step = state["adam_step"] + f32(1)
+    bc1 = f32(1) - f32(ADAM_B1) ** step
+    bc2 = f32(1) - f32(ADAM_B2) ** step
+    new_params, new_state = {}, {"adam_step": np.asarray(step, np.float32)}
+    for name, p in params.items():
+        g = grads[name]
+        m = f32(ADAM_B1) * state[f"m_{name}"] + f32(1 - ADAM_B1) * g
+        v = f32(ADAM_B2) * state[f"v_{name}"] + f32(1 - ADAM_B2) * (g * g)
+        new_params[name] = p - f32(ADAM_LR) * ((m / bc1) / (np.sqrt(v / bc2) + f32(ADAM_EPS)))
+        new_state[f"m_{name}"], new_state[f"v_{name}"] = m, v
+    return new_params, new_state
+
+
+def adam_grads_from_update(params, state, new_params, new_state):
+    """From zero moments, the first moment after one step is (1 - b1) * g."""
+    return {n: new_state[f"m_{n}"] / np.float32(1 - ADAM_B1) for n in params}

