@@ -1,0 +1,191 @@
+//===- StepSignature.cpp - What a runner reads from a step ----------------===//
+
+#include "amp/Runner/StepSignature.h"
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+llvm::SmallVector<unsigned>
+StepSignature::getArguments(ArgumentRole role) const {
+  llvm::SmallVector<unsigned> indices;
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (argument.role == role)
+      indices.push_back(index);
+  return indices;
+}
+
+std::optional<unsigned>
+StepSignature::getScalerArgument(llvm::StringRef name) const {
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (argument.role == ArgumentRole::ScalerState &&
+        argument.stateName == name)
+      return index;
+  return std::nullopt;
+}
+
+FailureOr<func::FuncOp> amp::findStepFunction(ModuleOp module,
+                                              llvm::StringRef name) {
+  if (!name.empty()) {
+    auto step = module.lookupSymbol<func::FuncOp>(name);
+    if (!step || step.isExternal())
+      return module.emitError("no function @") << name << " with a body";
+    return step;
+  }
+  SmallVector<func::FuncOp> steps;
+  for (auto function : module.getOps<func::FuncOp>())
+    if (function.walk([](UpdateOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      steps.push_back(function);
+  if (steps.size() == 1)
+    return steps.front();
+  if (steps.empty())
+    return module.emitError("no function contains an 'amp.update': a "
+                            "training step needs one (name the function "
+                            "to run with --func)");
+  InFlightDiagnostic diag = module.emitError(
+      "several functions contain an 'amp.update'; name the step with --func");
+  for (func::FuncOp step : steps)
+    diag.attachNote(step.getLoc()) << "@" << step.getSymName();
+  return diag;
+}
+
+/// Whether `value` is read outside `amp.update` regions. Being a state
+/// operand of an update is not a read: that is how state is replaced.
+static bool isReadOutsideUpdates(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    auto update = dyn_cast<UpdateOp>(use.getOwner());
+    if (update && use.getOperandNumber() >= update.getGrads().size())
+      continue;
+    if (!use.getOwner()->getParentOfType<UpdateOp>())
+      return true;
+  }
+  return false;
+}
+
+static Initializer getDefaultInitializer(ArgumentRole role,
+                                         RankedTensorType type) {
+  if (role == ArgumentRole::Parameter && type.getRank() >= 2)
+    return {Initializer::Kind::Glorot};
+  return {Initializer::Kind::Zeros};
+}
+
+FailureOr<StepSignature> amp::readStepSignature(func::FuncOp step) {
+  StepSignature signature;
+  signature.functionName = step.getSymName().str();
+  signature.numResults = step.getNumResults();
+  auto ret = cast<func::ReturnOp>(step.getBody().back().getTerminator());
+
+  // The loss: the operand of the seed, returned by the function.
+  SmallVector<SeedOp> seeds;
+  step.walk([&](SeedOp seed) { seeds.push_back(seed); });
+  if (seeds.empty())
+    return step.emitError("has no 'amp.seed': a runner reads the loss from "
+                          "its operand");
+  Value loss = seeds.front().getLoss();
+  auto lossResult = llvm::find(ret.getOperands(), loss);
+  if (lossResult == ret.getOperands().end())
+    return seeds.front().emitError(
+        "takes a loss that the function does not return; return it so that "
+        "a runner can show it");
+  signature.lossResult = lossResult - ret.getOperands().begin();
+
+  // Carried state: a state operand that is an argument, whose new value is
+  // returned.
+  llvm::DenseMap<unsigned, unsigned> nextResult;
+  step.walk([&](UpdateOp update) {
+    for (auto [state, result] :
+         llvm::zip_equal(update.getState(), update.getResults())) {
+      auto argument = dyn_cast<BlockArgument>(state);
+      if (!argument || argument.getOwner() != &step.getBody().front())
+        continue;
+      auto returned = llvm::find(ret.getOperands(), result);
+      if (returned != ret.getOperands().end())
+        nextResult.try_emplace(argument.getArgNumber(),
+                               returned - ret.getOperands().begin());
+    }
+  });
+
+  for (BlockArgument argument : step.getArguments()) {
+    unsigned index = argument.getArgNumber();
+    StepArgument &info = signature.arguments.emplace_back();
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    auto it = nextResult.find(index);
+    if (it == nextResult.end()) {
+      info.role = ArgumentRole::Data;
+      if (!type || !type.hasStaticShape() || type.getRank() == 0)
+        return emitError(argument.getLoc())
+               << "argument #" << index << " is a data argument (a batch "
+               << "input); a runner needs a ranked tensor of static shape "
+               << "with the batch as dimension 0, got " << argument.getType();
+      info.type = type;
+      continue;
+    }
+    if (!type || !type.hasStaticShape())
+      return emitError(argument.getLoc())
+             << "argument #" << index << " is carried state; a runner needs "
+             << "a static shape to create it, got " << argument.getType();
+    info.type = type;
+    info.nextResult = it->second;
+    info.role = isReadOutsideUpdates(argument) ? ArgumentRole::Parameter
+                                               : ArgumentRole::OptimizerState;
+    info.init = getDefaultInitializer(info.role, type);
+    if (auto init = step.getArgAttrOfType<StringAttr>(
+            index, AmpDialect::kInitAttrName)) {
+      std::optional<Initializer> parsed = parseInitializer(init.getValue());
+      if (!parsed)
+        return emitError(argument.getLoc())
+               << "argument #" << index << " has an invalid 'amp.init' "
+               << init << " (expected zeros, ones, glorot or normal:<std>)";
+      info.init = *parsed;
+    }
+  }
+  return signature;
+}
+
+LogicalResult amp::addScalerState(StepSignature &signature,
+                                  func::FuncOp transformed) {
+  unsigned numArguments = signature.arguments.size();
+  if (transformed.getNumArguments() < numArguments ||
+      transformed.getNumResults() < signature.numResults)
+    return transformed.emitError(
+        "lost arguments or results of the original step in the AMP pipeline");
+  for (unsigned i = 0; i < numArguments; ++i)
+    if (transformed.getArgumentTypes()[i] != signature.arguments[i].type)
+      return transformed.emitError("argument #")
+             << i << " changed type in the AMP pipeline";
+
+  auto getStateName = [](DictionaryAttr attrs) -> StringAttr {
+    return attrs ? attrs.getAs<StringAttr>(AmpDialect::kStateAttrName) : StringAttr();
+  };
+  auto resultName = [&](unsigned i) {
+    return getStateName(transformed.getResultAttrDict(i));
+  };
+
+  for (unsigned i = numArguments; i < transformed.getNumArguments(); ++i) {
+    StringAttr name = getStateName(transformed.getArgAttrDict(i));
+    auto type = dyn_cast<RankedTensorType>(transformed.getArgumentTypes()[i]);
+    if (!name || !type || !type.hasStaticShape())
+      return transformed.emitError("added argument #")
+             << i << " is not scaler state: it needs an 'amp.state' name "
+             << "and a static tensor type";
+    StepArgument &info = signature.arguments.emplace_back();
+    info.role = ArgumentRole::ScalerState;
+    info.type = type;
+    info.stateName = name.str();
+    for (unsigned r = signature.numResults; r < transformed.getNumResults();
+         ++r)
+      if (resultName(r) == name && transformed.getResultTypes()[r] == type)
+        info.nextResult = r;
+    if (!info.nextResult)
+      return transformed.emitError("scaler state '")
+             << name.getValue() << "' is not returned with the same type";
+  }
+  for (unsigned r = signature.numResults; r < transformed.getNumResults(); ++r)
+    if (StringAttr name = resultName(r);
+        name && name.getValue() == kFoundInfStateName)
+      signature.foundInfResult = r;
+  signature.numResults = transformed.getNumResults();
+  return success();
+}
