@@ -1,19 +1,14 @@
-"""Runs an fp32 training step on the CPU with upstream MLIR tools only, without amp-run.
+"""Runs an fp32 training step on the CPU with upstream MLIR tools, without amp-run.
 
-`strip_amp` turns a step into plain upstream IR: `amp.seed` becomes a constant of ones
-(what `scaling=none` does) and each `amp.update` region is inlined (its block arguments
-replaced by the grads and state operands, its results by the yielded values). It reads
-the pretty form that the examples and bench/gen_step.py print (one op per line as shown
-in docs/spec), not arbitrary IR.
-
-`compile_step` lowers that with mlir-opt (one-shot bufferization, linalg to loops, LLVM),
-mlir-translate and llc into a shared library, and `Step` calls its C interface through
-ctypes with numpy arrays as memref descriptors. This is the fp32 oracle the tests compare
-amp-run against, and how the examples' MLIR backward is checked before amp-run exists.
+`strip_amp` drops the amp markers with `amp-opt --amp-strip-markers` (the seed becomes ones,
+each update region is inlined); `compile_step` lowers the result with mlir-opt (one-shot
+bufferization, linalg to loops, LLVM), mlir-translate and llc into a shared library, and
+`Step` calls its C interface through ctypes with numpy arrays as memref descriptors. This
+is the fp32 oracle the tests compare amp-run against, and how the examples' MLIR backward
+is checked independently of amp-run.
 """
 import ctypes
 import os
-import re
 import subprocess
 import tempfile
 
@@ -24,76 +19,18 @@ CPU_PIPELINE = (
     "builtin.module(func.func(llvm-request-c-wrappers),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
-    "func.func(convert-linalg-to-loops),expand-strided-metadata,convert-scf-to-cf,"
+    "func.func(convert-linalg-to-loops),lower-affine,expand-strided-metadata,convert-scf-to-cf,"
     "convert-to-llvm,reconcile-unrealized-casts)"
 )
 
-_SEED = re.compile(r"^(\s*)(%[\w.]+) = amp\.seed %[\w.]+ : (tensor<[^>]*>)\s*$")
-_UPDATE = re.compile(
-    r"^\s*(%[\w.]+)(?::\d+)? = amp\.update grads\(([^:]*):[^)]*\)\s*$|"
-    r"^\s*(%[\w.]+)(?::\d+)? = amp\.update grads\(([^:]*):[^)]*\)\s*state\(([^:]*):[^)]*\) \{\s*$")
-_NAMES = re.compile(r"%[\w.]+")
 
-
-def _names(text):
-    return _NAMES.findall(text)
-
-
-def strip_amp(text):
-    """Returns `text` with amp.seed replaced by ones and every amp.update inlined."""
-    lines = text.splitlines()
-    out = []
-    renames = {}  # update result (name or name#i) -> yielded value
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        seed = _SEED.match(line)
-        if seed:
-            indent, name, ty = seed.groups()
-            out.append(f"{indent}{name} = arith.constant dense<1.0> : {ty}")
-            i += 1
-            continue
-        if " = amp.update " not in line:
-            out.append(line)
-            i += 1
-            continue
-        # Header: may span lines up to the one ending in '{'.
-        header = line
-        while not header.rstrip().endswith("{"):
-            i += 1
-            header += " " + lines[i].strip()
-        m = re.match(r"^\s*(%[\w.]+)(?::(\d+))? = amp\.update (?:grads\(([^:]*):[^)]*\)\s*)?"
-                     r"state\(([^:]*):[^)]*\)\s*\{\s*$", header)
-        if not m:
-            raise ValueError(f"unsupported amp.update form: {header}")
-        result, count, grads, state = m.groups()
-        operands = _names(grads or "") + _names(state)
-        # Block header: '^bb0(' ... '):' possibly over several lines.
-        i += 1
-        block = lines[i]
-        while not block.rstrip().endswith("):"):
-            i += 1
-            block += " " + lines[i].strip()
-        args = re.findall(r"(%[\w.]+)\s*:", block)
-        if len(args) != len(operands):
-            raise ValueError(f"block has {len(args)} arguments for {len(operands)} operands")
-        mapping = dict(zip(args, operands))
-        i += 1
-        while not lines[i].strip().startswith("amp.yield"):
-            out.append(_NAMES.sub(lambda n: mapping.get(n.group(0), n.group(0)), lines[i]))
-            i += 1
-        yielded = [mapping.get(n, n) for n in _names(lines[i].split(":")[0])]
-        i += 1  # the '} : types' line
-        if not lines[i].strip().startswith("}"):
-            raise ValueError(f"expected the end of the update region, got: {lines[i]}")
-        i += 1
-        if count is None:
-            renames[result] = yielded[0]
-        else:
-            for k, value in enumerate(yielded):
-                renames[f"{result}#{k}"] = value
-    stripped = "\n".join(out) + "\n"
-    return re.sub(r"%[\w.]+(?:#\d+)?", lambda n: renames.get(n.group(0), n.group(0)), stripped)
+def strip_amp(mlir_path, amp_opt):
+    """The fp32 step as written: amp-opt's amp-strip-markers (seed = ones, updates inlined)."""
+    run = subprocess.run([amp_opt, "--amp-strip-markers", mlir_path], capture_output=True,
+                         text=True)
+    if run.returncode:
+        raise RuntimeError(f"amp-opt --amp-strip-markers {mlir_path} failed:\n{run.stderr}")
+    return run.stdout
 
 
 def compile_step(mlir_text, workdir=None):
@@ -160,8 +97,6 @@ class Step:
         return [_to_numpy(getattr(results, f"r{k}"), s) for k, s in enumerate(self._shapes)]
 
 
-def load_step(mlir_path, name, result_shapes, workdir=None):
+def load_step(mlir_path, name, result_shapes, amp_opt, workdir=None):
     """strip_amp + compile_step + Step for a step file."""
-    with open(mlir_path) as f:
-        text = strip_amp(f.read())
-    return Step(compile_step(text, workdir), name, result_shapes)
+    return Step(compile_step(strip_amp(mlir_path, amp_opt), workdir), name, result_shapes)

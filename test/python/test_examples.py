@@ -17,7 +17,7 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, ROOT)
 
-from examples.reference import adam_mlp, common, mlir_cpu, mlp, transformer  # noqa: E402
+from examples.reference import adam_mlp, cnn, common, mlir_cpu, mlp, transformer  # noqa: E402
 
 BUILD = os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build"))
 AMP_OPT = os.path.join(BUILD, "bin", "amp-opt")
@@ -33,8 +33,8 @@ GENERATED = {
         ["transformer", "--blocks", "2", "--batch", "4", "--seq", "6", "--features", "5",
          "--dmodel", "12", "--heads", "3", "--ff", "20", "--classes", "7"]),
 }
-MODULES = [mlp, transformer.EXAMPLE] + [model for model, _ in GENERATED.values()]
-IDS = ["mlp", "transformer"] + list(GENERATED)
+MODULES = [mlp, cnn, transformer.EXAMPLE] + [model for model, _ in GENERATED.values()]
+IDS = ["mlp", "cnn", "transformer"] + list(GENERATED)
 
 
 def generate(args, path):
@@ -67,7 +67,7 @@ def compiled(module, tmp_path_factory):
         shapes = [()] + [s for _, s in common.state_shapes(module)]
         workdir = str(tmp_path_factory.mktemp(module.FUNC))
         _compiled[module] = mlir_cpu.load_step(mlir_path(module, tmp_path_factory), module.FUNC,
-                                               shapes, workdir)
+                                               shapes, AMP_OPT, workdir)
     return _compiled[module]
 
 
