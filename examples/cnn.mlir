@@ -256,3 +256,46 @@ func.func @train_step(%k: tensor<3x3x1x8xf32>, %bk: tensor<8xf32>,
       : tensor<f32>, tensor<3x3x1x8xf32>, tensor<8xf32>, tensor<72x10xf32>, tensor<10xf32>,
         tensor<3x3x1x8xf32>, tensor<8xf32>, tensor<72x10xf32>, tensor<10xf32>
 }
+
+// The forward alone, for evaluation (amp-run --eval): the parameters of
+// @train_step in argument order, then a batch of inputs; returns the logits.
+func.func @predict(%k: tensor<3x3x1x8xf32>, %bk: tensor<8xf32>,
+                   %wd: tensor<72x10xf32>, %bd: tensor<10xf32>,
+                   %x: tensor<64x64xf32>) -> tensor<64x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %quarter = arith.constant 0.25 : f32
+  %img = tensor.expand_shape %x [[0], [1, 2, 3]] output_shape [64, 8, 8, 1]
+      : tensor<64x64xf32> into tensor<64x8x8x1xf32>
+  %e_c = tensor.empty() : tensor<64x6x6x8xf32>
+  %z_c = linalg.fill ins(%zero : f32) outs(%e_c : tensor<64x6x6x8xf32>) -> tensor<64x6x6x8xf32>
+  %conv = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%img, %k : tensor<64x8x8x1xf32>, tensor<3x3x1x8xf32>)
+      outs(%z_c : tensor<64x6x6x8xf32>) -> tensor<64x6x6x8xf32>
+  %act = linalg.generic {indexing_maps = [#id4, #ch4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv, %bk : tensor<64x6x6x8xf32>, tensor<8xf32>) outs(%e_c : tensor<64x6x6x8xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<64x6x6x8xf32>
+  %window = tensor.empty() : tensor<2x2xf32>
+  %e_p = tensor.empty() : tensor<64x3x3x8xf32>
+  %z_p = linalg.fill ins(%zero : f32) outs(%e_p : tensor<64x3x3x8xf32>) -> tensor<64x3x3x8xf32>
+  %psum = linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%act, %window : tensor<64x6x6x8xf32>, tensor<2x2xf32>)
+      outs(%z_p : tensor<64x3x3x8xf32>) -> tensor<64x3x3x8xf32>
+  %flat = tensor.collapse_shape %psum [[0], [1, 2, 3]] : tensor<64x3x3x8xf32> into tensor<64x72xf32>
+  %e_l = tensor.empty() : tensor<64x10xf32>
+  %z_l = linalg.fill ins(%zero : f32) outs(%e_l : tensor<64x10xf32>) -> tensor<64x10xf32>
+  %fw = linalg.matmul ins(%flat, %wd : tensor<64x72xf32>, tensor<72x10xf32>)
+                      outs(%z_l : tensor<64x10xf32>) -> tensor<64x10xf32>
+  // the 1/4 of the average pooling folded into the bias add: (sum/4) @ wd = (sum @ wd)/4
+  %logits = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%fw, %bd : tensor<64x10xf32>, tensor<10xf32>) outs(%e_l : tensor<64x10xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %q = arith.mulf %v, %quarter : f32
+    %s = arith.addf %q, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x10xf32>
+  return %logits : tensor<64x10xf32>
+}

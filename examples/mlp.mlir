@@ -191,3 +191,33 @@ func.func @train_step(%w1: tensor<64x128xf32>, %b1: tensor<128xf32>,
   return %loss, %new#0, %new#1, %new#2, %new#3
       : tensor<f32>, tensor<64x128xf32>, tensor<128xf32>, tensor<128x10xf32>, tensor<10xf32>
 }
+
+// The forward alone, for evaluation (amp-run --eval): the parameters of
+// @train_step in argument order, then a batch of inputs; returns the logits.
+func.func @predict(%w1: tensor<64x128xf32>, %b1: tensor<128xf32>,
+                   %w2: tensor<128x10xf32>, %b2: tensor<10xf32>,
+                   %x: tensor<64x64xf32>) -> tensor<64x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e_h = tensor.empty() : tensor<64x128xf32>
+  %z_h = linalg.fill ins(%zero : f32) outs(%e_h : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %xw1 = linalg.matmul ins(%x, %w1 : tensor<64x64xf32>, tensor<64x128xf32>)
+                       outs(%z_h : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %h = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%xw1, %b1 : tensor<64x128xf32>, tensor<128xf32>) outs(%e_h : tensor<64x128xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<64x128xf32>
+  %e_l = tensor.empty() : tensor<64x10xf32>
+  %z_l = linalg.fill ins(%zero : f32) outs(%e_l : tensor<64x10xf32>) -> tensor<64x10xf32>
+  %hw2 = linalg.matmul ins(%h, %w2 : tensor<64x128xf32>, tensor<128x10xf32>)
+                       outs(%z_l : tensor<64x10xf32>) -> tensor<64x10xf32>
+  %logits = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%hw2, %b2 : tensor<64x10xf32>, tensor<10xf32>) outs(%e_l : tensor<64x10xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<64x10xf32>
+  return %logits : tensor<64x10xf32>
+}

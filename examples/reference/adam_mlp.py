@@ -25,12 +25,17 @@ class AdamMLP:
         return {n: (rng.standard_normal(s) * (np.sqrt(2 / s[0]) if len(s) == 2 else 0.1))
                 .astype(np.float32) for n, s in self.PARAMS}
 
-    def loss_and_grads(self, p, x, y):
+    def forward(self, p, x):
+        """Returns the logits (what @predict computes) and what the backward needs."""
         h, saved = x, []
         for i in range(self.layers):
             a = h @ p[f"w{i}"] + p[f"b{i}"]
             saved.append((h, a))
             h = np.maximum(a, 0) if i + 1 < self.layers else a
+        return h, saved
+
+    def loss_and_grads(self, p, x, y):
+        h, saved = self.forward(p, x)
         loss, delta = common.softmax_cross_entropy(h, y)
         g = {}
         for i in reversed(range(self.layers)):

@@ -26,15 +26,19 @@ def patches(img):
                      for a in range(3)], axis=3)
 
 
+def forward(p, x):
+    """Returns the logits (what @predict computes) and what the backward needs."""
+    n = x.shape[0]
+    win = patches(x.reshape(n, 8, 8, 1))
+    z = np.einsum("nhwabc,abcf->nhwf", win, p["k"]) + p["bk"]
+    pool = np.maximum(z, 0).reshape(n, 3, 2, 3, 2, 8).mean(axis=(2, 4))
+    flat = pool.reshape(n, 72)
+    return flat @ p["wd"] + p["bd"], (win, z, flat)
+
+
 def loss_and_grads(p, x, y):
     n = x.shape[0]
-    img = x.reshape(n, 8, 8, 1)
-    win = patches(img)
-    z = np.einsum("nhwabc,abcf->nhwf", win, p["k"]) + p["bk"]
-    act = np.maximum(z, 0)
-    pool = act.reshape(n, 3, 2, 3, 2, 8).mean(axis=(2, 4))
-    flat = pool.reshape(n, 72)
-    logits = flat @ p["wd"] + p["bd"]
+    logits, (win, z, flat) = forward(p, x)
     loss, dlogits = softmax_cross_entropy(logits, y)
     dpool = (dlogits @ p["wd"].T).reshape(n, 3, 3, 8)
     dact = np.broadcast_to(dpool[:, :, None, :, None, :] / 4, (n, 3, 2, 3, 2, 8)).reshape(n, 6, 6, 8)

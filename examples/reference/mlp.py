@@ -19,10 +19,15 @@ def init_params(rng):
             "b2": np.zeros(10, np.float32)}
 
 
-def loss_and_grads(p, x, y):
+def forward(p, x):
+    """Returns the logits (what @predict computes) and what the backward needs."""
     a1 = x @ p["w1"] + p["b1"]
     h = np.maximum(a1, 0)
-    logits = h @ p["w2"] + p["b2"]
+    return h @ p["w2"] + p["b2"], (a1, h)
+
+
+def loss_and_grads(p, x, y):
+    logits, (a1, h) = forward(p, x)
     loss, dlogits = softmax_cross_entropy(logits, y)
     dh = dlogits @ p["w2"].T
     da1 = np.where(a1 > 0, dh, 0)
@@ -36,6 +41,3 @@ def update(p, state, g):
 def grads_from_update(p, state, new_p, new_state):
     return {k: (p[k] - new_p[k]) / np.float32(LR) for k in p}
 
-
-def predict(p, x):
-    return np.argmax(np.maximum(x @ p["w1"] + p["b1"], 0) @ p["w2"] + p["b2"], axis=1)

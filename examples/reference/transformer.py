@@ -71,7 +71,8 @@ class Transformer:
             params[name] = value.astype(np.float32)
         return params
 
-    def loss_and_grads(self, p, x, y):
+    def forward(self, p, x):
+        """Returns the logits (what @predict computes) and what the backward needs."""
         bsz, t, h = self.batch, self.seq, self.heads
         d = self.dmodel
         dh, n = d // h, bsz * t
@@ -96,7 +97,15 @@ class Transformer:
             saved.append(dict(ln1=ln1, ln1_s=ln1_s, q=q, k=k, v=v, probs=probs, att2=att2,
                               ln2=ln2, ln2_s=ln2_s, u=u, gu=gu))
         pooled = xs.reshape(bsz, t, d).mean(1)
-        logits = pooled @ p["w_cls"] + p["b_cls"]
+        return pooled @ p["w_cls"] + p["b_cls"], (tokens, saved, pooled)
+
+    def loss_and_grads(self, p, x, y):
+        bsz, t, h = self.batch, self.seq, self.heads
+        d = self.dmodel
+        dh, n = d // h, bsz * t
+        scale = 1 / math.sqrt(dh)
+        heads = lambda v: v.reshape(bsz, t, h, dh)
+        logits, (tokens, saved, pooled) = self.forward(p, x)
         loss, dlogits = common.softmax_cross_entropy(logits, y)
         g = {"w_cls": pooled.T @ dlogits, "b_cls": dlogits.sum(0)}
         dpooled = dlogits @ p["w_cls"].T

@@ -26,12 +26,12 @@ GEN_STEP = os.path.join(ROOT, "bench", "gen_step.py")
 # Small steps of bench/gen_step.py, checked like the examples: (reference, generator args).
 GENERATED = {
     "gen_mlp3": (adam_mlp.AdamMLP(layers=3, width=32, features=64, classes=10, batch=16),
-                 ["mlp", "--layers", "3", "--width", "32", "--batch", "16"]),
+                 ["mlp", "--layers", "3", "--width", "32", "--batch", "16", "--predict"]),
     "gen_transformer2": (
         transformer.Transformer(blocks=2, batch=4, seq=6, features=5, dmodel=12, heads=3, ff=20,
                                 classes=7),
         ["transformer", "--blocks", "2", "--batch", "4", "--seq", "6", "--features", "5",
-         "--dmodel", "12", "--heads", "3", "--ff", "20", "--classes", "7"]),
+         "--dmodel", "12", "--heads", "3", "--ff", "20", "--classes", "7", "--predict"]),
 }
 MODULES = [mlp, cnn, transformer.EXAMPLE] + [model for model, _ in GENERATED.values()]
 IDS = ["mlp", "cnn", "transformer"] + list(GENERATED)
@@ -58,17 +58,25 @@ def mlir_path(module, tmp_path_factory):
     return _paths[module]
 
 
-_compiled = {}
+_libs = {}
+
+
+def library(module, tmp_path_factory):
+    """The upstream-lowered fp32 module of `module`, compiled once per session."""
+    if module not in _libs:
+        text = mlir_cpu.strip_amp(mlir_path(module, tmp_path_factory), AMP_OPT)
+        _libs[module] = mlir_cpu.compile_step(text, str(tmp_path_factory.mktemp("lib")))
+    return _libs[module]
 
 
 def compiled(module, tmp_path_factory):
-    """The upstream-lowered fp32 step of `module`, compiled once per session."""
-    if module not in _compiled:
-        shapes = [()] + [s for _, s in common.state_shapes(module)]
-        workdir = str(tmp_path_factory.mktemp(module.FUNC))
-        _compiled[module] = mlir_cpu.load_step(mlir_path(module, tmp_path_factory), module.FUNC,
-                                               shapes, AMP_OPT, workdir)
-    return _compiled[module]
+    shapes = [()] + [s for _, s in common.state_shapes(module)]
+    return mlir_cpu.Step(library(module, tmp_path_factory), module.FUNC, shapes)
+
+
+def compiled_predict(module, tmp_path_factory):
+    batch, classes = module.DATA[1][1]
+    return mlir_cpu.Step(library(module, tmp_path_factory), "predict", [(batch, classes)])
 
 
 def call(module, step, params, state, x, y):
@@ -141,6 +149,40 @@ def test_compiled_gradients_match_finite_differences(module, tmp_path_factory):
 
     error, numeric, analytic = common.directional_check(loss, params, grads, rng, eps=1e-2)
     assert error < 2e-2, (numeric, analytic)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_compiled_predict_matches_reference(module, tmp_path_factory):
+    predict = compiled_predict(module, tmp_path_factory)
+    rng = np.random.default_rng(4)
+    params = module.init_params(rng)
+    x, _ = common.random_batch(module, rng)
+    (logits,) = predict(*[params[n] for n, _ in module.PARAMS], x)
+    np.testing.assert_allclose(logits, module.forward(params, x)[0], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("module,epochs,accuracy", [(mlp, 3, 0.9), (cnn, 6, 0.85),
+                                                    (transformer.EXAMPLE, 8, 0.8)],
+                         ids=IDS[:3])
+def test_example_learns_digits(module, epochs, accuracy, tmp_path_factory):
+    """The compiled fp32 step trains on the digits data (build/data) to a test accuracy."""
+    data = os.path.join(BUILD, "data")
+    x, y = (np.load(os.path.join(data, f"digits_train_{k}.npy")) for k in ("x", "y"))
+    test_x, test_labels = (np.load(os.path.join(data, f"digits_test_{k}.npy"))
+                           for k in ("x", "labels"))
+    step, predict = compiled(module, tmp_path_factory), compiled_predict(module, tmp_path_factory)
+    params = module.init_params(np.random.default_rng(5))
+    state = common.zeros_state(module)
+    batch = module.DATA[0][1][0]
+    for _ in range(epochs):
+        for first in range(0, len(x) - batch + 1, batch):
+            _, params, state = call(module, step, params, state, x[first:first + batch],
+                                    y[first:first + batch])
+    correct = 0
+    for first in range(0, len(test_x) - batch + 1, batch):
+        (logits,) = predict(*[params[n] for n, _ in module.PARAMS], test_x[first:first + batch])
+        correct += (logits.argmax(1) == test_labels[first:first + batch]).sum()
+    assert correct / (len(test_x) // batch * batch) > accuracy
 
 
 @pytest.mark.parametrize("args", [["mlp", "--layers", "10"], ["transformer", "--blocks", "1"],
