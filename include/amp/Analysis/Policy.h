@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 #include <optional>
 #include <string>
 
@@ -58,6 +59,10 @@ struct PresetInfo {
 llvm::ArrayRef<PresetInfo> getPresets();
 const PresetInfo *lookupPreset(llvm::StringRef name);
 
+/// The preset tables of docs/Presets.md (mapped ops, then unmapped list
+/// entries), generated from the data so that the docs cannot drift.
+void printPresetTableMarkdown(llvm::raw_ostream &os);
+
 class Policy {
 public:
   /// Where an op's category came from, for explanations.
@@ -80,6 +85,10 @@ public:
   const Rule *lookup(llvm::StringRef opName) const;
   void set(llvm::StringRef opName, OpCategory category, std::string origin);
   void remove(llvm::StringRef opName) { rules.erase(opName); }
+
+  void setName(std::string newName) { name = std::move(newName); }
+  void setDtype(Precision newDtype) { dtype = newDtype; }
+  void setUnknownOpMode(UnknownOpMode mode) { unknownOps = mode; }
 
   llvm::StringRef getName() const { return name; }
   /// The policy file's own `dtype`, if it sets one.

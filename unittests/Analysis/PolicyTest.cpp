@@ -1,0 +1,411 @@
+//===- PolicyTest.cpp - Presets and JSON policy files ---------------------===//
+
+#include "amp/Analysis/Policy.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "gtest/gtest.h"
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+/// The category of `op` in `policy`, or nullopt when it is in no list.
+std::optional<OpCategory> categoryOf(const Policy &policy, StringRef op) {
+  if (const Policy::Rule *rule = policy.lookup(op))
+    return rule->category;
+  return std::nullopt;
+}
+
+Policy preset(StringRef name) {
+  llvm::Expected<Policy> policy = Policy::load(name);
+  EXPECT_TRUE(static_cast<bool>(policy)) << name.str();
+  return std::move(*policy);
+}
+
+/// The message of a policy that must fail to parse.
+std::string parseError(StringRef text, StringRef fileName = "policy.json") {
+  llvm::Expected<Policy> policy = Policy::parse(text, fileName);
+  if (policy)
+    return "<parsed without error>";
+  return llvm::toString(policy.takeError());
+}
+
+TEST(OpCategory, ParsesAndPrintsTheFourNames) {
+  for (OpCategory c : {OpCategory::Allow, OpCategory::Deny, OpCategory::Infer,
+                       OpCategory::Clear})
+    EXPECT_EQ(parseOpCategory(stringifyOpCategory(c)), c);
+  EXPECT_EQ(stringifyOpCategory(OpCategory::Clear), "clear");
+  EXPECT_FALSE(parseOpCategory("white"));
+  EXPECT_FALSE(parseOpCategory("Allow"));
+}
+
+TEST(UnknownOpMode, ParsesAndPrintsTheThreeNames) {
+  for (UnknownOpMode m :
+       {UnknownOpMode::Deny, UnknownOpMode::Infer, UnknownOpMode::Error})
+    EXPECT_EQ(parseUnknownOpMode(stringifyUnknownOpMode(m)), m);
+  EXPECT_FALSE(parseUnknownOpMode("allow"));
+}
+
+TEST(Presets, AreTheFourNamedOnesWithTorchFirst) {
+  llvm::SmallVector<StringRef> names;
+  for (const PresetInfo &info : getPresets())
+    names.push_back(info.name);
+  EXPECT_EQ(names, (llvm::SmallVector<StringRef>{"torch", "tf", "mindspore",
+                                                 "tensor-cores-only"}));
+  EXPECT_EQ(lookupPreset("tf"), &getPresets()[1]);
+  EXPECT_EQ(lookupPreset("pytorch"), nullptr);
+}
+
+// Every op of every preset is a real op of MLIR 22 (no invented names), and
+// appears once per preset, with a source entry.
+TEST(Presets, NameRegisteredOpsOncePerPreset) {
+  MLIRContext context;
+  context.loadDialect<arith::ArithDialect, linalg::LinalgDialect,
+                      math::MathDialect, tensor::TensorDialect>();
+  for (const PresetInfo &info : getPresets()) {
+    EXPECT_FALSE(info.entries.empty()) << info.name.str();
+    llvm::StringSet<> seen;
+    for (const PresetEntry &entry : info.entries) {
+      EXPECT_TRUE(RegisteredOperationName::lookup(entry.opName, &context))
+          << info.name.str() << ": " << entry.opName.str();
+      EXPECT_TRUE(seen.insert(entry.opName).second)
+          << info.name.str() << ": duplicate " << entry.opName.str();
+      EXPECT_FALSE(entry.source.empty()) << entry.opName.str();
+    }
+    for (const UnmappedEntry &entry : info.unmapped)
+      EXPECT_FALSE(entry.reason.empty()) << entry.source.str();
+  }
+}
+
+TEST(Presets, TorchKeyOps) {
+  Policy torch = preset("torch");
+  EXPECT_EQ(torch.getName(), "torch");
+  EXPECT_EQ(categoryOf(torch, "linalg.matmul"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(torch, "linalg.batch_matmul"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(torch, "linalg.conv_2d_nchw_fchw"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(torch, "math.exp"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(torch, "math.log"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(torch, "math.rsqrt"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(torch, "math.powf"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(torch, "linalg.softmax"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(torch, "arith.addf"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(torch, "arith.maximumf"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(torch, "math.tanh"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(torch, "tensor.expand_shape"), OpCategory::Clear);
+  EXPECT_EQ(categoryOf(torch, "linalg.transpose"), OpCategory::Clear);
+  EXPECT_EQ(categoryOf(torch, "tensor.empty"), OpCategory::Clear);
+  EXPECT_EQ(categoryOf(torch, "linalg.generic"), std::nullopt);
+  EXPECT_EQ(torch.lookup("linalg.matmul")->origin,
+            "preset torch: mm, matmul, addmm, linear, chain_matmul, "
+            "linalg_multi_dot (autocast lower_precision_fp list)");
+  EXPECT_FALSE(torch.getDtype());
+  EXPECT_FALSE(torch.getUnknownOpMode());
+}
+
+// Where grappler's lists differ from autocast's, tf follows grappler.
+TEST(Presets, TfKeyOps) {
+  Policy tf = preset("tf");
+  EXPECT_EQ(categoryOf(tf, "linalg.matmul"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(tf, "linalg.contract"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(tf, "math.exp"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(tf, "math.powf"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(tf, "math.log"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(tf, "linalg.softmax"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(tf, "arith.mulf"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(tf, "arith.maximumf"), OpCategory::Clear);
+  EXPECT_EQ(categoryOf(tf, "tensor.reshape"), OpCategory::Clear);
+  EXPECT_EQ(categoryOf(tf, "math.rsqrt"), std::nullopt);
+}
+
+TEST(Presets, MindSporeKeyOps) {
+  Policy ms = preset("mindspore");
+  EXPECT_EQ(categoryOf(ms, "linalg.matmul"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(ms, "linalg.conv_3d_ndhwc_dhwcf"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(ms, "math.rsqrt"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(ms, "linalg.softmax"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(ms, "linalg.dot"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(ms, "arith.subf"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(ms, "tensor.collapse_shape"), OpCategory::Clear);
+}
+
+TEST(Presets, TensorCoresOnlyIsTheTfAllowListAlone) {
+  Policy tco = preset("tensor-cores-only");
+  Policy tf = preset("tf");
+  EXPECT_EQ(categoryOf(tco, "linalg.matmul"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(tco, "math.exp"), std::nullopt);
+  EXPECT_EQ(categoryOf(tco, "arith.addf"), std::nullopt);
+  unsigned tfAllow = 0;
+  for (const auto &rule : tf.getRules())
+    tfAllow += rule.second.category == OpCategory::Allow;
+  EXPECT_EQ(tco.getRules().size(), tfAllow);
+  for (const auto &rule : tco.getRules())
+    EXPECT_EQ(rule.second.category, OpCategory::Allow) << rule.first().str();
+  for (const UnmappedEntry &entry : lookupPreset("tensor-cores-only")->unmapped)
+    EXPECT_EQ(entry.category, OpCategory::Allow) << entry.source.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Policy files
+//===----------------------------------------------------------------------===//
+
+TEST(PolicyFile, ExtendsAddsAndRemoves) {
+  llvm::Expected<Policy> policy = Policy::parse(R"({
+  "extends": "tf",
+  "dtype": "bf16",
+  "unknown-ops": "infer",
+  "remove": {"clear": ["tensor.pad"]},
+  "add": {
+    "deny": ["math.log", "linalg.generic"],
+    "allow": ["my.matmul"]
+  }
+})",
+                                                "p.json");
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(policy->getName(), "p.json");
+  EXPECT_EQ(policy->getDtype(), Precision::BF16);
+  EXPECT_EQ(policy->getUnknownOpMode(), UnknownOpMode::Infer);
+  EXPECT_EQ(categoryOf(*policy, "tensor.pad"), std::nullopt);
+  EXPECT_EQ(categoryOf(*policy, "math.log"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(*policy, "linalg.generic"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(*policy, "my.matmul"), OpCategory::Allow);
+  EXPECT_EQ(policy->lookup("math.log")->origin, "p.json:7: add.deny");
+  EXPECT_EQ(policy->lookup("my.matmul")->origin, "p.json:8: add.allow");
+  // Untouched ops keep the preset's rule.
+  EXPECT_EQ(categoryOf(*policy, "linalg.softmax"), OpCategory::Infer);
+  EXPECT_EQ(policy->lookup("math.exp")->origin,
+            "preset tf: Exp (grappler deny list)");
+}
+
+TEST(PolicyFile, DefaultsToTorchAndLaterCategoriesOverride) {
+  llvm::Expected<Policy> policy = Policy::parse(
+      R"({"add": {"deny": ["arith.addf"], "infer": ["arith.addf"]}})",
+      "p.json");
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(categoryOf(*policy, "arith.addf"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(*policy, "math.exp"), OpCategory::Deny);
+  EXPECT_FALSE(policy->getDtype());
+  EXPECT_FALSE(policy->getUnknownOpMode());
+
+  // Removals apply to the preset before additions.
+  policy = Policy::parse(R"({"add": {"infer": ["math.exp"]},
+                             "remove": {"deny": ["math.exp"]}})",
+                         "p.json");
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(categoryOf(*policy, "math.exp"), OpCategory::Infer);
+}
+
+TEST(PolicyFile, EmptyObjectIsThePreset) {
+  llvm::Expected<Policy> policy = Policy::parse("{}", "p.json");
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(policy->getRules().size(), getPresets()[0].entries.size());
+}
+
+TEST(PolicyFileErrors, SyntaxError) {
+  EXPECT_EQ(parseError("{\"add\": {\"deny\": [\"math.exp\",]}}"),
+            "policy.json:1:30: error: invalid JSON: Invalid JSON value");
+  EXPECT_EQ(parseError("{\n  \"dtype\": \"f16\"\n  \"add\": {}\n}"),
+            "policy.json:3:3: error: invalid JSON: Expected , or } after "
+            "object property");
+  EXPECT_EQ(parseError(""),
+            "policy.json:1:1: error: invalid JSON: Unexpected EOF");
+}
+
+TEST(PolicyFileErrors, WrongTypes) {
+  EXPECT_EQ(parseError("[]"),
+            "policy.json:1:1: error: $: expected an object, got an array");
+  EXPECT_EQ(parseError("{\n  \"add\": {\n    \"deny\": [\"math.exp\", 42]\n  "
+                       "}\n}"),
+            "policy.json:3:26: error: $.add.deny[1]: expected an op name such "
+            "as \"math.exp\", got 42");
+  EXPECT_EQ(parseError(R"({"add": {"deny": ["exp"]}})"),
+            "policy.json:1:19: error: $.add.deny[0]: expected an op name such "
+            "as \"math.exp\", got \"exp\"");
+  EXPECT_EQ(parseError(R"({"add": {"deny": "math.exp"}})"),
+            "policy.json:1:18: error: $.add.deny: expected an array of op "
+            "names, got \"math.exp\"");
+  EXPECT_EQ(parseError(R"({"add": ["math.exp"]})"),
+            "policy.json:1:9: error: $.add: expected an object, got an array");
+  EXPECT_EQ(parseError(R"({"remove": {"deny": [{"op": "math.exp"}]}})"),
+            "policy.json:1:22: error: $.remove.deny[0]: expected an op name "
+            "such as \"math.exp\", got an object");
+}
+
+TEST(PolicyFileErrors, UnknownKey) {
+  EXPECT_EQ(parseError("{\n  \"extend\": \"tf\"\n}"),
+            "policy.json:2:3: error: $.extend: unknown key \"extend\" "
+            "(expected extends, dtype, unknown-ops, add or remove); did you "
+            "mean \"extends\"?");
+  EXPECT_EQ(parseError(R"({"colour": 1})"),
+            "policy.json:1:2: error: $.colour: unknown key \"colour\" "
+            "(expected extends, dtype, unknown-ops, add or remove)");
+  EXPECT_EQ(parseError(R"({"dtype": "f16", "dtype": "bf16"})"),
+            "policy.json:1:18: error: $.dtype: duplicate key \"dtype\"");
+}
+
+TEST(PolicyFileErrors, UnknownCategory) {
+  EXPECT_EQ(parseError(R"({"add": {"alow": ["math.exp"]}})"),
+            "policy.json:1:10: error: $.add.alow: unknown category \"alow\" "
+            "(expected allow, deny, infer or clear); did you mean \"allow\"?");
+  EXPECT_EQ(parseError(R"({"remove": {"white": []}})"),
+            "policy.json:1:13: error: $.remove.white: unknown category "
+            "\"white\" (expected allow, deny, infer or clear)");
+}
+
+TEST(PolicyFileErrors, BadDtype) {
+  EXPECT_EQ(parseError(R"({"dtype": "fp16"})"),
+            "policy.json:1:11: error: $.dtype: expected \"f16\" or \"bf16\", "
+            "got \"fp16\"; did you mean \"f16\"?");
+  // f32 is a precision, but not a low one.
+  EXPECT_EQ(parseError(R"({"dtype": "f32"})"),
+            "policy.json:1:11: error: $.dtype: expected \"f16\" or \"bf16\", "
+            "got \"f32\"; did you mean \"f16\"?");
+  EXPECT_EQ(parseError(R"({"dtype": 16})"),
+            "policy.json:1:11: error: $.dtype: expected \"f16\" or \"bf16\", "
+            "got 16");
+}
+
+TEST(PolicyFileErrors, BadUnknownOps) {
+  EXPECT_EQ(parseError(R"({"unknown-ops": "allow"})"),
+            "policy.json:1:17: error: $.unknown-ops: expected \"deny\", "
+            "\"infer\" or \"error\", got \"allow\"");
+  EXPECT_EQ(parseError(R"({"unknown-ops": "infr"})"),
+            "policy.json:1:17: error: $.unknown-ops: expected \"deny\", "
+            "\"infer\" or \"error\", got \"infr\"; did you mean \"infer\"?");
+}
+
+TEST(PolicyFileErrors, BadExtends) {
+  EXPECT_EQ(parseError(R"({"extends": "pytorch"})"),
+            "policy.json:1:13: error: $.extends: expected a preset name "
+            "(torch, tf, mindspore or tensor-cores-only), got \"pytorch\"; "
+            "did you mean \"torch\"?");
+  EXPECT_EQ(parseError(R"({"extends": null})"),
+            "policy.json:1:13: error: $.extends: expected a preset name "
+            "(torch, tf, mindspore or tensor-cores-only), got null");
+}
+
+TEST(PolicyFileErrors, RemovingAnOpNotInTheList) {
+  EXPECT_EQ(parseError("{\"remove\": {\n  \"allow\": [\"math.exp\"]}}"),
+            "policy.json:2:13: error: $.remove.allow[0]: cannot remove "
+            "\"math.exp\": it is not in the allow list of preset torch (it is "
+            "deny)");
+  EXPECT_EQ(parseError(R"({"extends": "tensor-cores-only",
+                           "remove": {"deny": ["math.exp"]}})"),
+            "policy.json:2:48: error: $.remove.deny[0]: cannot remove "
+            "\"math.exp\": it is not in the deny list of preset "
+            "tensor-cores-only (it is in no list)");
+}
+
+TEST(PolicyFileErrors, MissingFile) {
+  llvm::Expected<Policy> policy = Policy::load("/nonexistent/policy.json");
+  ASSERT_FALSE(static_cast<bool>(policy));
+  std::string message = llvm::toString(policy.takeError());
+  EXPECT_EQ(message.rfind("/nonexistent/policy.json: error: cannot read the "
+                          "policy file: ",
+                          0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("not a preset either: torch, tf, mindspore or "
+                         "tensor-cores-only"),
+            std::string::npos)
+      << message;
+}
+
+TEST(PolicyFile, LoadsAFileByPath) {
+  llvm::SmallString<128> path;
+  int fd;
+  ASSERT_FALSE(
+      llvm::sys::fs::createTemporaryFile("amp-policy", "json", fd, path));
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << "{\"extends\": \"mindspore\",\n \"add\": {\"clear\": "
+          "[\"linalg.softmax\"]}}\n";
+  }
+  llvm::Expected<Policy> policy = Policy::load(path);
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(policy->getName(), path.str());
+  EXPECT_EQ(categoryOf(*policy, "linalg.softmax"), OpCategory::Clear);
+  EXPECT_EQ(policy->lookup("linalg.softmax")->origin,
+            (path + ":2: add.clear").str());
+  EXPECT_EQ(categoryOf(*policy, "linalg.dot"), OpCategory::Infer);
+
+  // Errors in a loaded file name its path.
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec);
+    os << "{\"add\": {\"deny\": [1]}}";
+  }
+  policy = Policy::load(path);
+  ASSERT_FALSE(static_cast<bool>(policy));
+  EXPECT_EQ(llvm::toString(policy.takeError()),
+            (path + ":1:19: error: $.add.deny[0]: expected an op name such "
+                    "as \"math.exp\", got 1")
+                .str());
+  llvm::sys::fs::remove(path);
+}
+
+//===----------------------------------------------------------------------===//
+// docs/Presets.md
+//===----------------------------------------------------------------------===//
+
+constexpr StringRef kBegin =
+    "<!-- BEGIN GENERATED by printPresetTableMarkdown -->\n";
+constexpr StringRef kEnd = "<!-- END GENERATED -->";
+
+// The tables in docs/Presets.md are the data's. To regenerate them:
+//   AMP_UPDATE_DOCS=1 build/unittests/AmpAnalysisTests \
+//       --gtest_filter=PresetsDoc.*
+TEST(PresetsDoc, TablesMatchTheData) {
+  std::string path = AMP_SOURCE_DIR "/docs/Presets.md";
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  ASSERT_TRUE(static_cast<bool>(buffer)) << "cannot read " << path;
+  StringRef doc = (*buffer)->getBuffer();
+  size_t begin = doc.find(kBegin);
+  size_t end = doc.find(kEnd);
+  ASSERT_NE(begin, StringRef::npos) << path << " lacks " << kBegin.str();
+  ASSERT_NE(end, StringRef::npos) << path << " lacks " << kEnd.str();
+  begin += kBegin.size();
+  ASSERT_LE(begin, end);
+
+  std::string generated;
+  llvm::raw_string_ostream os(generated);
+  printPresetTableMarkdown(os);
+
+  if (std::getenv("AMP_UPDATE_DOCS")) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(path, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    out << doc.take_front(begin) << generated << doc.drop_front(end);
+    return;
+  }
+  // Report the first line that differs rather than both tables.
+  llvm::SmallVector<StringRef> expected, actual;
+  doc.slice(begin, end).split(actual, '\n');
+  StringRef(generated).split(expected, '\n');
+  for (size_t i = 0, e = std::max(expected.size(), actual.size()); i < e;
+       ++i) {
+    StringRef want = i < expected.size() ? expected[i] : "<end>";
+    StringRef have = i < actual.size() ? actual[i] : "<end>";
+    if (want != have) {
+      ADD_FAILURE() << path << " is stale at table line " << i + 1
+                    << ":\n  doc:  " << have.str()
+                    << "\n  data: " << want.str()
+                    << "\nregenerate it with AMP_UPDATE_DOCS=1 "
+                       "build/unittests/AmpAnalysisTests "
+                       "--gtest_filter=PresetsDoc.*";
+      return;
+    }
+  }
+}
+
+} // namespace
