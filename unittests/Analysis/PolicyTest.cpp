@@ -408,4 +408,22 @@ TEST(PresetsDoc, TablesMatchTheData) {
   }
 }
 
+// The example of docs/Policies.md parses and means what the page says.
+TEST(PoliciesDoc, ExampleParses) {
+  std::string path = AMP_SOURCE_DIR "/docs/Policies.md";
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  ASSERT_TRUE(static_cast<bool>(buffer)) << "cannot read " << path;
+  StringRef doc = (*buffer)->getBuffer();
+  StringRef example = doc.split("```json\n").second.split("```").first;
+  ASSERT_FALSE(example.empty()) << path << " lacks a ```json example";
+  llvm::Expected<Policy> policy = Policy::parse(example, "example.json");
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(policy->getDtype(), Precision::BF16);
+  EXPECT_EQ(policy->getUnknownOpMode(), UnknownOpMode::Infer);
+  EXPECT_EQ(categoryOf(*policy, "linalg.softmax"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(*policy, "math.tanh"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(*policy, "my_dialect.layer_norm"), OpCategory::Deny);
+  EXPECT_EQ(categoryOf(*policy, "tensor.pad"), std::nullopt);
+}
+
 } // namespace
