@@ -2,10 +2,12 @@
 
 - The numpy references' hand-written backward against finite differences (float64).
 - Each example parses and verifies with amp-opt.
-- Each example, with the amp markers stripped and lowered by upstream MLIR passes, computes
-  the same loss, new parameters and optimizer state as its numpy reference (fp32).
+- Each example, with the amp markers stripped and lowered by upstream MLIR passes (and, once
+  it is built, run by amp-run in fp32), computes the same loss, new parameters and optimizer
+  state as its numpy reference, and @predict the same logits.
 - The gradients inside each compiled MLIR step, recovered from its update, agree with the
   numpy backward and with a finite difference of the compiled loss.
+- Each example trains on the digits; generated steps verify and count their ops right.
 """
 import os
 import subprocess
@@ -21,6 +23,7 @@ from examples.reference import adam_mlp, cnn, common, mlir_cpu, mlp, transformer
 
 BUILD = os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build"))
 AMP_OPT = os.path.join(BUILD, "bin", "amp-opt")
+AMP_RUN = os.path.join(BUILD, "bin", "amp-run")
 GEN_STEP = os.path.join(ROOT, "bench", "gen_step.py")
 
 # Small steps of bench/gen_step.py, checked like the examples: (reference, generator args).
@@ -74,6 +77,52 @@ def compiled(module, tmp_path_factory):
     return mlir_cpu.Step(library(module, tmp_path_factory), module.FUNC, shapes)
 
 
+class AmpRunStep:
+    """One fp32 step through amp-run, called like mlir_cpu.Step: the carried state goes in
+    with --load-state (arg<i>.npy, step.npy), comes back from --save-state, and the loss
+    from the --log CSV."""
+
+    def __init__(self, path, module, workdir):
+        self.path, self.module, self.workdir = path, module, workdir
+        self.carried = len(module.PARAMS) + len(module.OPT_STATE)
+
+    def __call__(self, *arrays):
+        load, save = os.path.join(self.workdir, "load"), os.path.join(self.workdir, "save")
+        for d in (load, save):
+            os.makedirs(d, exist_ok=True)
+        for i, a in enumerate(arrays[:self.carried]):
+            np.save(os.path.join(load, f"arg{i}.npy"), np.asarray(a, np.float32))
+        np.save(os.path.join(load, "step.npy"), np.zeros(2, np.int64))
+        data = []
+        for (name, _), a in zip(self.module.DATA, arrays[self.carried:]):
+            data.append(os.path.join(self.workdir, f"{name}.npy"))
+            np.save(data[-1], np.asarray(a, np.float32))
+        log = os.path.join(self.workdir, "log.csv")
+        run = subprocess.run([AMP_RUN, self.path, "--data", ",".join(data), "--steps", "1",
+                              "--shuffle=false", "--load-state", load, "--save-state", save,
+                              "--log", log, "--print-every", "0"],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stdout + run.stderr
+        with open(log) as f:
+            header, row = f.read().split()[:2]
+        loss = float(row.split(",")[header.split(",").index("loss")])
+        return [np.float32(loss)] + [np.load(os.path.join(save, f"arg{i}.npy"))
+                                     for i in range(self.carried)]
+
+
+EXECUTORS = ["upstream", "amp-run"]
+
+
+def executor_step(executor, module, tmp_path_factory):
+    """The fp32 step of `module` run by upstream MLIR passes (ctypes) or by amp-run."""
+    if executor == "upstream":
+        return compiled(module, tmp_path_factory)
+    if not os.path.exists(AMP_RUN):
+        pytest.skip(f"{AMP_RUN} is not built yet")
+    return AmpRunStep(mlir_path(module, tmp_path_factory), module,
+                      str(tmp_path_factory.mktemp("amp-run")))
+
+
 def compiled_predict(module, tmp_path_factory):
     batch, classes = module.DATA[1][1]
     return mlir_cpu.Step(library(module, tmp_path_factory), "predict", [(batch, classes)])
@@ -105,9 +154,10 @@ def test_example_verifies_with_amp_opt(module, tmp_path_factory):
     assert "amp.seed" in run.stdout and "amp.update" in run.stdout
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("module", MODULES, ids=IDS)
-def test_compiled_step_matches_reference(module, tmp_path_factory):
-    step = compiled(module, tmp_path_factory)
+def test_compiled_step_matches_reference(module, executor, tmp_path_factory):
+    step = executor_step(executor, module, tmp_path_factory)
     rng = np.random.default_rng(2)
     params = module.init_params(rng)
     state = common.zeros_state(module)
@@ -127,9 +177,10 @@ def test_compiled_step_matches_reference(module, tmp_path_factory):
         params, state = new_params, new_state
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("module", MODULES, ids=IDS)
-def test_compiled_gradients_match_finite_differences(module, tmp_path_factory):
-    step = compiled(module, tmp_path_factory)
+def test_compiled_gradients_match_finite_differences(module, executor, tmp_path_factory):
+    step = executor_step(executor, module, tmp_path_factory)
     rng = np.random.default_rng(3)
     params = module.init_params(rng)
     zeros = common.zeros_state(module)
