@@ -9,8 +9,8 @@
 #include "amp/Analysis/Policy.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -76,15 +76,21 @@ const PresetInfo *amp::lookupPreset(StringRef name) {
   return nullptr;
 }
 
-/// "torch, tf, mindspore or tensor-cores-only".
-static std::string presetNames() {
-  std::string names;
-  llvm::ArrayRef<PresetInfo> presets = getPresets();
-  for (auto [i, preset] : llvm::enumerate(presets)) {
+/// "a, b, c or d".
+static std::string listOf(llvm::ArrayRef<StringRef> options) {
+  std::string text;
+  for (auto [i, option] : llvm::enumerate(options)) {
     if (i)
-      names += i + 1 == presets.size() ? " or " : ", ";
-    names += preset.name;
+      text += i + 1 == options.size() ? " or " : ", ";
+    text += option;
   }
+  return text;
+}
+
+static llvm::SmallVector<StringRef> getPresetNames() {
+  llvm::SmallVector<StringRef> names;
+  for (const PresetInfo &preset : getPresets())
+    names.push_back(preset.name);
   return names;
 }
 
@@ -117,9 +123,9 @@ llvm::Expected<Policy> Policy::load(StringRef presetOrPath) {
   if (std::error_code ec = buffer.getError())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        Twine(presetOrPath) + ": error: cannot read the policy file: " +
-            ec.message() + " (it is not a preset either: " + presetNames() +
-            ")");
+        Twine(presetOrPath) +
+            ": error: cannot read the policy file: " + ec.message() +
+            " (it is not a preset either: " + listOf(getPresetNames()) + ")");
   return parse((*buffer)->getBuffer(), presetOrPath);
 }
 
@@ -147,17 +153,6 @@ std::string didYouMean(StringRef given, llvm::ArrayRef<StringRef> options) {
   if (std::optional<StringRef> match = closest(given, options))
     return ("; did you mean \"" + *match + "\"?").str();
   return "";
-}
-
-/// "a, b, c or d".
-std::string listOf(llvm::ArrayRef<StringRef> options) {
-  std::string text;
-  for (auto [i, option] : llvm::enumerate(options)) {
-    if (i)
-      text += i + 1 == options.size() ? " or " : ", ";
-    text += option;
-  }
-  return text;
 }
 
 /// An op name is `dialect.op`, as in the generic form of MLIR ops.
@@ -296,7 +291,8 @@ JsonNode PolicyFileParser::convert(llvm::yaml::Node &node) {
     for (llvm::yaml::KeyValueNode &member : *mapping) {
       // The JSON check guarantees that keys are strings.
       JsonNode key = convert(*member.getKey());
-      JsonNode &child = result.children.emplace_back(convert(*member.getValue()));
+      JsonNode &child =
+          result.children.emplace_back(convert(*member.getValue()));
       child.key = key.string;
       child.keyLoc = key.loc;
     }
@@ -308,8 +304,7 @@ JsonNode PolicyFileParser::convert(llvm::yaml::Node &node) {
   return result;
 }
 
-llvm::Error PolicyFileParser::checkKeys(const JsonNode &node,
-                                        const Twine &path,
+llvm::Error PolicyFileParser::checkKeys(const JsonNode &node, const Twine &path,
                                         llvm::ArrayRef<StringRef> keys,
                                         StringRef what) {
   if (node.kind != JsonNode::Kind::Object)
@@ -318,10 +313,10 @@ llvm::Error PolicyFileParser::checkKeys(const JsonNode &node,
   for (const JsonNode &member : node.children) {
     std::string memberPath = (path + "." + member.key).str();
     if (!llvm::is_contained(keys, member.key))
-      return error(member.keyLoc,
-                   memberPath + ": unknown " + what + " \"" + member.key +
-                       "\" (expected " + listOf(keys) + ")" +
-                       didYouMean(member.key, keys));
+      return error(member.keyLoc, memberPath + ": unknown " + what + " \"" +
+                                      member.key + "\" (expected " +
+                                      listOf(keys) + ")" +
+                                      didYouMean(member.key, keys));
     if (!seen.insert(member.key).second)
       return error(member.keyLoc, memberPath + ": duplicate " + what + " \"" +
                                       member.key + "\"");
@@ -349,8 +344,8 @@ llvm::Error PolicyFileParser::applyLists(Policy &policy, const JsonNode &node,
                          op.describe());
       if (!remove) {
         policy.set(op.string, category,
-                   llvm::formatv("{0}:{1}: {2}.{3}", fileName,
-                                 getLine(op.loc), key, list.key));
+                   llvm::formatv("{0}:{1}: {2}.{3}", fileName, getLine(op.loc),
+                                 key, list.key));
         continue;
       }
       const Policy::Rule *rule = policy.lookup(op.string);
@@ -372,8 +367,7 @@ llvm::Error PolicyFileParser::applyLists(Policy &policy, const JsonNode &node,
 
 llvm::Expected<Policy> PolicyFileParser::parse() {
   // Strict JSON first: llvm::yaml would accept YAML-only syntax.
-  if (llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
-      !json) {
+  if (llvm::Expected<llvm::json::Value> json = llvm::json::parse(text); !json) {
     llvm::Error result = llvm::Error::success();
     llvm::handleAllErrors(json.takeError(),
                           [&](const llvm::json::ParseError &parseError) {
@@ -387,7 +381,8 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
   std::optional<llvm::SMDiagnostic> yamlError;
   sourceMgr.setDiagHandler(
       [](const llvm::SMDiagnostic &diag, void *context) {
-        auto &first = *static_cast<std::optional<llvm::SMDiagnostic> *>(context);
+        auto &first =
+            *static_cast<std::optional<llvm::SMDiagnostic> *>(context);
         if (!first)
           first = diag;
       },
@@ -407,14 +402,12 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
   if (const JsonNode *node = root.find("extends")) {
     base = node->isString() ? lookupPreset(node->string) : nullptr;
     if (!base) {
-      llvm::SmallVector<StringRef> names;
-      for (const PresetInfo &preset : getPresets())
-        names.push_back(preset.name);
-      return error(*node, "$.extends",
-                   "expected a preset name (" + presetNames() + "), got " +
-                       node->describe() +
-                       (node->isString() ? didYouMean(node->string, names)
-                                         : ""));
+      llvm::SmallVector<StringRef> names = getPresetNames();
+      return error(
+          *node, "$.extends",
+          "expected a preset name (" + listOf(names) + "), got " +
+              node->describe() +
+              (node->isString() ? didYouMean(node->string, names) : ""));
     }
   }
   Policy policy = Policy::fromPreset(*base);
@@ -435,13 +428,12 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
     std::optional<UnknownOpMode> mode =
         node->isString() ? parseUnknownOpMode(node->string) : std::nullopt;
     if (!mode)
-      return error(*node, "$.unknown-ops",
-                   "expected \"deny\", \"infer\" or \"error\", got " +
-                       node->describe() +
-                       (node->isString()
-                            ? didYouMean(node->string,
-                                         {"deny", "infer", "error"})
-                            : ""));
+      return error(
+          *node, "$.unknown-ops",
+          "expected \"deny\", \"infer\" or \"error\", got " + node->describe() +
+              (node->isString()
+                   ? didYouMean(node->string, {"deny", "infer", "error"})
+                   : ""));
     policy.setUnknownOpMode(*mode);
   }
 

@@ -533,8 +533,7 @@ constexpr UnmappedEntry kMindSporeUnmapped[] = {
 
 // tensor-cores-only is tf's allow list alone: derived, not copied, so the
 // two cannot drift apart.
-template <typename T>
-std::vector<T> allowOnly(llvm::ArrayRef<T> entries) {
+template <typename T> std::vector<T> allowOnly(llvm::ArrayRef<T> entries) {
   std::vector<T> result;
   for (const T &entry : entries)
     if (entry.category == Allow)

@@ -392,14 +392,12 @@ TEST(PresetsDoc, TablesMatchTheData) {
   llvm::SmallVector<StringRef> expected, actual;
   doc.slice(begin, end).split(actual, '\n');
   StringRef(generated).split(expected, '\n');
-  for (size_t i = 0, e = std::max(expected.size(), actual.size()); i < e;
-       ++i) {
+  for (size_t i = 0, e = std::max(expected.size(), actual.size()); i < e; ++i) {
     StringRef want = i < expected.size() ? expected[i] : "<end>";
     StringRef have = i < actual.size() ? actual[i] : "<end>";
     if (want != have) {
       ADD_FAILURE() << path << " is stale at table line " << i + 1
-                    << ":\n  doc:  " << have.str()
-                    << "\n  data: " << want.str()
+                    << ":\n  doc:  " << have.str() << "\n  data: " << want.str()
                     << "\nregenerate it with AMP_UPDATE_DOCS=1 "
                        "build/unittests/AmpAnalysisTests "
                        "--gtest_filter=PresetsDoc.*";
