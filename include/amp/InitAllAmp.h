@@ -16,7 +16,10 @@ inline void registerAllAmpDialects(DialectRegistry &registry) {
 
 inline void registerAllAmpPipelines() { registerCPULoweringPipeline(); }
 
-inline void registerAllAmpPasses() { registerAmpStripMarkers(); }
+inline void registerAllAmpPasses() {
+  registerAmpStripMarkers();
+  registerAmpInsertCasts();
+}
 
 } // namespace mlir::amp
 
