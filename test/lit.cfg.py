@@ -14,6 +14,7 @@ config.test_exec_root = os.path.join(config.amp_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%amp_src_root", config.amp_src_root))
+config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%amp_obj_root", config.amp_obj_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
@@ -21,6 +22,6 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-tools = ["amp-opt"]
+tools = ["amp-opt", "amp-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
