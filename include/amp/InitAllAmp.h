@@ -19,6 +19,8 @@ inline void registerAllAmpPipelines() { registerCPULoweringPipeline(); }
 inline void registerAllAmpPasses() {
   registerAmpStripMarkers();
   registerAmpInsertCasts();
+  registerAmpLossScaling();
+  registerAmpGuardUpdate();
 }
 
 } // namespace mlir::amp

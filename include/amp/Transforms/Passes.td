@@ -43,6 +43,85 @@ def AmpInsertCasts : Pass<"amp-insert-casts", "ModuleOp"> {
   ];
 }
 
+// The loss scaler's options, shared by amp-loss-scaling and amp-guard-update:
+// give both passes the same values (amp-pipeline does).
+defvar AmpScalingOptions = [
+  Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
+         "Low-precision type, f16 or bf16; selects the default scaling mode">,
+  Option<"scaling", "scaling", "std::string", /*default=*/"\"\"",
+         "none, static or dynamic (default: dynamic for f16, none for bf16)">,
+  Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+         "The first scale of dynamic scaling, the scale of static scaling; "
+         "> 0">,
+  Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+         "Factor of the scale after growth-interval finite steps; > 1">,
+  Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+         "Factor of the scale on overflow; in (0, 1)">,
+  Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+         "Consecutive finite steps before the scale grows; >= 1">,
+  Option<"minScale", "min-scale", "double", /*default=*/"0.0",
+         "Floor of the scale on backoff; >= 0 (0: no floor)">,
+  Option<"maxScale", "max-scale", "double",
+         /*default=*/"std::numeric_limits<double>::infinity()",
+         "Cap of the scale on growth; > min-scale (inf: no cap)">,
+  Option<"hysteresis", "hysteresis", "int64_t", /*default=*/"1",
+         "Overflows before the scale backs off (DeepSpeed); >= 1">,
+];
+
+def AmpLossScaling : Pass<"amp-loss-scaling", "ModuleOp"> {
+  let summary = "Start the backward pass from the loss scale S";
+  let description = [{
+    Rewrites the `amp.seed` of every training step into the loss scale S
+    broadcast to the loss type, so that the backward computes the gradients
+    of S * loss; the loss itself stays unscaled.
+
+    - `scaling=dynamic`: S is a new function argument `scale: tensor<f32>`,
+      followed by `growth_tracker: tensor<i32>` and, when `hysteresis > 1`,
+      `hysteresis: tensor<i32>`, each with its `amp.state` attribute. A
+      runner feeds them the values the step returned the step before.
+    - `scaling=static`: S is the constant `init-scale`.
+    - `scaling=none`: the seed becomes ones.
+
+    A step with an `amp.update` needs an `amp.seed` unless `scaling=none`. A
+    gradient that does not depend on the seed gets a warning: it is not a
+    gradient of the loss, yet it will be unscaled as one.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+  let options = AmpScalingOptions;
+}
+
+def AmpGuardUpdate : Pass<"amp-guard-update", "ModuleOp"> {
+  let summary = "Unscale and check the gradients, skip the update on "
+                "overflow, and update the scaler";
+  let description = [{
+    Runs after `amp-loss-scaling`, with the same options, and removes every
+    `amp.update`:
+
+    1. One `linalg.generic` per gradient reads it once to produce both the
+       unscaled gradient g * (1/S) (1/S computed once, in f32) and the "some
+       element is inf or NaN" flag, or'ed into the flag of the gradients
+       before: one decision for all updates of the step.
+    2. The update regions are inlined on the unscaled gradients, and each new
+       state value is selected elementwise against its old value by that
+       flag (a `linalg.generic` with `arith.select`): a skipped step returns
+       its state bit for bit, and the decision never leaves the device.
+    3. With dynamic scaling, one 0-d `linalg.generic` updates the scaler by
+       PyTorch GradScaler's rule (backoff and tracker reset on overflow,
+       growth after `growth-interval` finite steps if the grown scale is
+       finite), clamped to [`min-scale`, `max-scale`], with DeepSpeed's
+       hysteresis when `hysteresis > 1`.
+
+    The step returns the new scaler state (dynamic mode) and then
+    `found_inf: tensor<i1>` (dynamic and static), with `amp.state`
+    attributes. With `scaling=none` the regions are inlined on the gradients
+    as they are and nothing is checked.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "math::MathDialect", "tensor::TensorDialect"];
+  let options = AmpScalingOptions;
+}
+
 def AmpStripMarkers : Pass<"amp-strip-markers", "ModuleOp"> {
   let summary = "Run a training step in fp32 as written: drop the amp markers";
   let description = [{
