@@ -169,7 +169,7 @@ bool isOpName(StringRef name) {
 /// once, as they parse; this tree can be read in any order.
 struct JsonNode {
   enum class Kind { Object, Array, String, Other };
-  Kind kind;
+  Kind kind = Kind::Other;
   llvm::SMLoc loc;
   /// The text as written (strings with their quotes and escapes).
   std::string raw;
@@ -271,7 +271,8 @@ JsonNode PolicyFileParser::convert(llvm::yaml::Node &node) {
   const char *start = node.getSourceRange().Start.getPointer();
   result.loc = llvm::SMLoc::getFromPointer(start);
   if (auto *scalar = dyn_cast<llvm::yaml::ScalarNode>(&node)) {
-    result.raw = scalar->getRawValue().str();
+    // A plain scalar's range runs to the next token, over line breaks.
+    result.raw = scalar->getRawValue().rtrim().str();
     // Plain scalars are JSON numbers, booleans and null.
     result.kind = result.raw.front() == '"' ? JsonNode::Kind::String
                                             : JsonNode::Kind::Other;
@@ -298,9 +299,14 @@ JsonNode PolicyFileParser::convert(llvm::yaml::Node &node) {
     }
     return result;
   }
-  result.kind = JsonNode::Kind::Array;
-  for (llvm::yaml::Node &element : cast<llvm::yaml::SequenceNode>(node))
-    result.children.push_back(convert(element));
+  if (auto *sequence = dyn_cast<llvm::yaml::SequenceNode>(&node)) {
+    result.kind = JsonNode::Kind::Array;
+    for (llvm::yaml::Node &element : *sequence)
+      result.children.push_back(convert(element));
+    return result;
+  }
+  // Only a YAML parse error leaves other nodes; it is reported.
+  result.kind = JsonNode::Kind::Other;
   return result;
 }
 
@@ -388,10 +394,13 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
       },
       &yamlError);
   llvm::yaml::Stream stream(text, sourceMgr, /*ShowColors=*/false);
-  JsonNode root = convert(*stream.begin()->getRoot());
-  if (yamlError)
-    return error(yamlError->getLoc(),
-                 "cannot read the JSON: " + yamlError->getMessage());
+  llvm::yaml::Node *yamlRoot = stream.begin()->getRoot();
+  JsonNode root = yamlRoot ? convert(*yamlRoot) : JsonNode();
+  if (yamlError || !yamlRoot)
+    return error(yamlError ? yamlError->getLoc()
+                           : llvm::SMLoc::getFromPointer(text.begin()),
+                 "cannot read the JSON: " +
+                     (yamlError ? yamlError->getMessage() : "no value"));
 
   static constexpr StringRef kKeys[] = {"extends", "dtype", "unknown-ops",
                                         "add", "remove"};

@@ -272,6 +272,10 @@ TEST(PolicyFileErrors, BadDtype) {
   EXPECT_EQ(parseError(R"({"dtype": 16})"),
             "policy.json:1:11: error: $.dtype: expected \"f16\" or \"bf16\", "
             "got 16");
+  // A number's text stops at the number, not at the next token.
+  EXPECT_EQ(parseError("{\"dtype\": 16\r\n}"),
+            "policy.json:1:11: error: $.dtype: expected \"f16\" or \"bf16\", "
+            "got 16");
 }
 
 TEST(PolicyFileErrors, BadUnknownOps) {
