@@ -264,14 +264,18 @@ std::optional<std::string> PrecisionPainter::whyFixed(Operation &op) {
 }
 
 LogicalResult PrecisionPainter::visitOp(Operation &op) {
-  bool hasF32Tensor = llvm::any_of(
-      llvm::concat<Value>(op.getOperands(), op.getResults()),
-      [](Value v) { return isF32Tensor(v.getType()); });
+  // Ops on f64 (or already low) tensors get a decision too, to explain why
+  // they are left alone.
+  bool hasFloatTensor = llvm::any_of(
+      llvm::concat<Value>(op.getOperands(), op.getResults()), [](Value v) {
+        auto tensor = dyn_cast<RankedTensorType>(v.getType());
+        return tensor && isa<FloatType>(tensor.getElementType());
+      });
   auto pinAttr =
       op.getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttrName);
   std::optional<Precision> pin =
       pinAttr ? parsePrecision(pinAttr.getValue()) : std::nullopt;
-  if (!hasF32Tensor) {
+  if (!hasFloatTensor) {
     if (pin && isLowPrecision(*pin))
       return op.emitError("pins '")
              << stringifyPrecision(*pin)
