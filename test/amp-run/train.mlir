@@ -12,7 +12,7 @@
 // RUN:   assert abs(b[0] - 0.5) < 1e-2, b"
 // RUN: FileCheck %s --check-prefix=CSV < %t/log.csv
 
-// CHECK:      amp-run: @step fp32, 2 parameter(s), 2 optimizer state, 2 data argument(s)
+// CHECK:      amp-run: @step as written (no AMP pipeline), 2 parameter(s), 2 optimizer state, 2 data argument(s)
 // CHECK-NEXT: step 100/200  loss
 // CHECK-NEXT: step 200/200  loss 0.0000
 // CHECK-NEXT: final: step 200  loss 0.0000

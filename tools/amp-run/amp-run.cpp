@@ -26,6 +26,9 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -119,7 +122,35 @@ static cl::opt<int64_t> printEvery(
     cl::desc("Print one progress line every N steps (0: only the summary)"),
     cl::init(1), cl::cat(runCategory));
 
+static cl::opt<std::string> targetCPU(
+    "mcpu",
+    cl::desc("Compile for this CPU with its default features instead of the "
+             "host's (e.g. x86-64: no F16C, no native bf16)"),
+    cl::init(""), cl::cat(runCategory));
+
 namespace {
+
+/// The host's target machine, or that of --mcpu on the host's triple.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createTargetMachine() {
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  if (targetCPU.empty())
+    return builder->createTargetMachine();
+  const llvm::Triple &triple = builder->getTargetTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError(error);
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!info->isCPUStringValid(targetCPU))
+    return llvm::createStringError("not a CPU of " + triple.str());
+  llvm::orc::JITTargetMachineBuilder chosen(triple);
+  chosen.setCPU(targetCPU);
+  return chosen.createTargetMachine();
+}
 
 /// Reports `message` as amp-run's error and returns the exit code.
 int fail(const llvm::Twine &message) {
@@ -616,13 +647,21 @@ int main(int argc, char **argv) {
   if (failed(lowering.run(*module)))
     return fail("lowering " + inputFile + " to LLVM failed");
 
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
+      createTargetMachine();
+  if (!targetMachine)
+    return fail("no target machine for --mcpu=" + targetCPU + ": " +
+                llvm::toString(targetMachine.takeError()));
   // f32->bf16 truncation needs __truncsfbf2 on CPUs without native bf16.
   llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS};
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, targetMachine->get());
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  engineOptions.transformer = optimize;
   engineOptions.sharedLibPaths = libraries;
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
-      ExecutionEngine::create(*module, engineOptions);
+      ExecutionEngine::create(*module, engineOptions,
+                              std::move(*targetMachine));
   if (!engine)
     return fail("JIT compilation failed: " +
                 llvm::toString(engine.takeError()));
@@ -717,7 +756,8 @@ int main(int argc, char **argv) {
 
   int64_t skipped = 0;
   llvm::outs() << "amp-run: @" << stepName << " "
-               << (ampOptions.empty() ? "fp32" : "amp \"" + ampOptions + "\"")
+               << (ampOptions.empty() ? "as written (no AMP pipeline)"
+                                   : "with --amp=\"" + ampOptions + "\"")
                << ", " << parameters.size() << " parameter(s), "
                << signature->getArguments(ArgumentRole::OptimizerState).size()
                << " optimizer state, "
