@@ -4,6 +4,7 @@
 #define AMP_INITALLAMP_H
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/CPULowering.h"
 #include "amp/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -14,7 +15,10 @@ inline void registerAllAmpDialects(DialectRegistry &registry) {
   registry.insert<AmpDialect>();
 }
 
-inline void registerAllAmpPipelines() { registerCPULoweringPipeline(); }
+inline void registerAllAmpPipelines() {
+  registerAmpPipeline();
+  registerCPULoweringPipeline();
+}
 
 inline void registerAllAmpPasses() {
   registerAmpStripMarkers();
