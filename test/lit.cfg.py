@@ -16,6 +16,11 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%amp_src_root", config.amp_src_root))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%amp_obj_root", config.amp_obj_root))
+# The runtime library of mlir-runner's printing functions.
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
+                  "libmlir_c_runner_utils.so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
                                      "CUDA_ROOT", "CUDA_HOME"])
