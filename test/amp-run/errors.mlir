@@ -61,3 +61,9 @@
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --eval %t/x.npy,%t/y.npy 2>&1 | FileCheck %s --check-prefix=EVAL
 // EVAL: amp-run: error: --eval needs a function @predict in {{.*}}linear.mlir
+
+// AMP options are those of amp-pipeline, checked by the same code.
+// RUN: not amp-run %S/Inputs/linear.mlir --amp="dtype=f8" 2>&1 | FileCheck %s --check-prefix=AMP-DTYPE
+// AMP-DTYPE: amp-run: error: --amp: option 'dtype' must be f16 or bf16, got 'f8'
+// RUN: not amp-run %S/Inputs/linear.mlir --amp="bogus=1" 2>&1 | FileCheck %s --check-prefix=AMP-NAME
+// AMP-NAME: amp-run: error: --amp: invalid amp-pipeline options 'bogus=1': <Pass-Options-Parser>: no such option bogus

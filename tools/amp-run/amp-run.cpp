@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/CPULowering.h"
 #include "amp/Runner/Npy.h"
 #include "amp/Runner/StepSignature.h"
@@ -390,16 +391,29 @@ private:
   int64_t orderEpoch = -1;
 };
 
-/// Applies the AMP pipeline for `options`, or the fp32 reference without.
-LogicalResult transformStep(ModuleOp module, StringRef options) {
+/// Applies the AMP pipeline for `options`, or without options the fp32
+/// reference (the step as written, markers dropped).
+LogicalResult transformStep(ModuleOp module, const AmpPipelineOptions *options) {
   PassManager pm(module->getName());
-  if (!options.empty()) {
-    module.emitError("this build of amp-run has no AMP pipeline yet; it "
-                     "runs steps in fp32 only (omit --amp)");
-    return failure();
-  }
-  pm.addPass(createAmpStripMarkers());
+  if (options)
+    buildAmpPipeline(pm, *options);
+  else
+    pm.addPass(createAmpStripMarkers());
   return pm.run(module);
+}
+
+/// The value a piece of scaler state starts with: the scale at `init-scale`,
+/// the growth tracker at 0, the overflows left before backoff at
+/// `hysteresis`.
+std::optional<double> getInitialScalerState(StringRef name,
+                                            const AmpPipelineOptions &options) {
+  if (name == kScaleStateName)
+    return options.initScale;
+  if (name == kGrowthTrackerStateName)
+    return 0.0;
+  if (name == kHysteresisStateName)
+    return static_cast<double>(options.hysteresis);
+  return std::nullopt;
 }
 
 std::string argumentFile(StringRef dir, unsigned index) {
@@ -619,8 +633,16 @@ int main(int argc, char **argv) {
     return 1;
   std::string stepName = signature->functionName;
 
+  std::unique_ptr<AmpPipelineOptions> pipelineOptions;
+  if (!ampOptions.empty()) {
+    llvm::Expected<std::unique_ptr<AmpPipelineOptions>> parsed =
+        parseAmpPipelineOptions(ampOptions);
+    if (!parsed)
+      return fail("--amp: " + llvm::toString(parsed.takeError()));
+    pipelineOptions = std::move(*parsed);
+  }
   auto compileStart = std::chrono::steady_clock::now();
-  if (failed(transformStep(*module, ampOptions)))
+  if (failed(transformStep(*module, pipelineOptions.get())))
     return fail("the AMP pipeline failed on " + inputFile);
   auto transformed = module->lookupSymbol<func::FuncOp>(stepName);
   if (failed(addScalerState(*signature, transformed)))
@@ -634,6 +656,14 @@ int main(int argc, char **argv) {
     predict->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
   }
   transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
+  // The amp.state names are read. Dropped: results becoming out-parameters
+  // would carry them onto arguments, where "found_inf" is not a valid name,
+  // and LLVM has no use for them.
+  auto stateAttr = StringAttr::get(&context, AmpDialect::kStateAttrName);
+  for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
+    transformed.removeArgAttr(i, stateAttr);
+  for (unsigned i = 0; i < transformed.getNumResults(); ++i)
+    transformed.removeResultAttr(i, stateAttr);
   // The signatures as tensors, before lowering erases the functions.
   llvm::SmallVector<Type> stepResultTypes(transformed.getResultTypes());
   llvm::SmallVector<Type> predictTypes;
@@ -700,10 +730,20 @@ int main(int argc, char **argv) {
     if (argument.nextResult)
       carried.push_back(index);
 
-  for (auto [index, argument] : llvm::enumerate(signature->arguments))
+  for (auto [index, argument] : llvm::enumerate(signature->arguments)) {
     if (argument.role == ArgumentRole::Parameter ||
         argument.role == ArgumentRole::OptimizerState)
       initialize(arguments[index], argument.init, index);
+    if (argument.role != ArgumentRole::ScalerState)
+      continue;
+    std::optional<double> start =
+        getInitialScalerState(argument.stateName, *pipelineOptions);
+    if (!start)
+      return fail("@" + stepName + " has scaler state '" +
+                  argument.stateName + "' that amp-run does not know");
+    for (int64_t i = 0; i < arguments[index].getNumElements(); ++i)
+      arguments[index].setFromDouble(i, *start);
+  }
   if (!loadParams.empty())
     for (unsigned index : parameters)
       if (llvm::Error error = loadArgument(loadParams, index, arguments[index]))
@@ -790,7 +830,9 @@ int main(int argc, char **argv) {
       std::string line = llvm::formatv("step {0}/{1}  loss {2:F6}", s + 1,
                                        firstStep + steps, record.loss);
       if (scale)
-        line += llvm::formatv("  scale {0}  skipped {1}", *scale, skipped);
+        line += llvm::formatv("  scale {0}", llvm::format("%g", *scale));
+      if (signature->foundInfResult)
+        line += llvm::formatv("  skipped {0}", skipped);
       if (tty)
         llvm::errs() << "\r" << line << "\x1b[K";
       else
@@ -807,8 +849,8 @@ int main(int argc, char **argv) {
   if (!records.empty())
     llvm::outs() << llvm::formatv("  loss {0:F6}", records.back().loss);
   if (scaleArg)
-    llvm::outs() << llvm::formatv("  scale {0}",
-                                  arguments[*scaleArg].getAsDouble(0));
+    llvm::outs() << llvm::format("  scale %g",
+                                 arguments[*scaleArg].getAsDouble(0));
   if (signature->foundInfResult)
     llvm::outs() << "  skipped " << skipped;
   llvm::outs() << llvm::format("  time %.3g s\n", trainSeconds);
