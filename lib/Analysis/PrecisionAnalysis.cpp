@@ -144,11 +144,10 @@ PrecisionPainter::classifyUnknown(Operation &op, StringRef name) {
     OpCategory category = result.options.unknownOps == UnknownOpMode::Deny
                               ? OpCategory::Deny
                               : OpCategory::Infer;
-    return Category{category, ("'" + name + "' is in no list (unknown-ops=" +
-                               stringifyUnknownOpMode(
-                                   result.options.unknownOps) +
-                               ")")
-                                  .str()};
+    return Category{category,
+                    ("'" + name + "' is in no list (unknown-ops=" +
+                     stringifyUnknownOpMode(result.options.unknownOps) + ")")
+                        .str()};
   }
   case UnknownOpMode::Error:
     op.emitError("'")
@@ -271,8 +270,7 @@ LogicalResult PrecisionPainter::visitOp(Operation &op) {
         auto tensor = dyn_cast<RankedTensorType>(v.getType());
         return tensor && isa<FloatType>(tensor.getElementType());
       });
-  auto pinAttr =
-      op.getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttrName);
+  auto pinAttr = op.getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttrName);
   std::optional<Precision> pin =
       pinAttr ? parsePrecision(pinAttr.getValue()) : std::nullopt;
   if (!hasFloatTensor) {
@@ -313,9 +311,9 @@ LogicalResult PrecisionPainter::visitOp(Operation &op) {
             .str();
   } else {
     StringRef name = op.getName().getStringRef();
-    FailureOr<Category> category =
-        linalgOp && !policy.lookup(name) ? classifyLinalg(linalgOp)
-                                         : classifyByName(op, name);
+    FailureOr<Category> category = linalgOp && !policy.lookup(name)
+                                       ? classifyLinalg(linalgOp)
+                                       : classifyByName(op, name);
     if (failed(category))
       return failure();
     decision.category = category->category;
@@ -381,8 +379,7 @@ void PrecisionPainter::addCarriedValues(RegionBranchOpInterface branch) {
     PrecisionDecision decision;
     decision.category = OpCategory::Clear;
     decision.origin = "a value carried by '" +
-                      branch->getName().getStringRef().str() +
-                      "' moves data";
+                      branch->getName().getStringRef().str() + "' moves data";
     unsigned index = result.carried.size();
     unsigned id = addNode(nullptr, std::move(decision));
     result.nodeCarriedIndex[id] = index;
@@ -473,8 +470,8 @@ void PrecisionPainter::connect() {
         continue;
       auto [it, inserted] = constantFits.try_emplace(constant, true);
       if (inserted)
-        it->second =
-            fitsFloatType(cast<DenseElementsAttr>(constant.getValue()), lowType);
+        it->second = fitsFloatType(cast<DenseElementsAttr>(constant.getValue()),
+                                   lowType);
       PrecisionDecision &decision = result.nodes[node];
       if (it->second || decision.category == OpCategory::Deny ||
           decision.pinned)
@@ -500,8 +497,7 @@ void PrecisionPainter::paint() {
   auto is = [&](unsigned node, OpCategory category) {
     return nodes[node].category == category;
   };
-  auto mark = [&](unsigned node, Paint color, PaintRule rule,
-                  unsigned from) {
+  auto mark = [&](unsigned node, Paint color, PaintRule rule, unsigned from) {
     paint[node] = color;
     nodes[node].rule = rule;
     nodes[node].decidedBy = from;

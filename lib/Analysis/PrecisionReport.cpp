@@ -23,8 +23,8 @@ void ConversionStats::addCast(ShapedType from, ShapedType to) {
   }
   uint64_t count = from.getNumElements();
   elements += count;
-  bytes += count * (from.getElementTypeBitWidth() +
-                    to.getElementTypeBitWidth()) / 8;
+  bytes +=
+      count * (from.getElementTypeBitWidth() + to.getElementTypeBitWidth()) / 8;
 }
 
 ConversionStats amp::computeNaiveStats(const PrecisionAnalysis &analysis) {
@@ -52,12 +52,9 @@ ConversionStats amp::computeNaiveStats(const PrecisionAnalysis &analysis) {
 
 static llvm::json::Object toJSON(const ConversionStats &stats) {
   return llvm::json::Object{
-      {"casts", stats.getNumCasts()},
-      {"truncf", stats.truncf},
-      {"extf", stats.extf},
-      {"elements", stats.elements},
-      {"bytes", stats.bytes},
-      {"dynamic_casts", stats.dynamicCasts},
+      {"casts", stats.getNumCasts()}, {"truncf", stats.truncf},
+      {"extf", stats.extf},           {"elements", stats.elements},
+      {"bytes", stats.bytes},         {"dynamic_casts", stats.dynamicCasts},
   };
 }
 
@@ -171,7 +168,8 @@ private:
 std::string DotWriter::nodeOf(Value value) {
   if (Operation *op = value.getDefiningOp()) {
     auto it = opIds.find(op);
-    return it == opIds.end() ? std::string() : "op" + std::to_string(it->second);
+    return it == opIds.end() ? std::string()
+                             : "op" + std::to_string(it->second);
   }
   auto it = argIds.find(value);
   if (it != argIds.end())
@@ -184,9 +182,9 @@ std::string DotWriter::nodeOf(Value value) {
 }
 
 void DotWriter::writeOp(Operation &op) {
-  bool hasTensor = llvm::any_of(
-      llvm::concat<Value>(op.getOperands(), op.getResults()),
-      [](Value v) { return isa<TensorType>(v.getType()); });
+  bool hasTensor =
+      llvm::any_of(llvm::concat<Value>(op.getOperands(), op.getResults()),
+                   [](Value v) { return isa<TensorType>(v.getType()); });
   if (!hasTensor)
     return;
   unsigned id = opIds.size();
@@ -205,13 +203,11 @@ void DotWriter::writeOp(Operation &op) {
   } else if (const PrecisionDecision *decision = analysis.lookup(&op)) {
     switch (decision->role) {
     case OpRole::Painted:
-      label += ("\\n" +
-                (decision->isLow ? low : StringRef("f32")) + " " +
+      label += ("\\n" + (decision->isLow ? low : StringRef("f32")) + " " +
                 stringifyOpCategory(decision->category))
                    .str();
-      style = decision->isLow
-                  ? "shape=box, style=filled, fillcolor=palegreen"
-                  : "shape=box, style=filled, fillcolor=lightpink";
+      style = decision->isLow ? "shape=box, style=filled, fillcolor=palegreen"
+                              : "shape=box, style=filled, fillcolor=lightpink";
       break;
     case OpRole::Source:
       label += resultIsLow() ? ("\\n" + low).str() : "\\nf32";
@@ -227,8 +223,8 @@ void DotWriter::writeOp(Operation &op) {
     label += ("\\n" + low).str();
     style = "shape=box, style=\"filled,dashed\", fillcolor=palegreen";
   }
-  os << "    op" << id << " [label=\"" << escapeLabel(label) << "\", "
-     << style << "];\n";
+  os << "    op" << id << " [label=\"" << escapeLabel(label) << "\", " << style
+     << "];\n";
   for (Value operand : op.getOperands()) {
     std::string from = nodeOf(operand);
     if (!from.empty())

@@ -70,13 +70,15 @@ Value CastInserter::materializeSource(Operation *source, Type type) {
     if (!fitsFloatType(value, elementType))
       return {};
     const llvm::fltSemantics &semantics = elementType.getFloatSemantics();
-    DenseElementsAttr convertedValue = cast<DenseFPElementsAttr>(value).mapValues(
-        elementType, [&](const APFloat &element) {
-          APFloat result = element;
-          bool losesInfo;
-          result.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
-          return result.bitcastToAPInt();
-        });
+    DenseElementsAttr convertedValue =
+        cast<DenseFPElementsAttr>(value).mapValues(
+            elementType, [&](const APFloat &element) {
+              APFloat result = element;
+              bool losesInfo;
+              result.convert(semantics, APFloat::rmNearestTiesToEven,
+                             &losesInfo);
+              return result.bitcastToAPInt();
+            });
     ++constantsConverted;
     return arith::ConstantOp::create(builder, loc, tensorType, convertedValue);
   }
@@ -297,8 +299,7 @@ AmpInsertCastsPass::writeFile(StringRef option, StringRef path,
   llvm::ToolOutputFile file(path, error, llvm::sys::fs::OF_Text);
   if (error)
     return getOperation().emitError("option '")
-           << option << "': cannot write '" << path
-           << "': " << error.message();
+           << option << "': cannot write '" << path << "': " << error.message();
   write(file.os());
   file.keep();
   return success();
@@ -308,8 +309,7 @@ void AmpInsertCastsPass::runOnOperation() {
   ModuleOp module = getOperation();
   llvm::Expected<Policy> loaded = Policy::load(policy);
   if (!loaded) {
-    module.emitError("option 'policy': ")
-        << llvm::toString(loaded.takeError());
+    module.emitError("option 'policy': ") << llvm::toString(loaded.takeError());
     return signalPassFailure();
   }
   PrecisionOptions options;
@@ -323,8 +323,8 @@ void AmpInsertCastsPass::runOnOperation() {
   options.lowPrecision =
       dtype.hasValue() ? *low : loaded->getDtype().value_or(*low);
   if (unknownOps.empty()) {
-    options.unknownOps = loaded->getUnknownOpMode().value_or(
-        UnknownOpMode::Deny);
+    options.unknownOps =
+        loaded->getUnknownOpMode().value_or(UnknownOpMode::Deny);
   } else if (std::optional<UnknownOpMode> mode =
                  parseUnknownOpMode(unknownOps)) {
     options.unknownOps = *mode;
@@ -343,8 +343,7 @@ void AmpInsertCastsPass::runOnOperation() {
   if (explain) {
     for (Operation *op : analysis->getOps())
       op->emitRemark(analysis->explain(op));
-    for (auto [index, carried] :
-         llvm::enumerate(analysis->getCarriedValues()))
+    for (auto [index, carried] : llvm::enumerate(analysis->getCarriedValues()))
       carried.owner->emitRemark(analysis->explainCarried(index));
   }
 
