@@ -1,7 +1,8 @@
 // The scaler rule of amp-guard-update, run: a one-parameter step goes
 // through amp-loss-scaling and amp-guard-update, is lowered to the LLVM
 // dialect and called by mlir-runner on a table of (scale, growth tracker,
-// hysteresis left, found_inf) cases; the new state it prints must equal
+// hysteresis left, found_inf) cases; the new parameter (unchanged bit for bit
+// when the step is skipped) and scaler state it prints must equal
 // test/python/scaler_reference.py's, bit for bit. The reference itself is
 // checked against transcriptions of PyTorch's _amp_update_scale_ and
 // DeepSpeed's DynamicLossScaler.update_scale (--self-check). found_inf comes

@@ -161,12 +161,28 @@ def options_string(options):
     return " ".join(f"{names[k]}={v!r}" for k, v in options.items())
 
 
+# The parameter of the driver's step: w' = w - g/S with g = S * x.
+PARAMETER = F32(0.1)
+
+
+def expected_parameter(scale, found_inf):
+    """w' of the step, in f32 arithmetic: w itself, bit for bit, when the
+    step is skipped; else w minus the gradient unscaled by 1/S."""
+    if found_inf:
+        return float(PARAMETER)
+    s = F32(scale)
+    unscaled = (s * F32(1.0)) * (F32(1.0) / s)
+    return float(PARAMETER - unscaled)
+
+
 def expected_lines(options):
-    """What the driver prints: per case the new scale's bits, the tracker,
-    the hysteresis counter if there is one, and found_inf."""
+    """What the driver prints: per case the new parameter's bits, the new
+    scale's bits, the tracker, the hysteresis counter if there is one, and
+    found_inf."""
     lines = []
     for scale, tracker, left, found_inf in case_rows(options):
         new = amp_update_scale(scale, tracker, left, found_inf, **options)
+        lines.append(str(f32_bits(expected_parameter(scale, found_inf))))
         lines += [str(f32_bits(new[0])), str(new[1])]
         if options.get("hysteresis", 1) > 1:
             lines.append(str(new[2]))
@@ -191,7 +207,7 @@ def driver(options):
     for i, (scale, tracker, left, found_inf) in enumerate(case_rows(options)):
         x = "0x7F800000" if found_inf else "1.0"
         out.append(f"    %x{i} = arith.constant dense<{x}> : tensor<1xf32>")
-        out.append(f"    %w{i} = arith.constant dense<0.0> : tensor<1xf32>")
+        out.append(f"    %w{i} = arith.constant dense<0x{f32_bits(float(PARAMETER)):08X}> : tensor<1xf32>")
         out.append(f"    %s{i} = arith.constant dense<0x{f32_bits(scale) & 0xffffffff:08X}> : tensor<f32>")
         out.append(f"    %t{i} = arith.constant dense<{tracker}> : tensor<i32>")
         args = [f"%x{i}", f"%w{i}", f"%s{i}", f"%t{i}"]
@@ -201,6 +217,10 @@ def driver(options):
         out.append(f"    %r{i}:{len(result_types)} = func.call @step({', '.join(args)}) : "
                    f"(tensor<1xf32>, tensor<1xf32>, {', '.join(state_types)}) -> "
                    f"({', '.join(result_types)})")
+        out.append(f"    %c0_{i} = arith.constant 0 : index")
+        out.append(f"    %wv{i} = tensor.extract %r{i}#0[%c0_{i}] : tensor<1xf32>")
+        out.append(f"    %wb{i} = arith.bitcast %wv{i} : f32 to i32")
+        out.append(f"    vector.print %wb{i} : i32")
         out.append(f"    %sv{i} = tensor.extract %r{i}#1[] : tensor<f32>")
         out.append(f"    %sb{i} = arith.bitcast %sv{i} : f32 to i32")
         out.append(f"    vector.print %sb{i} : i32")
