@@ -384,7 +384,6 @@ void PrecisionPainter::addCarriedValues(RegionBranchOpInterface branch) {
     unsigned id = addNode(nullptr, std::move(decision));
     result.nodeCarriedIndex[id] = index;
     result.carriedNodes.push_back(id);
-    group.index = index;
     for (Value value : group.values)
       result.nodeOfCarriedValue[value] = id;
     for (OpOperand *input : group.inputs)

@@ -101,6 +101,30 @@ func.func @grappler_chain(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>, %acc: tensor
 
 // -----
 
+// deny spreading wins over "between allow": the add reads exp's f32 result
+// and is denied although it lies between two matmuls, so it runs in f32 and
+// one truncf stands before the second matmul.
+// CHECK-LABEL: func.func @deny_before_between(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x4xf32>) -> tensor<4x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x4xf16>, tensor<4x4xf16>) outs(%[[ARG2]] : tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = math.exp %[[ARG0]] : tensor<4x4xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = arith.addf %[[V2]], %[[V3]] : tensor<4x4xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.truncf %[[V4]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V5]], %[[V0]] : tensor<4x4xf16>, tensor<4x4xf16>) outs(%[[ARG2]] : tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT: return %[[V6]] : tensor<4x4xf32>
+// CHECK-NEXT: }
+func.func @deny_before_between(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e = math.exp %a : tensor<4x4xf32>
+  %s = arith.addf %m, %e : tensor<4x4xf32>
+  %n = linalg.matmul ins(%s, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %n : tensor<4x4xf32>
+}
+
+// -----
+
 // allow expands through clear ops upstream: the weight is cast before the
 // transpose. Downstream, a clear op after a matmul with no low user stays
 // f32 and reads the accumulator.
@@ -337,6 +361,75 @@ func.func @constants(%x: tensor<2x2xf32>, %acc: tensor<2x2xf32>) -> (tensor<2x2x
   %s = arith.mulf %m, %big : tensor<2x2xf32>
   %n = linalg.matmul ins(%s, %w : tensor<2x2xf32>, tensor<2x2xf32>) outs(%acc : tensor<2x2xf32>) -> tensor<2x2xf32>
   return %m, %n : tensor<2x2xf32>, tensor<2x2xf32>
+}
+
+// -----
+
+// The results of scf.if and the values carried by scf.while are nodes as
+// well: both branches yield f16, the while loop carries f16.
+// CHECK-LABEL: func.func @ifs(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: i1, %[[ARG1:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG3:[A-Za-z0-9_]+]]: tensor<4x4xf32>) -> tensor<4x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG2]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = scf.if %[[ARG0]] -> (tensor<4x4xf16>) {
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x4xf16>, tensor<4x4xf16>) outs(%[[ARG3]] : tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.truncf %[[V4]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = arith.mulf %[[V5]], %[[V5]] : tensor<4x4xf16>
+// CHECK-NEXT: scf.yield %[[V6]] : tensor<4x4xf16>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[V1]] : tensor<4x4xf16>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V2]], %[[V0]] : tensor<4x4xf16>, tensor<4x4xf16>) outs(%[[ARG3]] : tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT: return %[[V3]] : tensor<4x4xf32>
+// CHECK-NEXT: }
+func.func @ifs(%c: i1, %a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = scf.if %c -> tensor<4x4xf32> {
+    %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %t = arith.mulf %m, %m : tensor<4x4xf32>
+    scf.yield %t : tensor<4x4xf32>
+  } else {
+    scf.yield %a : tensor<4x4xf32>
+  }
+  %n = linalg.matmul ins(%r, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %n : tensor<4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @whiles(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG3:[A-Za-z0-9_]+]]: index) -> tensor<4x4xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]]:2 = scf.while (%[[ARG4:[A-Za-z0-9_]+]] = %[[C0]], %[[ARG5:[A-Za-z0-9_]+]] = %[[V0]]) : (index, tensor<4x4xf16>) -> (index, tensor<4x4xf16>) {
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = arith.cmpi slt, %[[ARG4]], %[[ARG3]] : index
+// CHECK-NEXT: scf.condition(%[[V4]]) %[[ARG4]], %[[ARG5]] : index, tensor<4x4xf16>
+// CHECK-NEXT: } do {
+// CHECK-NEXT: ^bb0(%[[ARG4:[A-Za-z0-9_]+]]: index, %[[ARG5:[A-Za-z0-9_]+]]: tensor<4x4xf16>):
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[ARG5]], %[[V1]] : tensor<4x4xf16>, tensor<4x4xf16>) outs(%[[ARG2]] : tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.truncf %[[V4]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = math.tanh %[[V5]] : tensor<4x4xf16>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = arith.addi %[[ARG4]], %[[C1]] : index
+// CHECK-NEXT: scf.yield %[[V7]], %[[V6]] : index, tensor<4x4xf16>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = arith.extf %[[V2]]#1 : tensor<4x4xf16> to tensor<4x4xf32>
+// CHECK-NEXT: return %[[V3]] : tensor<4x4xf32>
+// CHECK-NEXT: }
+func.func @whiles(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %acc: tensor<4x4xf32>, %n: index) -> tensor<4x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.while (%i = %c0, %x = %a) : (index, tensor<4x4xf32>) -> (index, tensor<4x4xf32>) {
+    %cond = arith.cmpi slt, %i, %n : index
+    scf.condition(%cond) %i, %x : index, tensor<4x4xf32>
+  } do {
+  ^bb0(%j: index, %y: tensor<4x4xf32>):
+    %m = linalg.matmul ins(%y, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %t = math.tanh %m : tensor<4x4xf32>
+    %k = arith.addi %j, %c1 : index
+    scf.yield %k, %t : index, tensor<4x4xf32>
+  }
+  return %r#1 : tensor<4x4xf32>
 }
 
 // -----
