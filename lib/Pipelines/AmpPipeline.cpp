@@ -11,12 +11,51 @@
 using namespace mlir;
 using namespace mlir::amp;
 
+namespace {
+/// MindSpore's `amp_level`. O1, O2 and O3 need MindSpore's O1 white list and
+/// O2 black list as presets, which do not exist yet.
+enum class AmpLevel { Unset, O0, Auto };
+} // namespace
+
+static llvm::Expected<AmpLevel> getLevel(const AmpPipelineOptions &options) {
+  if (!options.level.hasValue())
+    return AmpLevel::Unset;
+  StringRef level = options.level;
+  if (level == "O1" || level == "O2" || level == "O3")
+    return llvm::createStringError(
+        "option 'level=" + level +
+        "' is not implemented yet (MindSpore's O1 and O2 op lists are not "
+        "presets yet); use O0, auto, or 'policy' and 'scaling'");
+  if (level != "O0" && level != "auto")
+    return llvm::createStringError(
+        "option 'level' must be O0, O1, O2, O3 or auto, got '" + level + "'");
+  if (options.policy.hasValue())
+    return llvm::createStringError(
+        "options 'level' and 'policy' both choose the policy; give one");
+  if (level == "auto")
+    return AmpLevel::Auto;
+  if (options.dtype.hasValue() || options.scaling.hasValue() ||
+      options.unknownOps.hasValue())
+    return llvm::createStringError(
+        "option 'level=O0' keeps the step in f32 and unscaled; it takes no "
+        "'dtype', 'scaling' or 'unknown-ops'");
+  return AmpLevel::O0;
+}
+
+/// The policy the casts follow: `level=auto` is MindSpore's auto lists.
+static std::string getEffectivePolicy(const AmpPipelineOptions &options,
+                                      AmpLevel level) {
+  return level == AmpLevel::Auto ? "mindspore" : options.policy.getValue();
+}
+
 /// The low type the step is converted to: an explicit `dtype` wins over the
 /// policy file's own, as amp-insert-casts decides.
-static std::string getEffectiveDtype(const AmpPipelineOptions &options) {
+static std::string getEffectiveDtype(const AmpPipelineOptions &options,
+                                     AmpLevel level) {
   if (options.dtype.hasValue())
     return options.dtype;
-  llvm::Expected<Policy> policy = Policy::load(options.policy);
+  llvm::Expected<Policy> policy =
+      Policy::load(getEffectivePolicy(options, level));
   if (!policy) {
     // amp-insert-casts reports it.
     llvm::consumeError(policy.takeError());
@@ -29,10 +68,11 @@ static std::string getEffectiveDtype(const AmpPipelineOptions &options) {
 
 /// The options of amp-loss-scaling or amp-guard-update (the same list).
 template <typename ScalingOptionsT>
-static ScalingOptionsT getScalingOptions(const AmpPipelineOptions &options) {
+static ScalingOptionsT getScalingOptions(const AmpPipelineOptions &options,
+                                         AmpLevel level) {
   ScalingOptionsT scaling;
-  scaling.dtype = getEffectiveDtype(options);
-  scaling.scaling = options.scaling;
+  scaling.dtype = getEffectiveDtype(options, level);
+  scaling.scaling = level == AmpLevel::O0 ? "none" : options.scaling.getValue();
   scaling.initScale = options.initScale;
   scaling.growthFactor = options.growthFactor;
   scaling.backoffFactor = options.backoffFactor;
@@ -44,11 +84,11 @@ static ScalingOptionsT getScalingOptions(const AmpPipelineOptions &options) {
 }
 
 llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {
-  if (options.level.hasValue())
-    return llvm::createStringError(
-        "option 'level' (O0, O1, O2, O3, auto) is not implemented yet; leave "
-        "it unset and choose 'policy' and 'scaling' instead");
-  llvm::Expected<Policy> policy = Policy::load(options.policy);
+  llvm::Expected<AmpLevel> level = getLevel(options);
+  if (!level)
+    return level.takeError();
+  llvm::Expected<Policy> policy =
+      Policy::load(getEffectivePolicy(options, *level));
   if (!policy)
     return llvm::createStringError("option 'policy': " +
                                    llvm::toString(policy.takeError()));
@@ -56,7 +96,8 @@ llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {
     return llvm::createStringError(
         "option 'unknown-ops' must be 'deny', 'infer' or 'error', got '" +
         options.unknownOps + "'");
-  return ScalingConfig::get(getScalingOptions<AmpGuardUpdateOptions>(options))
+  return ScalingConfig::get(
+             getScalingOptions<AmpGuardUpdateOptions>(options, *level))
       .takeError();
 }
 
@@ -73,11 +114,12 @@ amp::parseAmpPipelineOptions(StringRef text) {
   return std::move(options);
 }
 
-void amp::buildAmpPipeline(OpPassManager &pm,
-                           const AmpPipelineOptions &options) {
+static void addInsertCasts(OpPassManager &pm,
+                           const AmpPipelineOptions &options,
+                           StringRef policy) {
   AmpInsertCastsOptions casts;
   casts.dtype = options.dtype;
-  casts.policy = options.policy;
+  casts.policy = policy.str();
   casts.unknownOps = options.unknownOps;
   casts.explain = options.explain;
   casts.report = options.report;
@@ -90,14 +132,27 @@ void amp::buildAmpPipeline(OpPassManager &pm,
         "dtype=" + options.dtype.getValue(),
         [](const Twine &) { return failure(); });
   pm.addPass(std::move(insertCasts));
+}
 
+void amp::buildAmpPipeline(OpPassManager &pm,
+                           const AmpPipelineOptions &options) {
+  // The options were verified (see the header): the level is valid.
+  llvm::Expected<AmpLevel> expectedLevel = getLevel(options);
+  AmpLevel level = AmpLevel::Unset;
+  if (expectedLevel)
+    level = *expectedLevel;
+  else
+    llvm::consumeError(expectedLevel.takeError());
+  if (level != AmpLevel::O0)
+    addInsertCasts(pm, options, getEffectivePolicy(options, level));
   pm.addPass(createAmpLossScaling(
-      getScalingOptions<AmpLossScalingOptions>(options)));
-  pm.addPass(
-      createAmpGuardUpdate(getScalingOptions<AmpGuardUpdateOptions>(options)));
+      getScalingOptions<AmpLossScalingOptions>(options, level)));
+  pm.addPass(createAmpGuardUpdate(
+      getScalingOptions<AmpGuardUpdateOptions>(options, level)));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
+
 
 void amp::registerAmpPipeline() {
   registerPassPipeline(

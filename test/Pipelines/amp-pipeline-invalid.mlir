@@ -11,6 +11,9 @@
 // RUN: not amp-opt %s --amp-pipeline="unknown-ops=allow" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not amp-opt %s --amp-pipeline="policy=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=POLICY
 // RUN: not amp-opt %s --amp-pipeline="level=O2" 2>&1 | FileCheck %s --check-prefix=LEVEL
+// RUN: not amp-opt %s --amp-pipeline="level=O4" 2>&1 | FileCheck %s --check-prefix=LEVEL-NAME
+// RUN: not amp-opt %s --amp-pipeline="level=auto policy=tf" 2>&1 | FileCheck %s --check-prefix=LEVEL-POLICY
+// RUN: not amp-opt %s --amp-pipeline="level=O0 scaling=dynamic" 2>&1 | FileCheck %s --check-prefix=LEVEL-O0
 // RUN: not amp-opt %s --amp-pipeline="growth=2" 2>&1 | FileCheck %s --check-prefix=NAME
 
 // GROWTH: error: option 'growth-factor' must be a finite number > 1, got 1
@@ -23,7 +26,10 @@
 // DTYPE: error: option 'dtype' must be f16 or bf16, got 'f8'
 // UNKNOWN: error: option 'unknown-ops' must be 'deny', 'infer' or 'error', got 'allow'
 // POLICY: error: option 'policy': {{.*}}missing.json
-// LEVEL: error: option 'level' (O0, O1, O2, O3, auto) is not implemented yet
+// LEVEL: error: option 'level=O2' is not implemented yet (MindSpore's O1 and O2 op lists are not presets yet); use O0, auto, or 'policy' and 'scaling'
+// LEVEL-NAME: error: option 'level' must be O0, O1, O2, O3 or auto, got 'O4'
+// LEVEL-POLICY: error: options 'level' and 'policy' both choose the policy; give one
+// LEVEL-O0: error: option 'level=O0' keeps the step in f32 and unscaled; it takes no 'dtype', 'scaling' or 'unknown-ops'
 // NAME: error: invalid amp-pipeline options 'growth=2': {{.*}}no such option growth
 
 // RUN: amp-opt %s --split-input-file --amp-pipeline -verify-diagnostics

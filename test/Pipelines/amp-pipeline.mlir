@@ -4,6 +4,8 @@
 // RUN: amp-opt %s --split-input-file --amp-pipeline="scaling=none" | FileCheck %s --check-prefixes=CHECK,NONE
 // RUN: amp-opt %s --split-input-file --amp-pipeline="dtype=bf16" | FileCheck %s --check-prefixes=CHECK,BF16
 // RUN: amp-opt %s --split-input-file --amp-pipeline="hysteresis=2 min-scale=1 max-scale=16777216 growth-factor=2 growth-interval=1000" | FileCheck %s --check-prefixes=CHECK,HYST
+// RUN: amp-opt %s --split-input-file --amp-pipeline="level=O0" | FileCheck %s --check-prefixes=CHECK,O0
+// RUN: amp-opt %s --split-input-file --amp-pipeline="level=auto" | FileCheck %s --check-prefixes=CHECK,AUTO
 // RUN: amp-opt %amp_src_root/examples/mlp.mlir --amp-pipeline | FileCheck %s --check-prefix=MLP
 // RUN: amp-opt %amp_src_root/examples/transformer.mlir --amp-pipeline="hysteresis=2" | FileCheck %s --check-prefix=TRANSFORMER
 // RUN: amp-opt %amp_src_root/examples/cnn.mlir --amp-pipeline="dtype=bf16 scaling=static" | FileCheck %s --check-prefix=CNN
@@ -23,6 +25,8 @@
 // STATIC-SAME:     ) -> (tensor<f32>, tensor<4x3xf32>, tensor<i1> {amp.state = "found_inf"})
 // NONE-SAME:       ) -> (tensor<f32>, tensor<4x3xf32>) {
 // BF16-SAME:       ) -> (tensor<f32>, tensor<4x3xf32>) {
+// O0-SAME:         ) -> (tensor<f32>, tensor<4x3xf32>) {
+// AUTO-SAME:       %{{[^:]*}}: tensor<f32> {amp.state = "scale"}, %{{[^:]*}}: tensor<i32> {amp.state = "growth_tracker"})
 // CHECK-NOT:     amp.seed
 // CHECK-NOT:     amp.update
 // CHECK-NOT:     amp.yield
@@ -52,6 +56,17 @@
 // BF16:          arith.truncf %[[W]] : tensor<4x3xf32> to tensor<4x3xbf16>
 // BF16-NOT:      arith.select
 // BF16:          return %{{.*}}, %{{.*}} : tensor<f32>, tensor<4x3xf32>
+// level=O0 leaves the step as it is: fp32, the seed ones, the update
+// inlined, nothing checked. level=auto is MindSpore's auto lists with the
+// f16 default of dynamic scaling.
+// O0:            arith.constant dense<1.000000e+00> : tensor<f32>
+// O0:            linalg.matmul ins(%[[X]], %[[W]] : tensor<2x4xf32>, tensor<4x3xf32>)
+// O0-NOT:        arith.truncf
+// O0-NOT:        arith.select
+// O0:            return %{{.*}}, %{{.*}} : tensor<f32>, tensor<4x3xf32>
+// AUTO:          arith.truncf %{{.*}} : tensor<{{.*}}xf32> to tensor<{{.*}}xf16>
+// AUTO:          linalg.matmul {{.*}}xf16>
+// AUTO:          return {{.*}} : tensor<f32>, tensor<4x3xf32>, tensor<f32>, tensor<i32>, tensor<i1>
 // HYST:          %[[SCALER:.*]]:3 = linalg.generic {{.*}} ins(%{{.*}}, %[[S]], %[[T]], %[[H]] : tensor<i1>, tensor<f32>, tensor<i32>, tensor<i32>)
 // HYST:            arith.minimumf
 // HYST:            arith.maximumf

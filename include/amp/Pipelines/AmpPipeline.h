@@ -35,8 +35,9 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
       llvm::cl::init(AmpInsertCastsOptions().policy)};
   Option<std::string> level{
       *this, "level",
-      llvm::cl::desc("MindSpore's amp level O0, O1, O2, O3 or auto (not "
-                     "implemented yet: must be left unset)")};
+      llvm::cl::desc("MindSpore's amp level, instead of 'policy': O0 (no "
+                     "change) or auto (policy mindspore); O1, O2 and O3 are "
+                     "not implemented yet")};
   Option<std::string> unknownOps{
       *this, "unknown-ops",
       llvm::cl::desc("What an op in no list gets: deny, infer or error "
@@ -99,9 +100,11 @@ llvm::Error verifyAmpPipelineOptions(const AmpPipelineOptions &options);
 llvm::Expected<std::unique_ptr<AmpPipelineOptions>>
 parseAmpPipelineOptions(llvm::StringRef text);
 
-/// Appends the pipeline to `pm` (on builtin.module): amp-insert-casts,
-/// amp-loss-scaling, amp-guard-update, canonicalize, cse. Options that fail
-/// verifyAmpPipelineOptions make the passes fail with the same errors.
+/// Appends the pipeline to `pm` (on builtin.module): amp-insert-casts
+/// (except at level=O0), amp-loss-scaling, amp-guard-update, canonicalize,
+/// cse. `options` must have passed verifyAmpPipelineOptions, as those of
+/// parseAmpPipelineOptions and of the registered pipeline have: an invalid
+/// `level` is taken as unset here, and the passes report the other options.
 void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 
 /// Registers `amp-pipeline`, which verifies its options when it is parsed.
