@@ -233,8 +233,6 @@ bool PrecisionPainter::isSourceOp(Operation &op) {
 }
 
 std::optional<std::string> PrecisionPainter::whyFixed(Operation &op) {
-  if (isa<SeedOp>(op))
-    return "the loss seed stays f32: loss scaling rewrites it";
   // Element type conversions (extf, truncf, sitofp...) keep their types;
   // shape casts such as tensor.cast move data like any clear op.
   if (isa<CastOpInterface>(op) &&
@@ -278,6 +276,21 @@ LogicalResult PrecisionPainter::visitOp(Operation &op) {
       return op.emitError("pins '")
              << stringifyPrecision(*pin)
              << "' but has no f32 tensor for the pass to convert";
+    return success();
+  }
+  // The gradient of the loss starts in f32, as the backward of an f32 loss
+  // does in eager autocast: loss scaling turns the seed into S (2^16 by
+  // default), which is beyond f16's range until the first allow op divides
+  // it down.
+  if (isa<SeedOp>(op)) {
+    if (pin && isLowPrecision(*pin))
+      return op.emitError("pins '")
+             << stringifyPrecision(*pin)
+             << "' but the loss seed stays f32: loss scaling rewrites it";
+    PrecisionDecision decision;
+    decision.category = OpCategory::Deny;
+    decision.origin = "the loss seed: the backward of the loss starts in f32";
+    addNode(&op, std::move(decision));
     return success();
   }
   if (isSourceOp(op)) {

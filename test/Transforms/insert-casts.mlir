@@ -54,6 +54,24 @@ func.func @between_allow(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %acc: tensor<
 
 // -----
 
+// The loss seed is deny: loss scaling turns it into S (2^16 by default, out
+// of f16's range), so the backward starts in f32 and is cast to the low type
+// only at the next allow op.
+// CHECK-LABEL: func.func @seed_stays_f32(
+// CHECK:         %[[SEED:.*]] = amp.seed %{{.*}} : tensor<4x4xf32>
+// CHECK-NEXT:    %[[GRAD:.*]] = arith.mulf %[[SEED]], %{{.*}} : tensor<4x4xf32>
+// CHECK-NEXT:    %[[LOW:.*]] = arith.truncf %[[GRAD]] : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-NEXT:    linalg.matmul ins(%[[LOW]], %{{.*}} : tensor<4x4xf16>, tensor<4x4xf16>)
+func.func @seed_stays_f32(%loss: tensor<4x4xf32>, %a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %seed = amp.seed %loss : tensor<4x4xf32>
+  %g = arith.mulf %seed, %m : tensor<4x4xf32>
+  %n = linalg.matmul ins(%g, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %n : tensor<4x4xf32>
+}
+
+// -----
+
 // deny: exp stays f32 and reads the f32 accumulator directly.
 // CHECK-LABEL: func.func @deny_exp(
 // CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<4x4xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x4xf32>) -> tensor<4x4xf32> {
