@@ -30,3 +30,11 @@ tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
 tools = ["amp-opt", "amp-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# The CUDA toolkit (ptxas, libdevice) that serializes device code: tests of
+# amp-lower-to-nvvm that go down to a fatbin need it.
+cuda_root = os.environ.get("CUDA_ROOT") or os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if os.path.exists(os.path.join(cuda_root, "bin", "ptxas")):
+    config.available_features.add("cuda-toolkit")
+    config.environment["CUDA_ROOT"] = cuda_root
+    config.substitutions.append(("%ptxas", os.path.join(cuda_root, "bin", "ptxas")))

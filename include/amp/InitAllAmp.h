@@ -3,25 +3,32 @@
 #ifndef AMP_INITALLAMP_H
 #define AMP_INITALLAMP_H
 
+#include "amp/Conversion/AmpGPUToLLVM.h"
+#include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Dialect/AmpGPU/IR/AmpGPU.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/CPULowering.h"
+#include "amp/Pipelines/GPULowering.h"
 #include "amp/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::amp {
 
 inline void registerAllAmpDialects(DialectRegistry &registry) {
-  registry.insert<AmpDialect>();
+  registry.insert<AmpDialect, amp_gpu::AmpGPUDialect>();
+  amp_gpu::registerConvertAmpGPUToLLVMInterface(registry);
 }
 
 inline void registerAllAmpPipelines() {
   registerAmpPipeline();
   registerCPULoweringPipeline();
+  registerGPULoweringPipeline();
 }
 
 inline void registerAllAmpPasses() {
   registerAmpStripMarkers();
+  registerAmpConversionPasses();
   registerAmpInsertCasts();
   registerAmpLossScaling();
   registerAmpGuardUpdate();

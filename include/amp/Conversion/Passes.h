@@ -1,0 +1,27 @@
+//===- Passes.h - GPU lowering passes ---------------------------*- C++ -*-===//
+
+#ifndef AMP_CONVERSION_PASSES_H
+#define AMP_CONVERSION_PASSES_H
+
+#include "amp/Dialect/AmpGPU/IR/AmpGPU.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::amp {
+
+#define GEN_PASS_DECL
+#include "amp/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "amp/Conversion/Passes.h.inc"
+
+} // namespace mlir::amp
+
+#endif // AMP_CONVERSION_PASSES_H

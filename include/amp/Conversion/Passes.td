@@ -1,0 +1,101 @@
+//===- Passes.td - GPU lowering passes ---------------------*- tablegen -*-===//
+//
+// The passes of amp-lower-to-nvvm (lib/Pipelines/GPULowering.cpp) that
+// upstream MLIR has no equivalent of, in pipeline order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_CONVERSION_PASSES_TD
+#define AMP_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AmpSinkTensorExtracts : Pass<"amp-sink-tensor-extracts",
+                                 "func::FuncOp"> {
+  let summary = "Move scalar reads of tensors into the linalg.generic ops "
+                "that use them";
+  let description = [{
+    On the GPU every tensor lives in device memory, so a `tensor.extract`
+    whose scalar the step computes with on the host (an Adam bias correction
+    `1 - beta^t` from a step counter, say) would read device memory from the
+    host. This pass moves the read to where the scalar is used: each
+    `linalg.generic` whose body uses the extracted scalar, or a value
+    computed from it by pure scalar ops, gets the tensor as one more input
+    (indexing map to the constant indices), and the scalar ops are cloned
+    into its body. The host copies are erased.
+
+    The indices must be constants. A scalar that reaches anything but
+    pure scalar ops and `linalg.generic` bodies is an error.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def AmpGPUBufferize : Pass<"amp-gpu-bufferize", "ModuleOp"> {
+  let summary = "Bufferize a step into device memory, with caller-allocated "
+                "results";
+  let description = [{
+    One-shot bufferization of the whole module (function boundaries with
+    identity layouts) whose allocations are `gpu.alloc` and copies
+    `gpu.memcpy`, so that no buffer of the step is host memory:
+
+    - memref results become out-parameters allocated by the caller; a result
+      computed into a fresh buffer is computed into the out-parameter
+      directly, others (an argument returned as it is) are copied into it on
+      the device; the `amp.state` name of a result moves to its
+      out-parameter as `amp_gpu.state` (on arguments, `amp.state` names
+      scaler inputs);
+    - tensor constants (host globals after bufferization) are copied into
+      device buffers where they are used;
+    - every `gpu.alloc` that does not leave its block is freed with
+      `gpu.dealloc` before the block's terminator. A buffer that leaves its
+      block (yielded by a loop or branch) is an error.
+  }];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "gpu::GPUDialect", "memref::MemRefDialect"];
+}
+
+def AmpLinalgToGPUMatmul : Pass<"amp-linalg-to-gpu-matmul", "ModuleOp"> {
+  let summary = "Turn contractions on device buffers into runtime matmuls";
+  let description = [{
+    Rewrites `linalg.matmul` and `linalg.batch_matmul` on memrefs (with any
+    transposed indexing maps) whose inputs are f16 or bf16 (and f32 with
+    `matmul-f32`) into `amp_gpu.matmul`, which becomes a call of the
+    runtime's cuBLASLt `ampMatmul` with f32 accumulation. Transposed
+    operands become `memref.transpose` views: the runtime reads the layout
+    from the strides, nothing is copied. The output type is the op's (f32 or
+    the input type). A `linalg.fill` of zero into the output just before the
+    contraction is folded into it (beta = 0). Each call gets its own
+    `call_site` number for the runtime's plan cache.
+
+    Other contractions (f32 without `matmul-f32`, mixed input types, outputs
+    of another type) are left to the generic kernel path.
+  }];
+  let dependentDialects = ["amp_gpu::AmpGPUDialect", "memref::MemRefDialect"];
+  let options = [
+    Option<"matmulF32", "matmul-f32", "bool", /*default=*/"false",
+           "Also run f32 contractions through the runtime">,
+  ];
+}
+
+def AmpGPUParallelOuterLoops : Pass<"amp-gpu-parallel-outer-loops",
+                                     "func::FuncOp"> {
+  let summary = "Make the outermost loops of every linalg op parallel";
+  let description = [{
+    `convert-linalg-to-parallel-loops` makes one `scf.parallel` of the
+    parallel loops *outside* the first reduction loop only, and only that
+    loop becomes a kernel. So that each linalg op on memrefs becomes exactly
+    one kernel, this pass
+    - interchanges the loops of an op that starts with a reduction (a bias
+      gradient summing over the batch, say) so that its parallel loops come
+      first (named ops are generalized to do so); otherwise every reduction
+      step would be a kernel launch from a host loop;
+    - wraps an op without parallel loops (a 0-d update such as the loss
+      scaler's, a full reduction such as the loss) in an `scf.parallel` of
+      one iteration: a kernel of one thread, instead of host code reading
+      device memory.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "scf::SCFDialect"];
+}
+
+#endif // AMP_CONVERSION_PASSES_TD
