@@ -1,0 +1,120 @@
+"""The benchmark scripts' parsing and arithmetic (bench/*.py), on recorded tool output and
+on a small generated step; the benchmarks themselves are not run here (bench/README.md)."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import bench_passes  # noqa: E402
+import bench_steps  # noqa: E402
+
+BUILD = os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build"))
+
+MLIR_TIMING = """\
+===-------------------------------------------------------------------------===
+                         ... Execution time report ...
+===-------------------------------------------------------------------------===
+  Total Execution Time: 1.7790 seconds
+
+  ----Wall Time----  ----Name----
+    1.7790 (100.0%)  root
+    0.4494 ( 25.3%)  Parser
+    0.4445 ( 25.0%)  Canonicalizer
+    0.0620 (  3.5%)  AmpInsertCasts
+    0.0000 (  0.0%)  (A) DominanceInfo
+    0.0464 (  2.6%)  Rest
+    1.7790 (100.0%)  Total
+"""
+
+
+def test_parse_mlir_timing():
+    times = bench_passes.parse_mlir_timing(MLIR_TIMING)
+    assert times["Parser"] == 0.4494
+    assert times["AmpInsertCasts"] == 0.062
+    assert times["(A) DominanceInfo"] == 0.0
+    assert times["Total"] == 1.779
+    with pytest.raises(ValueError):
+        bench_passes.parse_mlir_timing("no report")
+
+
+def test_parse_callgrind():
+    stderr = "==893== Callgrind, a call-graph generating cache profiler\n" \
+             "==893== Events    : Ir\n==893== Collected : 1509851290\n==893==\n"
+    assert bench_passes.parse_callgrind(stderr) == 1509851290
+    with pytest.raises(ValueError):
+        bench_passes.parse_callgrind("==1== Events : Ir\n")
+
+
+def test_fit_exponent():
+    ops = [1e4, 3e4, 1e5]
+    assert bench_passes.fit_exponent(ops, [2e-6 * n for n in ops]) == pytest.approx(1.0)
+    assert bench_passes.fit_exponent(ops, [1e-9 * n * n for n in ops]) == pytest.approx(2.0)
+    # A negative difference (noise) is left out; one point fits nothing.
+    assert bench_passes.fit_exponent(ops[:2], [1.0, -1.0]) is None
+
+
+def fake_step(model, ops, floor, ours, casts_bytes, naive_bytes):
+    time = {"floor": {"wall": floor, "cpu": floor}}
+    time.update({n: {"wall": ours, "cpu": ours} for n in bench_passes.OURS})
+    return {"model": model, "setting": f"--x {ops}", "ops": ops, "size_mb": ops / 1e4,
+            "time": time,
+            "casts": {"casts": 1, "naive_casts": 2, "bytes": casts_bytes,
+                      "naive_bytes": naive_bytes, "bytes_ratio": casts_bytes / naive_bytes,
+                      "dynamic_casts": 0}}
+
+
+def test_report_verdicts():
+    args = argparse.Namespace(build="build", runs=1, warmup=0)
+    # Linear, 0.4x over the floor, a third of the naive bytes: every target met.
+    good = [fake_step(m, n, 1e-5 * n, 1.4e-5 * n, 1, 3)
+            for m in ("mlp", "transformer") for n in (1e4, 3e4, 1e5)]
+    text = bench_passes.report(good, args)
+    assert "NOT" not in text
+    assert "passes overhead <= 0.5x the floor (steps >= 10000 ops, worst +0.40x): met" in text
+    assert "mlp passes: added time ~ ops^1.00: linear" in text
+    assert "bytes converted <= 0.5 x naive (worst 0.33): met" in text
+    # Quadratic passes, 0.6 of the naive bytes: the verdicts say so.
+    bad = [fake_step(m, n, 1e-5 * n, 1e-5 * n + 1e-10 * n * n, 3, 5)
+           for m in ("mlp", "transformer") for n in (1e4, 3e4, 1e5)]
+    text = bench_passes.report(bad, args)
+    assert "mlp pipeline: added time ~ ops^2.00: NOT linear" in text
+    assert "bytes converted <= 0.5 x naive (worst 0.60): NOT met" in text
+    assert "worst +1.00x): NOT met" in text
+
+
+def test_generated_step_and_cast_report(tmp_path):
+    """gen_step.py's op count line and amp-insert-casts' report fields are as parsed."""
+    path = str(tmp_path / "step.mlir")
+    gen = subprocess.run([sys.executable, bench_passes.GEN_STEP, "mlp", "--layers", "2",
+                          "--width", "16", "-o", path], capture_output=True, text=True)
+    assert gen.returncode == 0, gen.stderr
+    assert bench_passes.parse_gen_ops(gen.stderr) > 100
+    amp_opt = os.path.join(BUILD, "bin", "amp-opt")
+    report = tmp_path / "report.json"
+    opt = subprocess.run(bench_passes.amp_opt_cmd(
+        amp_opt, path, [f"--amp-insert-casts=report={report}"]), capture_output=True, text=True)
+    assert opt.returncode == 0, opt.stderr
+    summary = bench_passes.cast_summary(json.loads(report.read_text()))
+    assert 0 < summary["casts"] < summary["naive_casts"]
+    assert 0 < summary["bytes_ratio"] < 1
+
+
+def test_parse_amp_run_output():
+    line = ("amp-run: @train_step as written (no AMP pipeline), 4 parameter(s), 0 optimizer "
+            "state, 2 data argument(s); compiled in 0.39 s\nfinal: step 50  loss 1.17  time 0.05 s\n")
+    assert bench_steps.parse_compile_seconds(line) == 0.39
+    with pytest.raises(ValueError):
+        bench_steps.parse_compile_seconds("final: step 50")
+    log = ["step,loss,scale,found_inf,time_ms\n"] + [
+        f"{i},2.0,65536,{int(i == 7)},{float(i)}\n" for i in range(1, 9)]
+    times, skipped = bench_steps.parse_step_log(log, warmup=5)
+    assert times == [6.0, 7.0, 8.0]
+    assert skipped == 1
+    with pytest.raises(ValueError):
+        bench_steps.parse_step_log(log[:3], warmup=5)
