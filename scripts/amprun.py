@@ -29,6 +29,7 @@ class Run:
     found_inf: np.ndarray  # bool per step: the step was skipped
     params: dict           # argument number -> array (--save-params)
     state: dict            # argument number -> array, "step" -> step.npy (--save-state); or {}
+    final_scale: str       # as amp-run's summary prints it; "-" without dynamic scaling
     compile_s: float
     train_s: float
     stdout: str
@@ -65,13 +66,16 @@ def train(step, workdir, amp=None, data=None, save_state=False, args=()):
     with open(log) as f:
         rows = list(csv.DictReader(f))
     compiled = re.search(r"compiled in ([0-9.]+) s", run.stdout)
-    trained = re.search(r"^final: .* time ([0-9.e+-]+) s", run.stdout, re.M)
+    final = re.search(r"^final: .*", run.stdout, re.M).group(0)
+    scale = re.search(r"\bscale (\S+)", final)
     return Run(loss=np.array([float(r["loss"]) for r in rows]),
                scale=np.array([float(r["scale"]) if r["scale"] else np.nan for r in rows]),
                found_inf=np.array([r["found_inf"] == "1" for r in rows], bool),
                params=read_npy_dir(params),
                state=read_npy_dir(state) if save_state else {},
-               compile_s=float(compiled.group(1)), train_s=float(trained.group(1)),
+               final_scale=scale.group(1) if scale else "-",
+               compile_s=float(compiled.group(1)),
+               train_s=float(re.search(r"time ([0-9.e+-]+) s", final).group(1)),
                stdout=run.stdout)
 
 
