@@ -27,4 +27,4 @@
 
 // RUN: not amp-run %t/f16.mlir --data %t/x.npy,%t/y.npy --mcpu=nonsense 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPU
-// CPU: amp-run: error: no target machine for --mcpu=nonsense: not a CPU of
+// CPU: amp-run: error: {{.*}}f16.mlir: no target machine for CPU 'nonsense': not a CPU of

@@ -1,0 +1,152 @@
+//===- CompiledStep.h - A training step JIT-compiled for the CPU -*- C++ -*-===//
+//
+// The execution half of a runner, shared by amp-run and the Python
+// bindings: a step (docs/TrainingStepIR.md) goes through the AMP pipeline
+// (or runs in fp32 as written), amp-lower-to-llvm and MLIR's ExecutionEngine;
+// one buffer per argument and result lives in host memory, and each call
+// moves the carried state (parameters, optimizer and scaler state) from the
+// results to the arguments of the next call, as the step signature model
+// (StepSignature.h) says. Feeding batches and saving files is the caller's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_RUNNER_COMPILEDSTEP_H
+#define AMP_RUNNER_COMPILEDSTEP_H
+
+#include "amp/Pipelines/AmpPipeline.h"
+#include "amp/Runner/Npy.h"
+#include "amp/Runner/StepSignature.h"
+#include "amp/Runner/TransformStep.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::amp {
+
+/// The DType of a tensor element type, if a runner exchanges it.
+std::optional<DType> getDType(Type elementType);
+/// "f32[4x3]" for dtype f32 and shape [4, 3].
+std::string describeArray(DType dtype, llvm::ArrayRef<int64_t> shape);
+
+/// A deterministic generator (splitmix64), the same on every platform.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state(seed) {}
+  uint64_t next();
+  /// Uniform in [0, 1).
+  double uniform() { return (next() >> 11) * 0x1.0p-53; }
+  /// Standard normal (Box-Muller).
+  double normal();
+
+private:
+  uint64_t state;
+};
+
+/// The purposes a runner draws random numbers for, so that each is
+/// reproducible from the user's seed alone.
+enum class RandomStream : uint64_t { Init = 1, Shuffle = 2 };
+/// The generator of one purpose and index (an argument, an epoch).
+Random makeRandom(uint64_t seed, RandomStream stream, uint64_t index);
+
+/// Fills carried state argument `index` as `init` says, drawing from
+/// `seed`. Glorot (uniform) follows PyTorch's fans: dimension 0 is fan-out,
+/// dimension 1 fan-in, the other dimensions the receptive field.
+void initializeArray(HostArray &array, const Initializer &init, uint64_t seed,
+                     unsigned index);
+
+struct StepCompileOptions {
+  /// The AMP pipeline's options; null runs the step in fp32 as written.
+  const AmpPipelineOptions *amp = nullptr;
+  /// The step function; empty: the only function with an `amp.update`.
+  std::string function;
+  /// Other functions of the module compiled along (e.g. "predict"), called
+  /// with CompiledStep::call; each must exist.
+  std::vector<std::string> extraFunctions;
+  /// The CPU to compile for with its default features; empty: the host's.
+  std::string cpu;
+  /// Where the pipeline's report and explanations go, if wanted.
+  PipelineOutputs *outputs = nullptr;
+};
+
+/// What one call of the step gave.
+struct StepOutcome {
+  /// The mean of the loss's elements.
+  double loss;
+  /// The loss scale the step used (dynamic scaling only).
+  std::optional<double> scale;
+  /// Whether the step found an inf/NaN gradient and was skipped.
+  bool foundInf;
+  double milliseconds;
+};
+
+class CompiledStep {
+public:
+  /// Transforms, lowers and JIT-compiles the step of `module` (which is
+  /// rewritten in place; its context must outlive the CompiledStep). Errors
+  /// in the IR are emitted as diagnostics on the module's context; the
+  /// returned error says which stage failed. The state starts at
+  /// initializeState(0).
+  static llvm::Expected<std::unique_ptr<CompiledStep>>
+  compile(ModuleOp module, const StepCompileOptions &options);
+  ~CompiledStep();
+
+  /// The roles and types of the arguments, with the scaler state the
+  /// pipeline appended.
+  const StepSignature &getSignature() const { return signature; }
+  llvm::StringRef getName() const { return signature.functionName; }
+  /// The indices of the carried arguments (parameters, optimizer and scaler
+  /// state).
+  llvm::ArrayRef<unsigned> getCarriedArguments() const { return carried; }
+  double getCompileSeconds() const { return compileSeconds; }
+
+  /// The arguments of the next call: the carried state as the last call left
+  /// it, and the data arguments as last set.
+  llvm::MutableArrayRef<HostArray> getArguments() { return arguments; }
+  /// The results of the last call (carried results hold stale buffers).
+  llvm::ArrayRef<HostArray> getResults() const { return results; }
+
+  /// Sets the parameters and optimizer state from their initializers under
+  /// `seed` and the scaler state to its start (the scale at `init-scale`,
+  /// the growth tracker at 0, the overflows left at `hysteresis`).
+  void initializeState(uint64_t seed);
+  /// Replaces argument `index`; the error names the argument and both
+  /// types when `array` does not have its dtype and shape.
+  llvm::Error setArgument(unsigned index, HostArray array);
+  /// Runs one step on the arguments and carries the state over.
+  StepOutcome run();
+
+  /// The argument then result types of an extra function, before lowering.
+  llvm::ArrayRef<Type> getFunctionTypes(llvm::StringRef name) const;
+  /// Calls an extra function on `arrays` (its arguments, then buffers for
+  /// its results), which must have its types.
+  llvm::Error call(llvm::StringRef name, llvm::ArrayRef<HostArray *> arrays);
+
+private:
+  CompiledStep() = default;
+
+  StepSignature signature;
+  llvm::SmallVector<unsigned> carried;
+  llvm::SmallVector<HostArray> arguments, results;
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*stepFunction)(void **) = nullptr;
+  struct ExtraFunction {
+    void (*function)(void **);
+    llvm::SmallVector<Type> types;
+  };
+  llvm::StringMap<ExtraFunction> extraFunctions;
+  double initScale = 0.0;
+  int64_t hysteresis = 1;
+  double compileSeconds = 0.0;
+};
+
+} // namespace mlir::amp
+
+#endif // AMP_RUNNER_COMPILEDSTEP_H

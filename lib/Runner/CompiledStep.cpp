@@ -1,0 +1,376 @@
+//===- CompiledStep.cpp - A training step JIT-compiled for the CPU --------===//
+
+#include "amp/Runner/CompiledStep.h"
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Pipelines/CPULowering.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::amp;
+using llvm::StringRef;
+
+std::optional<DType> amp::getDType(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isInteger(1))
+    return DType::Bool;
+  if (type.isInteger(8))
+    return DType::I8;
+  if (type.isInteger(32))
+    return DType::I32;
+  if (type.isInteger(64))
+    return DType::I64;
+  return std::nullopt;
+}
+
+std::string amp::describeArray(DType dtype, llvm::ArrayRef<int64_t> shape) {
+  std::string text = getDTypeName(dtype).str() + "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(shape, os, "x");
+  return text + "]";
+}
+
+uint64_t Random::next() {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double Random::normal() {
+  double u1 = 1.0 - uniform(), u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+Random amp::makeRandom(uint64_t seed, RandomStream stream, uint64_t index) {
+  Random mix(seed ^ (static_cast<uint64_t>(stream) << 56) ^
+             (index * 0x632be59bd9b4e019ULL));
+  return Random(mix.next());
+}
+
+void amp::initializeArray(HostArray &array, const Initializer &init,
+                          uint64_t seed, unsigned index) {
+  Random random = makeRandom(seed, RandomStream::Init, index);
+  llvm::ArrayRef<int64_t> shape = array.getShape();
+  double limit = 0.0;
+  if (init.kind == Initializer::Kind::Glorot) {
+    double receptive = 1.0;
+    for (int64_t d : shape.drop_front(std::min<size_t>(2, shape.size())))
+      receptive *= d;
+    double fanOut = shape.empty() ? 1.0 : shape[0] * receptive;
+    double fanIn = shape.size() < 2 ? fanOut : shape[1] * receptive;
+    limit = std::sqrt(6.0 / (fanIn + fanOut));
+  }
+  for (int64_t i = 0, e = array.getNumElements(); i < e; ++i) {
+    switch (init.kind) {
+    case Initializer::Kind::Zeros:
+      array.setFromDouble(i, 0.0);
+      break;
+    case Initializer::Kind::Ones:
+      array.setFromDouble(i, 1.0);
+      break;
+    case Initializer::Kind::Glorot:
+      array.setFromDouble(i, (2.0 * random.uniform() - 1.0) * limit);
+      break;
+    case Initializer::Kind::Normal:
+      array.setFromDouble(i, init.stddev * random.normal());
+      break;
+    }
+  }
+}
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The host's target machine, or that of `cpu` on the host's triple.
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(StringRef cpu) {
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> builder =
+      llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  if (cpu.empty())
+    return builder->createTargetMachine();
+  const llvm::Triple &triple = builder->getTargetTriple();
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeError(error);
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!info->isCPUStringValid(cpu))
+    return makeError("no target machine for CPU '" + cpu + "': not a CPU of " +
+                     triple.str());
+  llvm::orc::JITTargetMachineBuilder chosen(triple);
+  chosen.setCPU(cpu.str());
+  return chosen.createTargetMachine();
+}
+
+/// Calls a function lowered by amp-lower-to-llvm through its C interface:
+/// every argument and (out-parameter) result an identity-layout memref.
+static void callPacked(void (*function)(void **),
+                       llvm::ArrayRef<HostArray *> arrays) {
+  // Descriptor: base, data, offset, sizes[rank], strides[rank].
+  llvm::SmallVector<llvm::SmallVector<int64_t, 8>> descriptors;
+  for (HostArray *array : arrays) {
+    auto &d = descriptors.emplace_back();
+    auto pointer = reinterpret_cast<int64_t>(array->data());
+    d.append({pointer, pointer, 0});
+    llvm::ArrayRef<int64_t> shape = array->getShape();
+    d.append(shape.begin(), shape.end());
+    llvm::SmallVector<int64_t> strides(shape.size());
+    int64_t stride = 1;
+    for (int64_t i = shape.size() - 1; i >= 0; --i) {
+      strides[i] = stride;
+      stride *= shape[i];
+    }
+    d.append(strides.begin(), strides.end());
+  }
+  llvm::SmallVector<void *> pointers, packed;
+  for (auto &d : descriptors)
+    pointers.push_back(d.data());
+  for (void *&pointer : pointers)
+    packed.push_back(&pointer);
+  function(packed.data());
+}
+
+/// A host buffer for a value of `type`, which must be a static tensor of a
+/// supported element type.
+static llvm::Expected<HostArray> makeBuffer(Type type, const llvm::Twine &what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::optional<DType> dtype =
+      tensor ? getDType(tensor.getElementType()) : std::nullopt;
+  if (!tensor || !tensor.hasStaticShape() || !dtype)
+    return makeError(what + " is not a static tensor of f32, f64, f16, bf16, "
+                            "i1, i8, i32 or i64");
+  return HostArray(*dtype, tensor.getShape());
+}
+
+llvm::Expected<std::unique_ptr<CompiledStep>>
+CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  MLIRContext *context = module.getContext();
+  std::unique_ptr<CompiledStep> step(new CompiledStep());
+
+  // What the runner reads from the IR, before the markers go away.
+  FailureOr<func::FuncOp> stepFunction =
+      findStepFunction(module, options.function);
+  if (failed(stepFunction))
+    return makeError("no step function to run");
+  FailureOr<StepSignature> signature = readStepSignature(*stepFunction);
+  if (failed(signature))
+    return makeError("the step cannot be run (see the error above)");
+  step->signature = std::move(*signature);
+  StringRef name = step->signature.functionName;
+  if (options.amp) {
+    step->initScale = options.amp->initScale;
+    step->hysteresis = options.amp->hysteresis;
+  }
+
+  if (failed(transformStep(module, options.amp, options.outputs)))
+    return makeError(options.amp ? "the AMP pipeline failed"
+                                 : "amp-strip-markers failed");
+  auto transformed = module.lookupSymbol<func::FuncOp>(name);
+  if (failed(addScalerState(step->signature, transformed)))
+    return makeError("the AMP pipeline broke the step's signature");
+  for (StringRef extra : options.extraFunctions) {
+    auto function = module.lookupSymbol<func::FuncOp>(extra);
+    if (!function || function.isExternal())
+      return makeError("no function @" + extra + " with a body");
+    function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+    ExtraFunction &entry = step->extraFunctions[extra];
+    llvm::append_range(entry.types, function.getArgumentTypes());
+    llvm::append_range(entry.types, function.getResultTypes());
+  }
+  transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  // The amp.state names are read. Dropped: results becoming out-parameters
+  // would carry them onto arguments, where "found_inf" is not a valid name,
+  // and LLVM has no use for them.
+  auto stateAttr = StringAttr::get(context, AmpDialect::kStateAttrName);
+  for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
+    transformed.removeArgAttr(i, stateAttr);
+  for (unsigned i = 0; i < transformed.getNumResults(); ++i)
+    transformed.removeResultAttr(i, stateAttr);
+
+  // Buffers, from the signatures as tensors (lowering erases them).
+  for (auto [index, argument] : llvm::enumerate(step->signature.arguments)) {
+    llvm::Expected<HostArray> buffer =
+        makeBuffer(argument.type, "argument #" + llvm::Twine(index));
+    if (!buffer)
+      return buffer.takeError();
+    step->arguments.push_back(std::move(*buffer));
+    if (argument.nextResult)
+      step->carried.push_back(index);
+  }
+  for (auto [index, type] : llvm::enumerate(transformed.getResultTypes())) {
+    llvm::Expected<HostArray> buffer =
+        makeBuffer(type, "result #" + llvm::Twine(index) + " of @" + name);
+    if (!buffer)
+      return buffer.takeError();
+    step->results.push_back(std::move(*buffer));
+  }
+
+  PassManager lowering(context);
+  buildCPULoweringPipeline(lowering);
+  if (failed(lowering.run(module)))
+    return makeError("lowering the step to LLVM failed");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
+      createTargetMachine(options.cpu);
+  if (!targetMachine)
+    return targetMachine.takeError();
+  // f32->bf16 truncation needs __truncsfbf2 on CPUs without native bf16.
+  llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS};
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer =
+      makeOptimizingTransformer(3, 0, targetMachine->get());
+  engineOptions.sharedLibPaths = libraries;
+  llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
+      ExecutionEngine::create(module, engineOptions, std::move(*targetMachine));
+  if (!engine)
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(engine.takeError()));
+  step->engine = std::move(*engine);
+  auto lookup = [&](StringRef function) {
+    return step->engine->lookupPacked(("_mlir_ciface_" + function).str());
+  };
+  llvm::Expected<void (*)(void **)> function = lookup(name);
+  if (!function)
+    return makeError("JIT compilation failed: " +
+                     llvm::toString(function.takeError()));
+  step->stepFunction = *function;
+  for (auto &entry : step->extraFunctions) {
+    llvm::Expected<void (*)(void **)> extra = lookup(entry.getKey());
+    if (!extra)
+      return makeError("JIT compilation failed: " +
+                       llvm::toString(extra.takeError()));
+    entry.getValue().function = *extra;
+  }
+  step->initializeState(0);
+  step->compileSeconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  return std::move(step);
+}
+
+CompiledStep::~CompiledStep() = default;
+
+void CompiledStep::initializeState(uint64_t seed) {
+  for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
+    HostArray &array = arguments[index];
+    switch (argument.role) {
+    case ArgumentRole::Parameter:
+    case ArgumentRole::OptimizerState:
+      initializeArray(array, argument.init, seed, index);
+      break;
+    case ArgumentRole::ScalerState: {
+      // addScalerState accepts only the names below.
+      double start = argument.stateName == kScaleStateName ? initScale
+                     : argument.stateName == kHysteresisStateName
+                         ? static_cast<double>(hysteresis)
+                         : 0.0;
+      for (int64_t i = 0; i < array.getNumElements(); ++i)
+        array.setFromDouble(i, start);
+      break;
+    }
+    case ArgumentRole::Data:
+      break;
+    }
+  }
+}
+
+llvm::Error CompiledStep::setArgument(unsigned index, HostArray array) {
+  HostArray &target = arguments[index];
+  if (array.getDType() != target.getDType() ||
+      array.getShape() != target.getShape())
+    return makeError(
+        "argument #" + llvm::Twine(index) + " of @" + getName() + " is " +
+        describeArray(target.getDType(), target.getShape()) + ", got " +
+        describeArray(array.getDType(), array.getShape()));
+  target = std::move(array);
+  return llvm::Error::success();
+}
+
+/// The mean of the elements of `array` (the loss is usually 0-d).
+static double mean(const HostArray &array) {
+  double sum = 0.0;
+  for (int64_t i = 0, e = array.getNumElements(); i < e; ++i)
+    sum += array.getAsDouble(i);
+  return sum / std::max<int64_t>(1, array.getNumElements());
+}
+
+StepOutcome CompiledStep::run() {
+  std::optional<double> scale;
+  if (std::optional<unsigned> scaleArg =
+          signature.getScalerArgument(kScaleStateName))
+    scale = arguments[*scaleArg].getAsDouble(0);
+  llvm::SmallVector<HostArray *> buffers;
+  for (HostArray &array : arguments)
+    buffers.push_back(&array);
+  for (HostArray &array : results)
+    buffers.push_back(&array);
+  auto start = std::chrono::steady_clock::now();
+  callPacked(stepFunction, buffers);
+  double milliseconds = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  for (unsigned index : carried)
+    std::swap(arguments[index], results[*signature.arguments[index].nextResult]);
+  bool foundInf = signature.foundInfResult &&
+                  results[*signature.foundInfResult].getAsDouble(0) != 0.0;
+  return {mean(results[signature.lossResult]), scale, foundInf, milliseconds};
+}
+
+llvm::ArrayRef<Type> CompiledStep::getFunctionTypes(StringRef name) const {
+  auto it = extraFunctions.find(name);
+  if (it == extraFunctions.end())
+    return {};
+  return it->getValue().types;
+}
+
+llvm::Error CompiledStep::call(StringRef name,
+                               llvm::ArrayRef<HostArray *> arrays) {
+  auto it = extraFunctions.find(name);
+  if (it == extraFunctions.end())
+    return makeError("@" + name + " was not compiled with the step");
+  llvm::ArrayRef<Type> types = it->getValue().types;
+  if (arrays.size() != types.size())
+    return makeError("@" + name + " takes " + llvm::Twine(types.size()) +
+                     " arguments and results, got " +
+                     llvm::Twine(arrays.size()));
+  for (auto [index, array, type] : llvm::enumerate(arrays, types)) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && getDType(tensor.getElementType()) == array->getDType() &&
+        tensor.getShape() == array->getShape())
+      continue;
+    std::string expected;
+    llvm::raw_string_ostream os(expected);
+    os << type;
+    return makeError("value #" + llvm::Twine(index) + " of @" + name +
+                     " is of type " + expected + ", got " +
+                     describeArray(array->getDType(), array->getShape()));
+  }
+  callPacked(it->getValue().function, arrays);
+  return llvm::Error::success();
+}
