@@ -27,12 +27,11 @@ import json
 import math
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 
-from benchutil import machine, table
+from benchutil import machine, pinned_tool, revision, table
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 GEN_STEP = os.path.join(ROOT, "bench", "gen_step.py")
@@ -194,8 +193,10 @@ def main():
     if not os.access(amp_opt, os.X_OK):
         sys.exit(f"no amp-opt at {amp_opt}: build first (bash scripts/setup.sh)")
 
+    header = f"{machine()}; tree {revision()}"
     steps = []
     with tempfile.TemporaryDirectory(prefix="amp-bench-") as workdir:
+        amp_opt = pinned_tool(amp_opt, workdir)
         for model, flag, values in SWEEP:
             for value in values:
                 path, ops = generate(model, flag, value, workdir)
@@ -216,12 +217,14 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(steps, f, indent=1)
-    print(report(steps, args))
+    print(report(steps, args, header))
 
 
-def report(steps, args):
-    out = [machine(), f"amp-opt: {os.path.join(args.build, 'bin', 'amp-opt')}; hyperfine {args.runs} runs "
-           f"+ {args.warmup} warmup per config, median wall time; configs:"]
+def report(steps, args, header):
+    """The tables and verdicts; `header` says where and when the figures were taken."""
+    out = [header, f"amp-opt: {os.path.join(args.build, 'bin', 'amp-opt')} (a copy); "
+           f"hyperfine {args.runs} runs + {args.warmup} warmup per config, median wall time; "
+           "configs:"]
     out += [f"  {name}: {CONFIG_HELP[name]}" for name in OURS]
     verdicts = []
 

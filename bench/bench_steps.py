@@ -27,9 +27,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-
-from benchutil import machine, table
 import time
+
+from benchutil import machine, pinned_tool, revision, table
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
@@ -120,8 +120,10 @@ def main():
             sys.exit(f"missing {path}: build first (bash scripts/setup.sh)")
     x_all, y_all = np.load(xs), np.load(ys)
 
+    header = f"{machine()}; tree {revision()}"
     rows, compile_rows = [], []
     with tempfile.TemporaryDirectory(prefix="amp-bench-") as workdir:
+        amp_run = pinned_tool(amp_run, workdir)
         for example, ref, base_steps in EXAMPLES:
             if args.only and example not in args.only:
                 continue
@@ -149,9 +151,10 @@ def main():
             compile_rows.append([example] + [f"{statistics.median(compiled[m]):.2f}"
                                              for m, _ in MODES])
 
-    out = [machine(), f"amp-run: {amp_run}; {args.rounds} interleaved round(s) per mode; median step "
-           f"time over every step after the first {WARMUP_STEPS} of each process; numpy "
-           f"{np.__version__} on {os.environ['OPENBLAS_NUM_THREADS']} thread(s)",
+    out = [header, f"amp-run: {os.path.join(args.build, 'bin', 'amp-run')} (a copy); "
+           f"{args.rounds} interleaved round(s) per mode; median step time over every step "
+           f"after the first {WARMUP_STEPS} of each process; numpy {np.__version__} "
+           f"on {os.environ['OPENBLAS_NUM_THREADS']} thread(s)",
            "modes: " + ", ".join(m + (f' (--amp="{a}")' if a else " (as written)")
                                  for m, a in MODES), "",
            "## Step time, ms (median), and ratios\n",

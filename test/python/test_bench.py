@@ -74,7 +74,7 @@ def test_report_verdicts():
     # Linear, 0.4x over the floor, a third of the naive bytes: every target met.
     good = [fake_step(m, n, 1e-5 * n, 1.4e-5 * n, 1, 3)
             for m in ("mlp", "transformer") for n in (1e4, 3e4, 1e5)]
-    text = bench_passes.report(good, args)
+    text = bench_passes.report(good, args, "machine")
     assert "NOT" not in text
     assert "passes overhead <= 0.5x the floor (steps >= 10000 ops, worst +0.40x): met" in text
     assert "mlp passes: added time ~ ops^1.00: linear" in text
@@ -82,7 +82,7 @@ def test_report_verdicts():
     # Quadratic passes, 0.6 of the naive bytes: the verdicts say so.
     bad = [fake_step(m, n, 1e-5 * n, 1e-5 * n + 1e-10 * n * n, 3, 5)
            for m in ("mlp", "transformer") for n in (1e4, 3e4, 1e5)]
-    text = bench_passes.report(bad, args)
+    text = bench_passes.report(bad, args, "machine")
     assert "mlp pipeline: added time ~ ops^2.00: NOT linear" in text
     assert "bytes converted <= 0.5 x naive (worst 0.60): NOT met" in text
     assert "worst +1.00x): NOT met" in text
@@ -107,7 +107,8 @@ def test_generated_step_and_cast_report(tmp_path):
 
 def test_parse_amp_run_output():
     line = ("amp-run: @train_step as written (no AMP pipeline), 4 parameter(s), 0 optimizer "
-            "state, 2 data argument(s); compiled in 0.39 s\nfinal: step 50  loss 1.17  time 0.05 s\n")
+            "state, 2 data argument(s); compiled in 0.39 s\n"
+            "final: step 50  loss 1.17  time 0.05 s\n")
     assert bench_steps.parse_compile_seconds(line) == 0.39
     with pytest.raises(ValueError):
         bench_steps.parse_compile_seconds("final: step 50")
