@@ -195,9 +195,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
     if (!function || function.isExternal())
       return makeError("no function @" + extra + " with a body");
     function->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-    ExtraFunction &entry = step->extraFunctions[extra];
-    llvm::append_range(entry.types, function.getArgumentTypes());
-    llvm::append_range(entry.types, function.getResultTypes());
+    step->extraFunctions[extra].type = function.getFunctionType();
   }
   transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
   // The amp.state names are read. Dropped: results becoming out-parameters
@@ -342,11 +340,9 @@ StepOutcome CompiledStep::run() {
   return {mean(results[signature.lossResult]), scale, foundInf, milliseconds};
 }
 
-llvm::ArrayRef<Type> CompiledStep::getFunctionTypes(StringRef name) const {
+FunctionType CompiledStep::getFunctionType(StringRef name) const {
   auto it = extraFunctions.find(name);
-  if (it == extraFunctions.end())
-    return {};
-  return it->getValue().types;
+  return it == extraFunctions.end() ? FunctionType() : it->getValue().type;
 }
 
 llvm::Error CompiledStep::call(StringRef name,
@@ -354,7 +350,9 @@ llvm::Error CompiledStep::call(StringRef name,
   auto it = extraFunctions.find(name);
   if (it == extraFunctions.end())
     return makeError("@" + name + " was not compiled with the step");
-  llvm::ArrayRef<Type> types = it->getValue().types;
+  FunctionType functionType = it->getValue().type;
+  llvm::SmallVector<Type> types(functionType.getInputs());
+  llvm::append_range(types, functionType.getResults());
   if (arrays.size() != types.size())
     return makeError("@" + name + " takes " + llvm::Twine(types.size()) +
                      " arguments and results, got " +

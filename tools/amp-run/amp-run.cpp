@@ -309,7 +309,9 @@ llvm::Error writeLog(StringRef path, llvm::ArrayRef<StepRecord> records) {
 /// [batch, classes]; labels are class indices [N] or one-hot rows [N, C].
 llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
                                 llvm::ArrayRef<unsigned> parameters) {
-  llvm::ArrayRef<Type> types = step.getFunctionTypes(name);
+  FunctionType functionType = step.getFunctionType(name);
+  llvm::SmallVector<Type> types(functionType.getInputs());
+  llvm::append_range(types, functionType.getResults());
   llvm::MutableArrayRef<HostArray> arguments = step.getArguments();
   auto makeError = [](const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message);

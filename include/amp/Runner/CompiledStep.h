@@ -123,8 +123,9 @@ public:
   /// Runs one step on the arguments and carries the state over.
   StepOutcome run();
 
-  /// The argument then result types of an extra function, before lowering.
-  llvm::ArrayRef<Type> getFunctionTypes(llvm::StringRef name) const;
+  /// The type of an extra function before lowering; null if `name` was not
+  /// compiled along.
+  FunctionType getFunctionType(llvm::StringRef name) const;
   /// Calls an extra function on `arrays` (its arguments, then buffers for
   /// its results), which must have its types.
   llvm::Error call(llvm::StringRef name, llvm::ArrayRef<HostArray *> arrays);
@@ -139,7 +140,7 @@ private:
   void (*stepFunction)(void **) = nullptr;
   struct ExtraFunction {
     void (*function)(void **);
-    llvm::SmallVector<Type> types;
+    FunctionType type;
   };
   llvm::StringMap<ExtraFunction> extraFunctions;
   double initScale = 0.0;

@@ -1,0 +1,416 @@
+"""amp_mlir: automatic mixed precision for MLIR training steps, from Python.
+
+- ``compile(source, options, **kwargs)``: the AMP pipeline on a training step
+  (docs/TrainingStepIR.md); returns the transformed IR, the JSON report and
+  the per-op explanations.
+- ``Session(source, options, ...)``: the step JIT-compiled for the CPU; each
+  ``step(*batch)`` runs it once with numpy arrays and carries the parameters,
+  optimizer state and scaler state to the next call, as amp-run does.
+- ``Session.scaler``: the loss scaler's state with PyTorch GradScaler's
+  ``state_dict()`` keys.
+
+Options are those of ``amp-opt --amp-pipeline="..."`` (the same parser),
+given as a string, as keyword arguments (``init_scale=1024`` is
+``init-scale=1024``), or both. docs/Python.md is the reference.
+"""
+import json
+import os
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from . import _amp_mlir
+
+try:
+    import ml_dtypes
+    _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # bf16 arrays need ml_dtypes; everything else works
+    _BFLOAT16 = None
+
+__all__ = ["compile", "options_string", "validate_policy", "presets", "Session",
+           "GradScalerState", "CompileResult", "Explanation", "ArgumentInfo",
+           "StepResult", "gpu_available"]
+
+_NUMPY_DTYPES = {
+    "f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+    "f16": np.dtype(np.float16), "i8": np.dtype(np.int8),
+    "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+    "bool": np.dtype(np.bool_),
+}
+if _BFLOAT16 is not None:
+    _NUMPY_DTYPES["bf16"] = _BFLOAT16
+
+
+def _numpy_dtype(name):
+    if name not in _NUMPY_DTYPES:
+        raise TypeError(f"the step uses {name} arrays, which need the ml_dtypes package")
+    return _NUMPY_DTYPES[name]
+
+
+def _dtype_name(dtype):
+    for name, candidate in _NUMPY_DTYPES.items():
+        if candidate == dtype:
+            return name
+    return None
+
+
+def options_string(options: Optional[str] = None, **kwargs) -> str:
+    """The option string for ``options`` plus keyword options:
+    ``options_string("dtype=f16", init_scale=1024, explain=True)`` is
+    ``"dtype=f16 init-scale=1024 explain=true"``."""
+    parts = [options] if options else []
+    for key, value in kwargs.items():
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        parts.append(f"{key.replace('_', '-')}={value}")
+    return " ".join(parts)
+
+
+def _read_source(source):
+    """(text, name): a path (str or os.PathLike naming an existing file) is
+    read, any other str is IR text."""
+    if isinstance(source, os.PathLike) or (
+            isinstance(source, str) and "\n" not in source and os.path.isfile(source)):
+        path = os.fspath(source)
+        with open(path, encoding="utf-8") as file:
+            return file.read(), path
+    if not isinstance(source, str):
+        raise TypeError(f"source must be IR text or a path, got {type(source).__name__}")
+    return source, "<string>"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why one op got its precision (docs/Precision.md)."""
+    op: str
+    location: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    ir: str
+    #: The JSON report as a dict (None at level=O0, where no casts are placed).
+    report: Optional[dict]
+    explanations: List[Explanation]
+
+
+def compile(source, options: Optional[str] = None, **kwargs) -> CompileResult:
+    """Applies the AMP pipeline to a training step (IR text or a path).
+    Raises ValueError for invalid options (naming the option) and for IR the
+    pipeline rejects (with the located diagnostics)."""
+    text, name = _read_source(source)
+    ir, report, explanations = _amp_mlir.compile(text, name, options_string(options, **kwargs))
+    return CompileResult(ir, json.loads(report) if report else None,
+                         [Explanation(*e) for e in explanations])
+
+
+def validate_policy(preset_or_path) -> None:
+    """Raises ValueError naming the file, JSON path and line of a bad policy."""
+    _amp_mlir.validate_policy(os.fspath(preset_or_path))
+
+
+def presets() -> List[str]:
+    return _amp_mlir.presets()
+
+
+def gpu_available() -> bool:
+    """Whether Session(device="gpu") can run: never in this version (the CPU
+    runner only; GPU steps run through amp-compile and the CUDA runtime)."""
+    return False
+
+
+@dataclass(frozen=True)
+class ArgumentInfo:
+    """One argument of the step: ``name`` is ``arg<i>`` (its position)."""
+    name: str
+    index: int
+    role: str  # "parameter", "optimizer_state", "data" or "scaler_state"
+    dtype: np.dtype
+    shape: tuple
+    state_name: str  # the amp.state name of scaler state
+
+
+@dataclass(frozen=True)
+class StepResult:
+    loss: float
+    #: Whether the step found an inf/NaN gradient and was skipped.
+    found_inf: bool
+    #: The loss scale the step used (dynamic scaling), else None.
+    scale: Optional[float]
+    milliseconds: float
+
+
+class GradScalerState:
+    """The loss scaler of a Session, with the keys of PyTorch's
+    ``torch.amp.GradScaler.state_dict()`` so that a run can move between
+    the two. The growth and backoff factors and the interval are compiled
+    into the step: loading different values raises ValueError."""
+
+    def __init__(self, session):
+        self._session = session
+        values = session._option_values
+        self.growth_factor = float(values["growth-factor"])
+        self.backoff_factor = float(values["backoff-factor"])
+        self.growth_interval = int(values["growth-interval"])
+        self.init_scale = float(values["init-scale"])
+
+    @property
+    def mode(self) -> str:
+        """"dynamic", "static" or "none"."""
+        s = self._session
+        if s._state_index("scale") is not None:
+            return "dynamic"
+        return "static" if s._step.found_inf_result is not None else "none"
+
+    def is_enabled(self) -> bool:
+        return self.mode != "none"
+
+    def get_scale(self) -> float:
+        """The scale the next step uses (1.0 without scaling)."""
+        mode = self.mode
+        if mode == "dynamic":
+            return float(self._session._get("scale")[()])
+        return self.init_scale if mode == "static" else 1.0
+
+    def state_dict(self) -> Dict:
+        """{} without scaling (as a disabled GradScaler), {"scale": S} with
+        a static scale, else GradScaler's five keys (plus "_hysteresis", the
+        overflows left, when the step was compiled with hysteresis > 1)."""
+        mode = self.mode
+        if mode == "none":
+            return {}
+        if mode == "static":
+            return {"scale": self.init_scale}
+        state = {"scale": self.get_scale(), "growth_factor": self.growth_factor,
+                 "backoff_factor": self.backoff_factor,
+                 "growth_interval": self.growth_interval,
+                 "_growth_tracker": int(self._session._get("growth_tracker")[()])}
+        if self._session._state_index("hysteresis") is not None:
+            state["_hysteresis"] = int(self._session._get("hysteresis")[()])
+        return state
+
+    def load_state_dict(self, state: Dict) -> None:
+        mode = self.mode
+        if mode == "none":
+            if state:
+                raise ValueError("the step was compiled without loss scaling; "
+                                 "it has no scaler state to load")
+            return
+        if "scale" not in state:
+            raise KeyError("scaler state_dict has no 'scale'")
+        if mode == "static":
+            if float(state["scale"]) != self.init_scale:
+                raise ValueError(f"'scale' is the static scale {self.init_scale} compiled "
+                                 f"into the step, got {state['scale']}")
+            return
+        for key, compiled in (("growth_factor", self.growth_factor),
+                              ("backoff_factor", self.backoff_factor),
+                              ("growth_interval", self.growth_interval)):
+            if key in state and state[key] != compiled:
+                option = key.replace("_", "-")
+                raise ValueError(f"'{key}' is {compiled} in the compiled step, got "
+                                 f"{state[key]}; compile with {option}={state[key]}")
+        scale = np.float32(state["scale"])
+        if not np.isfinite(scale) or scale <= 0:
+            raise ValueError(f"'scale' must be finite and > 0, got {state['scale']}")
+        self._session._put("scale", np.full((), scale, np.float32))
+        self._session._put("growth_tracker",
+                           np.full((), int(state.get("_growth_tracker", 0)), np.int32))
+        if "_hysteresis" in state and self._session._state_index("hysteresis") is not None:
+            self._session._put("hysteresis", np.full((), int(state["_hysteresis"]), np.int32))
+
+
+class Session:
+    """A training step compiled for the CPU, with its training state.
+
+    ``Session(source, options=None, *, func=None, seed=0, functions=(),
+    cpu=None, device="cpu", **kwargs)``: ``options`` (and keyword options)
+    as for ``compile``; None with no keyword options runs the step in fp32
+    as written. Parameters start from ``seed`` as in amp-run (Glorot for
+    rank >= 2, zeros otherwise, or the argument's ``amp.init``), optimizer
+    state at zero, the scaler at its options. ``functions`` names other
+    functions of the module compiled along (e.g. "predict"), for ``call``
+    and ``predict``.
+    """
+
+    def __init__(self, source, options: Optional[str] = None, *, func: Optional[str] = None,
+                 seed: int = 0, functions=(), cpu: Optional[str] = None,
+                 device: str = "cpu", **kwargs):
+        if device != "cpu":
+            raise NotImplementedError(
+                f"device={device!r}: amp_mlir runs steps on the CPU only; GPU execution "
+                "is not available from Python in this version")
+        text, name = _read_source(source)
+        option_text = options_string(options, **kwargs) if (options or kwargs) else None
+        self._option_values = _amp_mlir.option_values(option_text or "")
+        self._step = _amp_mlir.Step(text, name, option_text, func or "",
+                                    list(functions), cpu or "")
+        self.options = option_text
+        self.arguments = [
+            ArgumentInfo(f"arg{i}", i, role, _numpy_dtype(dtype), tuple(shape), state)
+            for i, (role, dtype, shape, state, _) in enumerate(self._step.arguments)]
+        self._next_result = {i: a[4] for i, a in enumerate(self._step.arguments)}
+        self.steps_done = 0
+        self.seed = seed
+        self._step.initialize(seed)
+        self.scaler = GradScalerState(self)
+
+    # -- introspection -------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._step.name
+
+    @property
+    def report(self) -> Optional[dict]:
+        return json.loads(self._step.report) if self._step.report else None
+
+    @property
+    def explanations(self) -> List[Explanation]:
+        return [Explanation(*e) for e in self._step.explanations]
+
+    @property
+    def compile_seconds(self) -> float:
+        return self._step.compile_seconds
+
+    def _role(self, role):
+        return [a for a in self.arguments if a.role == role]
+
+    @property
+    def data_arguments(self) -> List[ArgumentInfo]:
+        return self._role("data")
+
+    @property
+    def parameters(self) -> Dict[str, np.ndarray]:
+        """Copies of the parameters, by argument name."""
+        return {a.name: self._get(a.index) for a in self._role("parameter")}
+
+    @property
+    def optimizer_state(self) -> Dict[str, np.ndarray]:
+        return {a.name: self._get(a.index) for a in self._role("optimizer_state")}
+
+    # -- buffers ---------------------------------------------------------------
+    def _state_index(self, state_name):
+        for a in self.arguments:
+            if a.role == "scaler_state" and a.state_name == state_name:
+                return a.index
+        return None
+
+    def _get(self, key) -> np.ndarray:
+        index = key if isinstance(key, int) else self._state_index(key)
+        a = self.arguments[index]
+        return np.frombuffer(self._step.get_argument(index), a.dtype).reshape(a.shape).copy()
+
+    def _check(self, a: ArgumentInfo, value, what) -> np.ndarray:
+        array = np.asarray(value)
+        if array.dtype != a.dtype:
+            raise TypeError(f"{what} '{a.name}' must be {a.dtype.name}{list(a.shape)}, "
+                            f"got dtype {array.dtype.name}")
+        if array.shape != a.shape:
+            raise ValueError(f"{what} '{a.name}' must have shape {a.shape} "
+                             f"({a.dtype.name}), got {array.shape}")
+        return np.ascontiguousarray(array)
+
+    def _put(self, key, value, what="argument"):
+        index = key if isinstance(key, int) else self._state_index(key)
+        a = self.arguments[index]
+        array = self._check(a, value, what)
+        name = _dtype_name(array.dtype)
+        self._step.set_argument(index, name, list(a.shape), array.tobytes())
+
+    # -- running ---------------------------------------------------------------
+    def step(self, *data, **named) -> StepResult:
+        """Runs one step on a batch: the data arguments in order, or by name
+        (``arg4=x``). Wrong, missing or extra arrays raise TypeError or
+        ValueError naming the argument; the state is then unchanged."""
+        inputs = self.data_arguments
+        if len(data) > len(inputs):
+            raise TypeError(f"step() takes {len(inputs)} data argument(s) "
+                            f"({', '.join(a.name for a in inputs)}), got {len(data)}")
+        given = {a.name: value for a, value in zip(inputs, data)}
+        names = {a.name for a in inputs}
+        for key, value in named.items():
+            if key not in names:
+                raise TypeError(f"step() got an unexpected argument '{key}'; the data "
+                                f"arguments are {', '.join(sorted(names)) or 'none'}")
+            if key in given:
+                raise TypeError(f"step() got two values for argument '{key}'")
+            given[key] = value
+        missing = [a for a in inputs if a.name not in given]
+        if missing:
+            raise TypeError("step() missing data argument(s): " + ", ".join(
+                f"'{a.name}' ({a.dtype.name}{list(a.shape)})" for a in missing))
+        checked = [(a, self._check(a, given[a.name], "data argument")) for a in inputs]
+        for a, array in checked:
+            self._put(a.index, array, "data argument")
+        loss, scale, found_inf, ms = self._step.run()
+        self.steps_done += 1
+        return StepResult(loss, found_inf, scale, ms)
+
+    def result(self, index: int) -> np.ndarray:
+        """Result ``index`` of the last step (e.g. the loss array)."""
+        results = self._step.results
+        if not 0 <= index < len(results):
+            raise IndexError(f"the step has {len(results)} results, no #{index}")
+        carried = [i for i, r in self._next_result.items() if r == index]
+        if carried:  # its buffer moved to the argument
+            return self._get(carried[0])
+        dtype, shape = results[index]
+        return np.frombuffer(self._step.get_result(index), _numpy_dtype(dtype)).reshape(shape).copy()
+
+    def call(self, function: str, *arrays) -> List[np.ndarray]:
+        """Calls a function compiled along (``functions``) on arrays of its
+        argument types; returns its results."""
+        arg_types, result_types = self._step.function_types(function)
+        if len(arrays) != len(arg_types):
+            raise TypeError(f"@{function} takes {len(arg_types)} argument(s), got {len(arrays)}")
+        inputs = []
+        for i, (value, (dtype, shape)) in enumerate(zip(arrays, arg_types)):
+            array = np.asarray(value)
+            expected = _numpy_dtype(dtype)
+            if array.dtype != expected or array.shape != tuple(shape):
+                raise TypeError(f"argument #{i} of @{function} must be {expected.name}"
+                                f"{list(shape)}, got {array.dtype.name}{list(array.shape)}")
+            inputs.append((dtype, list(shape), np.ascontiguousarray(array).tobytes()))
+        outputs = self._step.call(function, inputs)
+        return [np.frombuffer(data, _numpy_dtype(dtype)).reshape(shape).copy()
+                for data, (dtype, shape) in zip(outputs, result_types)]
+
+    def predict(self, x, function: str = "predict") -> np.ndarray:
+        """``function`` (a forward function compiled along, as amp-run's
+        --eval-func) on the current parameters in argument order and one
+        input batch ``x``; returns its first result."""
+        params = [self._get(a.index) for a in self._role("parameter")]
+        return self.call(function, *params, x)[0]
+
+    # -- state -------------------------------------------------------------------
+    def state_dict(self) -> Dict:
+        """Everything the next step depends on besides its batch: the carried
+        arrays by argument name, the scaler (GradScaler keys) and the step
+        count. ``load_state_dict`` on a Session of the same step and options
+        continues bit for bit."""
+        carried = {a.name: self._get(a.index) for a in self.arguments
+                   if a.role in ("parameter", "optimizer_state")}
+        return {"step": self.steps_done, "seed": self.seed, "state": carried,
+                "scaler": self.scaler.state_dict()}
+
+    def load_state_dict(self, state: Dict) -> None:
+        arrays = state.get("state", {})
+        expected = {a.name: a for a in self.arguments
+                    if a.role in ("parameter", "optimizer_state")}
+        unknown = sorted(set(arrays) - set(expected))
+        if unknown:
+            raise KeyError(f"state_dict has arrays for no carried argument: {unknown}")
+        missing = sorted(set(expected) - set(arrays))
+        if missing:
+            raise KeyError(f"state_dict lacks carried argument(s) {missing}")
+        for name, value in arrays.items():  # all checked before any is set
+            self._check(expected[name], value, "state")
+        for name, value in arrays.items():
+            self._put(expected[name].index, value, "state")
+        self.scaler.load_state_dict(state.get("scaler", {}))
+        self.steps_done = int(state.get("step", 0))
+        self.seed = int(state.get("seed", self.seed))

@@ -1,0 +1,361 @@
+//===- AmpMLIRModule.cpp - The _amp_mlir extension module -----------------===//
+//
+// A thin nanobind layer over the C++ API: option parsing, the pipeline with
+// its report and explanations (amp/Runner/TransformStep.h) and the CPU
+// runner (amp/Runner/CompiledStep.h). Arrays cross as (dtype name, shape,
+// bytes); amp_mlir/__init__.py maps them onto numpy. The libraries are built
+// without exceptions: every llvm::Error and MLIR diagnostic becomes a Python
+// ValueError here, at the boundary, and nothing else throws.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Analysis/Policy.h"
+#include "amp/InitAllAmp.h"
+#include "amp/Pipelines/AmpPipeline.h"
+#include "amp/Runner/CompiledStep.h"
+#include "amp/Runner/TransformStep.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <optional>
+
+namespace nb = nanobind;
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+[[noreturn]] void raise(const std::string &message) {
+  throw nb::value_error(message.c_str());
+}
+
+std::unique_ptr<AmpPipelineOptions> parseOptions(const std::string &text) {
+  llvm::Expected<std::unique_ptr<AmpPipelineOptions>> options =
+      parseAmpPipelineOptions(text);
+  if (!options)
+    raise(llvm::toString(options.takeError()));
+  return std::move(*options);
+}
+
+std::unique_ptr<MLIRContext> createContext() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllAmpDialects(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  // Python callers get errors as exceptions, not on stderr; the runner
+  // compiles single-threaded anyway.
+  context->disableMultithreading();
+  return context;
+}
+
+/// Parses `text` (named `name` in locations); errors become a ValueError.
+OwningOpRef<ModuleOp> parse(MLIRContext &context, const std::string &text,
+                            const std::string &name,
+                            DiagnosticCollector &errors) {
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+  ParserConfig config(&context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module)
+    raise("cannot parse " + name + ":\n" + errors.take());
+  return module;
+}
+
+std::string print(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+using Explanations =
+    std::vector<std::tuple<std::string, std::string, std::string>>;
+
+Explanations convert(const std::vector<Explanation> &explanations) {
+  Explanations result;
+  for (const Explanation &e : explanations)
+    result.emplace_back(e.opName, e.location, e.message);
+  return result;
+}
+
+/// compile(): the transformed IR, the report and the explanations.
+std::tuple<std::string, std::string, Explanations>
+compileText(const std::string &text, const std::string &name,
+            const std::string &optionText) {
+  std::unique_ptr<AmpPipelineOptions> options = parseOptions(optionText);
+  std::unique_ptr<MLIRContext> context = createContext();
+  DiagnosticCollector errors(context.get());
+  OwningOpRef<ModuleOp> module = parse(*context, text, name, errors);
+  PipelineOutputs outputs;
+  if (failed(transformStep(*module, options.get(), &outputs)))
+    raise("the AMP pipeline failed on " + name + ":\n" + errors.take());
+  return {print(*module), outputs.report, convert(outputs.explanations)};
+}
+
+nb::dict optionValues(const std::string &text) {
+  std::unique_ptr<AmpPipelineOptions> options = parseOptions(text);
+  nb::dict values;
+  values["dtype"] = options->dtype.getValue();
+  values["scaling"] = options->scaling.getValue();
+  values["init-scale"] = options->initScale.getValue();
+  values["growth-factor"] = options->growthFactor.getValue();
+  values["backoff-factor"] = options->backoffFactor.getValue();
+  values["growth-interval"] = options->growthInterval.getValue();
+  values["min-scale"] = options->minScale.getValue();
+  values["max-scale"] = options->maxScale.getValue();
+  values["hysteresis"] = options->hysteresis.getValue();
+  return values;
+}
+
+void validatePolicy(const std::string &presetOrPath) {
+  llvm::Expected<Policy> policy = Policy::load(presetOrPath);
+  if (!policy)
+    raise(llvm::toString(policy.takeError()));
+}
+
+const char *getRoleName(ArgumentRole role) {
+  switch (role) {
+  case ArgumentRole::Parameter:
+    return "parameter";
+  case ArgumentRole::OptimizerState:
+    return "optimizer_state";
+  case ArgumentRole::Data:
+    return "data";
+  case ArgumentRole::ScalerState:
+    return "scaler_state";
+  }
+  return "";
+}
+
+DType parseDType(const std::string &name) {
+  for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16,
+                      DType::I8, DType::I32, DType::I64, DType::Bool})
+    if (getDTypeName(dtype) == name)
+      return dtype;
+  raise("unsupported dtype '" + name + "'");
+}
+
+HostArray makeArray(const std::string &dtype, const std::vector<int64_t> &shape,
+                    const nb::bytes &data) {
+  HostArray array(parseDType(dtype), shape);
+  if (data.size() != array.getNumBytes())
+    raise("expected " + std::to_string(array.getNumBytes()) + " bytes for " +
+          describeArray(array.getDType(), shape) + ", got " +
+          std::to_string(data.size()));
+  std::memcpy(array.data(), data.c_str(), data.size());
+  return array;
+}
+
+nb::bytes toBytes(const HostArray &array) {
+  return nb::bytes(array.data(), array.getNumBytes());
+}
+
+using ArrayType = std::pair<std::string, std::vector<int64_t>>;
+
+ArrayType getArrayType(const HostArray &array) {
+  return {getDTypeName(array.getDType()).str(),
+          std::vector<int64_t>(array.getShape().begin(),
+                               array.getShape().end())};
+}
+
+/// A compiled step with its context, as amp_mlir.Session uses it.
+class Step {
+public:
+  Step(const std::string &text, const std::string &name,
+       std::optional<std::string> optionText, const std::string &function,
+       const std::vector<std::string> &extraFunctions, const std::string &cpu)
+      : context(createContext()) {
+    if (optionText)
+      options = parseOptions(*optionText);
+    DiagnosticCollector errors(context.get());
+    module = parse(*context, text, name, errors);
+    StepCompileOptions compileOptions;
+    compileOptions.amp = options.get();
+    compileOptions.function = function;
+    compileOptions.extraFunctions = extraFunctions;
+    compileOptions.cpu = cpu;
+    compileOptions.outputs = &outputs;
+    llvm::Expected<std::unique_ptr<CompiledStep>> compiled =
+        CompiledStep::compile(*module, compileOptions);
+    if (!compiled) {
+      std::string message = llvm::toString(compiled.takeError());
+      std::string diagnostics = errors.take();
+      raise(name + ": " + message +
+            (diagnostics.empty() ? "" : ":\n" + diagnostics));
+    }
+    step = std::move(*compiled);
+  }
+
+  /// (role, dtype, shape, state name, next result) per argument.
+  std::vector<std::tuple<std::string, std::string, std::vector<int64_t>,
+                         std::string, std::optional<unsigned>>>
+  getArguments() const {
+    std::vector<std::tuple<std::string, std::string, std::vector<int64_t>,
+                           std::string, std::optional<unsigned>>>
+        result;
+    for (auto [argument, array] :
+         llvm::zip_equal(step->getSignature().arguments, step->getArguments()))
+      result.emplace_back(getRoleName(argument.role),
+                          getDTypeName(array.getDType()).str(),
+                          getArrayType(array).second, argument.stateName,
+                          argument.nextResult);
+    return result;
+  }
+
+  std::vector<ArrayType> getResults() const {
+    std::vector<ArrayType> result;
+    for (const HostArray &array : step->getResults())
+      result.push_back(getArrayType(array));
+    return result;
+  }
+
+  unsigned checkArgument(unsigned index) const {
+    if (index >= step->getArguments().size())
+      raise("no argument #" + std::to_string(index));
+    return index;
+  }
+
+  nb::bytes getArgument(unsigned index) const {
+    return toBytes(step->getArguments()[checkArgument(index)]);
+  }
+
+  void setArgument(unsigned index, const std::string &dtype,
+                   const std::vector<int64_t> &shape, const nb::bytes &data) {
+    if (llvm::Error error = step->setArgument(checkArgument(index),
+                                              makeArray(dtype, shape, data)))
+      raise(llvm::toString(std::move(error)));
+  }
+
+  nb::bytes getResult(unsigned index) const {
+    if (index >= step->getResults().size())
+      raise("no result #" + std::to_string(index));
+    return toBytes(step->getResults()[index]);
+  }
+
+  std::tuple<double, std::optional<double>, bool, double> run() {
+    StepOutcome outcome = step->run();
+    return {outcome.loss, outcome.scale, outcome.foundInf,
+            outcome.milliseconds};
+  }
+
+  static std::vector<ArrayType> convertTypes(const std::string &name,
+                                             TypeRange types) {
+    std::vector<ArrayType> result;
+    for (Type type : types) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      std::optional<DType> dtype =
+          tensor ? getDType(tensor.getElementType()) : std::nullopt;
+      if (!tensor || !tensor.hasStaticShape() || !dtype)
+        raise("@" + name + " has a value that is not a static tensor");
+      result.push_back({getDTypeName(*dtype).str(),
+                        std::vector<int64_t>(tensor.getShape().begin(),
+                                             tensor.getShape().end())});
+    }
+    return result;
+  }
+
+  FunctionType getFunctionType(const std::string &name) const {
+    FunctionType type = step->getFunctionType(name);
+    if (!type)
+      raise("@" + name + " was not compiled with the step");
+    return type;
+  }
+
+  /// (argument types, result types) of an extra function.
+  std::pair<std::vector<ArrayType>, std::vector<ArrayType>>
+  getFunctionTypes(const std::string &name) const {
+    FunctionType type = getFunctionType(name);
+    return {convertTypes(name, type.getInputs()),
+            convertTypes(name, type.getResults())};
+  }
+
+  /// Calls an extra function on its arguments; returns its results.
+  std::vector<nb::bytes>
+  call(const std::string &name,
+       const std::vector<std::tuple<std::string, std::vector<int64_t>,
+                                    nb::bytes>> &inputs) {
+    auto [argumentTypes, resultTypes] = getFunctionTypes(name);
+    if (inputs.size() != argumentTypes.size())
+      raise("@" + name + " takes " + std::to_string(argumentTypes.size()) +
+            " argument(s), got " + std::to_string(inputs.size()));
+    std::vector<HostArray> arrays;
+    for (const auto &[dtype, shape, data] : inputs)
+      arrays.push_back(makeArray(dtype, shape, data));
+    for (const auto &[dtype, shape] : resultTypes)
+      arrays.emplace_back(parseDType(dtype), shape);
+    llvm::SmallVector<HostArray *> pointers;
+    for (HostArray &array : arrays)
+      pointers.push_back(&array);
+    if (llvm::Error error = step->call(name, pointers))
+      raise(llvm::toString(std::move(error)));
+    std::vector<nb::bytes> results;
+    for (size_t i = inputs.size(); i < arrays.size(); ++i)
+      results.push_back(toBytes(arrays[i]));
+    return results;
+  }
+
+  std::unique_ptr<MLIRContext> context;
+  std::unique_ptr<AmpPipelineOptions> options;
+  OwningOpRef<ModuleOp> module;
+  PipelineOutputs outputs;
+  std::unique_ptr<CompiledStep> step;
+};
+
+} // namespace
+
+NB_MODULE(_amp_mlir, m) {
+  m.doc() = "Native part of amp_mlir (use the amp_mlir package)";
+  m.def("compile", &compileText, nb::arg("text"), nb::arg("name"),
+        nb::arg("options"));
+  m.def("option_values", &optionValues, nb::arg("options"));
+  m.def("validate_policy", &validatePolicy, nb::arg("preset_or_path"));
+  m.def("presets", [] {
+    std::vector<std::string> names;
+    for (const PresetInfo &preset : getPresets())
+      names.push_back(preset.name.str());
+    return names;
+  });
+  nb::class_<Step>(m, "Step")
+      .def(nb::init<const std::string &, const std::string &,
+                    std::optional<std::string>, const std::string &,
+                    const std::vector<std::string> &, const std::string &>(),
+           nb::arg("text"), nb::arg("name"), nb::arg("options").none(),
+           nb::arg("function"), nb::arg("extra_functions"), nb::arg("cpu"))
+      .def_prop_ro("name", [](const Step &s) { return s.step->getName().str(); })
+      .def_prop_ro("arguments", &Step::getArguments)
+      .def_prop_ro("results", &Step::getResults)
+      .def_prop_ro("loss_result",
+                   [](const Step &s) { return s.step->getSignature().lossResult; })
+      .def_prop_ro("found_inf_result",
+                   [](const Step &s) {
+                     return s.step->getSignature().foundInfResult;
+                   })
+      .def_prop_ro("compile_seconds",
+                   [](const Step &s) { return s.step->getCompileSeconds(); })
+      .def_prop_ro("report", [](const Step &s) { return s.outputs.report; })
+      .def_prop_ro("explanations",
+                   [](const Step &s) { return convert(s.outputs.explanations); })
+      .def("initialize",
+           [](Step &s, uint64_t seed) { s.step->initializeState(seed); },
+           nb::arg("seed"))
+      .def("get_argument", &Step::getArgument)
+      .def("set_argument", &Step::setArgument)
+      .def("get_result", &Step::getResult)
+      .def("run", &Step::run)
+      .def("function_types", &Step::getFunctionTypes)
+      .def("call", &Step::call);
+}
