@@ -53,6 +53,7 @@ std::optional<UnknownOpMode> amp::parseUnknownOpMode(StringRef name) {
   return llvm::StringSwitch<std::optional<UnknownOpMode>>(name)
       .Case("deny", UnknownOpMode::Deny)
       .Case("infer", UnknownOpMode::Infer)
+      .Case("allow", UnknownOpMode::Allow)
       .Case("error", UnknownOpMode::Error)
       .Default(std::nullopt);
 }
@@ -63,6 +64,8 @@ StringRef amp::stringifyUnknownOpMode(UnknownOpMode mode) {
     return "deny";
   case UnknownOpMode::Infer:
     return "infer";
+  case UnknownOpMode::Allow:
+    return "allow";
   case UnknownOpMode::Error:
     return "error";
   }
@@ -101,6 +104,7 @@ static llvm::SmallVector<StringRef> getPresetNames() {
 Policy Policy::fromPreset(const PresetInfo &preset) {
   Policy policy;
   policy.name = preset.name.str();
+  policy.unknownOps = preset.unknownOps;
   for (const PresetEntry &entry : preset.entries)
     policy.set(entry.opName, entry.category,
                ("preset " + preset.name + ": " + entry.source).str());
@@ -439,10 +443,11 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
     if (!mode)
       return error(
           *node, "$.unknown-ops",
-          "expected \"deny\", \"infer\" or \"error\", got " + node->describe() +
-              (node->isString()
-                   ? didYouMean(node->string, {"deny", "infer", "error"})
-                   : ""));
+          "expected \"deny\", \"infer\", \"allow\" or \"error\", got " +
+              node->describe() +
+              (node->isString() ? didYouMean(node->string, {"deny", "infer",
+                                                            "allow", "error"})
+                                : ""));
     policy.setUnknownOpMode(*mode);
   }
 
@@ -478,7 +483,13 @@ static std::string cell(StringRef text) {
 }
 
 void amp::printPresetTableMarkdown(llvm::raw_ostream &os) {
-  os << "| preset | MLIR op | category | source list entry |\n"
+  os << "| preset | an op in no list gets |\n|---|---|\n";
+  for (const PresetInfo &preset : getPresets())
+    os << "| " << preset.name << " | "
+       << stringifyUnknownOpMode(
+              preset.unknownOps.value_or(UnknownOpMode::Deny))
+       << " |\n";
+  os << "\n| preset | MLIR op | category | source list entry |\n"
      << "|---|---|---|---|\n";
   for (const PresetInfo &preset : getPresets())
     for (const PresetEntry &entry : preset.entries)

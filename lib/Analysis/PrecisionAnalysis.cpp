@@ -138,25 +138,19 @@ unsigned PrecisionPainter::addNode(Operation *op, PrecisionDecision decision) {
 
 FailureOr<PrecisionPainter::Category>
 PrecisionPainter::classifyUnknown(Operation &op, StringRef name) {
-  switch (result.options.unknownOps) {
-  case UnknownOpMode::Deny:
-  case UnknownOpMode::Infer: {
-    OpCategory category = result.options.unknownOps == UnknownOpMode::Deny
-                              ? OpCategory::Deny
-                              : OpCategory::Infer;
-    return Category{category,
-                    ("'" + name + "' is in no list (unknown-ops=" +
-                     stringifyUnknownOpMode(result.options.unknownOps) + ")")
-                        .str()};
-  }
-  case UnknownOpMode::Error:
+  UnknownOpMode mode = result.options.unknownOps;
+  if (mode == UnknownOpMode::Error) {
     op.emitError("'")
         << name << "' is in no list of policy '" << policy.getName()
         << "' and unknown-ops=error; add it to a list of a policy file or pin "
            "it with 'amp.precision'";
     return failure();
   }
-  llvm_unreachable("unknown mode");
+  // The other modes are named after the category they give.
+  StringRef modeName = stringifyUnknownOpMode(mode);
+  return Category{
+      *parseOpCategory(modeName),
+      ("'" + name + "' is in no list (unknown-ops=" + modeName + ")").str()};
 }
 
 FailureOr<PrecisionPainter::Category>

@@ -18,6 +18,11 @@
 //   run in their inputs' type, as in PyTorch.
 // - tensor-cores-only: tf's allow list alone, like grappler's
 //   TF_AUTO_MIXED_PRECISION_GRAPH_REWRITE_LEVEL=TENSOR_CORES_ONLY.
+// - mindspore-o1, mindspore-o2, mindspore-o3: MindSpore's amp levels
+//   (mindspore/python/mindspore/train/amp.py): O1 converts AMP_WHITE_LIST
+//   and keeps every other op in f32 (ops in no list are deny); O2 converts
+//   every op but AMP_BLACK_LIST and O3 every op (ops in no list are allow).
+//   The `level` option of amp-pipeline selects them.
 //
 // Reductions (sum, mean, prod) are absent on purpose: the analysis
 // accumulates every reduction in f32 itself, and classifies linalg.generic
@@ -26,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Analysis/Policy.h"
+#include "llvm/ADT/STLExtras.h"
 #include <vector>
 
 using namespace mlir;
@@ -529,24 +535,116 @@ constexpr UnmappedEntry kMindSporeUnmapped[] = {
     {"GridSampler2D, GridSampler3D (amp promote_list)", Infer, kGather},
 };
 
+//===----------------------------------------------------------------------===//
+// mindspore-o1, mindspore-o2, mindspore-o3
+//===----------------------------------------------------------------------===//
+
+// AMP_WHITE_LIST, converted at amp_level="O1". It names cells and
+// primitives; a cell converts all it computes, an MLIR op only itself. Other
+// contractions and convolutions are allow by their structure, at every
+// level.
+constexpr PresetEntry kMindSporeO1[] = {
+    {"linalg.matmul",                    Allow, "Dense (its matmul: the bias add is an op of its own, f32 at O1), MatMul (AMP_WHITE_LIST)"},
+    {"linalg.batch_matmul",              Allow, "BatchMatMul (AMP_WHITE_LIST)"},
+    {"linalg.conv_1d",                   Allow, "Conv1d (AMP_WHITE_LIST)"},
+    {"linalg.conv_1d_nwc_wcf",           Allow, "Conv1d (AMP_WHITE_LIST)"},
+    {"linalg.conv_1d_ncw_fcw",           Allow, "Conv1d (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_1d_nwc_wc",  Allow, "Conv1d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_1d_ncw_cw",  Allow, "Conv1d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_1d_nwc_wcm", Allow, "Conv1d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.conv_2d",                   Allow, "Conv2d, Conv2D, Conv2DBackpropInput (AMP_WHITE_LIST)"},
+    {"linalg.conv_2d_nhwc_hwcf",         Allow, "Conv2d, Conv2D, Conv2DBackpropInput (AMP_WHITE_LIST)"},
+    {"linalg.conv_2d_nhwc_fhwc",         Allow, "Conv2d, Conv2D, Conv2DBackpropInput (AMP_WHITE_LIST)"},
+    {"linalg.conv_2d_nchw_fchw",         Allow, "Conv2d, Conv2D, Conv2DBackpropInput (AMP_WHITE_LIST)"},
+    {"linalg.conv_2d_ngchw_fgchw",       Allow, "Conv2d with groups (AMP_WHITE_LIST)"},
+    {"linalg.conv_2d_ngchw_gfchw",       Allow, "Conv2d with groups (AMP_WHITE_LIST)"},
+    {"linalg.conv_2d_nhwgc_gfhwc",       Allow, "Conv2d with groups (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_2d_nhwc_hwc", Allow, "Conv2d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_2d_nchw_chw", Allow, "Conv2d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_2d_nhwc_hwcm", Allow, "Conv2d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.conv_3d",                   Allow, "Conv3d, Conv3D (AMP_WHITE_LIST)"},
+    {"linalg.conv_3d_ndhwc_dhwcf",       Allow, "Conv3d, Conv3D (AMP_WHITE_LIST)"},
+    {"linalg.conv_3d_ncdhw_fcdhw",       Allow, "Conv3d, Conv3D (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_3d_ndhwc_dhwc", Allow, "Conv3d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_3d_ncdhw_cdhw", Allow, "Conv3d with group = channels (AMP_WHITE_LIST)"},
+    {"linalg.depthwise_conv_3d_ndhwc_dhwcm", Allow, "Conv3d with group = channels (AMP_WHITE_LIST)"},
+    {"arith.maximumf",                   Allow, "ReLU, max(x, 0) (AMP_WHITE_LIST); other maxima come along, which rounding cannot reorder"},
+    {"linalg.max",                       Allow, "ReLU, max(x, 0) (AMP_WHITE_LIST); other maxima come along, which rounding cannot reorder"},
+};
+
+constexpr UnmappedEntry kMindSporeO1Unmapped[] = {
+    {"Conv1dTranspose, Conv2dTranspose, Conv3dTranspose, Conv2DTranspose, Conv3DTranspose (AMP_WHITE_LIST)", Allow, kTransposedConv},
+    {"LSTMCell, RNNCell, GRUCell (AMP_WHITE_LIST)", Allow, "no MLIR op: an RNN cell is a chain of matmuls (allow) and elementwise gates, which stay f32 at O1"},
+    {"PReLU (AMP_WHITE_LIST)", Allow, kChain},
+    {"Ger (AMP_WHITE_LIST)", Allow, "no named op: an outer product is an elementwise linalg.generic of one mulf on broadcast operands, which no name tells apart from other products"},
+};
+
+// AMP_BLACK_LIST, kept in f32 at amp_level="O2": the norm cells. In linalg
+// on tensors a norm is a chain; what stays f32 is its statistics: the
+// reductions (f32 accumulators, always) and the square roots of the
+// variance. The centering, scale and shift are elementwise ops in no list.
+constexpr PresetEntry kMindSporeO2[] = {
+    {"math.rsqrt",                       Deny,  "BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm: 1 / sqrt(variance + eps) of their statistics (AMP_BLACK_LIST)"},
+    {"linalg.rsqrt",                     Deny,  "BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm: 1 / sqrt(variance + eps) of their statistics (AMP_BLACK_LIST)"},
+    {"math.sqrt",                        Deny,  "BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm: sqrt(variance + eps) of their statistics (AMP_BLACK_LIST)"},
+    {"linalg.sqrt",                      Deny,  "BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm: sqrt(variance + eps) of their statistics (AMP_BLACK_LIST)"},
+};
+
+constexpr UnmappedEntry kMindSporeO2Unmapped[] = {
+    {"BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm (AMP_BLACK_LIST)", Deny, "no single MLIR op: their statistics stay f32 (reductions accumulate in f32; sqrt and rsqrt are mapped), while the centering, scale and shift are elementwise ops in no list, low at O2"},
+};
+
 // clang-format on
 
-// tensor-cores-only is tf's allow list alone: derived, not copied, so the
-// two cannot drift apart.
-template <typename T> std::vector<T> allowOnly(llvm::ArrayRef<T> entries) {
+/// The entries of `entries` in `category`: derived lists, not copies, so
+/// that a preset and the presets made from it cannot drift apart.
+template <typename T>
+std::vector<T> withCategory(llvm::ArrayRef<T> entries, OpCategory category) {
   std::vector<T> result;
   for (const T &entry : entries)
-    if (entry.category == Allow)
+    if (entry.category == category)
       result.push_back(entry);
+  return result;
+}
+
+/// `first`, then the entries of `rest` for ops that `first` does not list.
+std::vector<PresetEntry> overriding(llvm::ArrayRef<PresetEntry> first,
+                                    llvm::ArrayRef<PresetEntry> rest) {
+  std::vector<PresetEntry> result(first.begin(), first.end());
+  for (const PresetEntry &entry : rest)
+    if (llvm::none_of(first, [&](const PresetEntry &listed) {
+          return listed.opName == entry.opName;
+        }))
+      result.push_back(entry);
+  return result;
+}
+
+template <typename T>
+std::vector<T> concat(llvm::ArrayRef<T> first, llvm::ArrayRef<T> second) {
+  std::vector<T> result(first.begin(), first.end());
+  result.insert(result.end(), second.begin(), second.end());
   return result;
 }
 } // namespace
 
 llvm::ArrayRef<PresetInfo> amp::getPresets() {
   static const std::vector<PresetEntry> tensorCoresOnly =
-      allowOnly<PresetEntry>(kTf);
+      withCategory<PresetEntry>(kTf, Allow);
   static const std::vector<UnmappedEntry> tensorCoresOnlyUnmapped =
-      allowOnly<UnmappedEntry>(kTfUnmapped);
+      withCategory<UnmappedEntry>(kTfUnmapped, Allow);
+  // MindSpore's levels share the auto lists' data movement (clear); O2 keeps
+  // the auto_blacklist's numerically unsafe ops in f32 beside its own list.
+  static const std::vector<PresetEntry> dataMovement =
+      withCategory<PresetEntry>(kMindSpore, Clear);
+  static const std::vector<PresetEntry> mindSporeO1 =
+      concat<PresetEntry>(kMindSporeO1, dataMovement);
+  static const std::vector<PresetEntry> mindSporeO2 = concat<PresetEntry>(
+      overriding(kMindSporeO2, withCategory<PresetEntry>(kMindSpore, Deny)),
+      dataMovement);
+  static const std::vector<UnmappedEntry> mindSporeO2Unmapped =
+      concat<UnmappedEntry>(
+          kMindSporeO2Unmapped,
+          withCategory<UnmappedEntry>(kMindSporeUnmapped, Deny));
   static const PresetInfo presets[] = {
       {"torch",
        "PyTorch's CUDA autocast lists: lower_precision_fp is allow, fp32 is "
@@ -565,6 +663,21 @@ llvm::ArrayRef<PresetInfo> amp::getPresets() {
        "grappler's TENSOR_CORES_ONLY level: the tf allow list alone; every "
        "other op is unknown",
        tensorCoresOnly, tensorCoresOnlyUnmapped},
+      {"mindspore-o1",
+       "MindSpore's amp_level=\"O1\": AMP_WHITE_LIST is allow, data movement "
+       "is clear, every other op is unknown and stays f32 (deny)",
+       mindSporeO1, kMindSporeO1Unmapped, UnknownOpMode::Deny},
+      {"mindspore-o2",
+       "MindSpore's amp_level=\"O2\": AMP_BLACK_LIST (the norms' statistics) "
+       "and the numerically unsafe ops of the auto_blacklist are deny, data "
+       "movement is clear, every other op is unknown and low (allow)",
+       mindSporeO2, mindSporeO2Unmapped, UnknownOpMode::Allow},
+      {"mindspore-o3",
+       "MindSpore's amp_level=\"O3\": data movement is clear, every other op "
+       "is unknown and low (allow)",
+       dataMovement,
+       {},
+       UnknownOpMode::Allow},
   };
   return presets;
 }

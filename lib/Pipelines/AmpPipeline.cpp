@@ -12,50 +12,77 @@ using namespace mlir;
 using namespace mlir::amp;
 
 namespace {
-/// MindSpore's `amp_level`. O1, O2 and O3 need MindSpore's O1 white list and
-/// O2 black list as presets, which do not exist yet.
-enum class AmpLevel { Unset, O0, Auto };
+/// A value of the `level` option: MindSpore's `amp_level`, which selects the
+/// policy and the default scaling in one word.
+struct AmpLevel {
+  StringRef name;
+  /// The preset the casts follow; empty: no casts.
+  StringRef policy;
+  /// The scaling mode unless `scaling` is given; empty: by dtype (dynamic
+  /// for f16, none for bf16).
+  StringRef scaling;
+};
+
+/// The one place where a level becomes a policy and a default scaling.
+/// MindSpore's O2 also defaults to dynamic scaling (DynamicLossScaleManager);
+/// O1 follows Apex's O1 there, as MindSpore's O1 has no scaling.
+// clang-format off
+constexpr AmpLevel kLevels[] = {
+    {"O0",   "",             "none"},
+    {"O1",   "mindspore-o1", ""},
+    {"O2",   "mindspore-o2", ""},
+    {"O3",   "mindspore-o3", "none"},
+    {"auto", "mindspore",    ""},
+};
+// clang-format on
 } // namespace
 
-static llvm::Expected<AmpLevel> getLevel(const AmpPipelineOptions &options) {
+/// The level of `options`, or null when `level` is not given.
+static llvm::Expected<const AmpLevel *>
+getLevel(const AmpPipelineOptions &options) {
   if (!options.level.hasValue())
-    return AmpLevel::Unset;
-  StringRef level = options.level;
-  if (level == "O1" || level == "O2" || level == "O3")
+    return nullptr;
+  StringRef name = options.level;
+  const AmpLevel *level = llvm::find_if(
+      kLevels, [&](const AmpLevel &known) { return known.name == name; });
+  if (level == std::end(kLevels))
     return llvm::createStringError(
-        "option 'level=" + level +
-        "' is not implemented yet (MindSpore's O1 and O2 op lists are not "
-        "presets yet); use O0, auto, or 'policy' and 'scaling'");
-  if (level != "O0" && level != "auto")
+        "option 'level' must be O0, O1, O2, O3 or auto, got '" + name + "'");
+  if (options.policy.hasValue()) {
+    std::string hint;
+    if (!level->policy.empty())
+      hint =
+          (" (to change the lists of level=" + name +
+           ", give a policy file with \"extends\": \"" + level->policy + "\")")
+              .str();
     return llvm::createStringError(
-        "option 'level' must be O0, O1, O2, O3 or auto, got '" + level + "'");
-  if (options.policy.hasValue())
+        "options 'level' and 'policy' both choose the policy; give one" + hint);
+  }
+  if (level->policy.empty() &&
+      (options.dtype.hasValue() || options.scaling.hasValue() ||
+       options.unknownOps.hasValue()))
     return llvm::createStringError(
-        "options 'level' and 'policy' both choose the policy; give one");
-  if (level == "auto")
-    return AmpLevel::Auto;
-  if (options.dtype.hasValue() || options.scaling.hasValue() ||
-      options.unknownOps.hasValue())
-    return llvm::createStringError(
-        "option 'level=O0' keeps the step in f32 and unscaled; it takes no "
-        "'dtype', 'scaling' or 'unknown-ops'");
-  return AmpLevel::O0;
+        "option 'level=" + name +
+        "' keeps the step in f32 and unscaled; it takes no 'dtype', "
+        "'scaling' or 'unknown-ops'");
+  return level;
 }
 
-/// The policy the casts follow: `level=auto` is MindSpore's auto lists.
+/// The policy the casts follow: the level's, else the `policy` option;
+/// empty when no casts are inserted.
 static std::string getEffectivePolicy(const AmpPipelineOptions &options,
-                                      AmpLevel level) {
-  return level == AmpLevel::Auto ? "mindspore" : options.policy.getValue();
+                                      const AmpLevel *level) {
+  return level ? level->policy.str() : options.policy.getValue();
 }
 
 /// The low type the step is converted to: an explicit `dtype` wins over the
 /// policy file's own, as amp-insert-casts decides.
 static std::string getEffectiveDtype(const AmpPipelineOptions &options,
-                                     AmpLevel level) {
-  if (options.dtype.hasValue())
+                                     const AmpLevel *level) {
+  std::string policyName = getEffectivePolicy(options, level);
+  if (options.dtype.hasValue() || policyName.empty())
     return options.dtype;
-  llvm::Expected<Policy> policy =
-      Policy::load(getEffectivePolicy(options, level));
+  llvm::Expected<Policy> policy = Policy::load(policyName);
   if (!policy) {
     // amp-insert-casts reports it.
     llvm::consumeError(policy.takeError());
@@ -69,10 +96,12 @@ static std::string getEffectiveDtype(const AmpPipelineOptions &options,
 /// The options of amp-loss-scaling or amp-guard-update (the same list).
 template <typename ScalingOptionsT>
 static ScalingOptionsT getScalingOptions(const AmpPipelineOptions &options,
-                                         AmpLevel level) {
+                                         const AmpLevel *level) {
   ScalingOptionsT scaling;
   scaling.dtype = getEffectiveDtype(options, level);
-  scaling.scaling = level == AmpLevel::O0 ? "none" : options.scaling.getValue();
+  scaling.scaling = level && !options.scaling.hasValue()
+                        ? level->scaling.str()
+                        : options.scaling.getValue();
   scaling.initScale = options.initScale;
   scaling.growthFactor = options.growthFactor;
   scaling.backoffFactor = options.backoffFactor;
@@ -84,18 +113,18 @@ static ScalingOptionsT getScalingOptions(const AmpPipelineOptions &options,
 }
 
 llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {
-  llvm::Expected<AmpLevel> level = getLevel(options);
+  llvm::Expected<const AmpLevel *> level = getLevel(options);
   if (!level)
     return level.takeError();
-  llvm::Expected<Policy> policy =
-      Policy::load(getEffectivePolicy(options, *level));
-  if (!policy)
-    return llvm::createStringError("option 'policy': " +
-                                   llvm::toString(policy.takeError()));
+  std::string policyName = getEffectivePolicy(options, *level);
+  if (!policyName.empty())
+    if (llvm::Expected<Policy> policy = Policy::load(policyName); !policy)
+      return llvm::createStringError("option 'policy': " +
+                                     llvm::toString(policy.takeError()));
   if (!options.unknownOps.empty() && !parseUnknownOpMode(options.unknownOps))
-    return llvm::createStringError(
-        "option 'unknown-ops' must be 'deny', 'infer' or 'error', got '" +
-        options.unknownOps + "'");
+    return llvm::createStringError("option 'unknown-ops' must be 'deny', "
+                                   "'infer', 'allow' or 'error', got '" +
+                                   options.unknownOps + "'");
   return ScalingConfig::get(
              getScalingOptions<AmpGuardUpdateOptions>(options, *level))
       .takeError();
@@ -114,8 +143,7 @@ amp::parseAmpPipelineOptions(StringRef text) {
   return std::move(options);
 }
 
-static void addInsertCasts(OpPassManager &pm,
-                           const AmpPipelineOptions &options,
+static void addInsertCasts(OpPassManager &pm, const AmpPipelineOptions &options,
                            StringRef policy) {
   AmpInsertCastsOptions casts;
   casts.dtype = options.dtype;
@@ -137,14 +165,15 @@ static void addInsertCasts(OpPassManager &pm,
 void amp::buildAmpPipeline(OpPassManager &pm,
                            const AmpPipelineOptions &options) {
   // The options were verified (see the header): the level is valid.
-  llvm::Expected<AmpLevel> expectedLevel = getLevel(options);
-  AmpLevel level = AmpLevel::Unset;
+  llvm::Expected<const AmpLevel *> expectedLevel = getLevel(options);
+  const AmpLevel *level = nullptr;
   if (expectedLevel)
     level = *expectedLevel;
   else
     llvm::consumeError(expectedLevel.takeError());
-  if (level != AmpLevel::O0)
-    addInsertCasts(pm, options, getEffectivePolicy(options, level));
+  std::string policy = getEffectivePolicy(options, level);
+  if (!policy.empty())
+    addInsertCasts(pm, options, policy);
   pm.addPass(createAmpLossScaling(
       getScalingOptions<AmpLossScalingOptions>(options, level)));
   pm.addPass(createAmpGuardUpdate(
@@ -152,7 +181,6 @@ void amp::buildAmpPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
-
 
 void amp::registerAmpPipeline() {
   registerPassPipeline(

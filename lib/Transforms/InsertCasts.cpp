@@ -329,8 +329,8 @@ void AmpInsertCastsPass::runOnOperation() {
                  parseUnknownOpMode(unknownOps)) {
     options.unknownOps = *mode;
   } else {
-    module.emitError(
-        "option 'unknown-ops' must be 'deny', 'infer' or 'error', got '")
+    module.emitError("option 'unknown-ops' must be 'deny', 'infer', 'allow' or "
+                     "'error', got '")
         << unknownOps << "'";
     return signalPassFailure();
   }

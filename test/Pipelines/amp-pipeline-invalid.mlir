@@ -8,11 +8,12 @@
 // RUN: not amp-opt %s --amp-pipeline="hysteresis=0" 2>&1 | FileCheck %s --check-prefix=HYST
 // RUN: not amp-opt %s --amp-pipeline="scaling=auto" 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not amp-opt %s --amp-pipeline="dtype=f8" 2>&1 | FileCheck %s --check-prefix=DTYPE
-// RUN: not amp-opt %s --amp-pipeline="unknown-ops=allow" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not amp-opt %s --amp-pipeline="unknown-ops=clear" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not amp-opt %s --amp-pipeline="policy=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=POLICY
-// RUN: not amp-opt %s --amp-pipeline="level=O2" 2>&1 | FileCheck %s --check-prefix=LEVEL
 // RUN: not amp-opt %s --amp-pipeline="level=O4" 2>&1 | FileCheck %s --check-prefix=LEVEL-NAME
 // RUN: not amp-opt %s --amp-pipeline="level=auto policy=tf" 2>&1 | FileCheck %s --check-prefix=LEVEL-POLICY
+// RUN: not amp-opt %s --amp-pipeline="level=O2 policy=mindspore-o2" 2>&1 | FileCheck %s --check-prefix=LEVEL-POLICY-O2
+// RUN: not amp-opt %s --amp-pipeline="level=O0 policy=torch" 2>&1 | FileCheck %s --check-prefix=LEVEL-POLICY-O0
 // RUN: not amp-opt %s --amp-pipeline="level=O0 scaling=dynamic" 2>&1 | FileCheck %s --check-prefix=LEVEL-O0
 // RUN: not amp-opt %s --amp-pipeline="growth=2" 2>&1 | FileCheck %s --check-prefix=NAME
 
@@ -24,11 +25,12 @@
 // HYST: error: option 'hysteresis' must be an integer in [1, 2147483647], got 0
 // MODE: error: option 'scaling' must be none, static or dynamic (empty: dynamic for f16, none for bf16), got 'auto'
 // DTYPE: error: option 'dtype' must be f16 or bf16, got 'f8'
-// UNKNOWN: error: option 'unknown-ops' must be 'deny', 'infer' or 'error', got 'allow'
+// UNKNOWN: error: option 'unknown-ops' must be 'deny', 'infer', 'allow' or 'error', got 'clear'
 // POLICY: error: option 'policy': {{.*}}missing.json
-// LEVEL: error: option 'level=O2' is not implemented yet (MindSpore's O1 and O2 op lists are not presets yet); use O0, auto, or 'policy' and 'scaling'
 // LEVEL-NAME: error: option 'level' must be O0, O1, O2, O3 or auto, got 'O4'
-// LEVEL-POLICY: error: options 'level' and 'policy' both choose the policy; give one
+// LEVEL-POLICY: error: options 'level' and 'policy' both choose the policy; give one (to change the lists of level=auto, give a policy file with "extends": "mindspore")
+// LEVEL-POLICY-O2: error: options 'level' and 'policy' both choose the policy; give one (to change the lists of level=O2, give a policy file with "extends": "mindspore-o2")
+// LEVEL-POLICY-O0: error: options 'level' and 'policy' both choose the policy; give one{{$}}
 // LEVEL-O0: error: option 'level=O0' keeps the step in f32 and unscaled; it takes no 'dtype', 'scaling' or 'unknown-ops'
 // NAME: error: invalid amp-pipeline options 'growth=2': {{.*}}no such option growth
 

@@ -49,19 +49,20 @@ TEST(OpCategory, ParsesAndPrintsTheFourNames) {
   EXPECT_FALSE(parseOpCategory("Allow"));
 }
 
-TEST(UnknownOpMode, ParsesAndPrintsTheThreeNames) {
-  for (UnknownOpMode m :
-       {UnknownOpMode::Deny, UnknownOpMode::Infer, UnknownOpMode::Error})
+TEST(UnknownOpMode, ParsesAndPrintsTheFourNames) {
+  for (UnknownOpMode m : {UnknownOpMode::Deny, UnknownOpMode::Infer,
+                          UnknownOpMode::Allow, UnknownOpMode::Error})
     EXPECT_EQ(parseUnknownOpMode(stringifyUnknownOpMode(m)), m);
-  EXPECT_FALSE(parseUnknownOpMode("allow"));
+  EXPECT_FALSE(parseUnknownOpMode("clear"));
 }
 
-TEST(Presets, AreTheFourNamedOnesWithTorchFirst) {
+TEST(Presets, AreTheNamedOnesWithTorchFirst) {
   llvm::SmallVector<StringRef> names;
   for (const PresetInfo &info : getPresets())
     names.push_back(info.name);
-  EXPECT_EQ(names, (llvm::SmallVector<StringRef>{"torch", "tf", "mindspore",
-                                                 "tensor-cores-only"}));
+  EXPECT_EQ(names, (llvm::SmallVector<StringRef>{
+                       "torch", "tf", "mindspore", "tensor-cores-only",
+                       "mindspore-o1", "mindspore-o2", "mindspore-o3"}));
   EXPECT_EQ(lookupPreset("tf"), &getPresets()[1]);
   EXPECT_EQ(lookupPreset("pytorch"), nullptr);
 }
@@ -154,6 +155,55 @@ TEST(Presets, TensorCoresOnlyIsTheTfAllowListAlone) {
     EXPECT_EQ(entry.category, OpCategory::Allow) << entry.source.str();
 }
 
+// O1: AMP_WHITE_LIST (matmul, convolutions, ReLU's maximum) is low, data
+// movement clear, every other op in no list and deny.
+TEST(Presets, MindSporeO1IsTheWhiteList) {
+  Policy o1 = preset("mindspore-o1");
+  EXPECT_EQ(o1.getUnknownOpMode(), UnknownOpMode::Deny);
+  EXPECT_EQ(categoryOf(o1, "linalg.matmul"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(o1, "linalg.conv_2d_nhwc_hwcf"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(o1, "arith.maximumf"), OpCategory::Allow);
+  EXPECT_EQ(categoryOf(o1, "tensor.expand_shape"), OpCategory::Clear);
+  EXPECT_EQ(categoryOf(o1, "arith.addf"), std::nullopt);
+  EXPECT_EQ(categoryOf(o1, "math.exp"), std::nullopt);
+  for (const auto &rule : o1.getRules())
+    EXPECT_NE(rule.second.category, OpCategory::Deny) << rule.first().str();
+}
+
+// O2: the norms' statistics (AMP_BLACK_LIST) and the auto_blacklist are
+// deny, data movement clear, every other op in no list and allow.
+TEST(Presets, MindSporeO2IsTheBlackListAndTheUnsafeOps) {
+  Policy o2 = preset("mindspore-o2");
+  Policy ms = preset("mindspore");
+  EXPECT_EQ(o2.getUnknownOpMode(), UnknownOpMode::Allow);
+  EXPECT_EQ(categoryOf(o2, "math.sqrt"), OpCategory::Deny);
+  EXPECT_EQ(o2.lookup("math.rsqrt")->origin,
+            "preset mindspore-o2: BatchNorm1d, BatchNorm2d, BatchNorm3d, "
+            "LayerNorm: 1 / sqrt(variance + eps) of their statistics "
+            "(AMP_BLACK_LIST)");
+  EXPECT_EQ(categoryOf(o2, "arith.addf"), std::nullopt);
+  EXPECT_EQ(categoryOf(o2, "linalg.matmul"), std::nullopt);
+  for (const auto &rule : ms.getRules()) {
+    OpCategory category = rule.second.category;
+    if (category == OpCategory::Deny || category == OpCategory::Clear)
+      EXPECT_EQ(categoryOf(o2, rule.first()), category) << rule.first().str();
+  }
+  for (const auto &rule : o2.getRules())
+    EXPECT_TRUE(rule.second.category == OpCategory::Deny ||
+                rule.second.category == OpCategory::Clear)
+        << rule.first().str();
+}
+
+// O3: only data movement is listed; every other op is allow.
+TEST(Presets, MindSporeO3ListsOnlyDataMovement) {
+  Policy o3 = preset("mindspore-o3");
+  EXPECT_EQ(o3.getUnknownOpMode(), UnknownOpMode::Allow);
+  EXPECT_FALSE(o3.getRules().empty());
+  for (const auto &rule : o3.getRules())
+    EXPECT_EQ(rule.second.category, OpCategory::Clear) << rule.first().str();
+  EXPECT_TRUE(lookupPreset("mindspore-o3")->unmapped.empty());
+}
+
 //===----------------------------------------------------------------------===//
 // Policy files
 //===----------------------------------------------------------------------===//
@@ -202,6 +252,21 @@ TEST(PolicyFile, DefaultsToTorchAndLaterCategoriesOverride) {
                          "p.json");
   ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
   EXPECT_EQ(categoryOf(*policy, "math.exp"), OpCategory::Infer);
+}
+
+// A file extending a level's preset keeps its mode for ops in no list
+// unless it sets its own.
+TEST(PolicyFile, InheritsThePresetsUnknownOps) {
+  llvm::Expected<Policy> policy = Policy::parse(
+      R"({"extends": "mindspore-o2", "add": {"deny": ["math.tanh"]}})",
+      "p.json");
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(policy->getUnknownOpMode(), UnknownOpMode::Allow);
+  EXPECT_EQ(categoryOf(*policy, "math.tanh"), OpCategory::Deny);
+  policy = Policy::parse(
+      R"({"extends": "mindspore-o3", "unknown-ops": "infer"})", "p.json");
+  ASSERT_TRUE(static_cast<bool>(policy)) << llvm::toString(policy.takeError());
+  EXPECT_EQ(policy->getUnknownOpMode(), UnknownOpMode::Infer);
 }
 
 TEST(PolicyFile, EmptyObjectIsThePreset) {
@@ -279,22 +344,25 @@ TEST(PolicyFileErrors, BadDtype) {
 }
 
 TEST(PolicyFileErrors, BadUnknownOps) {
-  EXPECT_EQ(parseError(R"({"unknown-ops": "allow"})"),
+  EXPECT_EQ(parseError(R"({"unknown-ops": "clear"})"),
             "policy.json:1:17: error: $.unknown-ops: expected \"deny\", "
-            "\"infer\" or \"error\", got \"allow\"");
+            "\"infer\", \"allow\" or \"error\", got \"clear\"");
   EXPECT_EQ(parseError(R"({"unknown-ops": "infr"})"),
             "policy.json:1:17: error: $.unknown-ops: expected \"deny\", "
-            "\"infer\" or \"error\", got \"infr\"; did you mean \"infer\"?");
+            "\"infer\", \"allow\" or \"error\", got \"infr\"; did you mean "
+            "\"infer\"?");
 }
 
 TEST(PolicyFileErrors, BadExtends) {
   EXPECT_EQ(parseError(R"({"extends": "pytorch"})"),
             "policy.json:1:13: error: $.extends: expected a preset name "
-            "(torch, tf, mindspore or tensor-cores-only), got \"pytorch\"; "
+            "(torch, tf, mindspore, tensor-cores-only, mindspore-o1, "
+            "mindspore-o2 or mindspore-o3), got \"pytorch\"; "
             "did you mean \"torch\"?");
   EXPECT_EQ(parseError(R"({"extends": null})"),
             "policy.json:1:13: error: $.extends: expected a preset name "
-            "(torch, tf, mindspore or tensor-cores-only), got null");
+            "(torch, tf, mindspore, tensor-cores-only, mindspore-o1, "
+            "mindspore-o2 or mindspore-o3), got null");
 }
 
 TEST(PolicyFileErrors, RemovingAnOpNotInTheList) {
@@ -318,8 +386,9 @@ TEST(PolicyFileErrors, MissingFile) {
                           0),
             0u)
       << message;
-  EXPECT_NE(message.find("not a preset either: torch, tf, mindspore or "
-                         "tensor-cores-only"),
+  EXPECT_NE(message.find("not a preset either: torch, tf, mindspore, "
+                         "tensor-cores-only, mindspore-o1, mindspore-o2 or "
+                         "mindspore-o3"),
             std::string::npos)
       << message;
 }
@@ -371,7 +440,11 @@ constexpr StringRef kEnd = "<!-- END GENERATED -->";
 //       --gtest_filter=PresetsDoc.*
 TEST(PresetsDoc, TablesMatchTheData) {
   std::string path = AMP_SOURCE_DIR "/docs/Presets.md";
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  // Volatile: not mapped, so that rewriting the file below cannot empty the
+  // text being copied into it.
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true,
+                                            /*RequiresNullTerminator=*/true,
+                                            /*IsVolatile=*/true);
   ASSERT_TRUE(static_cast<bool>(buffer)) << "cannot read " << path;
   StringRef doc = (*buffer)->getBuffer();
   size_t begin = doc.find(kBegin);

@@ -27,8 +27,9 @@ enum class OpCategory { Allow, Deny, Infer, Clear };
 std::optional<OpCategory> parseOpCategory(llvm::StringRef name);
 llvm::StringRef stringifyOpCategory(OpCategory category);
 
-/// What an op that is in no list gets (the `unknown-ops` option).
-enum class UnknownOpMode { Deny, Infer, Error };
+/// What an op that is in no list gets (the `unknown-ops` option). `Allow`
+/// serves MindSpore's O2 and O3, which convert every op outside their lists.
+enum class UnknownOpMode { Deny, Infer, Allow, Error };
 std::optional<UnknownOpMode> parseUnknownOpMode(llvm::StringRef name);
 llvm::StringRef stringifyUnknownOpMode(UnknownOpMode mode);
 
@@ -53,6 +54,9 @@ struct PresetInfo {
   llvm::StringRef description;
   llvm::ArrayRef<PresetEntry> entries;
   llvm::ArrayRef<UnmappedEntry> unmapped;
+  /// What an op in no list gets under this preset, unless a policy file or
+  /// the `unknown-ops` option says otherwise; unset: deny.
+  std::optional<UnknownOpMode> unknownOps = std::nullopt;
 };
 
 /// All presets, the default (`torch`) first.
@@ -93,6 +97,8 @@ public:
   llvm::StringRef getName() const { return name; }
   /// The policy file's own `dtype`, if it sets one.
   std::optional<Precision> getDtype() const { return dtype; }
+  /// The policy file's or its preset's mode for ops in no list, if either
+  /// sets one.
   std::optional<UnknownOpMode> getUnknownOpMode() const { return unknownOps; }
   const llvm::StringMap<Rule> &getRules() const { return rules; }
 

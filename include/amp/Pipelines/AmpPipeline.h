@@ -30,18 +30,19 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
       llvm::cl::init(AmpInsertCastsOptions().dtype)};
   Option<std::string> policy{
       *this, "policy",
-      llvm::cl::desc("torch, tf, mindspore, tensor-cores-only, or a JSON "
-                     "policy file"),
+      llvm::cl::desc("torch, tf, mindspore, tensor-cores-only, mindspore-o1, "
+                     "mindspore-o2, mindspore-o3, or a JSON policy file"),
       llvm::cl::init(AmpInsertCastsOptions().policy)};
   Option<std::string> level{
       *this, "level",
       llvm::cl::desc("MindSpore's amp level, instead of 'policy': O0 (no "
-                     "change) or auto (policy mindspore); O1, O2 and O3 are "
-                     "not implemented yet")};
+                     "change), O1, O2, O3 (policy mindspore-o1/o2/o3; O3 "
+                     "unscaled by default) or auto (policy mindspore)")};
   Option<std::string> unknownOps{
       *this, "unknown-ops",
-      llvm::cl::desc("What an op in no list gets: deny, infer or error "
-                     "(default: the policy file's, else deny)")};
+      llvm::cl::desc("What an op in no list gets: deny, infer, allow or "
+                     "error (default: the policy file's or preset's, else "
+                     "deny)")};
   Option<bool> explain{
       *this, "explain",
       llvm::cl::desc("One remark per op with its precision and reason"),

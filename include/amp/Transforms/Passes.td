@@ -28,10 +28,11 @@ def AmpInsertCasts : Pass<"amp-insert-casts", "ModuleOp"> {
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
            "Low-precision type: f16 or bf16 (overrides a policy file's dtype)">,
     Option<"policy", "policy", "std::string", /*default=*/"\"torch\"",
-           "torch, tf, mindspore, tensor-cores-only, or a JSON policy file">,
+           "torch, tf, mindspore, tensor-cores-only, mindspore-o1, "
+           "mindspore-o2, mindspore-o3, or a JSON policy file">,
     Option<"unknownOps", "unknown-ops", "std::string", /*default=*/"\"\"",
-           "What an op in no list gets: deny, infer or error (default: the "
-           "policy file's, else deny)">,
+           "What an op in no list gets: deny, infer, allow or error "
+           "(default: the policy file's or preset's, else deny)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit one remark per op with its precision and the reason">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
