@@ -352,3 +352,18 @@ def test_pip_install(tmp_path):
         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(target)})
     assert check.returncode == 0, check.stderr
     assert check.stdout.split() == [str(target / "amp_mlir" / "__init__.py"), "f16"]
+
+
+def test_train_digits_example(tmp_path):
+    """examples/train_digits.py trains both runs and writes the plot."""
+    out = tmp_path / "curves.png"
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "train_digits.py"),
+                          "--epochs", "2", "--out", str(out)],
+                         capture_output=True, text=True, env={**os.environ, "AMP_BUILD_DIR": BUILD})
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0].strip().startswith("fp32: 44 steps")
+    assert lines[1].strip().startswith("f16 (dynamic scaling): 44 steps")
+    accuracy = float(lines[1].split("test accuracy ")[1].split(",")[0])
+    assert accuracy > 0.8
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
