@@ -191,8 +191,10 @@ int main(int argc, char **argv) {
       }
       const float *first =
           data[k].data.data() + (stepIndex % batches) * batch * rowFloats;
-      if (ampSessionSetInput(session, dataBuffers[k], first, info.numBytes))
-        return runtimeFailure("cannot set a batch") , false;
+      if (ampSessionSetInput(session, dataBuffers[k], first, info.numBytes)) {
+        runtimeFailure("cannot set a batch");
+        return false;
+      }
     }
     return true;
   };
@@ -238,5 +240,8 @@ int main(int argc, char **argv) {
                 ms / timedSteps, static_cast<long long>(timedSteps));
   }
   ampSessionDestroy(session);
+  // The step's destructors unload its kernels: run them now, while the
+  // driver is certainly still loaded, not in whatever order exit picks.
+  dlclose(handle);
   return 0;
 }
