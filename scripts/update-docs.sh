@@ -9,3 +9,5 @@ cmake --build "$BUILD_DIR" --target mlir-doc
 mkdir -p docs/reference
 cp "$BUILD_DIR"/docs/Dialects/AmpDialect.md docs/reference/AmpDialect.md
 cp "$BUILD_DIR"/docs/AmpPasses.md docs/reference/AmpPasses.md
+cp "$BUILD_DIR"/docs/Dialects/AmpGPUDialect.md docs/reference/AmpGPUDialect.md
+cp "$BUILD_DIR"/docs/AmpConversionPasses.md docs/reference/AmpConversionPasses.md
