@@ -55,8 +55,9 @@ std::unique_ptr<MLIRContext> createContext() {
   registerAllExtensions(registry);
   registerAllAmpDialects(registry);
   auto context = std::make_unique<MLIRContext>(registry);
-  // Python callers get errors as exceptions, not on stderr; the runner
-  // compiles single-threaded anyway.
+  // Errors become exception messages: the location says where, without the
+  // whole module printed as a note, and in IR order.
+  context->printOpOnDiagnostic(false);
   context->disableMultithreading();
   return context;
 }
