@@ -27,6 +27,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -139,7 +140,7 @@ def amp_opt_cmd(amp_opt, path, flags, extra=()):
 
 
 def time_hyperfine(amp_opt, path, runs, warmup, workdir):
-    """Median wall seconds and mean CPU seconds (user + system) of every config."""
+    """Median wall seconds of every config."""
     out = os.path.join(workdir, "hyperfine.json")
     cmd = ["hyperfine", "-N", "--style", "none", "--warmup", str(warmup), "--runs", str(runs),
            "--export-json", out]
@@ -148,8 +149,24 @@ def time_hyperfine(amp_opt, path, runs, warmup, workdir):
     run(cmd)
     with open(out) as f:
         results = json.load(f)["results"]
-    return {r["command"]: {"wall": r["median"], "cpu": r["user"] + r["system"]}
-            for r in results}
+    return {r["command"]: r["median"] for r in results}
+
+
+def time_cpu(amp_opt, path, runs, warmup):
+    """Median CPU seconds (user + system) of every config, the configs run in turn in each
+    round so that changes in the machine's load fall on all of them alike."""
+    times = {name: [] for name, _ in CONFIGS}
+    for round in range(warmup + runs):
+        for name, flags in CONFIGS:
+            cmd = amp_opt_cmd(amp_opt, path, flags)
+            process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stderr = process.stderr.read()
+            _, status, usage = os.wait4(process.pid, 0)
+            if status:
+                sys.exit(f"failed: {' '.join(cmd)}\n{stderr.decode()[-2000:]}")
+            if round >= warmup:
+                times[name].append(usage.ru_utime + usage.ru_stime)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def count_instructions(amp_opt, path):
@@ -206,7 +223,8 @@ def main():
                 step = {"model": model, "setting": f"{flag} {value}", "ops": ops, "path": path,
                         "size_mb": os.path.getsize(path) / 1e6,
                         "casts": cast_summary(cast_report(amp_opt, path, workdir)),
-                        "time": time_hyperfine(amp_opt, path, args.runs, args.warmup, workdir)}
+                        "wall": time_hyperfine(amp_opt, path, args.runs, args.warmup, workdir),
+                        "cpu": time_cpu(amp_opt, path, args.runs, args.warmup)}
                 if ops <= args.callgrind_max_ops:
                     step["instructions"] = count_instructions(amp_opt, path)
                 steps.append(step)
@@ -223,47 +241,43 @@ def main():
 def report(steps, args, header):
     """The tables and verdicts; `header` says where and when the figures were taken."""
     out = [header, f"amp-opt: {os.path.join(args.build, 'bin', 'amp-opt')} (a copy); "
-           f"hyperfine {args.runs} runs + {args.warmup} warmup per config, median wall time; "
-           "configs:"]
+           f"per config {args.runs} runs after {args.warmup} warmup: CPU time (user + system) "
+           "of runs taking turns, median; wall time by hyperfine, median. Configs:"]
     out += [f"  {name}: {CONFIG_HELP[name]}" for name in OURS]
     verdicts = []
 
     out.append("\n## Pass time against the floor (amp-opt FILE -o /dev/null)\n")
-    times, ratios = [], []
-    for s in steps:
-        t = s["time"]
-        floor = t["floor"]["wall"]
-        key = [s["model"], s["setting"], s["ops"]]
-        times.append(key + [f"{s['size_mb']:.1f}"] + [f"{t[n]['wall'] * 1e3:.0f}"
-                                                     for n, _ in CONFIGS])
-        ratios.append(key + [f"{overhead(t[n]['wall'], floor):+.2f}x" for n in OURS]
-                      + [f"{overhead(t['pipeline']['cpu'], t['floor']['cpu']):+.2f}x"])
-    out.append("Median wall time, ms:\n")
-    out.append(table(["model", "setting", "ops", "MB"] + [n for n, _ in CONFIGS], times))
-    out.append("\nOverhead (ours - floor) / floor:\n")
-    out.append(table(["model", "setting", "ops"] + OURS + ["pipeline (CPU time)"], ratios))
+    key = lambda s: [s["model"], s["setting"], s["ops"]]
+    out.append("CPU time, ms:\n")
+    out.append(table(["model", "setting", "ops", "MB"] + [n for n, _ in CONFIGS],
+                     [key(s) + [f"{s['size_mb']:.1f}"]
+                      + [f"{s['cpu'][n] * 1e3:.0f}" for n, _ in CONFIGS] for s in steps]))
+    for measure, title in (("cpu", "CPU time"), ("wall", "wall time (more disturbed by load)")):
+        out.append(f"\nOverhead (ours - floor) / floor, {title}:\n")
+        out.append(table(["model", "setting", "ops"] + OURS,
+                         [key(s) + [f"{overhead(s[measure][n], s[measure]['floor']):+.2f}x"
+                                    for n in OURS] for s in steps]))
+    big = [s for s in steps if s["ops"] >= FIT_MIN_OPS] or steps
     for name in OURS:
-        big = [s for s in steps if s["ops"] >= FIT_MIN_OPS] or steps
-        worst = max(overhead(s["time"][name]["wall"], s["time"]["floor"]["wall"]) for s in big)
-        verdicts.append(f"{name} overhead <= {OVERHEAD_TARGET}x the floor (steps >= "
+        worst = max(overhead(s["cpu"][name], s["cpu"]["floor"]) for s in big)
+        verdicts.append(f"{name} overhead <= {OVERHEAD_TARGET}x the floor (CPU time, steps >= "
                         f"{FIT_MIN_OPS} ops, worst {worst:+.2f}x): "
                         f"{'met' if worst <= OVERHEAD_TARGET else 'NOT met'}")
 
-    out.append(f"\n## Growth: time the passes add per op, and the exponent b of added ~ ops^b "
+    out.append(f"\n## Growth: CPU time the passes add per op, and the exponent b of added ~ ops^b "
                f"(steps >= {FIT_MIN_OPS} ops)\n")
     rows = []
     for model, _, _ in SWEEP:
         mine = [s for s in steps if s["model"] == model]
         fit = [s for s in mine if s["ops"] >= FIT_MIN_OPS]
         for name in ["floor"] + OURS:
-            added = lambda s: (s["time"][name]["wall"] - (0 if name == "floor" else
-                                                         s["time"]["floor"]["wall"]))
+            added = lambda s: s["cpu"][name] - (0 if name == "floor" else s["cpu"]["floor"])
             b = fit_exponent([s["ops"] for s in fit], [added(s) for s in fit])
             rows.append([model, name if name == "floor" else f"{name} - floor"]
                         + [f"{added(s) / s['ops'] * 1e6:.2f}" for s in mine]
                         + ["-" if b is None else f"{b:.2f}"])
             if name != "floor" and b is not None:
-                verdicts.append(f"{model} {name}: added time ~ ops^{b:.2f}: "
+                verdicts.append(f"{model} {name}: added CPU time ~ ops^{b:.2f}: "
                                 f"{'linear' if b <= 1 + LINEAR_TOLERANCE else 'NOT linear'}")
     sizes = max(len([s for s in steps if s["model"] == m]) for m, _, _ in SWEEP)
     out.append(table(["model", "time"] + [f"us/op (size {i + 1})" for i in range(sizes)]
@@ -271,23 +285,27 @@ def report(steps, args, header):
 
     counted = [s for s in steps if "instructions" in s]
     if counted:
-        out.append("\n## Instructions (callgrind, --mlir-disable-threading): repeatable\n")
+        out.append("\n## Instructions (callgrind, --mlir-disable-threading): overhead "
+                   "(ours - floor) / floor, repeatable\n")
         rows = []
         for s in counted:
             ins = s["instructions"]
             rows.append([s["model"], s["setting"], s["ops"], f"{ins['floor'] / 1e6:.0f}"]
                         + [f"{overhead(ins[n], ins['floor']):+.2f}x" for n in OURS]
-                        + [f"{(ins['pipeline'] - ins['floor']) / s['ops']:.0f}"])
-        out.append(table(["model", "setting", "ops", "floor Minstr"]
-                         + [f"{n} overhead" for n in OURS] + ["pipeline - floor instr/op"],
-                         rows))
+                        + [f"{(ins[n] - ins['floor']) / s['ops']:.0f}"
+                           for n in ("passes", "pipeline")])
+        out.append(table(["model", "setting", "ops", "floor Minstr"] + OURS
+                         + [f"{n} - floor, instr/op" for n in ("passes", "pipeline")], rows))
         for model, _, _ in SWEEP:
             mine = [s for s in counted if s["model"] == model]
-            b = fit_exponent([s["ops"] for s in mine],
-                             [s["instructions"]["pipeline"] - s["instructions"]["floor"]
-                              for s in mine])
-            if b is not None:
-                out.append(f"{model}: pipeline - floor instructions ~ ops^{b:.2f}")
+            for name in OURS:
+                b = fit_exponent([s["ops"] for s in mine],
+                                 [s["instructions"][name] - s["instructions"]["floor"]
+                                  for s in mine])
+                if b is not None:
+                    verdicts.append(f"{model} {name}: added instructions ~ ops^{b:.2f} "
+                                    f"({mine[0]['ops']} to {mine[-1]['ops']} ops): "
+                                    f"{'linear' if b <= 1 + LINEAR_TOLERANCE else 'NOT linear'}")
 
     timed = [s for s in steps if "pass_timing" in s]
     if timed:

@@ -60,10 +60,10 @@ def test_fit_exponent():
 
 
 def fake_step(model, ops, floor, ours, casts_bytes, naive_bytes):
-    time = {"floor": {"wall": floor, "cpu": floor}}
-    time.update({n: {"wall": ours, "cpu": ours} for n in bench_passes.OURS})
+    time = {"floor": floor}
+    time.update({n: ours for n in bench_passes.OURS})
     return {"model": model, "setting": f"--x {ops}", "ops": ops, "size_mb": ops / 1e4,
-            "time": time,
+            "cpu": time, "wall": time,
             "casts": {"casts": 1, "naive_casts": 2, "bytes": casts_bytes,
                       "naive_bytes": naive_bytes, "bytes_ratio": casts_bytes / naive_bytes,
                       "dynamic_casts": 0}}
@@ -73,17 +73,23 @@ def test_report_verdicts():
     args = argparse.Namespace(build="build", runs=1, warmup=0)
     # Linear, 0.4x over the floor, a third of the naive bytes: every target met.
     good = [fake_step(m, n, 1e-5 * n, 1.4e-5 * n, 1, 3)
-            for m in ("mlp", "transformer") for n in (1e4, 3e4, 1e5)]
+            for m in ("mlp", "transformer") for n in (10000, 30000, 100000)]
+    for s in good:
+        s["instructions"] = {n: 5e5 * s["ops"] for n in bench_passes.OURS}
+        s["instructions"]["floor"] = 4e5 * s["ops"]
     text = bench_passes.report(good, args, "machine")
     assert "NOT" not in text
-    assert "passes overhead <= 0.5x the floor (steps >= 10000 ops, worst +0.40x): met" in text
-    assert "mlp passes: added time ~ ops^1.00: linear" in text
+    assert "| mlp         | --x 10000  | 10000  | 4000         | +0.25x | +0.25x |" in text
+    assert "mlp passes: added instructions ~ ops^1.00 (10000 to 100000 ops): linear" in text
+    assert ("passes overhead <= 0.5x the floor (CPU time, steps >= 10000 ops, worst +0.40x): "
+            "met") in text
+    assert "mlp passes: added CPU time ~ ops^1.00: linear" in text
     assert "bytes converted <= 0.5 x naive (worst 0.33): met" in text
     # Quadratic passes, 0.6 of the naive bytes: the verdicts say so.
     bad = [fake_step(m, n, 1e-5 * n, 1e-5 * n + 1e-10 * n * n, 3, 5)
-           for m in ("mlp", "transformer") for n in (1e4, 3e4, 1e5)]
+           for m in ("mlp", "transformer") for n in (10000, 30000, 100000)]
     text = bench_passes.report(bad, args, "machine")
-    assert "mlp pipeline: added time ~ ops^2.00: NOT linear" in text
+    assert "mlp pipeline: added CPU time ~ ops^2.00: NOT linear" in text
     assert "bytes converted <= 0.5 x naive (worst 0.60): NOT met" in text
     assert "worst +1.00x): NOT met" in text
 
