@@ -15,6 +15,7 @@ given as a string, as keyword arguments (``init_scale=1024`` is
 """
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
@@ -28,7 +29,7 @@ try:
 except ImportError:  # bf16 arrays need ml_dtypes; everything else works
     _BFLOAT16 = None
 
-__all__ = ["compile", "options_string", "validate_policy", "presets", "Session",
+__all__ = ["AmpWarning", "compile", "options_string", "validate_policy", "presets", "Session",
            "GradScalerState", "CompileResult", "Explanation", "ArgumentInfo",
            "StepResult", "gpu_available"]
 
@@ -69,6 +70,23 @@ def options_string(options: Optional[str] = None, **kwargs) -> str:
     return " ".join(parts)
 
 
+class AmpWarning(UserWarning):
+    """A warning of the compiler (e.g. a gradient that does not depend on
+    the loss seed), with its location."""
+
+
+def _warn(text):
+    """One warning per diagnostic, its notes included."""
+    messages = []
+    for line in text.splitlines():
+        if ": note: " in line and messages:
+            messages[-1] += "\n" + line
+        elif line.strip():
+            messages.append(line)
+    for message in messages:
+        warnings.warn(message, AmpWarning, stacklevel=3)
+
+
 def _read_source(source):
     """(text, name): a path (str or os.PathLike naming an existing file) is
     read, any other str is IR text."""
@@ -103,7 +121,9 @@ def compile(source, options: Optional[str] = None, **kwargs) -> CompileResult:
     Raises ValueError for invalid options (naming the option) and for IR the
     pipeline rejects (with the located diagnostics)."""
     text, name = _read_source(source)
-    ir, report, explanations = _amp_mlir.compile(text, name, options_string(options, **kwargs))
+    ir, report, explanations, warned = _amp_mlir.compile(text, name,
+                                                         options_string(options, **kwargs))
+    _warn(warned)
     return CompileResult(ir, json.loads(report) if report else None,
                          [Explanation(*e) for e in explanations])
 
@@ -249,6 +269,7 @@ class Session:
         self._option_values = _amp_mlir.option_values(option_text or "")
         self._step = _amp_mlir.Step(text, name, option_text, func or "",
                                     list(functions), cpu or "")
+        _warn(self._step.warnings)
         self.options = option_text
         self.arguments = [
             ArgumentInfo(f"arg{i}", i, role, _numpy_dtype(dtype), tuple(shape), state)

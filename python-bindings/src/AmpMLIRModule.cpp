@@ -93,8 +93,9 @@ Explanations convert(const std::vector<Explanation> &explanations) {
   return result;
 }
 
-/// compile(): the transformed IR, the report and the explanations.
-std::tuple<std::string, std::string, Explanations>
+/// compile(): the transformed IR, the report, the explanations and the
+/// warnings of the passes.
+std::tuple<std::string, std::string, Explanations, std::string>
 compileText(const std::string &text, const std::string &name,
             const std::string &optionText) {
   std::unique_ptr<AmpPipelineOptions> options = parseOptions(optionText);
@@ -104,7 +105,8 @@ compileText(const std::string &text, const std::string &name,
   PipelineOutputs outputs;
   if (failed(transformStep(*module, options.get(), &outputs)))
     raise("the AMP pipeline failed on " + name + ":\n" + errors.take());
-  return {print(*module), outputs.report, convert(outputs.explanations)};
+  return {print(*module), outputs.report, convert(outputs.explanations),
+          errors.take()};
 }
 
 nb::dict optionValues(const std::string &text) {
@@ -199,6 +201,7 @@ public:
             (diagnostics.empty() ? "" : ":\n" + diagnostics));
     }
     step = std::move(*compiled);
+    warnings = errors.take();
   }
 
   /// (role, dtype, shape, state name, next result) per argument.
@@ -313,6 +316,8 @@ public:
   std::unique_ptr<AmpPipelineOptions> options;
   OwningOpRef<ModuleOp> module;
   PipelineOutputs outputs;
+  /// The warnings of the passes, as compiling left them.
+  std::string warnings;
   std::unique_ptr<CompiledStep> step;
 };
 
@@ -348,6 +353,7 @@ NB_MODULE(_amp_mlir, m) {
       .def_prop_ro("compile_seconds",
                    [](const Step &s) { return s.step->getCompileSeconds(); })
       .def_prop_ro("report", [](const Step &s) { return s.outputs.report; })
+      .def_prop_ro("warnings", [](const Step &s) { return s.warnings; })
       .def_prop_ro("explanations",
                    [](const Step &s) { return convert(s.outputs.explanations); })
       .def("initialize",

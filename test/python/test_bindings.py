@@ -108,6 +108,16 @@ def test_compile_bad_ir_is_located():
         amp_mlir.compile(LINEAR, policy="tensor-cores-only", unknown_ops="error")
 
 
+def test_compiler_warnings_become_python_warnings():
+    text = open(LINEAR).read().replace("grads(%gw, %gb :", "grads(%gw, %b :")
+    pattern = r"<string>:77:12: warning: gradient #1 does not depend on the loss seed"
+    with pytest.warns(amp_mlir.AmpWarning, match=pattern) as caught:
+        amp_mlir.compile(text, "dtype=f16")
+    assert len(caught) == 1 and "note: the loss seed is here" in str(caught[0].message)
+    with pytest.warns(amp_mlir.AmpWarning, match=pattern):
+        amp_mlir.Session(text, "dtype=f16")
+
+
 def test_validate_policy(tmp_path):
     amp_mlir.validate_policy("tf")
     bad = tmp_path / "bad.json"
