@@ -49,6 +49,7 @@ void amp::buildGPULoweringPipeline(OpPassManager &pm,
                                    const GPULoweringOptions &options) {
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpSinkTensorExtracts());
+  pm.addNestedPass<func::FuncOp>(createAmpGPUFuseElementwise());
   pm.addPass(createAmpGPUBufferize());
   pm.addPass(createAmpLinalgToGPUMatmul({options.matmulF32}));
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());

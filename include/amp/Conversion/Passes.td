@@ -30,6 +30,24 @@ def AmpSinkTensorExtracts : Pass<"amp-sink-tensor-extracts",
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def AmpGPUFuseElementwise : Pass<"amp-gpu-fuse-elementwise",
+                                 "func::FuncOp"> {
+  let summary = "Fuse elementwise linalg.generic producers into their "
+                "consumers";
+  let description = [{
+    Every `linalg.generic` becomes a kernel, so fewer generics are fewer
+    launches and fewer device buffers: an all-parallel generic whose result
+    has one use, by another `linalg.generic` (a cast of the AMP pipeline,
+    an elementwise op), is computed inside that consumer
+    (`linalg::populateElementwiseOpsFusionPatterns`). Named ops are left as
+    they are: unlike `linalg-fuse-elementwise-ops`, which also propagates
+    reshapes, this pass never turns a `linalg.matmul` into a generic, so
+    every contraction still reaches the runtime's cuBLASLt matmul. The
+    fused body computes exactly what the two did, casts included.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def AmpGPUBufferize : Pass<"amp-gpu-bufferize", "ModuleOp"> {
   let summary = "Bufferize a step into device memory, with caller-allocated "
                 "results";
