@@ -263,24 +263,28 @@ LogicalResult PrecisionPainter::visitOp(Operation &op) {
         return tensor && isa<FloatType>(tensor.getElementType());
       });
   auto pinAttr = op.getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttrName);
-  std::optional<Precision> pin =
-      pinAttr ? parsePrecision(pinAttr.getValue()) : std::nullopt;
-  if (!hasFloatTensor) {
-    if (pin && isLowPrecision(*pin))
-      return op.emitError("pins '")
-             << stringifyPrecision(*pin)
-             << "' but has no f32 tensor for the pass to convert";
-    return success();
-  }
+  std::optional<Precision> pin;
+  if (pinAttr)
+    pin = parsePrecision(pinAttr.getValue());
+  // A low pin on an op that the pass never converts is an error, not a
+  // silently ignored request.
+  StringRef lowPinName =
+      pin && isLowPrecision(*pin) ? stringifyPrecision(*pin) : StringRef();
+  auto rejectLowPin = [&](const llvm::Twine &why) -> LogicalResult {
+    if (lowPinName.empty())
+      return success();
+    return op.emitError("pins '") << lowPinName << "' but " << why;
+  };
+  if (!hasFloatTensor)
+    return rejectLowPin("has no f32 tensor for the pass to convert");
   // The gradient of the loss starts in f32, as the backward of an f32 loss
   // does in eager autocast: loss scaling turns the seed into S (2^16 by
   // default), which is beyond f16's range until the first allow op divides
   // it down.
   if (isa<SeedOp>(op)) {
-    if (pin && isLowPrecision(*pin))
-      return op.emitError("pins '")
-             << stringifyPrecision(*pin)
-             << "' but the loss seed stays f32: loss scaling rewrites it";
+    if (failed(rejectLowPin(
+            "the loss seed stays f32: loss scaling rewrites it")))
+      return failure();
     PrecisionDecision decision;
     decision.category = OpCategory::Deny;
     decision.origin = "the loss seed: the backward of the loss starts in f32";
@@ -293,9 +297,8 @@ LogicalResult PrecisionPainter::visitOp(Operation &op) {
     return success();
   }
   if (std::optional<std::string> reason = whyFixed(op)) {
-    if (pin && isLowPrecision(*pin))
-      return op.emitError("pins '")
-             << stringifyPrecision(*pin) << "' but " << *reason;
+    if (failed(rejectLowPin(*reason)))
+      return failure();
     addOther(op, OpRole::Fixed, *reason);
     return success();
   }
