@@ -15,10 +15,16 @@
 //   need a runtime routine, __truncsfbf2, from libmlir_float16_utils.so
 //   (loaded by libmlir_c_runner_utils.so).
 // - Math functions without an LLVM intrinsic (erf, ...) become libm calls.
+// - With `vectorize` (the default), contractions and ops whose innermost loop
+//   is parallel become tiled vector code (amp-cpu-vectorize) with the loops'
+//   rounding; other ops become loops. Scalar f16 loads are slow on x86 (LLVM
+//   merges them into a live register, a false dependency that serializes a
+//   matmul's inner loop); vector loads are not.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Pipelines/CPULowering.h"
+#include "amp/Conversion/Passes.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -26,6 +32,8 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,7 +44,8 @@
 
 using namespace mlir;
 
-void amp::buildCPULoweringPipeline(OpPassManager &pm) {
+void amp::buildCPULoweringPipeline(OpPassManager &pm,
+                                   const CPULoweringOptions &options) {
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -53,6 +62,13 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
 
+  if (options.vectorize) {
+    pm.addNestedPass<func::FuncOp>(createAmpCPUVectorize());
+    // Transfers of 2-D tiles (a matmul's operands) become 1-D ones.
+    VectorTransferToSCFOptions transfers;
+    transfers.enableFullUnroll();
+    pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
+  }
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -60,12 +76,14 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  // After math-to-libm, which unrolls vectors of libm calls.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void amp::registerCPULoweringPipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CPULoweringOptions>(
       "amp-lower-to-llvm",
       "Lower a training step on tensors (after the AMP pipeline) to the LLVM "
       "dialect for the CPU, with memref results as caller-allocated "

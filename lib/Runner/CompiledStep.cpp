@@ -226,7 +226,9 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   }
 
   PassManager lowering(context);
-  buildCPULoweringPipeline(lowering);
+  CPULoweringOptions loweringOptions;
+  loweringOptions.vectorize = options.vectorize;
+  buildCPULoweringPipeline(lowering, loweringOptions);
   if (failed(lowering.run(module)))
     return makeError("lowering the step to LLVM failed");
 

@@ -1,8 +1,10 @@
-// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm | FileCheck %s
+// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false" | FileCheck %s
+// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm | FileCheck %s --check-prefix=VEC
 
-// Tensor-level casts of the AMP pipeline become loops of scalar conversions;
-// the result becomes a caller-allocated out-parameter (the second descriptor)
-// and nothing but the LLVM dialect remains.
+// Tensor-level casts of the AMP pipeline become loops of scalar conversions
+// (vectorize=false) or one vector conversion each (the default); the result
+// becomes a caller-allocated out-parameter (the second descriptor) and nothing
+// but the LLVM dialect remains.
 
 // CHECK-LABEL: llvm.func @casts(
 // CHECK-SAME:      %arg4: i64, %arg5: !llvm.ptr, %arg6: !llvm.ptr, %arg7: i64, %arg8: i64, %arg9: i64) {
@@ -12,6 +14,13 @@
 // CHECK:         llvm.fpext %{{.*}} : bf16 to f32
 // CHECK:         llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr
 // CHECK:         llvm.return
+// VEC-LABEL:   llvm.func @casts(
+// VEC-NOT:       memref
+// VEC:           %[[X:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
+// VEC:           %[[H:.*]] = llvm.fptrunc %[[X]] : vector<4xf32> to vector<4xbf16>
+// VEC:           llvm.store %[[H]], %{{.*}} : vector<4xbf16>, !llvm.ptr
+// VEC:           llvm.fpext %{{.*}} : vector<4xbf16> to vector<4xf32>
+// VEC:           llvm.return
 func.func @casts(%x: tensor<4xf32>) -> tensor<4xf32> {
   %h = arith.truncf %x : tensor<4xf32> to tensor<4xbf16>
   %f = arith.extf %h : tensor<4xbf16> to tensor<4xf32>
@@ -21,7 +30,9 @@ func.func @casts(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // A low-precision matmul with an f32 accumulator: the f16 operands are
-// extended, multiplied and summed in f32. The temporary is freed.
+// extended, multiplied and summed in f32. The temporary is freed. Vectorized,
+// the 4x2 accumulator tile is four vector<2xf32> carried through the K loop
+// (a block argument), and each outer product is a multiply and an add.
 
 // CHECK-LABEL: llvm.func @matmul_f16_into_f32(
 // CHECK:         %[[BUF:.*]] = llvm.call @malloc
@@ -33,6 +44,17 @@ func.func @casts(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:         %[[P:.*]] = llvm.fmul %[[AE]], %[[BE]] : f32
 // CHECK:         llvm.fadd %[[C]], %[[P]] : f32
 // CHECK:         llvm.call @free(%[[BUF]])
+// VEC-LABEL:   llvm.func @matmul_f16_into_f32(
+// VEC:           llvm.call @malloc
+// VEC:         ^bb{{.*}}(%{{.*}}: i64, %{{.*}}: !llvm.array<4 x vector<2xf32>>):
+// VEC:           llvm.load %{{.*}} : !llvm.ptr -> vector<8xf16>
+// VEC:           llvm.load %{{.*}} : !llvm.ptr -> vector<2xf16>
+// VEC:           llvm.fpext %{{.*}} : vector<8xf16> to vector<8xf32>
+// VEC:           llvm.fpext %{{.*}} : vector<2xf16> to vector<2xf32>
+// VEC:           %[[P:.*]] = llvm.fmul %{{.*}}, %{{.*}} : vector<2xf32>
+// VEC-NEXT:      llvm.fadd %{{.*}}, %[[P]] : vector<2xf32>
+// VEC-NOT:       llvm.intr.fmuladd
+// VEC:           llvm.call @free
 func.func @matmul_f16_into_f32(%a: tensor<4x8xf32>, %b: tensor<8x2xf16>)
     -> tensor<4x2xf32> {
   %ah = arith.truncf %a : tensor<4x8xf32> to tensor<4x8xf16>

@@ -118,6 +118,11 @@ static cl::opt<std::string> targetCPU(
     cl::desc("Compile for this CPU with its default features instead of the "
              "host's (e.g. x86-64: no F16C, no native bf16)"),
     cl::init(""), cl::cat(runCategory));
+static cl::opt<bool> vectorize(
+    "vectorize",
+    cl::desc("Vectorize the cheap linalg ops (amp-lower-to-llvm's vectorize "
+             "option; =false: scalar loops only, same results)"),
+    cl::init(true), cl::cat(runCategory));
 
 namespace {
 
@@ -438,6 +443,7 @@ int main(int argc, char **argv) {
   compileOptions.amp = pipelineOptions.get();
   compileOptions.function = funcName;
   compileOptions.cpu = targetCPU;
+  compileOptions.vectorize = vectorize;
   if (hasEval)
     compileOptions.extraFunctions.push_back(evalFunc);
   llvm::Expected<std::unique_ptr<CompiledStep>> compiled =

@@ -1,9 +1,10 @@
-//===- Passes.h - GPU lowering passes ---------------------------*- C++ -*-===//
+//===- Passes.h - GPU and CPU lowering passes -------------------*- C++ -*-===//
 
 #ifndef AMP_CONVERSION_PASSES_H
 #define AMP_CONVERSION_PASSES_H
 
 #include "amp/Dialect/AmpGPU/IR/AmpGPU.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -11,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

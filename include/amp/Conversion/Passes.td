@@ -1,7 +1,8 @@
 //===- Passes.td - GPU lowering passes ---------------------*- tablegen -*-===//
 //
-// The passes of amp-lower-to-nvvm (lib/Pipelines/GPULowering.cpp) that
-// upstream MLIR has no equivalent of, in pipeline order.
+// The passes of amp-lower-to-nvvm (lib/Pipelines/GPULowering.cpp, in
+// pipeline order) and amp-lower-to-llvm (lib/Pipelines/CPULowering.cpp) that
+// upstream MLIR has no equivalent of.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,6 +115,42 @@ def AmpGPUParallelOuterLoops : Pass<"amp-gpu-parallel-outer-loops",
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
                            "scf::SCFDialect"];
+}
+
+def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
+  let summary = "Tile and vectorize the cheap linalg ops on buffers for the "
+                "CPU";
+  let description = [{
+    Part of `amp-lower-to-llvm` (`vectorize=true`), after bufferization. Ops
+    with static shapes that the linalg vectorizer handles are tiled into
+    `scf.for` loops over static tiles and each tile becomes vector code;
+    every other op is left for `convert-linalg-to-loops`:
+
+    - contractions (`linalg.matmul`, `linalg.batch_matmul`, transposed
+      variants, contraction generics): tiles of at most 4 (last M dim) x 16
+      (last N dim) x 8 (last K dim), other dims 1. The tile becomes a
+      `vector.contract` of the operands after their `arith.extf` (a low
+      precision matmul multiplies and accumulates in f32 as before), the
+      accumulator tile is read once per (M, N) tile and held in registers
+      across the K loop, and the contraction is unrolled into outer
+      products;
+    - ops whose innermost loop is parallel (elementwise ops, casts, fills,
+      broadcasts, sums over outer dims such as a bias gradient): tiles of
+      at most 16 along the innermost loop, other dims 1.
+
+    A tile size is the largest divisor of the dim not above the limit, so
+    tiles need no masks; an op whose vectorized dim would be 1 (a prime
+    above the limit) stays scalar. Ops whose innermost loop is a reduction
+    (row sums, softmax, the loss) and convolutions stay loops.
+
+    Rounding is that of the loops: the outer products' multiply-adds are
+    split into a multiply and an add (never fused, whatever the target), and
+    every sum keeps the loops' order (K ascending, reduced outer dims
+    ascending), so `vectorize=true` and `vectorize=false` compute the same
+    bits.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "scf::SCFDialect", "vector::VectorDialect"];
 }
 
 #endif // AMP_CONVERSION_PASSES_TD

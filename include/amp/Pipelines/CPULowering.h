@@ -10,15 +10,27 @@
 #define AMP_PIPELINES_CPULOWERING_H
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::amp {
+
+struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
+  Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Tile and vectorize contractions and ops whose innermost "
+                     "loop is parallel (amp-cpu-vectorize); else every "
+                     "linalg op becomes scalar loops"),
+      llvm::cl::init(true)};
+};
 
 /// Appends to `pm` (on builtin.module) the passes of `amp-lower-to-llvm`:
 /// tensor-level elementwise ops to linalg, one-shot bufferization with
 /// identity layouts at function boundaries, memref results turned into
-/// caller-allocated out-parameters, buffer deallocation, linalg to loops, and
-/// conversion of everything to the LLVM dialect.
-void buildCPULoweringPipeline(OpPassManager &pm);
+/// caller-allocated out-parameters, buffer deallocation, vector code for the
+/// cheap linalg ops (`vectorize`), loops for the others, and conversion of
+/// everything to the LLVM dialect.
+void buildCPULoweringPipeline(OpPassManager &pm,
+                              const CPULoweringOptions &options);
 
 /// Registers `amp-lower-to-llvm` with the pass registry.
 void registerCPULoweringPipeline();

@@ -72,6 +72,9 @@ struct StepCompileOptions {
   std::vector<std::string> extraFunctions;
   /// The CPU to compile for with its default features; empty: the host's.
   std::string cpu;
+  /// Whether amp-lower-to-llvm vectorizes the cheap linalg ops (its
+  /// `vectorize` option); both give the same results.
+  bool vectorize = true;
   /// Where the pipeline's report and explanations go, if wanted.
   PipelineOutputs *outputs = nullptr;
 };

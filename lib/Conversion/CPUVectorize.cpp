@@ -1,0 +1,161 @@
+//===- CPUVectorize.cpp - Vector code for the cheap linalg ops ------------===//
+//
+// Implements `amp-cpu-vectorize`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPCPUVECTORIZE
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+/// Tile limits, in elements. 16 f32 are one AVX-512 register (two AVX2
+/// ones); a 4x16 f32 accumulator tile leaves registers for the operands on
+/// AVX2; 8 outer products per K step keep the unrolled code small.
+constexpr int64_t kVectorLimit = 16;
+constexpr int64_t kContractionMLimit = 4;
+constexpr int64_t kContractionKLimit = 8;
+
+/// The largest divisor of `size` not above `limit`: tiles that divide the
+/// iteration space are all static, so their vector code needs no masks.
+int64_t largestDivisor(int64_t size, int64_t limit) {
+  for (int64_t tile = std::min(size, limit); tile > 1; --tile)
+    if (size % tile == 0)
+      return tile;
+  return 1;
+}
+
+/// The tile sizes with which `op` becomes vector code, or nothing when it
+/// stays loops.
+std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.hasDynamicShape() || failed(linalg::vectorizeOpPrecondition(op)))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> tiles(ranges.size(), 1);
+
+  if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+      return std::nullopt;
+    unsigned m = dims->m.back(), n = dims->n.back(), k = dims->k.back();
+    tiles[m] = largestDivisor(ranges[m], kContractionMLimit);
+    tiles[n] = largestDivisor(ranges[n], kVectorLimit);
+    tiles[k] = largestDivisor(ranges[k], kContractionKLimit);
+    return tiles;
+  }
+
+  // Vectors along the innermost loop, which must be parallel: a reduction
+  // there would need a horizontal sum, in another order than the loops'.
+  if (!linalg::isParallelIterator(op.getIteratorTypesArray().back()))
+    return std::nullopt;
+  tiles.back() = largestDivisor(ranges.back(), kVectorLimit);
+  if (tiles.back() == 1)
+    return std::nullopt;
+  return tiles;
+}
+
+/// Tiles `op` and replaces its tile by vector code. Ops without tiles or
+/// whose tile cannot be vectorized are left as they are.
+void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
+  std::optional<SmallVector<int64_t>> tiles = getTileSizes(op);
+  if (!tiles)
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::TiledLinalgOp> tiled = linalg::tileLinalgOp(
+      rewriter, op, linalg::LinalgTilingOptions().setTileSizes(*tiles));
+  if (failed(tiled))
+    return;
+  rewriter.eraseOp(op);
+  // The precondition held for the whole op, so it holds for its tile.
+  rewriter.setInsertionPoint(tiled->op);
+  if (succeeded(linalg::vectorize(rewriter, tiled->op)))
+    rewriter.eraseOp(tiled->op);
+}
+
+/// a * b + c as a multiply and an add, each rounded, like the scalar loops:
+/// `vector.fma` would become `llvm.fmuladd`, fused or not depending on the
+/// target CPU, and results would then differ between CPUs.
+struct SplitFMA : public OpRewritePattern<vector::FMAOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::FMAOp op,
+                                PatternRewriter &rewriter) const override {
+    Value product =
+        arith::MulFOp::create(rewriter, op.getLoc(), op.getLhs(), op.getRhs());
+    rewriter.replaceOpWithNewOp<arith::AddFOp>(op, op.getAcc(), product);
+    return success();
+  }
+};
+
+struct CPUVectorizePass
+    : public amp::impl::AmpCPUVectorizeBase<CPUVectorizePass> {
+  void runOnOperation() override {
+    func::FuncOp function = getOperation();
+    MLIRContext *context = &getContext();
+    auto fail = [&](StringRef what) {
+      function.emitError("amp-cpu-vectorize: the rewrites ")
+          << what << " this function did not converge";
+      signalPassFailure();
+    };
+
+    SmallVector<linalg::LinalgOp> ops;
+    function.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    IRRewriter rewriter(context);
+    for (linalg::LinalgOp op : ops)
+      tileAndVectorize(rewriter, op);
+
+    // Multiply + reduce over K becomes vector.contract of the extended
+    // operands, without the vectorizer's broadcasts to the iteration space;
+    // unit dims go away.
+    {
+      RewritePatternSet patterns(context);
+      vector::populateVectorReductionToContractPatterns(patterns);
+      vector::populateSinkVectorOpsPatterns(patterns);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      vector::populateVectorTransferDropUnitDimsPatterns(patterns);
+      vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
+      vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
+      if (failed(applyPatternsGreedily(function, std::move(patterns))))
+        return fail("vectorizing");
+    }
+    // Transfers index the buffers themselves, not subviews of them:
+    // hoisting leaves transfers of views alone (they might alias).
+    {
+      RewritePatternSet patterns(context);
+      memref::populateFoldMemRefAliasOpPatterns(patterns);
+      // As in fold-memref-alias-ops, a fold left undone is no error.
+      (void)applyPatternsGreedily(function, std::move(patterns));
+    }
+    // The accumulator tile stays in registers across the K loop.
+    linalg::hoistRedundantVectorTransfers(function);
+    {
+      RewritePatternSet patterns(context);
+      vector::populateVectorContractLoweringPatterns(
+          patterns, vector::VectorContractLowering::OuterProduct);
+      vector::populateVectorOuterProductLoweringPatterns(patterns);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerParallel);
+      patterns.add<SplitFMA>(context, /*benefit=*/2);
+      if (failed(applyPatternsGreedily(function, std::move(patterns))))
+        return fail("lowering the contractions of");
+    }
+  }
+};
+
+} // namespace

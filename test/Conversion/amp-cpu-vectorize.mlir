@@ -1,0 +1,139 @@
+// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-cpu-vectorize))" | FileCheck %s
+
+// A low-precision matmul: 4x16 tiles of C, read before the K loop and written
+// after it, carried in registers; each K step of 8 reads the f16 operand tiles,
+// extends them to f32, then multiplies and adds (separately: no fma) one
+// 16-wide row of C per row of the tile.
+
+// CHECK-LABEL: func.func @matmul_f16_into_f32(
+// CHECK:         scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %c4
+// CHECK:           scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %c16
+// CHECK:             %[[C:.*]] = vector.transfer_read %arg2[%[[M]], %[[N]]]{{.*}} : memref<8x32xf32>, vector<4x16xf32>
+// CHECK:             %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c8 iter_args(%[[ACC:.*]] = %[[C]]) -> (vector<4x16xf32>)
+// CHECK:               %[[A:.*]] = vector.transfer_read %arg0[%[[M]], %[[K]]]{{.*}} : memref<8x16xf16>, vector<4x8xf16>
+// CHECK:               %[[B:.*]] = vector.transfer_read %arg1[%[[K]], %[[N]]]{{.*}} : memref<16x32xf16>, vector<8x16xf16>
+// CHECK:               %[[AE:.*]] = arith.extf %[[A]] : vector<4x8xf16> to vector<4x8xf32>
+// CHECK:               %[[BE:.*]] = arith.extf %[[B]] : vector<8x16xf16> to vector<8x16xf32>
+// CHECK:               %[[B0:.*]] = vector.extract %[[BE]][0] : vector<16xf32> from vector<8x16xf32>
+// CHECK:               %[[A00:.*]] = vector.extract %[[AE]][0, 0] : f32 from vector<4x8xf32>
+// CHECK:               %[[A00V:.*]] = vector.broadcast %[[A00]] : f32 to vector<16xf32>
+// CHECK:               %[[C0:.*]] = vector.extract %[[ACC]][0] : vector<16xf32> from vector<4x16xf32>
+// CHECK:               %[[P:.*]] = arith.mulf %[[A00V]], %[[B0]] : vector<16xf32>
+// CHECK:               arith.addf %[[C0]], %[[P]] : vector<16xf32>
+// CHECK-NOT:           vector.fma
+// CHECK-NOT:           vector.contract
+// CHECK:               scf.yield %{{.*}} : vector<4x16xf32>
+// CHECK:             vector.transfer_write %[[R]], %arg2[%[[M]], %[[N]]]
+
+func.func @matmul_f16_into_f32(%a: memref<8x16xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x16xf16>, memref<16x32xf16>) outs(%c : memref<8x32xf32>)
+  return
+}
+
+// -----
+
+// A transposed operand is read as stored: A^T's tile comes K-major, as the
+// outer products use it.
+
+// CHECK-LABEL: func.func @matmul_transpose_a(
+// CHECK:         scf.for %[[K:.*]] = {{.*}} iter_args
+// CHECK:           vector.transfer_read %arg0[%[[K]], %{{.*}}]{{.*}} : memref<16x8xf32>, vector<8x4xf32>
+// CHECK-NOT:       vector.transpose
+// CHECK:           arith.mulf %{{.*}} : vector<16xf32>
+
+func.func @matmul_transpose_a(%a: memref<16x8xf32>, %b: memref<16x32xf32>, %c: memref<8x32xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%a, %b : memref<16x8xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>)
+  return
+}
+
+// -----
+
+// An elementwise op becomes 16-wide vectors along its innermost dim; the
+// bias is broadcast by reading it at the column index only.
+
+// CHECK-LABEL: func.func @bias_add_f16(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %c16
+// CHECK:             %[[X:.*]] = vector.transfer_read %arg0[%[[I]], %[[J]]]{{.*}} : memref<4x32xf16>, vector<16xf16>
+// CHECK:             %[[B:.*]] = vector.transfer_read %arg1[%[[J]]]{{.*}} : memref<32xf16>, vector<16xf16>
+// CHECK:             %[[XE:.*]] = arith.extf %[[X]] : vector<16xf16> to vector<16xf32>
+// CHECK:             %[[BE:.*]] = arith.extf %[[B]] : vector<16xf16> to vector<16xf32>
+// CHECK:             %[[S:.*]] = arith.addf %[[XE]], %[[BE]] : vector<16xf32>
+// CHECK:             %[[T:.*]] = arith.truncf %[[S]] : vector<16xf32> to vector<16xf16>
+// CHECK:             vector.transfer_write %[[T]], %arg2[%[[I]], %[[J]]]
+
+func.func @bias_add_f16(%x: memref<4x32xf16>, %b: memref<32xf16>, %y: memref<4x32xf16>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : memref<4x32xf16>, memref<32xf16>) outs(%y : memref<4x32xf16>) {
+  ^bb0(%u: f16, %v: f16, %o: f16):
+    %ue = arith.extf %u : f16 to f32
+    %ve = arith.extf %v : f16 to f32
+    %s = arith.addf %ue, %ve : f32
+    %t = arith.truncf %s : f32 to f16
+    linalg.yield %t : f16
+  }
+  return
+}
+
+// -----
+
+// A sum over an outer dim (a bias gradient) is vectorized along the kept
+// dim, the whole dim (10) being the largest divisor up to 16; the rows are
+// added one after the other, as the loops do.
+
+// CHECK-LABEL: func.func @column_sum(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %c64 step %c1
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c10 step %c10
+// CHECK:             %[[X:.*]] = vector.transfer_read %arg0[%[[I]], %[[J]]]{{.*}} : memref<64x10xf16>, vector<10xf16>
+// CHECK:             %[[S:.*]] = vector.transfer_read %arg1[%[[J]]]{{.*}} : memref<10xf32>, vector<10xf32>
+// CHECK:             %[[XE:.*]] = arith.extf %[[X]] : vector<10xf16> to vector<10xf32>
+// CHECK:             %[[R:.*]] = arith.addf %[[XE]], %[[S]] : vector<10xf32>
+// CHECK:             vector.transfer_write %[[R]], %arg1[%[[J]]]
+
+func.func @column_sum(%x: memref<64x10xf16>, %s: memref<10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<64x10xf16>) outs(%s : memref<10xf32>) {
+  ^bb0(%u: f16, %acc: f32):
+    %ue = arith.extf %u : f16 to f32
+    %r = arith.addf %ue, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A sum along the innermost dim would need a horizontal sum in another
+// order than the loops': it stays a linalg op.
+
+// CHECK-LABEL: func.func @row_sum(
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.
+
+func.func @row_sum(%x: memref<64x10xf32>, %s: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<64x10xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%u: f32, %acc: f32):
+    %r = arith.addf %u, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Ops whose vector would have one element (17 is prime) or whose shape is
+// dynamic stay linalg ops.
+
+// CHECK-LABEL: func.func @prime_and_dynamic(
+// CHECK:         linalg.fill {{.*}} memref<17xf32>
+// CHECK:         linalg.fill {{.*}} memref<?xf32>
+// CHECK-NOT:     vector.
+
+func.func @prime_and_dynamic(%x: memref<17xf32>, %y: memref<?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%x : memref<17xf32>)
+  linalg.fill ins(%zero : f32) outs(%y : memref<?xf32>)
+  return
+}
