@@ -38,6 +38,17 @@ int64_t largestDivisor(int64_t size, int64_t limit) {
   return 1;
 }
 
+/// Whether every result of `op` whose indexing map drops the innermost loop
+/// (a result that loop reduces into) has integer elements.
+bool hasOnlyIntegerReductionsOfInnermostLoop(linalg::LinalgOp op) {
+  unsigned innermost = op.getNumLoops() - 1;
+  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    return map.isFunctionOfDim(innermost) ||
+           isa<IntegerType>(getElementTypeOrSelf(init.get().getType()));
+  });
+}
+
 /// The tile sizes with which `op` becomes vector code, or nothing when it
 /// stays loops.
 std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
@@ -59,9 +70,11 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
     return tiles;
   }
 
-  // Vectors along the innermost loop, which must be parallel: a reduction
-  // there would need a horizontal sum, in another order than the loops'.
-  if (!linalg::isParallelIterator(op.getIteratorTypesArray().back()))
+  // Vectors along the innermost loop. If it is a reduction, each result it
+  // reduces is combined horizontally, in another order than the loops':
+  // exact only for integers (the overflow check's `or` of i1 flags).
+  if (!linalg::isParallelIterator(op.getIteratorTypesArray().back()) &&
+      !hasOnlyIntegerReductionsOfInnermostLoop(op))
     return std::nullopt;
   tiles.back() = largestDivisor(ranges.back(), kVectorLimit);
   if (tiles.back() == 1)

@@ -16,8 +16,8 @@
 //   (loaded by libmlir_c_runner_utils.so).
 // - Math functions without an LLVM intrinsic (erf, ...) become libm calls.
 // - With `vectorize` (the default), contractions and ops whose innermost loop
-//   is parallel become tiled vector code (amp-cpu-vectorize) with the loops'
-//   rounding; other ops become loops. Scalar f16 loads are slow on x86 (LLVM
+//   is parallel (or reduces integers) become tiled vector code
+//   (amp-cpu-vectorize) with the loops' rounding; other ops become loops. Scalar f16 loads are slow on x86 (LLVM
 //   merges them into a live register, a false dependency that serializes a
 //   matmul's inner loop); vector loads are not.
 //

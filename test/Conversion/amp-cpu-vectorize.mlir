@@ -104,7 +104,7 @@ func.func @column_sum(%x: memref<64x10xf16>, %s: memref<10xf32>) {
 
 // -----
 
-// A sum along the innermost dim would need a horizontal sum in another
+// A float sum along the innermost dim would need a horizontal sum in another
 // order than the loops': it stays a linalg op.
 
 // CHECK-LABEL: func.func @row_sum(
@@ -117,6 +117,36 @@ func.func @row_sum(%x: memref<64x10xf32>, %s: memref<64xf32>) {
   ^bb0(%u: f32, %acc: f32):
     %r = arith.addf %u, %acc : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// The overflow check reduces i1 flags with `or` along the innermost loop too:
+// exact in any order, so it is vectorized, the unscaled gradient written 16 at
+// a time and the flags of each vector or-ed into the carried flag.
+
+// CHECK-LABEL: func.func @unscale_check(
+// CHECK:         %[[F0:.*]] = vector.transfer_read %arg3[]
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[F0]]) -> (vector<i1>)
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c128 step %c16 iter_args
+// CHECK:             %[[X:.*]] = vector.transfer_read %arg0[%{{.*}}, %[[J]]]{{.*}} : memref<64x128xf32>, vector<16xf32>
+// CHECK:             %[[U:.*]] = arith.mulf %[[X]], %{{.*}} : vector<16xf32>
+// CHECK:             arith.cmpf ugt, %{{.*}} : vector<16xf32>
+// CHECK:             arith.ori %{{.*}} : vector<1xi1>
+// CHECK:             vector.transfer_write %[[U]], %arg2[%{{.*}}, %[[J]]]
+// CHECK:         vector.transfer_write %{{.*}}, %arg3[] : vector<i1>, memref<i1>
+func.func @unscale_check(%g: memref<64x128xf32>, %s: memref<f32>, %out: memref<64x128xf32>, %inf: memref<i1>) {
+  %max = arith.constant 3.40282347E+38 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%g, %s : memref<64x128xf32>, memref<f32>) outs(%out, %inf : memref<64x128xf32>, memref<i1>) {
+  ^bb0(%x: f32, %sc: f32, %o: f32, %f: i1):
+    %u = arith.mulf %x, %sc : f32
+    %a = math.absf %u : f32
+    %c = arith.cmpf ugt, %a, %max : f32
+    %r = arith.ori %f, %c : i1
+    linalg.yield %u, %r : f32, i1
   }
   return
 }

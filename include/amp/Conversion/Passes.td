@@ -135,12 +135,13 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
       across the K loop, and the contraction is unrolled into outer
       products;
     - ops whose innermost loop is parallel (elementwise ops, casts, fills,
-      broadcasts, sums over outer dims such as a bias gradient): tiles of
-      at most 16 along the innermost loop, other dims 1.
+      broadcasts, sums over outer dims such as a bias gradient), or reduces
+      only integers (the overflow check's `or` of i1 flags, exact in any
+      order): tiles of at most 16 along the innermost loop, other dims 1.
 
     A tile size is the largest divisor of the dim not above the limit, so
     tiles need no masks; an op whose vectorized dim would be 1 (a prime
-    above the limit) stays scalar. Ops whose innermost loop is a reduction
+    above the limit) stays scalar. Ops whose innermost loop reduces floats
     (row sums, softmax, the loss) and convolutions stay loops.
 
     Rounding is that of the loops: the outer products' multiply-adds are

@@ -18,8 +18,8 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
   Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile and vectorize contractions and ops whose innermost "
-                     "loop is parallel (amp-cpu-vectorize); else every "
-                     "linalg op becomes scalar loops"),
+                     "loop is parallel or reduces integers (amp-cpu-vectorize); "
+                     "else every linalg op becomes scalar loops"),
       llvm::cl::init(true)};
 };
 
