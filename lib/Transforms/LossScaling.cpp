@@ -32,12 +32,15 @@ namespace {
 llvm::DenseSet<Value> getDependentValues(func::FuncOp func, Value root) {
   Block &body = func.getBody().front();
   llvm::DenseSet<Value> dependent{root};
+  // Each op is expanded once, whichever of its operands reaches it first:
+  // an op with many operands and results (an amp.update) stays linear.
+  llvm::DenseSet<Operation *> reached;
   SmallVector<Value> worklist{root};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     for (Operation *user : value.getUsers()) {
       Operation *top = body.findAncestorOpInBlock(*user);
-      if (!top)
+      if (!top || !reached.insert(top).second)
         continue;
       for (Value result : top->getResults())
         if (dependent.insert(result).second)
