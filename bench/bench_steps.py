@@ -39,8 +39,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
 # amp-run --amp strings: None runs the step as written (fp32).
 MODES = [("fp32", None), ("f16", "dtype=f16 scaling=dynamic"), ("bf16", "dtype=bf16")]
-# (example, reference module attribute, steps per amp-run process)
-EXAMPLES = [("mlp", "mlp", 1000), ("cnn", "cnn", 1000), ("transformer", "transformer", 100)]
+# (example, reference module attribute, steps per amp-run process): about a second of
+# steps each, so that the CPU time per step is not lost in the variation of compile time.
+EXAMPLES = [("mlp", "mlp", 20000), ("cnn", "cnn", 2000), ("transformer", "transformer", 1000)]
 WARMUP_STEPS = 5
 
 
