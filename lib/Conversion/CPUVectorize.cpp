@@ -133,13 +133,20 @@ struct CPUVectorizePass
       tileAndVectorize(rewriter, op);
 
     // Multiply + reduce over K becomes vector.contract of the extended
-    // operands, without the vectorizer's broadcasts to the iteration space;
-    // unit dims go away.
+    // operands, without the vectorizer's broadcasts to the iteration space.
     {
       RewritePatternSet patterns(context);
       vector::populateVectorReductionToContractPatterns(patterns);
       vector::populateSinkVectorOpsPatterns(patterns);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      if (failed(applyPatternsGreedily(function, std::move(patterns))))
+        return fail("vectorizing");
+    }
+    // Then unit dims (tiles of 1: batch dims, outer dims of elementwise ops)
+    // go away; before the above, they would keep the broadcasts apart from
+    // the contraction.
+    {
+      RewritePatternSet patterns(context);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       vector::populateVectorTransferDropUnitDimsPatterns(patterns);
       vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);

@@ -49,6 +49,25 @@ func.func @matmul_transpose_a(%a: memref<16x8xf32>, %b: memref<16x32xf32>, %c: m
 
 // -----
 
+// A batch matmul: batch tiles of 1, whose unit dim goes away, so each batch
+// is the matmul above (bf16 here).
+
+// CHECK-LABEL: func.func @batch_matmul_bf16(
+// CHECK:         scf.for %[[B:.*]] = %{{.*}} to %c2 step %c1
+// CHECK:           %[[C:.*]] = vector.transfer_read %arg2[%[[B]], %{{.*}}, %{{.*}}]{{.*}} : memref<2x8x32xf32>, vector<4x16xf32>
+// CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[C]]) -> (vector<4x16xf32>)
+// CHECK:             vector.transfer_read %arg0[%[[B]], {{.*}} : memref<2x8x16xbf16>, vector<4x8xbf16>
+// CHECK:             arith.extf %{{.*}} : vector<8x16xbf16> to vector<8x16xf32>
+// CHECK:             arith.mulf %{{.*}} : vector<16xf32>
+// CHECK-NOT:         vector.reduction
+// CHECK:             scf.yield
+func.func @batch_matmul_bf16(%a: memref<2x8x16xbf16>, %b: memref<2x16x32xbf16>, %c: memref<2x8x32xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<2x8x16xbf16>, memref<2x16x32xbf16>) outs(%c : memref<2x8x32xf32>)
+  return
+}
+
+// -----
+
 // An elementwise op becomes 16-wide vectors along its innermost dim; the
 // bias is broadcast by reading it at the column index only.
 
