@@ -27,11 +27,8 @@ inline void registerAllAmpPipelines() {
 }
 
 inline void registerAllAmpPasses() {
-  registerAmpStripMarkers();
+  registerAmpPasses();
   registerAmpConversionPasses();
-  registerAmpInsertCasts();
-  registerAmpLossScaling();
-  registerAmpGuardUpdate();
 }
 
 } // namespace mlir::amp
