@@ -3,6 +3,7 @@
 #include "amp/Runner/CompiledStep.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Pipelines/CPULowering.h"
+#include "amp/Transforms/Scaling.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -285,11 +286,8 @@ void CompiledStep::initializeState(uint64_t seed) {
       initializeArray(array, argument.init, seed, index);
       break;
     case ArgumentRole::ScalerState: {
-      // addScalerState accepts only the names below.
-      double start = argument.stateName == kScaleStateName ? initScale
-                     : argument.stateName == kHysteresisStateName
-                         ? static_cast<double>(hysteresis)
-                         : 0.0;
+      double start =
+          getInitialScalerState(argument.stateName, initScale, hysteresis);
       for (int64_t i = 0; i < array.getNumElements(); ++i)
         array.setFromDouble(i, start);
       break;

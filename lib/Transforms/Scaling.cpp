@@ -120,6 +120,15 @@ amp::getScalerStateSlots(MLIRContext *context, const ScalingConfig &config) {
   return slots;
 }
 
+double amp::getInitialScalerState(StringRef name, double initScale,
+                                  int64_t hysteresis) {
+  if (name == kScaleStateName)
+    return initScale;
+  if (name == kHysteresisStateName)
+    return static_cast<double>(hysteresis);
+  return 0.0;
+}
+
 DictionaryAttr amp::getStateAttrDict(MLIRContext *context, StringRef name) {
   Builder b(context);
   return b.getDictionaryAttr(

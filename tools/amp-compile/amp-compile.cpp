@@ -14,6 +14,7 @@
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/GPULowering.h"
 #include "amp/Runner/StepSignature.h"
+#include "amp/Transforms/Scaling.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
@@ -115,16 +116,6 @@ static std::string describeInit(const Initializer &init) {
   llvm_unreachable("unknown initializer");
 }
 
-/// The first value of a piece of scaler state, as amp-run starts it.
-static double getInitialScalerState(StringRef name,
-                                    const AmpPipelineOptions *options) {
-  if (name == kScaleStateName)
-    return options ? options->initScale : 1.0;
-  if (name == kHysteresisStateName)
-    return options ? static_cast<double>(options->hysteresis) : 1.0;
-  return 0.0;
-}
-
 /// The signature text of AmpCompiledStep: one line per buffer, arguments
 /// then results (which the lowering turned into trailing out-parameters).
 static FailureOr<std::string>
@@ -168,7 +159,10 @@ describeBuffers(func::FuncOp step, const StepSignature &signature,
       break;
     case ArgumentRole::ScalerState:
       described = describe("arg", "scaler", argument.stateName, type, loc);
-      os << " init=" << getInitialScalerState(argument.stateName, options);
+      os << " init="
+         << getInitialScalerState(argument.stateName,
+                                  options ? options->initScale : 1.0,
+                                  options ? options->hysteresis : 1);
       break;
     }
     if (failed(described))

@@ -73,6 +73,12 @@ struct ScalerStateSlot {
 llvm::SmallVector<ScalerStateSlot>
 getScalerStateSlots(MLIRContext *context, const ScalingConfig &config);
 
+/// The value at which a runner starts a piece of scaler state, by its
+/// `amp.state` name: the scale at `initScale`, the growth tracker at 0, the
+/// overflows left at `hysteresis`.
+double getInitialScalerState(llvm::StringRef name, double initScale,
+                             int64_t hysteresis);
+
 /// The argument attributes `{amp.state = "<name>"}` of a state slot.
 DictionaryAttr getStateAttrDict(MLIRContext *context, llvm::StringRef name);
 
