@@ -42,10 +42,9 @@ FailureOr<func::FuncOp> amp::findStepFunction(ModuleOp module,
     return steps.front();
   if (steps.empty())
     return module.emitError("no function contains an 'amp.update': a "
-                            "training step needs one (name the function "
-                            "to run with --func)");
+                            "training step needs one");
   InFlightDiagnostic diag = module.emitError(
-      "several functions contain an 'amp.update'; name the step with --func");
+      "several functions contain an 'amp.update'; name the step function");
   for (func::FuncOp step : steps)
     diag.attachNote(step.getLoc()) << "@" << step.getSymName();
   return diag;

@@ -11,7 +11,7 @@
 // UNPARSABLE: amp-run: error: cannot parse {{.*}}unparsable.mlir
 
 // RUN: not amp-run %S/Inputs/bad-steps.mlir 2>&1 | FileCheck %s --check-prefix=SEVERAL
-// SEVERAL: error: several functions contain an 'amp.update'; name the step with --func
+// SEVERAL: error: several functions contain an 'amp.update'; name the step function
 
 // RUN: not amp-run %S/Inputs/bad-steps.mlir --func nothing 2>&1 | FileCheck %s --check-prefix=NO-FUNC
 // NO-FUNC: error: no function @nothing with a body
