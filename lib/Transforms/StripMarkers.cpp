@@ -7,6 +7,7 @@
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Transforms/Passes.h"
+#include "amp/Transforms/Scaling.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -32,11 +33,9 @@ struct StripMarkersPass
           seed, DenseElementsAttr::get(type, one));
     });
     getOperation().walk([&](UpdateOp update) {
-      YieldOp yield = update.getYield();
-      SmallVector<Value> newState = yield.getValues();
-      rewriter.eraseOp(yield);
-      rewriter.inlineBlockBefore(&update.getBody().front(), update,
-                                 update->getOperands());
+      rewriter.setInsertionPoint(update);
+      SmallVector<Value> newState =
+          inlineUpdateRegion(rewriter, update, update.getGrads(), update);
       rewriter.replaceOp(update, newState);
     });
   }

@@ -75,3 +75,18 @@ func.func @two_updates(%a: tensor<4xf16>, %n: tensor<i32>)
   } : tensor<i32>
   return %a1, %n1 : tensor<4xf16>, tensor<i32>
 }
+
+// -----
+
+// A state yielded unchanged is the update's state operand once inlined.
+
+// CHECK-LABEL: func.func @frozen(
+// CHECK-SAME:      %[[W:[^:]*]]: tensor<4xf32>, %{{[^:]*}}: tensor<4xf32>)
+// CHECK-NEXT:    return %[[W]] : tensor<4xf32>
+func.func @frozen(%w: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %new = amp.update grads(%g : tensor<4xf32>) state(%w : tensor<4xf32>) {
+  ^bb0(%g0: tensor<4xf32>, %w0: tensor<4xf32>):
+    amp.yield %w0 : tensor<4xf32>
+  } : tensor<4xf32>
+  return %new : tensor<4xf32>
+}
