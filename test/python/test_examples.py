@@ -118,7 +118,7 @@ def executor_step(executor, module, tmp_path_factory):
     if executor == "upstream":
         return compiled(module, tmp_path_factory)
     if not os.path.exists(AMP_RUN):
-        pytest.skip(f"{AMP_RUN} is not built yet")
+        pytest.fail(f"{AMP_RUN} is not built: run scripts/setup.sh", pytrace=False)
     return AmpRunStep(mlir_path(module, tmp_path_factory), module,
                       str(tmp_path_factory.mktemp("amp-run")))
 
