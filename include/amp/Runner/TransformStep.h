@@ -54,9 +54,7 @@ public:
   explicit DiagnosticCollector(MLIRContext *context);
   DiagnosticCollector(const DiagnosticCollector &) = delete;
   DiagnosticCollector &operator=(const DiagnosticCollector &) = delete;
-  /// Everything collected, one diagnostic per line.
-  std::string getText() const { return text; }
-  /// Clears what was collected and returns it.
+  /// Everything collected, one diagnostic per line; clears it.
   std::string take();
 
 private:
