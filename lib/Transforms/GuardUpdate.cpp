@@ -373,15 +373,10 @@ void GuardUpdatePass::runOnOperation() {
   llvm::Expected<ScalingConfig> config = ScalingConfig::get(
       dtype, scaling, initScale, growthFactor, backoffFactor, growthInterval,
       minScale, maxScale, hysteresis);
-  if (!config) {
-    // Not the op's error: printing the whole module after it would bury it.
-    emitError(getOperation().getLoc()) << llvm::toString(config.takeError());
-    return signalPassFailure();
-  }
-  bool failedStep = false;
-  for (auto func : getOperation().getOps<func::FuncOp>())
-    if (!func.isExternal())
-      failedStep |= failed(guardStep(func, *config));
-  if (failedStep)
+  if (failed(rewriteEachStep(
+          getOperation(), std::move(config),
+          [&](func::FuncOp func, const ScalingConfig &valid) {
+            return guardStep(func, valid);
+          })))
     signalPassFailure();
 }

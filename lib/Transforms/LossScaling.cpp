@@ -190,15 +190,10 @@ void LossScalingPass::runOnOperation() {
   llvm::Expected<ScalingConfig> config = ScalingConfig::get(
       dtype, scaling, initScale, growthFactor, backoffFactor, growthInterval,
       minScale, maxScale, hysteresis);
-  if (!config) {
-    // Not the op's error: printing the whole module after it would bury it.
-    emitError(getOperation().getLoc()) << llvm::toString(config.takeError());
-    return signalPassFailure();
-  }
-  bool failedStep = false;
-  for (auto func : getOperation().getOps<func::FuncOp>())
-    if (!func.isExternal())
-      failedStep |= failed(scaleStep(func, *config));
-  if (failedStep)
+  if (failed(rewriteEachStep(
+          getOperation(), std::move(config),
+          [&](func::FuncOp func, const ScalingConfig &valid) {
+            return scaleStep(func, valid);
+          })))
     signalPassFailure();
 }

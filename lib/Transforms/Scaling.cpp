@@ -188,6 +188,22 @@ SmallVector<Value> amp::inlineUpdateRegion(RewriterBase &rewriter,
   return newState;
 }
 
+LogicalResult amp::rewriteEachStep(
+    ModuleOp module, llvm::Expected<ScalingConfig> config,
+    llvm::function_ref<LogicalResult(func::FuncOp, const ScalingConfig &)>
+        rewriteStep) {
+  if (!config) {
+    // Not the op's error: printing the whole module after it would bury it.
+    emitError(module.getLoc()) << llvm::toString(config.takeError());
+    return failure();
+  }
+  bool failedStep = false;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      failedStep |= failed(rewriteStep(func, *config));
+  return failure(failedStep);
+}
+
 LogicalResult amp::checkNoCallers(func::FuncOp func,
                                   Operation *symbolTableOp) {
   std::optional<SymbolTable::UseRange> uses =

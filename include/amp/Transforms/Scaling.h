@@ -12,7 +12,9 @@
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -97,6 +99,15 @@ llvm::SmallVector<Value> inlineUpdateRegion(RewriterBase &rewriter,
 /// Fails with a located error when `func` has callers: the scaler state
 /// changes its signature.
 LogicalResult checkNoCallers(func::FuncOp func, Operation *symbolTableOp);
+
+/// The body of amp-loss-scaling's and amp-guard-update's runOnOperation:
+/// reports an options error at `module`, else rewrites every function with a
+/// body, all of them even after a failure so that each gets its errors.
+LogicalResult
+rewriteEachStep(ModuleOp module, llvm::Expected<ScalingConfig> config,
+                llvm::function_ref<LogicalResult(func::FuncOp,
+                                                 const ScalingConfig &)>
+                    rewriteStep);
 
 } // namespace mlir::amp
 
