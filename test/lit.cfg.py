@@ -16,11 +16,13 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%amp_src_root", config.amp_src_root))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%amp_obj_root", config.amp_obj_root))
-# The runtime library of mlir-runner's printing functions.
-config.substitutions.append(
-    ("%mlir_c_runner_utils",
-     os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
-                  "libmlir_c_runner_utils.so")))
+# The runtime libraries of mlir-runner's printing functions (printMemref*
+# lives in the C++ one).
+for name in ["mlir_c_runner_utils", "mlir_runner_utils"]:
+    config.substitutions.append(
+        ("%" + name,
+         os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
+                      "lib" + name + ".so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
                                      "CUDA_ROOT", "CUDA_HOME"])

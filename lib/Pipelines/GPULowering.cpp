@@ -50,6 +50,7 @@ void amp::buildGPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpSinkTensorExtracts());
   pm.addNestedPass<func::FuncOp>(createAmpGPUFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(createAmpGPUSplitReductions());
   pm.addPass(createAmpGPUBufferize());
   pm.addPass(createAmpLinalgToGPUMatmul({options.matmulF32}));
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());

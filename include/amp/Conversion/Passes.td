@@ -49,6 +49,37 @@ def AmpGPUFuseElementwise : Pass<"amp-gpu-fuse-elementwise",
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def AmpGPUSplitReductions : Pass<"amp-gpu-split-reductions",
+                                  "func::FuncOp"> {
+  let summary = "Split large reductions with few outputs over many threads";
+  let description = [{
+    Every linalg op becomes one kernel with one thread per output element,
+    so a reduction to a few values (the loss, and above all the fused
+    unscale + inf/NaN check of each gradient, which also writes the unscaled
+    gradient) would run on a handful of threads. This pass rewrites a
+    `linalg.generic` on tensors with fewer than 1024 outputs in parallel and
+    at least 512 elements reduced into each into two ops:
+
+    - the op itself, with each reduction loop of size `serial * threads`
+      split into a parallel loop over `threads` (inner) and a reduction loop
+      over `serial` (outer; an `expand_shape` view of each operand, no copy):
+      each thread reduces about 64 elements into a partial result, and
+      neighbouring threads read neighbouring elements. Outputs with one
+      element per iteration (an unscaled gradient) are written in place;
+    - per reduced output, an op accumulating the partial results into its
+      original init (split again while it is itself that large).
+
+    Only static shapes, projected-permutation indexing maps, and outputs
+    accumulated by one combiner with a neutral element (`addf`, `mulf`,
+    `maximumf`, `ori`, ..., or `acc - x`, whose partials are added) are
+    split; loop sizes without a divisor near 64 stay serial. Floating-point
+    sums are reassociated (as on any parallel reduction); `found_inf`,
+    max/min and the elementwise outputs are unchanged bit for bit.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 def AmpGPUBufferize : Pass<"amp-gpu-bufferize", "ModuleOp"> {
   let summary = "Bufferize a step into device memory, with caller-allocated "
                 "results";
