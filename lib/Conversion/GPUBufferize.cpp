@@ -49,6 +49,27 @@ LogicalResult copyOnDevice(OpBuilder &builder, Location loc, Value from,
   return success();
 }
 
+/// A fill whose tensor several ops write into would be one filled buffer
+/// copied for each of them: each user gets its own fill, right before it,
+/// which costs what the copy did, and a matmul's own zero fill becomes
+/// beta = 0 (amp-linalg-to-gpu-matmul).
+void fillEachUser(func::FuncOp func) {
+  SmallVector<linalg::FillOp> fills;
+  func.walk([&](linalg::FillOp fill) {
+    if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+      fills.push_back(fill);
+  });
+  for (linalg::FillOp fill : fills) {
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        fill->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+    for (OpOperand *use : uses) {
+      OpBuilder builder(use->getOwner());
+      use->set(builder.clone(*fill)->getResult(0));
+    }
+    fill.erase();
+  }
+}
+
 /// A result computed into a fresh buffer and then copied into its
 /// out-parameter is computed into the out-parameter instead.
 void computeIntoOutParameters(func::FuncOp func) {
@@ -129,6 +150,8 @@ struct GPUBufferizePass
     : public amp::impl::AmpGPUBufferizeBase<GPUBufferizePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>())
+      fillEachUser(func);
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;
     options.setFunctionBoundaryTypeConversion(

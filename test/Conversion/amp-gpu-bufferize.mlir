@@ -58,3 +58,34 @@ func.func @copies(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<i1>) {
   %c = arith.constant dense<false> : tensor<i1>
   return %a, %c : tensor<4xf32>, tensor<i1>
 }
+
+// -----
+
+// One zero fill that two reductions accumulate into: each gets its own
+// fill, right before it (into its out-parameter), and nothing is copied.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK-SAME: %[[OUT0:[^:]*]]: memref<8xf32>, %[[OUT1:[^:]*]]: memref<8xf32>)
+// CHECK-NOT: gpu.memcpy
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT0]] : memref<8xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[OUT0]] : memref<8xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT1]] : memref<8xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[OUT1]] : memref<8xf32>)
+// CHECK-NOT: gpu.memcpy
+func.func @shared_fill(%x: tensor<16x8xf32>, %y: tensor<16x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %sx = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<16x8xf32>) outs(%z : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %sy = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]}
+      ins(%y : tensor<16x8xf32>) outs(%z : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %sx, %sy : tensor<8xf32>, tensor<8xf32>
+}

@@ -88,6 +88,11 @@ def AmpGPUBufferize : Pass<"amp-gpu-bufferize", "ModuleOp"> {
     identity layouts) whose allocations are `gpu.alloc` and copies
     `gpu.memcpy`, so that no buffer of the step is host memory:
 
+    - a `linalg.fill` that several ops write into is cloned before each of
+      them first: one shared filled buffer would be copied for each user,
+      which costs what a fill does, and a matmul's own zero fill becomes
+      `beta = 0` in `amp-linalg-to-gpu-matmul` (the transformer example:
+      2 device copies per step instead of 45);
     - memref results become out-parameters allocated by the caller; a result
       computed into a fresh buffer is computed into the out-parameter
       directly, others (an argument returned as it is) are copied into it on
