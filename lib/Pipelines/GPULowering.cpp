@@ -45,12 +45,16 @@ std::string amp::GPULoweringOptions::validate() const {
   return "";
 }
 
-void amp::buildGPULoweringPipeline(OpPassManager &pm,
-                                   const GPULoweringOptions &options) {
+void amp::buildGPUTensorRewrites(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpSinkTensorExtracts());
   pm.addNestedPass<func::FuncOp>(createAmpGPUFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createAmpGPUSplitReductions());
+}
+
+void amp::buildGPULoweringPipeline(OpPassManager &pm,
+                                   const GPULoweringOptions &options) {
+  buildGPUTensorRewrites(pm);
   pm.addPass(createAmpGPUBufferize());
   pm.addPass(createAmpLinalgToGPUMatmul({options.matmulF32}));
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());
@@ -72,6 +76,18 @@ void amp::buildGPULoweringPipeline(OpPassManager &pm,
 }
 
 void amp::registerGPULoweringPipeline() {
+  registerPassPipeline(
+      "amp-gpu-tensor-rewrites",
+      "The passes of amp-lower-to-nvvm that rewrite the step on tensors "
+      "(before bufferization); they compute what the step computed",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        if (!text.empty())
+          return errorHandler("amp-gpu-tensor-rewrites takes no options");
+        buildGPUTensorRewrites(pm);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)>) {});
   registerPassPipeline(
       "amp-lower-to-nvvm",
       "Lower a training step on tensors (after the AMP pipeline) to the LLVM "

@@ -7,6 +7,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -227,6 +228,12 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   }
 
   PassManager lowering(context);
+  std::string pipelineError;
+  llvm::raw_string_ostream pipelineErrorStream(pipelineError);
+  if (failed(parsePassPipeline(options.beforeLowering, lowering,
+                               pipelineErrorStream)))
+    return makeError("the passes to run before lowering, '" +
+                     options.beforeLowering + "': " + pipelineError);
   CPULoweringOptions loweringOptions;
   loweringOptions.vectorize = options.vectorize;
   buildCPULoweringPipeline(lowering, loweringOptions);

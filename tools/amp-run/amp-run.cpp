@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/InitAllAmp.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Runner/CompiledStep.h"
 #include "amp/Runner/Npy.h"
@@ -18,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -123,6 +125,12 @@ static cl::opt<bool> vectorize(
     cl::desc("Vectorize the cheap linalg ops (amp-lower-to-llvm's vectorize "
              "option; =false: scalar loops only, same results)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<std::string> beforeLowering(
+    "before-lowering",
+    cl::desc("Passes to run on the step after the AMP pipeline and before "
+             "the CPU lowering, e.g. the GPU lowering's tensor-level "
+             "rewrites: amp-gpu-tensor-rewrites"),
+    cl::init(""), cl::cat(runCategory));
 
 namespace {
 
@@ -404,6 +412,10 @@ llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  // For --before-lowering.
+  registerAllPasses();
+  amp::registerAllAmpPasses();
+  amp::registerAllAmpPipelines();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv, "amp-run: train a compiled training step on the CPU\n");
@@ -444,6 +456,7 @@ int main(int argc, char **argv) {
   compileOptions.function = funcName;
   compileOptions.cpu = targetCPU;
   compileOptions.vectorize = vectorize;
+  compileOptions.beforeLowering = beforeLowering;
   if (hasEval)
     compileOptions.extraFunctions.push_back(evalFunc);
   llvm::Expected<std::unique_ptr<CompiledStep>> compiled =

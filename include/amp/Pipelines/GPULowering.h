@@ -42,7 +42,14 @@ struct GPULoweringOptions : public PassPipelineOptions<GPULoweringOptions> {
 void buildGPULoweringPipeline(OpPassManager &pm,
                               const GPULoweringOptions &options);
 
-/// Registers `amp-lower-to-nvvm` with the pass registry.
+/// Appends to `pm` (on builtin.module) the first passes of
+/// `amp-lower-to-nvvm`, which rewrite the step on tensors for the GPU and
+/// compute what it computed. `amp-run --before-lowering=amp-gpu-tensor-rewrites`
+/// runs them on the CPU.
+void buildGPUTensorRewrites(OpPassManager &pm);
+
+/// Registers `amp-lower-to-nvvm` and `amp-gpu-tensor-rewrites` with the pass
+/// registry.
 void registerGPULoweringPipeline();
 
 } // namespace mlir::amp

@@ -75,6 +75,11 @@ struct StepCompileOptions {
   /// Whether amp-lower-to-llvm vectorizes the cheap linalg ops (its
   /// `vectorize` option); both give the same results.
   bool vectorize = true;
+  /// Passes run on the transformed module before the CPU lowering, as a
+  /// pass pipeline (e.g. "amp-gpu-tensor-rewrites"): runs the
+  /// GPU lowering's tensor-level rewrites on the CPU, to check what they
+  /// compute. Empty: none.
+  std::string beforeLowering;
   /// Where the pipeline's report and explanations go, if wanted.
   PipelineOutputs *outputs = nullptr;
 };
