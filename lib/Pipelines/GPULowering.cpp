@@ -7,7 +7,8 @@
 // - Parallel loops are tiled into blocks of threads with no-min-max-bounds:
 //   with affine.min bounds convert-parallel-loops-to-gpu silently keeps
 //   dynamic loops on the host. No canonicalize may run between tiling and
-//   mapping: it would merge the two loop levels (one thread per block).
+//   mapping: it would merge the two loop levels (one thread per block). The
+//   innermost dimension maps to x, so that warps access memory coalesced.
 // - gpu-async-region puts every device op of a function (allocations,
 //   copies, kernels, runtime matmuls) on one stream, synchronized once at
 //   the end of the step.
@@ -20,14 +21,10 @@
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
-
-/// Threads per block: 1-D loops take the first size, others the first two.
-static constexpr int64_t kBlockTile[] = {64, 4};
 
 std::string amp::GPULoweringOptions::validate() const {
   int version = 0;
@@ -60,8 +57,10 @@ void amp::buildGPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());
 
   pm.addPass(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(createParallelLoopTilingPass(kBlockTile, /*noMinMaxBounds=*/true));
-  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createAmpGPUTileParallelLoops());
+  GpuMapParallelLoopsPassOptions mapping;
+  mapping.mappingPolicyStr = "innermost-first";
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass(mapping));
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());

@@ -153,6 +153,30 @@ def AmpGPUParallelOuterLoops : Pass<"amp-gpu-parallel-outer-loops",
                            "scf::SCFDialect"];
 }
 
+def AmpGPUTileParallelLoops : Pass<"amp-gpu-tile-parallel-loops",
+                                    "func::FuncOp"> {
+  let summary = "Tile each outermost scf.parallel into blocks of threads, "
+                "the innermost dimension widest";
+  let description = [{
+    Each outermost `scf.parallel` (one kernel to be) becomes a loop over
+    blocks around a loop over the threads of a block of up to 256 threads:
+    the innermost dimension (contiguous in the step's row-major buffers)
+    takes as many threads as it has iterations, rounded up to a power of
+    two, up to 256; the dimension before it takes the rest of the block;
+    other dimensions 1. `gpu-map-parallel-loops{mapping-policy=innermost-first}`
+    then maps the innermost dimension to `x`, so that the 32 threads of a
+    warp read 32 neighbouring elements (coalesced) wherever the innermost
+    loop indexes the innermost dimension. A `[64, 10]` op gets blocks of
+    16 x 16 threads, a one-iteration loop (the scaler update) one thread.
+    Unknown sizes get 64 (innermost) and 4. Like
+    `scf-parallel-loop-tiling{no-min-max-bounds}`, the inner loop's bounds
+    are the tile's and the body is guarded: with `affine.min` bounds,
+    `convert-parallel-loops-to-gpu` keeps the loop on the host.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "scf::SCFDialect"];
+}
+
 def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
   let summary = "Tile and vectorize the cheap linalg ops on buffers for the "
                 "CPU";
