@@ -13,6 +13,10 @@
 
 #include <climits>
 #include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 using namespace amp::runtime;
@@ -29,6 +33,20 @@ struct ManagedAllocations {
 ManagedAllocations &managedAllocations() {
   static ManagedAllocations *allocations = new ManagedAllocations;
   return *allocations;
+}
+
+/// MLIR's host code looks each kernel up before every launch; a loaded
+/// module's functions never change, so the driver is asked once per module
+/// and name (cuModuleGetFunction takes the driver's lock).
+struct KernelCache {
+  std::mutex mutex;
+  std::unordered_map<CUmodule, std::map<std::string, CUfunction, std::less<>>>
+      functions;
+};
+
+KernelCache &kernelCache() {
+  static KernelCache *cache = new KernelCache;
+  return *cache;
 }
 
 /// Launch dimensions arrive as intptr_t (MLIR's index type).
@@ -247,15 +265,29 @@ CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 void mgpuModuleUnload(CUmodule module) {
+  {
+    KernelCache &cache = kernelCache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    cache.functions.erase(module);
+  }
   if (const CudaDriver *cu = enterDevice(__func__))
     AMP_CHECK(cu->cuModuleUnload(module));
 }
 
 CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   const CudaDriver *cu = enterDevice(__func__);
-  CUfunction function = nullptr;
-  if (!cu || !AMP_CHECK(cu->cuModuleGetFunction(&function, module, name)))
+  if (!cu)
     return nullptr;
+  KernelCache &cache = kernelCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto &functions = cache.functions[module];
+  auto found = functions.find(std::string_view(name));
+  if (found != functions.end())
+    return found->second;
+  CUfunction function = nullptr;
+  if (!AMP_CHECK(cu->cuModuleGetFunction(&function, module, name)))
+    return nullptr;
+  functions.emplace(name, function);
   return function;
 }
 

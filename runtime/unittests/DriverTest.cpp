@@ -246,6 +246,22 @@ TEST_F(FakeDriver, LaunchChecksDimensionsAndSharedMemory) {
   mgpuModuleUnload(module);
 }
 
+TEST_F(FakeDriver, KernelsAreLookedUpOncePerModule) {
+  CUmodule module = mgpuModuleLoad(nullptr, 0);
+  CUfunction first = mgpuModuleGetFunction(module, "kernel");
+  EXPECT_EQ(mgpuModuleGetFunction(module, "kernel"), first);
+  EXPECT_EQ(calls("cuModuleGetFunction"), 1);
+  mgpuModuleGetFunction(module, "other_kernel");
+  EXPECT_EQ(calls("cuModuleGetFunction"), 2);
+  // A module loaded again (the driver may reuse the handle) is asked again.
+  mgpuModuleUnload(module);
+  module = mgpuModuleLoad(nullptr, 0);
+  mgpuModuleGetFunction(module, "kernel");
+  EXPECT_EQ(calls("cuModuleGetFunction"), 3);
+  mgpuModuleUnload(module);
+  EXPECT_EQ(ampRuntimeGetLastError(), AMP_RUNTIME_SUCCESS) << lastError();
+}
+
 TEST_F(FakeDriver, HostRegisterNeedsDenseMemRef) {
   float data[12];
   Descriptor<2> dense{data, data, 0, {3, 4}, {4, 1}};
