@@ -50,10 +50,11 @@ LogicalResult copyOnDevice(OpBuilder &builder, Location loc, Value from,
 }
 
 /// A fill whose tensor several ops write into would be one filled buffer
-/// copied for each of them: each user gets its own fill, right before it,
-/// which costs what the copy did, and a matmul's own zero fill becomes
-/// beta = 0 (amp-linalg-to-gpu-matmul).
-void fillEachUser(func::FuncOp func) {
+/// copied for each of them: each op of the fill's block that writes into it
+/// gets its own fill, right before it, which costs what the copy did, and a
+/// matmul's own zero fill becomes beta = 0 (amp-linalg-to-gpu-matmul). Ops
+/// that only read the fill, or sit in a loop, keep the shared one.
+void fillEachWriter(func::FuncOp func) {
   SmallVector<linalg::FillOp> fills;
   func.walk([&](linalg::FillOp fill) {
     if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
@@ -63,10 +64,15 @@ void fillEachUser(func::FuncOp func) {
     SmallVector<OpOperand *> uses = llvm::map_to_vector(
         fill->getResult(0).getUses(), [](OpOperand &use) { return &use; });
     for (OpOperand *use : uses) {
-      OpBuilder builder(use->getOwner());
+      auto writer = dyn_cast<DestinationStyleOpInterface>(use->getOwner());
+      if (!writer || !writer.isDpsInit(use) ||
+          writer->getBlock() != fill->getBlock())
+        continue;
+      OpBuilder builder(writer);
       use->set(builder.clone(*fill)->getResult(0));
     }
-    fill.erase();
+    if (fill->use_empty())
+      fill.erase();
   }
 }
 
@@ -151,7 +157,7 @@ struct GPUBufferizePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto func : module.getOps<func::FuncOp>())
-      fillEachUser(func);
+      fillEachWriter(func);
     bufferization::OneShotBufferizationOptions options;
     options.bufferizeFunctionBoundaries = true;
     options.setFunctionBoundaryTypeConversion(

@@ -66,15 +66,16 @@ int64_t getSmallestDivisorAtLeast(int64_t n, int64_t atLeast) {
   return best;
 }
 
-/// The value partial results start from: the combiner's neutral element, or
-/// 0 for `acc - x` (the loss of a step that subtracts), whose partials are
-/// then added to the accumulator.
+/// The value partial results start from: the combiner's neutral element
+/// (-0.0 for a sum: -0.0 + x is x even for x = -0.0), also for `acc - x`
+/// (the loss of a step that subtracts), whose partials are then added to the
+/// accumulator.
 std::optional<TypedAttr> getPartialIdentity(Operation *combiner, Value acc) {
-  if (auto sub = dyn_cast<arith::SubFOp>(combiner)) {
-    if (sub.getLhs() != acc)
-      return std::nullopt;
-    return TypedAttr(FloatAttr::get(sub.getType(), 0.0));
-  }
+  if (isa<arith::AddFOp>(combiner) ||
+      (isa<arith::SubFOp>(combiner) && combiner->getOperand(0) == acc))
+    return TypedAttr(FloatAttr::get(combiner->getResult(0).getType(), -0.0));
+  if (isa<arith::SubFOp>(combiner))
+    return std::nullopt;
   return arith::getNeutralElement(combiner);
 }
 
@@ -96,7 +97,8 @@ Value combinePartial(OpBuilder &b, Location loc, Operation *combiner,
 /// combiner that has a neutral element (a loss, found_inf).
 std::optional<ReductionSplit> planReductionSplit(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.hasIndexSemantics() ||
-      op.getNumReductionLoops() == 0)
+      op.getNumReductionLoops() == 0 ||
+      !llvm::all_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>))
     return std::nullopt;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   if (llvm::any_of(sizes, ShapedType::isDynamic) ||

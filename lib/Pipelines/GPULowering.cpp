@@ -57,10 +57,7 @@ void amp::buildGPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());
 
   pm.addPass(createConvertLinalgToParallelLoopsPass());
-  pm.addNestedPass<func::FuncOp>(createAmpGPUTileParallelLoops());
-  GpuMapParallelLoopsPassOptions mapping;
-  mapping.mappingPolicyStr = "innermost-first";
-  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass(mapping));
+  pm.addNestedPass<func::FuncOp>(createAmpGPUMapParallelLoops());
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());

@@ -230,8 +230,12 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   PassManager lowering(context);
   std::string pipelineError;
   llvm::raw_string_ostream pipelineErrorStream(pipelineError);
-  if (failed(parsePassPipeline(options.beforeLowering, lowering,
-                               pipelineErrorStream)))
+  // `lowering` runs on the module already: an anchored pipeline, as written
+  // for amp-opt, would look for modules inside it and run nothing.
+  StringRef beforeLowering = options.beforeLowering;
+  if (beforeLowering.consume_front("builtin.module("))
+    beforeLowering.consume_back(")");
+  if (failed(parsePassPipeline(beforeLowering, lowering, pipelineErrorStream)))
     return makeError("the passes to run before lowering, '" +
                      options.beforeLowering + "': " + pipelineError);
   CPULoweringOptions loweringOptions;

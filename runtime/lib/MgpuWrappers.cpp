@@ -13,10 +13,7 @@
 
 #include <climits>
 #include <cstdio>
-#include <map>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 
 using namespace amp::runtime;
@@ -33,20 +30,6 @@ struct ManagedAllocations {
 ManagedAllocations &managedAllocations() {
   static ManagedAllocations *allocations = new ManagedAllocations;
   return *allocations;
-}
-
-/// MLIR's host code looks each kernel up before every launch; a loaded
-/// module's functions never change, so the driver is asked once per module
-/// and name (cuModuleGetFunction takes the driver's lock).
-struct KernelCache {
-  std::mutex mutex;
-  std::unordered_map<CUmodule, std::map<std::string, CUfunction, std::less<>>>
-      functions;
-};
-
-KernelCache &kernelCache() {
-  static KernelCache *cache = new KernelCache;
-  return *cache;
 }
 
 /// Launch dimensions arrive as intptr_t (MLIR's index type).
@@ -265,22 +248,21 @@ CUmodule mgpuModuleLoadJIT(void *data, int optLevel) {
 }
 
 void mgpuModuleUnload(CUmodule module) {
-  {
-    KernelCache &cache = kernelCache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    cache.functions.erase(module);
-  }
+  forEachDevice([&](DeviceState &device) {
+    std::lock_guard<std::mutex> lock(device.kernelMutex);
+    device.kernels.erase(module);
+  });
   if (const CudaDriver *cu = enterDevice(__func__))
     AMP_CHECK(cu->cuModuleUnload(module));
 }
 
 CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
-  const CudaDriver *cu = enterDevice(__func__);
+  DeviceState *device = nullptr;
+  const CudaDriver *cu = enterDevice(__func__, &device);
   if (!cu)
     return nullptr;
-  KernelCache &cache = kernelCache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto &functions = cache.functions[module];
+  std::lock_guard<std::mutex> lock(device->kernelMutex);
+  auto &functions = device->kernels[module];
   auto found = functions.find(std::string_view(name));
   if (found != functions.end())
     return found->second;

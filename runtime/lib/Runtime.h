@@ -14,7 +14,9 @@
 
 #include <cublasLt.h>
 
+#include <map>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -44,6 +46,12 @@ struct DeviceState {
   std::unordered_map<CUstream, CUdeviceptr> streamWorkspaces;
   std::vector<CUdeviceptr> idleWorkspaces;
   PlanCache<MatmulPlan> plans;
+
+  /// The kernels looked up so far, per module and name: MLIR's host code
+  /// asks before every launch, and a loaded module's functions never change.
+  std::mutex kernelMutex;
+  std::unordered_map<CUmodule, std::map<std::string, CUfunction, std::less<>>>
+      kernels;
 };
 
 /// Prepares an entry point named `where`: loads the driver and initializes

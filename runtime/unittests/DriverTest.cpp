@@ -258,6 +258,11 @@ TEST_F(FakeDriver, KernelsAreLookedUpOncePerModule) {
   module = mgpuModuleLoad(nullptr, 0);
   mgpuModuleGetFunction(module, "kernel");
   EXPECT_EQ(calls("cuModuleGetFunction"), 3);
+  // So is one after the driver is loaded again (its handles are new ones,
+  // whatever their values).
+  ASSERT_EQ(ampRuntimeLoadDriver(AMP_FAKE_CUDA_DRIVER), AMP_RUNTIME_SUCCESS);
+  mgpuModuleGetFunction(mgpuModuleLoad(nullptr, 0), "kernel");
+  EXPECT_EQ(calls("cuModuleGetFunction"), 4);
   mgpuModuleUnload(module);
   EXPECT_EQ(ampRuntimeGetLastError(), AMP_RUNTIME_SUCCESS) << lastError();
 }

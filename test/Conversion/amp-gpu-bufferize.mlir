@@ -89,3 +89,50 @@ func.func @shared_fill(%x: tensor<16x8xf32>, %y: tensor<16x8xf32>) -> (tensor<8x
   } -> tensor<8xf32>
   return %sx, %sy : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A writer inside a loop keeps the shared fill, copied into its buffer on
+// each iteration as before (cloned, it would be filled there as often); the
+// writer beside the fill gets its own, into its out-parameter.
+// CHECK-LABEL: func.func @fill_and_loop
+// CHECK-SAME: (%[[X:.*]]: memref<16x8xf32>, %{{.*}}: index, %[[OUT0:.*]]: memref<8xf32>, %{{.*}}: memref<8xf32>)
+// CHECK: %[[SHARED:.*]] = gpu.alloc () : memref<8xf32>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[SHARED]] : memref<8xf32>)
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[OUT0]] : memref<8xf32>)
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[OUT0]] : memref<8xf32>)
+// CHECK: scf.for
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.memcpy %{{.*}}, %[[SHARED]]
+// CHECK: scf.yield
+func.func @fill_and_loop(%x: tensor<16x8xf32>, %n: index) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %sx = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<16x8xf32>) outs(%z : tensor<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %total = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8xf32>) -> tensor<8xf32>
+  %last = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %total) -> tensor<8xf32> {
+    %sy = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>], iterator_types = ["reduction", "parallel"]}
+        ins(%x : tensor<16x8xf32>) outs(%z : tensor<8xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %v, %acc : f32
+      linalg.yield %s : f32
+    } -> tensor<8xf32>
+    %next = linalg.generic {indexing_maps = [affine_map<(j) -> (j)>, affine_map<(j) -> (j)>], iterator_types = ["parallel"]}
+        ins(%sy : tensor<8xf32>) outs(%sum : tensor<8xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %v, %acc : f32
+      linalg.yield %s : f32
+    } -> tensor<8xf32>
+    scf.yield %next : tensor<8xf32>
+  }
+  return %sx, %last : tensor<8xf32>, tensor<8xf32>
+}

@@ -73,10 +73,10 @@ func.func @unscale_1d(%g: tensor<8192xf16>, %found: tensor<i1>) -> (tensor<8192x
 
 // -----
 
-// A loss accumulated as `acc - x`: the partials start at 0 and are added.
+// A loss accumulated as `acc - x`: the partials start at -0.0 and are added.
 // CHECK-LABEL: func.func @loss_subtracts
 // CHECK-SAME: (%[[X:.*]]: tensor<64x64xf32>, %[[INIT:.*]]: tensor<f32>)
-// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[ZERO:.*]] = arith.constant -0.000000e+00 : f32
 // CHECK: %[[PARTIALS:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<64xf32>)
 // CHECK: %[[SPLIT:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<64x64xf32>) outs(%[[PARTIALS]] : tensor<64xf32>)
 // CHECK: arith.subf
@@ -142,15 +142,16 @@ func.func @large(%x: tensor<1048576xf32>, %init: tensor<f32>) -> tensor<f32> {
 // Left as they are: too few elements per output (a loss over a 16x10
 // batch), enough parallel outputs already, a size with no divisor near 64
 // (4099 is prime), a combiner without a neutral element (`x - acc`), an op
-// that reads its loop indices, and dynamic shapes.
+// that reads its loop indices, dynamic shapes, and a scalar operand.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: expand_shape
 // CHECK-NOT: linalg.fill
-// CHECK-COUNT-6: linalg.generic
+// CHECK-COUNT-7: linalg.generic
 // CHECK-NOT: linalg.generic
 func.func @left_alone(%small: tensor<16x10xf32>, %wide: tensor<1024x4096xf32>, %prime: tensor<4099xf32>,
-                      %big: tensor<8192xf32>, %dyn: tensor<?xf32>, %s: tensor<f32>, %w: tensor<1024xf32>)
-    -> (tensor<f32>, tensor<1024xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+                      %big: tensor<8192xf32>, %dyn: tensor<?xf32>, %s: tensor<f32>, %w: tensor<1024xf32>,
+                      %factor: f32)
+    -> (tensor<f32>, tensor<1024xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
   %0 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
       ins(%small : tensor<16x10xf32>) outs(%s : tensor<f32>) {
   ^bb0(%v: f32, %acc: f32):
@@ -191,5 +192,12 @@ func.func @left_alone(%small: tensor<16x10xf32>, %wide: tensor<1024x4096xf32>, %
     %r = arith.addf %v, %acc : f32
     linalg.yield %r : f32
   } -> tensor<f32>
-  return %0, %1, %2, %3, %4, %5 : tensor<f32>, tensor<1024xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+  %6 = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%big, %factor : tensor<8192xf32>, f32) outs(%s : tensor<f32>) {
+  ^bb0(%v: f32, %f: f32, %acc: f32):
+    %m = arith.mulf %v, %f : f32
+    %r = arith.addf %m, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<f32>, tensor<1024xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
 }

@@ -51,3 +51,17 @@ def test_bad_pipeline_is_reported(tmp_path):
     step = os.path.join(ROOT, "examples", "mlp.mlir")
     with pytest.raises(RuntimeError, match="the passes to run before lowering, 'no-such-pass'"):
         amprun.train(step, str(tmp_path), args=STEPS + ["--before-lowering=no-such-pass"])
+
+
+def test_anchored_pipeline_runs_the_same_passes(tmp_path):
+    """`builtin.module(...)`, as written for amp-opt, runs its passes (not on modules nested in
+    the step's module, of which there are none)."""
+    step = os.path.join(ROOT, "examples", "mlp.mlir")
+    plain = amprun.train(step, str(tmp_path / "plain"), amp=MODES["f16"],
+                         args=STEPS + ["--before-lowering=amp-gpu-tensor-rewrites"])
+    anchored = amprun.train(step, str(tmp_path / "anchored"), amp=MODES["f16"],
+                            args=STEPS + ["--before-lowering=builtin.module(amp-gpu-tensor-rewrites)"])
+    np.testing.assert_array_equal(anchored.loss, plain.loss)
+    with pytest.raises(RuntimeError, match="'no-such-pass' does not refer to a registered pass"):
+        amprun.train(step, str(tmp_path / "bad"),
+                     args=STEPS + ["--before-lowering=builtin.module(no-such-pass)"])

@@ -72,7 +72,8 @@ def AmpGPUSplitReductions : Pass<"amp-gpu-split-reductions",
     Only static shapes, projected-permutation indexing maps, and outputs
     accumulated by one combiner with a neutral element (`addf`, `mulf`,
     `maximumf`, `ori`, ..., or `acc - x`, whose partials are added) are
-    split; loop sizes without a divisor near 64 stay serial. Floating-point
+    split; a size without a divisor near 64 gets few threads (8198 = 2 x 4099:
+    2 threads of 4099 iterations), a prime size stays serial. Floating-point
     sums are reassociated (as on any parallel reduction); `found_inf`,
     max/min and the elementwise outputs are unchanged bit for bit.
   }];
@@ -88,8 +89,9 @@ def AmpGPUBufferize : Pass<"amp-gpu-bufferize", "ModuleOp"> {
     identity layouts) whose allocations are `gpu.alloc` and copies
     `gpu.memcpy`, so that no buffer of the step is host memory:
 
-    - a `linalg.fill` that several ops write into is cloned before each of
-      them first: one shared filled buffer would be copied for each user,
+    - a `linalg.fill` that several ops of its block write into is cloned
+      before each of them first: one shared filled buffer would be copied
+      for each of them,
       which costs what a fill does, and a matmul's own zero fill becomes
       `beta = 0` in `amp-linalg-to-gpu-matmul` (the transformer example:
       2 device copies per step instead of 45);
@@ -153,28 +155,37 @@ def AmpGPUParallelOuterLoops : Pass<"amp-gpu-parallel-outer-loops",
                            "scf::SCFDialect"];
 }
 
-def AmpGPUTileParallelLoops : Pass<"amp-gpu-tile-parallel-loops",
-                                    "func::FuncOp"> {
-  let summary = "Tile each outermost scf.parallel into blocks of threads, "
-                "the innermost dimension widest";
+def AmpGPUMapParallelLoops : Pass<"amp-gpu-map-parallel-loops",
+                                   "func::FuncOp"> {
+  let summary = "Tile each outermost scf.parallel into blocks of threads "
+                "and map it to the GPU, the innermost dimension to x";
   let description = [{
     Each outermost `scf.parallel` (one kernel to be) becomes a loop over
-    blocks around a loop over the threads of a block of up to 256 threads:
-    the innermost dimension (contiguous in the step's row-major buffers)
-    takes as many threads as it has iterations, rounded up to a power of
-    two, up to 256; the dimension before it takes the rest of the block;
-    other dimensions 1. `gpu-map-parallel-loops{mapping-policy=innermost-first}`
-    then maps the innermost dimension to `x`, so that the 32 threads of a
-    warp read 32 neighbouring elements (coalesced) wherever the innermost
-    loop indexes the innermost dimension. A `[64, 10]` op gets blocks of
-    16 x 16 threads, a one-iteration loop (the scaler update) one thread.
-    Unknown sizes get 64 (innermost) and 4. Like
+    blocks around a loop over the threads of a block of up to 256 threads,
+    with the `mapping` that `convert-parallel-loops-to-gpu` reads:
+
+    - dimensions before the innermost are collapsed into one, so that every
+      kernel has at most two, each with a hardware index;
+    - the innermost dimension (contiguous in the step's row-major buffers)
+      takes as many threads as it has iterations, rounded up to a power of
+      two, up to 256, and maps to `x` threads: the 32 threads of a warp read
+      neighbouring elements (coalesced). The outer dimension takes the rest
+      of the block, as `y` threads;
+    - blocks step over the outer dimension in `x` (up to 2^31 - 1 blocks)
+      and over the inner one in `y` (up to 65535).
+
+    A `[64, 10]` op gets blocks of 16 x 16 threads, a one-iteration loop
+    (the scaler update) one thread. Unknown sizes get 64 (inner) and 4.
+    Upstream's `scf-parallel-loop-tiling` gives every loop the same tile
+    sizes, and `gpu-map-parallel-loops` maps the outermost dimension to `x`
+    (`innermost-first` reverses only the first three). Like
     `scf-parallel-loop-tiling{no-min-max-bounds}`, the inner loop's bounds
     are the tile's and the body is guarded: with `affine.min` bounds,
-    `convert-parallel-loops-to-gpu` keeps the loop on the host.
+    `convert-parallel-loops-to-gpu` keeps the loop on the host. A loop with
+    reductions (`scf.reduce` operands) is an error.
   }];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
-                           "scf::SCFDialect"];
+                           "gpu::GPUDialect", "scf::SCFDialect"];
 }
 
 def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
