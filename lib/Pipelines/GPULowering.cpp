@@ -49,15 +49,29 @@ void amp::buildGPUTensorRewrites(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createAmpGPUSplitReductions());
 }
 
-void amp::buildGPULoweringPipeline(OpPassManager &pm,
-                                   const GPULoweringOptions &options) {
+namespace mlir::amp {
+/// From a step on tensors to mapped scf.parallel loops (one per kernel) on
+/// device buffers, and runtime matmuls.
+static void buildGPUKernelLoops(OpPassManager &pm,
+                                const GPULoweringOptions &options) {
   buildGPUTensorRewrites(pm);
   pm.addPass(createAmpGPUBufferize());
   pm.addPass(createAmpLinalgToGPUMatmul({options.matmulF32}));
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());
-
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createAmpGPUMapParallelLoops());
+}
+} // namespace mlir::amp
+
+void amp::buildGPUHostEmulation(OpPassManager &pm,
+                                const GPULoweringOptions &options) {
+  buildGPUKernelLoops(pm, options);
+  pm.addNestedPass<func::FuncOp>(createAmpGPUEmulateOnHost());
+}
+
+void amp::buildGPULoweringPipeline(OpPassManager &pm,
+                                   const GPULoweringOptions &options) {
+  buildGPUKernelLoops(pm, options);
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
@@ -72,6 +86,12 @@ void amp::buildGPULoweringPipeline(OpPassManager &pm,
 }
 
 void amp::registerGPULoweringPipeline() {
+  PassPipelineRegistration<GPULoweringOptions>(
+      "amp-gpu-host-emulation",
+      "amp-lower-to-nvvm up to its kernels' loops, with device memory and "
+      "cuBLASLt matmuls replaced by host ones: the GPU lowering run on the "
+      "CPU (amp-run --before-lowering), for testing",
+      buildGPUHostEmulation);
   registerPassPipeline(
       "amp-gpu-tensor-rewrites",
       "The passes of amp-lower-to-nvvm that rewrite the step on tensors "

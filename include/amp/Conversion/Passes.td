@@ -188,6 +188,30 @@ def AmpGPUMapParallelLoops : Pass<"amp-gpu-map-parallel-loops",
                            "gpu::GPUDialect", "scf::SCFDialect"];
 }
 
+def AmpGPUEmulateOnHost : Pass<"amp-gpu-emulate-on-host", "func::FuncOp"> {
+  let summary = "For testing: run the GPU lowering's buffers and kernel "
+                "loops on the host";
+  let description = [{
+    Replaces, in a step lowered by `amp-lower-to-nvvm` up to its kernels'
+    loops (`amp-gpu-host-emulation`), what only a GPU can run by host
+    equivalents: `gpu.alloc` by `memref.alloc`, `gpu.memcpy` by
+    `memref.copy`, `gpu.dealloc` is dropped (the CPU lowering frees host
+    buffers), and each `amp_gpu.matmul` by a fill (beta = 0) and a
+    `linalg.generic` accumulating the products in f32. The mapped
+    `scf.parallel` loops stay: on the host they run every block and thread
+    in turn. `amp-run --before-lowering=amp-gpu-host-emulation` then trains
+    the step with the GPU lowering's bufferization, matmul layouts, split
+    reductions and tiled, guarded thread loops, and compares with the CPU
+    lowering (`test/python/test_gpu_rewrites.py`).
+
+    Only synchronous ops (before `gpu-async-region`) and matmuls with
+    alpha = 1, beta = 0 or 1 and an f32 output (what the AMP pipeline
+    produces) are emulated; others are errors.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "memref::MemRefDialect"];
+}
+
 def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
   let summary = "Tile and vectorize the cheap linalg ops on buffers for the "
                 "CPU";

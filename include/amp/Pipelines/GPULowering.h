@@ -48,8 +48,14 @@ void buildGPULoweringPipeline(OpPassManager &pm,
 /// runs them on the CPU.
 void buildGPUTensorRewrites(OpPassManager &pm);
 
-/// Registers `amp-lower-to-nvvm` and `amp-gpu-tensor-rewrites` with the pass
-/// registry.
+/// Appends to `pm` the passes of `amp-lower-to-nvvm` up to its kernels'
+/// loops (mapped `scf.parallel` on device buffers, runtime matmuls), then
+/// `amp-gpu-emulate-on-host`: registered as `amp-gpu-host-emulation`, for
+/// `amp-run --before-lowering`, to check on the CPU what they compute.
+void buildGPUHostEmulation(OpPassManager &pm, const GPULoweringOptions &options);
+
+/// Registers `amp-lower-to-nvvm`, `amp-gpu-tensor-rewrites` and
+/// `amp-gpu-host-emulation` with the pass registry.
 void registerGPULoweringPipeline();
 
 } // namespace mlir::amp
