@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPGPUEMULATEONHOST
@@ -67,6 +68,81 @@ LogicalResult emulateMatmul(RewriterBase &rewriter, amp_gpu::MatmulOp matmul) {
   return success();
 }
 
+/// CUDA's limits on a launch: blocks of a grid in x, y, z; threads of a
+/// block in x, y, z and in all.
+constexpr int64_t kMaxGrid[] = {2147483647, 65535, 65535};
+constexpr int64_t kMaxBlock[] = {1024, 1024, 64};
+constexpr int64_t kMaxBlockThreads = 1024;
+
+/// Runs a kernel's body for every block and thread in turn (the kernels of
+/// the GPU lowering use neither barriers nor shared memory), after
+/// asserting that its launch would be within CUDA's limits.
+LogicalResult emulateLaunch(RewriterBase &rewriter, gpu::LaunchOp launch) {
+  if (launch.hasClusterSize() || launch.getNumWorkgroupAttributions() ||
+      launch.getNumPrivateAttributions() || !launch.getBody().hasOneBlock())
+    return launch.emitOpError("is emulated on the host without clusters, "
+                              "memory attributions or control flow only");
+  Location loc = launch.getLoc();
+  rewriter.setInsertionPoint(launch);
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  SmallVector<Value> gridSizes = {grid.x, grid.y, grid.z};
+  SmallVector<Value> blockSizes = {block.x, block.y, block.z};
+  auto assertAtMost = [&](Value size, int64_t limit, const Twine &what) {
+    Value bound = arith::ConstantIndexOp::create(rewriter, loc, limit);
+    Value fits = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                       size, bound);
+    cf::AssertOp::create(rewriter, loc, fits,
+                         (what + " exceeds CUDA's limit of " + Twine(limit))
+                             .str());
+  };
+  static constexpr char kAxes[] = {'x', 'y', 'z'};
+  for (unsigned axis = 0; axis < 3; ++axis) {
+    assertAtMost(gridSizes[axis], kMaxGrid[axis],
+                 Twine("a kernel's grid size in ") + Twine(kAxes[axis]));
+    assertAtMost(blockSizes[axis], kMaxBlock[axis],
+                 Twine("a kernel's block size in ") + Twine(kAxes[axis]));
+  }
+  Value threadsPerBlock = arith::MulIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, block.x, block.y),
+      block.z);
+  assertAtMost(threadsPerBlock, kMaxBlockThreads, "a kernel's block");
+
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  SmallVector<Value> zeros(3, zero), ones(3, one);
+  auto blocks = scf::ParallelOp::create(rewriter, loc, zeros, gridSizes, ones);
+  rewriter.setInsertionPointToStart(blocks.getBody());
+  auto threads =
+      scf::ParallelOp::create(rewriter, loc, zeros, blockSizes, ones);
+  gpu::KernelDim3 blockIds = launch.getBlockIds(),
+                  threadIds = launch.getThreadIds(),
+                  gridSize = launch.getGridSize(),
+                  blockSize = launch.getBlockSize();
+  DenseMap<Value, Value> arguments = {
+      {blockIds.x, blocks.getInductionVars()[0]},
+      {blockIds.y, blocks.getInductionVars()[1]},
+      {blockIds.z, blocks.getInductionVars()[2]},
+      {threadIds.x, threads.getInductionVars()[0]},
+      {threadIds.y, threads.getInductionVars()[1]},
+      {threadIds.z, threads.getInductionVars()[2]},
+      {gridSize.x, grid.x},
+      {gridSize.y, grid.y},
+      {gridSize.z, grid.z},
+      {blockSize.x, block.x},
+      {blockSize.y, block.y},
+      {blockSize.z, block.z}};
+  Block &body = launch.getBody().front();
+  SmallVector<Value> argumentValues = llvm::map_to_vector(
+      body.getArguments(), [&](BlockArgument arg) { return arguments.at(arg); });
+  Operation *terminator = body.getTerminator();
+  rewriter.inlineBlockBefore(&body, threads.getBody()->getTerminator(),
+                             argumentValues);
+  rewriter.eraseOp(terminator);
+  rewriter.eraseOp(launch);
+  return success();
+}
+
 struct GPUEmulateOnHostPass
     : public amp::impl::AmpGPUEmulateOnHostBase<GPUEmulateOnHostPass> {
   void runOnOperation() override {
@@ -92,6 +168,10 @@ struct GPUEmulateOnHostPass
       } else if (auto matmul = dyn_cast<amp_gpu::MatmulOp>(op)) {
         if (failed(emulateMatmul(rewriter, matmul)))
           return WalkResult::interrupt();
+      } else if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+        if (failed(emulateLaunch(rewriter, launch)))
+          return WalkResult::interrupt();
+        return WalkResult::skip();
       }
       return WalkResult::advance();
     });

@@ -27,6 +27,8 @@ constexpr int64_t kBlockThreads = 256;
 /// size is unknown.
 constexpr int64_t kDynamicInnerTile = 64;
 constexpr int64_t kDynamicOuterTile = 4;
+/// CUDA's limit on the blocks of a grid in y (x allows 2^31 - 1).
+constexpr int64_t kMaxGridY = 65535;
 
 /// The trip count of `loop`'s dimension `dim`, if constant.
 std::optional<int64_t> getTripCount(scf::ParallelOp loop, unsigned dim) {
@@ -37,14 +39,30 @@ std::optional<int64_t> getTripCount(scf::ParallelOp loop, unsigned dim) {
   std::optional<int64_t> step = getConstantIntValue(loop.getStep()[dim]);
   if (!lower || !upper || !step || *step <= 0)
     return std::nullopt;
-  return llvm::divideCeil(*upper - *lower, *step);
+  return std::max<int64_t>(0, llvm::divideCeilSigned(*upper - *lower, *step));
 }
 
-/// The block of threads of `loop` once its dimensions before the innermost
-/// are collapsed into one: the innermost (contiguous in the step's row-major
-/// buffers) as wide as it is, rounded up to a power of two, up to the whole
-/// block; the collapsed outer one the rest.
-SmallVector<int64_t> getBlockTile(scf::ParallelOp loop) {
+/// How a loop becomes a kernel, once its dimensions before the innermost
+/// are collapsed into one: the threads of a block along the outer and the
+/// inner dimension, and whether the blocks step over the inner dimension
+/// in y (65535 at most) or, when that would not fit, in x.
+struct KernelShape {
+  SmallVector<int64_t> tile;
+  bool innerBlocksInX = false;
+};
+
+/// The innermost dimension (contiguous in the step's row-major buffers)
+/// takes as many threads as it has iterations, rounded up to a power of
+/// two, up to the whole block; the collapsed outer one the rest.
+FailureOr<KernelShape> getKernelShape(scf::ParallelOp loop) {
+  unsigned inner = loop.getNumLoops() - 1;
+  std::optional<int64_t> innerTrips = getTripCount(loop, inner);
+  std::optional<int64_t> outerTrips = 1;
+  for (unsigned dim = 0; dim < inner; ++dim) {
+    std::optional<int64_t> trips = getTripCount(loop, dim);
+    outerTrips = trips && outerTrips ? std::optional(*trips * *outerTrips)
+                                     : std::nullopt;
+  }
   auto tile = [](std::optional<int64_t> trips, int64_t limit,
                  int64_t dynamic) {
     if (!trips)
@@ -52,25 +70,41 @@ SmallVector<int64_t> getBlockTile(scf::ParallelOp loop) {
     return std::min<int64_t>(
         limit, llvm::PowerOf2Ceil(std::max<int64_t>(*trips, 1)));
   };
-  unsigned inner = loop.getNumLoops() - 1;
-  int64_t innerTile =
-      tile(getTripCount(loop, inner), kBlockThreads, kDynamicInnerTile);
-  if (inner == 0)
-    return {innerTile};
-  std::optional<int64_t> outerTrips = 1;
-  for (unsigned dim = 0; dim < inner; ++dim) {
-    std::optional<int64_t> trips = getTripCount(loop, dim);
-    outerTrips = trips && outerTrips ? std::optional(*trips * *outerTrips)
-                                     : std::nullopt;
+  KernelShape shape;
+  int64_t innerTile = tile(innerTrips, kBlockThreads, kDynamicInnerTile);
+  if (inner == 0) {
+    shape.tile = {innerTile};
+    shape.innerBlocksInX = true;
+    return shape;
   }
-  return {tile(outerTrips, kBlockThreads / innerTile, kDynamicOuterTile),
-          innerTile};
+  int64_t outerTile = tile(outerTrips, kBlockThreads / innerTile,
+                           kDynamicOuterTile);
+  shape.tile = {outerTile, innerTile};
+  auto blocks = [](std::optional<int64_t> trips, int64_t tile) {
+    return trips ? std::optional(llvm::divideCeil(*trips, tile))
+                 : std::nullopt;
+  };
+  std::optional<int64_t> innerBlocks = blocks(innerTrips, innerTile);
+  std::optional<int64_t> outerBlocks = blocks(outerTrips, outerTile);
+  if (innerBlocks && *innerBlocks > kMaxGridY) {
+    if (!outerBlocks || *outerBlocks > kMaxGridY)
+      return loop.emitOpError("needs more blocks than a GPU grid holds (")
+             << *innerBlocks << " along its innermost dimension, "
+             << (outerBlocks ? std::to_string(*outerBlocks) : "unknown")
+             << " along the others; at most " << kMaxGridY
+             << " in one of them)";
+    shape.innerBlocksInX = true;
+  }
+  return shape;
 }
 
 /// Maps the blocks loop and the threads loop: the inner dimension to x
-/// threads (a warp reads neighbouring elements) and y blocks, the outer one
-/// to y threads and x blocks (x allows 2^31 - 1 blocks, y 65535).
-void mapToGPU(scf::ParallelOp blocks, scf::ParallelOp threads) {
+/// threads (a warp reads neighbouring elements), the outer one to y threads;
+/// blocks step over the outer dimension in x (2^31 - 1 blocks at most) and
+/// the inner one in y, or the other way round when the inner one needs more
+/// blocks than y holds.
+void mapToGPU(scf::ParallelOp blocks, scf::ParallelOp threads,
+              const KernelShape &shape) {
   MLIRContext *context = blocks.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(1, context);
   auto map = [&](scf::ParallelOp loop, ArrayRef<gpu::Processor> processors) {
@@ -85,7 +119,10 @@ void mapToGPU(scf::ParallelOp blocks, scf::ParallelOp threads) {
     map(threads, {gpu::Processor::ThreadX});
     return;
   }
-  map(blocks, {gpu::Processor::BlockX, gpu::Processor::BlockY});
+  if (shape.innerBlocksInX)
+    map(blocks, {gpu::Processor::BlockY, gpu::Processor::BlockX});
+  else
+    map(blocks, {gpu::Processor::BlockX, gpu::Processor::BlockY});
   map(threads, {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
 }
 
@@ -98,6 +135,13 @@ SmallVector<scf::ParallelOp> getOutermostLoops(func::FuncOp func) {
   return loops;
 }
 
+bool startsAtZeroWithUnitSteps(scf::ParallelOp loop) {
+  return llvm::all_of(loop.getLowerBound(),
+                      [](Value v) { return isConstantIntValue(v, 0); }) &&
+         llvm::all_of(loop.getStep(),
+                      [](Value v) { return isConstantIntValue(v, 1); });
+}
+
 struct GPUMapParallelLoopsPass
     : public amp::impl::AmpGPUMapParallelLoopsBase<GPUMapParallelLoopsPass> {
   void runOnOperation() override {
@@ -108,20 +152,28 @@ struct GPUMapParallelLoopsPass
                          "to threads");
         return signalPassFailure();
       }
-      SmallVector<int64_t> tile = getBlockTile(loop);
+      FailureOr<KernelShape> shape = getKernelShape(loop);
+      if (failed(shape))
+        return signalPassFailure();
       // All but the innermost dimension become one, so that every kernel
-      // has at most two, each with a hardware index. The collapsed loop
-      // replaces `loop` where it was.
-      if (unsigned rank = loop.getNumLoops(); rank > 2) {
+      // has at most two, each with a hardware index; collapsing also makes
+      // bounds start at 0 with steps of 1, which the guarded tiling below
+      // needs. The collapsed loop replaces `loop` where it was.
+      unsigned rank = loop.getNumLoops();
+      if (rank > 2 || !startsAtZeroWithUnitSteps(loop)) {
         Operation *next = loop->getNextNode();
         std::vector<unsigned> outer(rank - 1);
         std::iota(outer.begin(), outer.end(), 0);
-        collapseParallelLoops(rewriter, loop, {outer, {rank - 1}});
+        SmallVector<std::vector<unsigned>> groups;
+        if (!outer.empty())
+          groups.push_back(outer);
+        groups.push_back({rank - 1});
+        collapseParallelLoops(rewriter, loop, groups);
         loop = cast<scf::ParallelOp>(next->getPrevNode());
       }
       auto [blocks, threads] =
-          scf::tileParallelLoop(loop, tile, /*noMinMaxBounds=*/true);
-      mapToGPU(blocks, threads);
+          scf::tileParallelLoop(loop, shape->tile, /*noMinMaxBounds=*/true);
+      mapToGPU(blocks, threads, *shape);
     }
   }
 };

@@ -50,9 +50,9 @@ void amp::buildGPUTensorRewrites(OpPassManager &pm) {
 }
 
 namespace mlir::amp {
-/// From a step on tensors to mapped scf.parallel loops (one per kernel) on
-/// device buffers, and runtime matmuls.
-static void buildGPUKernelLoops(OpPassManager &pm,
+/// From a step on tensors to kernels (`gpu.launch`, not outlined yet) and
+/// runtime matmuls on device buffers.
+static void buildGPUKernels(OpPassManager &pm,
                                 const GPULoweringOptions &options) {
   buildGPUTensorRewrites(pm);
   pm.addPass(createAmpGPUBufferize());
@@ -60,19 +60,19 @@ static void buildGPUKernelLoops(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createAmpGPUMapParallelLoops());
+  pm.addPass(createConvertParallelLoopToGpuPass());
 }
 } // namespace mlir::amp
 
 void amp::buildGPUHostEmulation(OpPassManager &pm,
                                 const GPULoweringOptions &options) {
-  buildGPUKernelLoops(pm, options);
+  buildGPUKernels(pm, options);
   pm.addNestedPass<func::FuncOp>(createAmpGPUEmulateOnHost());
 }
 
 void amp::buildGPULoweringPipeline(OpPassManager &pm,
                                    const GPULoweringOptions &options) {
-  buildGPUKernelLoops(pm, options);
-  pm.addPass(createConvertParallelLoopToGpuPass());
+  buildGPUKernels(pm, options);
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 

@@ -23,3 +23,15 @@ func.func @asynchronous(%a: memref<8xf32>) {
   %t0 = gpu.wait async
   return
 }
+
+// -----
+
+func.func @shared_memory(%n: index) {
+  // expected-error @+1 {{is emulated on the host without clusters, memory attributions or control flow only}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %n, %gz = %n)
+             threads(%tx, %ty, %tz) in (%sx = %n, %sy = %n, %sz = %n)
+             workgroup(%shared : memref<32xf32, #gpu.address_space<workgroup>>) {
+    gpu.terminator
+  }
+  return
+}

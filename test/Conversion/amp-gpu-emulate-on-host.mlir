@@ -65,3 +65,45 @@ func.func @batch_accumulate(%a: memref<4x8x16xf32>, %b: memref<4x16x2xf32>, %c: 
       : memref<4x8x16xf32>, memref<4x16x2xf32>, memref<4x8x2xf32>
   return
 }
+
+// -----
+
+// A kernel runs for every block and thread in turn, its ids the loops'
+// induction variables, after assertions that its launch is within CUDA's
+// limits.
+// CHECK-LABEL: func.func @kernel
+// CHECK-SAME: (%[[OUT:.*]]: memref<64x10xf32>, %[[V:.*]]: f32)
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: cf.assert %{{.*}}, "a kernel's grid size in x exceeds CUDA's limit of 2147483647"
+// CHECK: cf.assert %{{.*}}, "a kernel's block size in x exceeds CUDA's limit of 1024"
+// CHECK: cf.assert %{{.*}}, "a kernel's grid size in y exceeds CUDA's limit of 65535"
+// CHECK: cf.assert %{{.*}}, "a kernel's block size in y exceeds CUDA's limit of 1024"
+// CHECK: cf.assert %{{.*}}, "a kernel's grid size in z exceeds CUDA's limit of 65535"
+// CHECK: cf.assert %{{.*}}, "a kernel's block size in z exceeds CUDA's limit of 64"
+// CHECK: cf.assert %{{.*}}, "a kernel's block exceeds CUDA's limit of 1024"
+// CHECK: scf.parallel (%[[BX:.*]], %[[BY:.*]], %[[BZ:.*]]) = (%{{.*}}) to (%[[C4]], %{{.*}}, %{{.*}})
+// CHECK-NEXT: scf.parallel (%[[TX:.*]], %[[TY:.*]], %[[TZ:.*]]) = (%{{.*}}) to (%[[C16]], %[[C16]], %{{.*}})
+// CHECK: %[[ROW:.*]] = arith.addi %[[TY]], %{{.*}} : index
+// CHECK: memref.store %[[V]], %[[OUT]][%[[ROW]], %[[TX]]]
+// CHECK-NOT: gpu.
+func.func @kernel(%out: memref<64x10xf32>, %v: f32) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c10 = arith.constant 10 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c16, %sz = %c1) {
+    %first = arith.muli %bx, %c16 : index
+    %row = arith.addi %ty, %first : index
+    %in_rows = arith.cmpi ult, %row, %c64 : index
+    %in_columns = arith.cmpi ult, %tx, %c10 : index
+    %inside = arith.andi %in_rows, %in_columns : i1
+    scf.if %inside {
+      memref.store %v, %out[%row, %tx] : memref<64x10xf32>
+    }
+    gpu.terminator
+  }
+  return
+}

@@ -16,3 +16,16 @@ func.func @sum(%a: memref<64xf32>) -> f32 {
   }
   return %s : f32
 }
+
+// -----
+
+func.func @too_large(%out: memref<100000000x100000000xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 100000000 : index
+  // expected-error @+1 {{needs more blocks than a GPU grid holds (390625 along its innermost dimension, 100000000 along the others; at most 65535 in one of them)}}
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
+    memref.store %v, %out[%i, %j] : memref<100000000x100000000xf32>
+  }
+  return
+}

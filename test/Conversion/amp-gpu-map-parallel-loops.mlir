@@ -102,3 +102,39 @@ func.func @dynamic(%d: memref<?x?xf32>, %v: f32) {
   }
   return
 }
+
+// -----
+
+// A loop that does not start at 0 with steps of 1 is normalized first: 20
+// iterations, 32 threads, the extra 12 guarded.
+// CHECK-LABEL: func.func @strided
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c32, %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK: arith.cmpi ult, %[[TX]], %c20 : index
+// CHECK: %[[I:.*]] = affine.apply #{{.*}}()[%[[TX]]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[I]]]
+func.func @strided(%out: memref<64xf32>, %v: f32) {
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c61 = arith.constant 61 : index
+  scf.parallel (%i) = (%c1) to (%c61) step (%c3) {
+    memref.store %v, %out[%i] : memref<64xf32>
+  }
+  return
+}
+
+// -----
+
+// An innermost dimension that needs more than the 65535 blocks y allows
+// steps its blocks in x instead.
+// CHECK-LABEL: func.func @wide
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c131072, %{{.*}} = %c2, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1)
+func.func @wide(%out: memref<2x33554432xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = arith.constant 33554432 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %n) step (%c1, %c1) {
+    memref.store %v, %out[%i, %j] : memref<2x33554432xf32>
+  }
+  return
+}

@@ -3,11 +3,12 @@ what `amp-lower-to-nvvm` computes is checked, short of its device code and runti
 
 - `amp-gpu-tensor-rewrites`: its rewrites of the step on tensors (scalar reads sunk into kernels,
   elementwise producers fused into their consumers, large reductions split over threads);
-- `amp-gpu-host-emulation`: everything up to its kernels' loops (those rewrites, device
-  bufferization with one fill per writer, cuBLASLt matmuls with their transposed views and beta,
-  kernels' loops tiled into guarded blocks of threads and mapped), with device memory and the
-  matmuls replaced by host ones (`amp-gpu-emulate-on-host`); `matmul-f32` also sends the f32
-  contractions of the fp32 steps through the matmul.
+- `amp-gpu-host-emulation`: everything up to its kernels (those rewrites, device bufferization
+  with one fill per writer, the views and beta chosen for the runtime matmuls, kernels with their
+  launch sizes, thread indexing and guards), with device memory, the matmuls and the kernels run
+  on the host (`amp-gpu-emulate-on-host`, which also asserts CUDA's launch limits); `matmul-f32`
+  also sends the f32 contractions of the fp32 steps through the matmul. Not checked here: the
+  NVVM code, how the runtime reads the views' strides into cuBLASLt layouts.
 
 Every example, in fp32, f16 and bf16, trains 10 steps on the digits through amp-run with and
 without them (`--before-lowering`), from the same parameters and batches.

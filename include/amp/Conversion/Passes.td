@@ -189,27 +189,38 @@ def AmpGPUMapParallelLoops : Pass<"amp-gpu-map-parallel-loops",
 }
 
 def AmpGPUEmulateOnHost : Pass<"amp-gpu-emulate-on-host", "func::FuncOp"> {
-  let summary = "For testing: run the GPU lowering's buffers and kernel "
-                "loops on the host";
+  let summary = "For testing: run the GPU lowering's buffers and kernels on "
+                "the host";
   let description = [{
-    Replaces, in a step lowered by `amp-lower-to-nvvm` up to its kernels'
-    loops (`amp-gpu-host-emulation`), what only a GPU can run by host
-    equivalents: `gpu.alloc` by `memref.alloc`, `gpu.memcpy` by
-    `memref.copy`, `gpu.dealloc` is dropped (the CPU lowering frees host
-    buffers), and each `amp_gpu.matmul` by a fill (beta = 0) and a
-    `linalg.generic` accumulating the products in f32. The mapped
-    `scf.parallel` loops stay: on the host they run every block and thread
-    in turn. `amp-run --before-lowering=amp-gpu-host-emulation` then trains
-    the step with the GPU lowering's bufferization, matmul layouts, split
-    reductions and tiled, guarded thread loops, and compares with the CPU
-    lowering (`test/python/test_gpu_rewrites.py`).
+    Replaces, in a step lowered by `amp-lower-to-nvvm` up to its kernels
+    (`gpu.launch`, before outlining: `amp-gpu-host-emulation`), what only a
+    GPU can run by host equivalents:
 
-    Only synchronous ops (before `gpu-async-region`) and matmuls with
-    alpha = 1, beta = 0 or 1 and an f32 output (what the AMP pipeline
-    produces) are emulated; others are errors.
+    - `gpu.alloc` by `memref.alloc`, `gpu.memcpy` by `memref.copy`;
+      `gpu.dealloc` is dropped (the CPU lowering frees host buffers);
+    - each `amp_gpu.matmul` by a fill (beta = 0) and a `linalg.generic`
+      accumulating the products in f32;
+    - each `gpu.launch` by loops over its blocks and threads around its body
+      (the lowering's kernels use no barriers or shared memory), after
+      `cf.assert`s that its grid and block sizes are within CUDA's limits
+      (grid x 2^31 - 1, y and z 65535; block x and y 1024, z 64, 1024 in
+      all).
+
+    `amp-run --before-lowering=amp-gpu-host-emulation` then trains the step
+    with the GPU lowering's bufferization, matmul views and beta, split
+    reductions, and kernels with their launch sizes, thread indexing and
+    guards (`test/python/test_gpu_rewrites.py`). Not checked: the NVVM code,
+    and how the runtime reads the matmul views' strides into cuBLASLt
+    layouts.
+
+    Only synchronous ops (before `gpu-async-region`), matmuls with alpha =
+    1, beta = 0 or 1 and an f32 output (what the AMP pipeline produces),
+    and launches without clusters, memory attributions or control flow are
+    emulated; others are errors.
   }];
-  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
-                           "memref::MemRefDialect"];
+  let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
+                           "linalg::LinalgDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect"];
 }
 
 def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {

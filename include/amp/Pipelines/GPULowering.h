@@ -48,8 +48,8 @@ void buildGPULoweringPipeline(OpPassManager &pm,
 /// runs them on the CPU.
 void buildGPUTensorRewrites(OpPassManager &pm);
 
-/// Appends to `pm` the passes of `amp-lower-to-nvvm` up to its kernels'
-/// loops (mapped `scf.parallel` on device buffers, runtime matmuls), then
+/// Appends to `pm` the passes of `amp-lower-to-nvvm` up to its kernels
+/// (`gpu.launch` on device buffers, runtime matmuls), then
 /// `amp-gpu-emulate-on-host`: registered as `amp-gpu-host-emulation`, for
 /// `amp-run --before-lowering`, to check on the CPU what they compute.
 void buildGPUHostEmulation(OpPassManager &pm, const GPULoweringOptions &options);
