@@ -86,15 +86,17 @@ FailureOr<KernelShape> getKernelShape(scf::ParallelOp loop) {
   };
   std::optional<int64_t> innerBlocks = blocks(innerTrips, innerTile);
   std::optional<int64_t> outerBlocks = blocks(outerTrips, outerTile);
-  if (innerBlocks && *innerBlocks > kMaxGridY) {
-    if (!outerBlocks || *outerBlocks > kMaxGridY)
-      return loop.emitOpError("needs more blocks than a GPU grid holds (")
-             << *innerBlocks << " along its innermost dimension, "
-             << (outerBlocks ? std::to_string(*outerBlocks) : "unknown")
-             << " along the others; at most " << kMaxGridY
-             << " in one of them)";
-    shape.innerBlocksInX = true;
-  }
+  bool outerFitsY = outerBlocks && *outerBlocks <= kMaxGridY;
+  if (innerBlocks && *innerBlocks > kMaxGridY && !outerFitsY)
+    return loop.emitOpError("needs more blocks than a GPU grid holds (")
+           << *innerBlocks << " along its innermost dimension, "
+           << (outerBlocks ? std::to_string(*outerBlocks) : "unknown")
+           << " along the others; at most " << kMaxGridY
+           << " in one of them)";
+  // An innermost dimension of unknown size goes to x when the others fit
+  // in y; when neither size is known it stays in y (at most 65535 * 64).
+  shape.innerBlocksInX =
+      outerFitsY && (!innerBlocks || *innerBlocks > kMaxGridY);
   return shape;
 }
 

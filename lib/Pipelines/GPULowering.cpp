@@ -88,9 +88,9 @@ void amp::buildGPULoweringPipeline(OpPassManager &pm,
 void amp::registerGPULoweringPipeline() {
   PassPipelineRegistration<GPULoweringOptions>(
       "amp-gpu-host-emulation",
-      "amp-lower-to-nvvm up to its kernels' loops, with device memory and "
-      "cuBLASLt matmuls replaced by host ones: the GPU lowering run on the "
-      "CPU (amp-run --before-lowering), for testing",
+      "amp-lower-to-nvvm up to its kernels, with device memory, cuBLASLt "
+      "matmuls and kernels replaced by host ones: the GPU lowering run on "
+      "the CPU (amp-run --before-lowering), for testing",
       buildGPUHostEmulation);
   registerPassPipeline(
       "amp-gpu-tensor-rewrites",

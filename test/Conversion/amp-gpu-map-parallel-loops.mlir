@@ -138,3 +138,21 @@ func.func @wide(%out: memref<2x33554432xf32>, %v: f32) {
   }
   return
 }
+
+// -----
+
+// An innermost dimension of unknown size may need more blocks than y holds:
+// its blocks step in x, as the rows (2, all in one block) fit in y.
+// CHECK-LABEL: func.func @dynamic_columns
+// CHECK: %[[N:.*]] = memref.dim
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %c1, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c2, %{{.*}} = %c1)
+func.func @dynamic_columns(%d: memref<2x?xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %d, %c1 : memref<2x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %n) step (%c1, %c1) {
+    memref.store %v, %d[%i, %j] : memref<2x?xf32>
+  }
+  return
+}

@@ -172,7 +172,10 @@ def AmpGPUMapParallelLoops : Pass<"amp-gpu-map-parallel-loops",
       neighbouring elements (coalesced). The outer dimension takes the rest
       of the block, as `y` threads;
     - blocks step over the outer dimension in `x` (up to 2^31 - 1 blocks)
-      and over the inner one in `y` (up to 65535).
+      and over the inner one in `y` (up to 65535), or the other way round
+      when the inner one needs (or, of unknown size, may need) more blocks
+      than `y` holds and the outer one fits; a loop too large both ways is
+      an error.
 
     A `[64, 10]` op gets blocks of 16 x 16 threads, a one-iteration loop
     (the scaler update) one thread. Unknown sizes get 64 (inner) and 4.
