@@ -14,6 +14,7 @@
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/GPULowering.h"
 #include "amp/Runner/StepSignature.h"
+#include "amp/Runner/StepToolOptions.h"
 #include "amp/Transforms/Scaling.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -51,15 +52,7 @@ static cl::opt<std::string> outputFile("o", cl::Required,
                                        cl::desc("Output file"),
                                        cl::value_desc("step.o"),
                                        cl::cat(compileCategory));
-static cl::opt<std::string>
-    ampOptions("amp",
-               cl::desc("AMP pipeline options, as for amp-pipeline (e.g. "
-                        "\"dtype=f16\"); none: the fp32 step as written"),
-               cl::init(""), cl::cat(compileCategory));
-static cl::opt<std::string> funcName(
-    "func", cl::desc("The step function (default: the only one with an "
-                     "amp.update)"),
-    cl::init(""), cl::cat(compileCategory));
+static StepToolOptions stepOptions(compileCategory);
 static cl::opt<std::string>
     chip("chip", cl::desc("Target GPU, as amp-lower-to-nvvm's chip"),
          cl::init("sm_90"), cl::cat(compileCategory));
@@ -298,14 +291,12 @@ int main(int argc, char **argv) {
   gpuOptions.matmulF32 = matmulF32;
   if (std::string error = gpuOptions.validate(); !error.empty())
     return fail(error);
-  std::unique_ptr<AmpPipelineOptions> pipelineOptions;
-  if (!ampOptions.empty()) {
-    llvm::Expected<std::unique_ptr<AmpPipelineOptions>> parsed =
-        parseAmpPipelineOptions(ampOptions);
-    if (!parsed)
-      return fail("--amp: " + llvm::toString(parsed.takeError()));
-    pipelineOptions = std::move(*parsed);
-  }
+  llvm::Expected<std::unique_ptr<AmpPipelineOptions>> parsedOptions =
+      stepOptions.getPipelineOptions();
+  if (!parsedOptions)
+    return fail(llvm::toString(parsedOptions.takeError()));
+  std::unique_ptr<AmpPipelineOptions> pipelineOptions =
+      std::move(*parsedOptions);
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -313,7 +304,7 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
   if (!module)
     return fail("cannot parse " + inputFile);
-  FailureOr<func::FuncOp> step = findStepFunction(*module, funcName);
+  FailureOr<func::FuncOp> step = findStepFunction(*module, stepOptions.function);
   if (failed(step))
     return 1;
   std::string stepName = step->getSymName().str();

@@ -15,6 +15,7 @@
 #include "amp/Runner/CompiledStep.h"
 #include "amp/Runner/Npy.h"
 #include "amp/Runner/StepSignature.h"
+#include "amp/Runner/StepToolOptions.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -46,15 +47,7 @@ static cl::OptionCategory runCategory("amp-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<step.mlir>"),
                                       cl::cat(runCategory));
-static cl::opt<std::string>
-    ampOptions("amp",
-               cl::desc("AMP pipeline options, as for amp-pipeline (e.g. "
-                        "\"dtype=f16 scaling=dynamic\"); none: fp32"),
-               cl::init(""), cl::cat(runCategory));
-static cl::opt<std::string> funcName(
-    "func", cl::desc("The step function (default: the only one with an "
-                     "amp.update)"),
-    cl::init(""), cl::cat(runCategory));
+static StepToolOptions stepOptions(runCategory);
 static cl::opt<uint64_t>
     seed("seed", cl::desc("Seed of parameter initialization and shuffling"),
          cl::init(0), cl::cat(runCategory));
@@ -437,14 +430,12 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("cannot parse " + inputFile);
 
-  std::unique_ptr<AmpPipelineOptions> pipelineOptions;
-  if (!ampOptions.empty()) {
-    llvm::Expected<std::unique_ptr<AmpPipelineOptions>> parsed =
-        parseAmpPipelineOptions(ampOptions);
-    if (!parsed)
-      return fail("--amp: " + llvm::toString(parsed.takeError()));
-    pipelineOptions = std::move(*parsed);
-  }
+  llvm::Expected<std::unique_ptr<AmpPipelineOptions>> parsedOptions =
+      stepOptions.getPipelineOptions();
+  if (!parsedOptions)
+    return fail(llvm::toString(parsedOptions.takeError()));
+  std::unique_ptr<AmpPipelineOptions> pipelineOptions =
+      std::move(*parsedOptions);
   bool hasEval = !evalFiles.empty();
   if (hasEval) {
     auto predict = module->lookupSymbol<func::FuncOp>(evalFunc);
@@ -453,7 +444,7 @@ int main(int argc, char **argv) {
   }
   StepCompileOptions compileOptions;
   compileOptions.amp = pipelineOptions.get();
-  compileOptions.function = funcName;
+  compileOptions.function = stepOptions.function;
   compileOptions.cpu = targetCPU;
   compileOptions.vectorize = vectorize;
   compileOptions.beforeLowering = beforeLowering;
@@ -520,8 +511,9 @@ int main(int argc, char **argv) {
 
   int64_t skipped = 0;
   llvm::outs() << "amp-run: @" << stepName << " "
-               << (ampOptions.empty() ? "as written (no AMP pipeline)"
-                                   : "with --amp=\"" + ampOptions + "\"")
+               << (stepOptions.amp.empty()
+                      ? "as written (no AMP pipeline)"
+                      : "with --amp=\"" + stepOptions.amp + "\"")
                << ", " << parameters.size() << " parameter(s), "
                << signature.getArguments(ArgumentRole::OptimizerState).size()
                << " optimizer state, "
