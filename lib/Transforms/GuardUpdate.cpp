@@ -12,6 +12,7 @@
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Transforms/Passes.h"
 #include "amp/Transforms/Scaling.h"
+#include "ScalingPass.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -223,13 +224,11 @@ SmallVector<Value> buildScalerUpdate(OpBuilder &b, Location loc,
 }
 
 struct GuardUpdatePass
-    : public amp::impl::AmpGuardUpdateBase<GuardUpdatePass> {
-  using Base::Base;
+    : public ScalingPass<GuardUpdatePass, amp::impl::AmpGuardUpdateBase> {
+  using ScalingPass::ScalingPass;
 
   /// Guards the updates of one step and appends the scaler results.
-  LogicalResult guardStep(func::FuncOp func, const ScalingConfig &config);
-
-  void runOnOperation() override;
+  LogicalResult rewriteStep(func::FuncOp func, const ScalingConfig &config);
 };
 
 } // namespace
@@ -268,7 +267,7 @@ static LogicalResult checkStateUsedAfter(ArrayRef<UpdateOp> updates,
   return success();
 }
 
-LogicalResult GuardUpdatePass::guardStep(func::FuncOp func,
+LogicalResult GuardUpdatePass::rewriteStep(func::FuncOp func,
                                          const ScalingConfig &config) {
   FailureOr<SmallVector<UpdateOp>> updates = collectStepUpdates(func);
   if (failed(updates))
@@ -367,16 +366,4 @@ LogicalResult GuardUpdatePass::guardStep(func::FuncOp func,
     return func.emitOpError("cannot take the scaler state results");
   terminator->insertOperands(terminator->getNumOperands(), results);
   return success();
-}
-
-void GuardUpdatePass::runOnOperation() {
-  llvm::Expected<ScalingConfig> config = ScalingConfig::get(
-      dtype, scaling, initScale, growthFactor, backoffFactor, growthInterval,
-      minScale, maxScale, hysteresis);
-  if (failed(rewriteEachStep(
-          getOperation(), std::move(config),
-          [&](func::FuncOp func, const ScalingConfig &valid) {
-            return guardStep(func, valid);
-          })))
-    signalPassFailure();
 }

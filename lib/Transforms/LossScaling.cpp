@@ -10,6 +10,7 @@
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Transforms/Passes.h"
 #include "amp/Transforms/Scaling.h"
+#include "ScalingPass.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -110,18 +111,16 @@ Value buildScaleBroadcast(OpBuilder &b, Location loc, RankedTensorType type,
 }
 
 struct LossScalingPass
-    : public amp::impl::AmpLossScalingBase<LossScalingPass> {
-  using Base::Base;
+    : public ScalingPass<LossScalingPass, amp::impl::AmpLossScalingBase> {
+  using ScalingPass::ScalingPass;
 
   /// Rewrites the seed of one step; adds the scaler state arguments.
-  LogicalResult scaleStep(func::FuncOp func, const ScalingConfig &config);
-
-  void runOnOperation() override;
+  LogicalResult rewriteStep(func::FuncOp func, const ScalingConfig &config);
 };
 
 } // namespace
 
-LogicalResult LossScalingPass::scaleStep(func::FuncOp func,
+LogicalResult LossScalingPass::rewriteStep(func::FuncOp func,
                                          const ScalingConfig &config) {
   SmallVector<SeedOp> seeds;
   func.walk([&](SeedOp seed) { seeds.push_back(seed); });
@@ -184,16 +183,4 @@ LogicalResult LossScalingPass::scaleStep(func::FuncOp func,
   seed.replaceAllUsesWith(start);
   seed.erase();
   return success();
-}
-
-void LossScalingPass::runOnOperation() {
-  llvm::Expected<ScalingConfig> config = ScalingConfig::get(
-      dtype, scaling, initScale, growthFactor, backoffFactor, growthInterval,
-      minScale, maxScale, hysteresis);
-  if (failed(rewriteEachStep(
-          getOperation(), std::move(config),
-          [&](func::FuncOp func, const ScalingConfig &valid) {
-            return scaleStep(func, valid);
-          })))
-    signalPassFailure();
 }
