@@ -165,7 +165,7 @@ struct SplitLoops {
   SmallVector<utils::IteratorType> iterators;
   unsigned numParallel = 0;
 
-  SplitLoops(linalg::GenericOp op, const ReductionSplit &split) {
+  explicit SplitLoops(const ReductionSplit &split) {
     unsigned numLoops = split.loops.size();
     threadDim.resize(numLoops);
     serialDim.resize(numLoops);
@@ -184,8 +184,7 @@ struct SplitLoops {
   }
 
   /// The thread dims of the reduction loops, with their sizes.
-  void getReductionThreadDims(linalg::GenericOp op,
-                              const ReductionSplit &split,
+  void getReductionThreadDims(const ReductionSplit &split,
                               SmallVectorImpl<unsigned> &dims,
                               SmallVectorImpl<int64_t> &sizes) const {
     for (auto [loop, loopSplit] : llvm::enumerate(split.loops))
@@ -248,10 +247,10 @@ void applyReductionSplit(RewriterBase &rewriter, linalg::GenericOp op,
                          SmallVectorImpl<linalg::GenericOp> &combines) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  SplitLoops loops(op, split);
+  SplitLoops loops(split);
   SmallVector<unsigned> threadDims;
   SmallVector<int64_t> threadSizes;
-  loops.getReductionThreadDims(op, split, threadDims, threadSizes);
+  loops.getReductionThreadDims(split, threadDims, threadSizes);
 
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
