@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -237,6 +238,8 @@ std::optional<std::string> PrecisionPainter::whyFixed(Operation &op) {
     return "a conversion keeps the types it converts between";
   if (isa<CallOpInterface>(op))
     return "a call keeps its callee's signature";
+  if (isa<ShapedDimOpInterface>(op))
+    return "reads only the shape of its operand, in whatever type it has";
   bool isLinalg = isa<linalg::LinalgOp>(op);
   for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults())) {
     Type type = value.getType();
@@ -453,6 +456,22 @@ SmallVector<OpOperand *> PrecisionPainter::inputsOf(unsigned node) {
   return result.carried[result.nodeCarriedIndex[node]].inputs;
 }
 
+/// The elements of a source that holds data: a dense constant, or a fill of
+/// a scalar constant as a splat; null for other sources.
+static DenseElementsAttr getSourceConstant(Value value) {
+  if (auto constant = value.getDefiningOp<arith::ConstantOp>())
+    return dyn_cast<DenseElementsAttr>(constant.getValue());
+  auto fill = value.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return {};
+  auto scalar = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto element = scalar ? dyn_cast<FloatAttr>(scalar.getValue()) : FloatAttr();
+  if (!element)
+    return {};
+  return DenseElementsAttr::get(RankedTensorType::get({}, element.getType()),
+                                element.getValue());
+}
+
 /// Edges run from the node that produces a value to the nodes that convert
 /// it to their precision. A constant operand outside the low type's range
 /// keeps its user in f32.
@@ -474,13 +493,13 @@ void PrecisionPainter::connect() {
         readsFixedF32[node] = true;
         continue;
       }
-      auto constant = value.getDefiningOp<arith::ConstantOp>();
+      DenseElementsAttr constant = getSourceConstant(value);
       if (!constant)
         continue;
-      auto [it, inserted] = constantFits.try_emplace(constant, true);
+      auto [it, inserted] =
+          constantFits.try_emplace(value.getDefiningOp(), true);
       if (inserted)
-        it->second = fitsFloatType(cast<DenseElementsAttr>(constant.getValue()),
-                                   lowType);
+        it->second = fitsFloatType(constant, lowType);
       PrecisionDecision &decision = result.nodes[node];
       if (it->second || decision.category == OpCategory::Deny ||
           decision.pinned)
@@ -721,6 +740,9 @@ Type PrecisionAnalysis::getRewrittenType(Value value) const {
 }
 
 Type PrecisionAnalysis::getRequiredType(OpOperand &use) const {
+  if (auto dim = dyn_cast<ShapedDimOpInterface>(use.getOwner());
+      dim && dim.getShapedValue() == use.get())
+    return getRewrittenType(use.get());
   Type type = use.get().getType();
   if (auto carriedNode = nodeOfCarriedInput.find(&use);
       carriedNode != nodeOfCarriedInput.end())

@@ -147,8 +147,10 @@ namespace {
 class DotWriter {
 public:
   DotWriter(llvm::raw_ostream &os, const PrecisionAnalysis &analysis,
-            const llvm::DenseSet<Operation *> &casts)
-      : os(os), analysis(analysis), casts(casts) {}
+            const llvm::DenseSet<Operation *> &casts,
+            llvm::function_ref<Operation *(Operation *)> getAnalyzedOp)
+      : os(os), analysis(analysis), casts(casts),
+        getAnalyzedOp(getAnalyzedOp) {}
 
   void writeFunction(FunctionOpInterface function, unsigned index);
 
@@ -160,6 +162,7 @@ private:
   llvm::raw_ostream &os;
   const PrecisionAnalysis &analysis;
   const llvm::DenseSet<Operation *> &casts;
+  llvm::function_ref<Operation *(Operation *)> getAnalyzedOp;
   DenseMap<Operation *, unsigned> opIds;
   DenseMap<Value, unsigned> argIds;
 };
@@ -200,7 +203,8 @@ void DotWriter::writeOp(Operation &op) {
   if (casts.contains(&op)) {
     label += "\\n" + typeText(op.getResult(0).getType());
     style = "shape=diamond, style=filled, fillcolor=gold";
-  } else if (const PrecisionDecision *decision = analysis.lookup(&op)) {
+  } else if (const PrecisionDecision *decision =
+                 analysis.lookup(getAnalyzedOp(&op))) {
     switch (decision->role) {
     case OpRole::Painted:
       label += ("\\n" + (decision->isLow ? low : StringRef("f32")) + " " +
@@ -259,9 +263,11 @@ void DotWriter::writeFunction(FunctionOpInterface function, unsigned index) {
 
 void amp::writePrecisionDot(llvm::raw_ostream &os, Operation *root,
                             const PrecisionAnalysis &analysis,
-                            const llvm::DenseSet<Operation *> &casts) {
+                            const llvm::DenseSet<Operation *> &casts,
+                            llvm::function_ref<Operation *(Operation *)>
+                                getAnalyzedOp) {
   os << "digraph amp {\n  node [fontname=\"monospace\"];\n";
-  DotWriter writer(os, analysis, casts);
+  DotWriter writer(os, analysis, casts, getAnalyzedOp);
   unsigned index = 0;
   root->walk([&](FunctionOpInterface function) {
     if (!function.isExternal())

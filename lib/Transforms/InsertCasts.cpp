@@ -1,25 +1,36 @@
 //===- InsertCasts.cpp - Assign precisions and insert casts ---------------===//
 //
-// Reads the precision of every op from PrecisionAnalysis, gives the values
-// of low ops the low type, and converts at the boundaries: one
-// `arith.truncf` / `arith.extf` per (value, type), right after the value's
-// definition and shared by all its users. Constants, `tensor.empty` and
-// fills of those are built again in the type their users need. Low
-// contractions and reductions keep f32 inits and results.
+// Reads the precision of every op from PrecisionAnalysis and applies it in
+// three steps, all through a rewriter, planned on the IR as analyzed:
+// 1. Ops whose results change type are built again with the new types
+//    (their regions moved over); scf ops whose carried values change get
+//    new block arguments.
+// 2. Every use whose value and user disagree gets one `arith.truncf` /
+//    `arith.extf` per (value, type), right after the value's definition and
+//    shared by all its users. An operand whose type its op ties to a result
+//    (a destination-style init, a fill's value, an inserted slice) takes the
+//    result's new type, so tied types agree by construction. Constants,
+//    `tensor.empty` and fills of those are built again in the type their
+//    users need; scalars are converted where a low op needs them low.
+// 3. Bodies of low linalg ops (and tensor.pad) are rebuilt for their new
+//    element types. Low contractions and reductions keep f32 inits and
+//    results.
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Transforms/InsertCasts.h"
 #include "amp/Analysis/Policy.h"
-#include "amp/Analysis/PrecisionAnalysis.h"
 #include "amp/Analysis/PrecisionReport.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
-#include "llvm/ADT/DenseSet.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -33,35 +44,218 @@ using namespace mlir::amp;
 
 namespace {
 
+/// A use that will read a value of another type than its owner needs after
+/// the rewrite. The owner is named by op and operand number, not by its
+/// OpOperand: ops built again get operands of their own.
+struct Mismatch {
+  Operation *owner;
+  unsigned operand;
+  Type required;
+};
+
 /// Applies the decisions of a PrecisionAnalysis to the IR it analyzed.
 class CastInserter {
 public:
-  explicit CastInserter(const PrecisionAnalysis &analysis)
-      : analysis(analysis) {}
+  CastInserter(RewriterBase &rewriter, const PrecisionAnalysis &analysis)
+      : rewriter(rewriter), analysis(analysis) {}
 
-  void run(Operation *root);
-
-  /// Casts that survive the rewrite, for the report and the picture.
-  llvm::DenseSet<Operation *> casts;
-  unsigned constantsConverted = 0;
+  FailureOr<CastInsertion> run(Operation *root);
 
 private:
+  // Planning, on the IR as analyzed.
+  Type getRequiredType(OpOperand &use) const;
+  void plan();
+
+  // Rewriting.
+  Operation *getCurrentOp(Operation *analyzed) const {
+    Operation *rebuilt = rebuiltOps.lookup(analyzed);
+    return rebuilt ? rebuilt : analyzed;
+  }
+  Operation *rebuild(Operation *op, ArrayRef<Type> resultTypes);
+  void retypeBlockArguments(Operation *op);
   Value convert(Value value, Type type);
+  Value convertScalar(Value scalar, Type type);
   Value materializeSource(Operation *source, Type type);
   void convertBody(Operation *op);
   void foldCastPairs(Operation *root);
 
+  RewriterBase &rewriter;
   const PrecisionAnalysis &analysis;
+  CastInsertion done;
+
+  /// The plan: uses to convert, in the order their casts are made; the new
+  /// result types of ops built again; block arguments of scf ops that change
+  /// type; the low ops, whose bodies are converted.
+  SmallVector<Mismatch> mismatches;
+  llvm::MapVector<Operation *, SmallVector<Type>> newResultTypes;
+  DenseMap<BlockArgument, Type> newArgumentTypes;
+  llvm::SetVector<Operation *> retypedRegionOps;
+  SmallVector<Operation *> lowOps;
+
+  DenseMap<Operation *, Operation *> rebuiltOps;
   DenseMap<std::pair<Value, Type>, Value> converted;
 };
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+/// The type `use` needs after the rewrite. An operand whose type the op's
+/// verifier ties to one of its results takes that result's new type; the
+/// others, what the analysis says.
+Type CastInserter::getRequiredType(OpOperand &use) const {
+  Operation *owner = use.getOwner();
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(owner);
+      dps && dps.isDpsInit(&use))
+    return analysis.getRewrittenType(dps.getTiedOpResult(&use));
+  auto resultElement = [&] {
+    return getElementTypeOrSelf(
+        analysis.getRewrittenType(owner->getResult(0)));
+  };
+  Type type = use.get().getType();
+  // The value a fill writes has the element type of its output.
+  if (isa<linalg::FillOp>(owner) && isa<FloatType>(type))
+    return resultElement();
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(owner);
+      insert && use.get() == insert.getSource())
+    return cast<RankedTensorType>(type).clone(resultElement());
+  return analysis.getRequiredType(use);
+}
+
+void CastInserter::plan() {
+  llvm::DenseSet<OpOperand *> seen;
+  auto check = [&](OpOperand &use) {
+    Type required = getRequiredType(use);
+    if (required != analysis.getRewrittenType(use.get()) &&
+        seen.insert(&use).second)
+      mismatches.push_back({use.getOwner(), use.getOperandNumber(), required});
+  };
+  // Whether `value` changes type; its users then may disagree with it.
+  auto changes = [&](Value value) {
+    if (analysis.getRewrittenType(value) == value.getType())
+      return false;
+    for (OpOperand &use : value.getUses())
+      check(use);
+    return true;
+  };
+  auto resultTypesOf = [&](Operation *op) -> SmallVector<Type> & {
+    auto [it, inserted] = newResultTypes.try_emplace(op);
+    if (inserted)
+      for (Value result : op->getResults())
+        it->second.push_back(analysis.getRewrittenType(result));
+    return it->second;
+  };
+
+  for (Operation *op : analysis.getOps()) {
+    const PrecisionDecision *decision = analysis.lookup(op);
+    if (decision->role != OpRole::Painted || !decision->isLow)
+      continue;
+    lowOps.push_back(op);
+    for (OpOperand &use : op->getOpOperands())
+      check(use);
+    bool anyChanges = false;
+    for (Value result : op->getResults())
+      anyChanges |= changes(result);
+    if (anyChanges)
+      resultTypesOf(op);
+  }
+  for (auto [index, carried] : llvm::enumerate(analysis.getCarriedValues())) {
+    if (!analysis.getCarriedDecision(index).isLow)
+      continue;
+    for (OpOperand *input : carried.inputs)
+      check(*input);
+    for (Value value : carried.values) {
+      if (!changes(value))
+        continue;
+      if (isa<OpResult>(value)) {
+        resultTypesOf(carried.owner);
+        continue;
+      }
+      newArgumentTypes[cast<BlockArgument>(value)] =
+          analysis.getRewrittenType(value);
+      retypedRegionOps.insert(carried.owner);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting
+//===----------------------------------------------------------------------===//
+
+/// Builds `op` again with `resultTypes`, the same operands and attributes,
+/// and its regions moved over; its users read the new results.
+Operation *CastInserter::rebuild(Operation *op, ArrayRef<Type> resultTypes) {
+  rewriter.setInsertionPoint(op);
+  OperationState state(op->getLoc(), op->getName(), op->getOperands(),
+                       resultTypes, op->getAttrs(), op->getSuccessors());
+  for (unsigned i = 0, e = op->getNumRegions(); i < e; ++i)
+    state.addRegion();
+  Operation *rebuilt = rewriter.create(state);
+  for (auto [from, to] : llvm::zip(op->getRegions(), rebuilt->getRegions()))
+    rewriter.inlineRegionBefore(from, to, to.end());
+  rewriter.replaceOp(op, rebuilt->getResults());
+  return rebuilt;
+}
+
+/// Gives the blocks of a region op the argument types of the plan: each
+/// block with a changed argument is replaced by one with the new types.
+void CastInserter::retypeBlockArguments(Operation *op) {
+  for (Region &region : op->getRegions()) {
+    for (Block &block : llvm::make_early_inc_range(region)) {
+      SmallVector<Type> types;
+      SmallVector<Location> locations;
+      bool differs = false;
+      for (BlockArgument argument : block.getArguments()) {
+        Type type = newArgumentTypes.lookup(argument);
+        differs |= type && type != argument.getType();
+        types.push_back(type ? type : argument.getType());
+        locations.push_back(argument.getLoc());
+      }
+      if (!differs)
+        continue;
+      Block *retyped = rewriter.createBlock(&region, Region::iterator(&block),
+                                            types, locations);
+      rewriter.mergeBlocks(&block, retyped, retyped->getArguments());
+    }
+  }
+}
+
+/// `scalar` (a float) as `type`: a constant converted now if it fits the
+/// type, else a cast. Null for a constant outside the type's range.
+Value CastInserter::convertScalar(Value scalar, Type type) {
+  if (scalar.getType() == type)
+    return scalar;
+  auto key = std::make_pair(scalar, type);
+  if (Value done = converted.lookup(key))
+    return done;
+  auto floatType = cast<FloatType>(type);
+  Value result;
+  if (auto constant = scalar.getDefiningOp<arith::ConstantOp>()) {
+    auto value = cast<FloatAttr>(constant.getValue());
+    auto asTensor = DenseElementsAttr::get(
+        RankedTensorType::get({}, value.getType()), value.getValue());
+    if (!fitsFloatType(asTensor, floatType))
+      return {};
+    APFloat element = value.getValue();
+    bool losesInfo;
+    element.convert(floatType.getFloatSemantics(),
+                    APFloat::rmNearestTiesToEven, &losesInfo);
+    rewriter.setInsertionPointAfter(constant);
+    result = arith::ConstantOp::create(rewriter, constant.getLoc(), floatType,
+                                       FloatAttr::get(floatType, element));
+  } else {
+    rewriter.setInsertionPointAfterValue(scalar);
+    result = arith::TruncFOp::create(rewriter, scalar.getLoc(), type, scalar);
+  }
+  converted[key] = result;
+  return result;
+}
+
 /// A source in another type: a constant converted now, an empty tensor or
 /// a fill of the other type. Null when a constant does not fit the type.
 Value CastInserter::materializeSource(Operation *source, Type type) {
-  OpBuilder builder(source->getContext());
-  builder.setInsertionPointAfter(source);
   Location loc = source->getLoc();
   auto tensorType = cast<RankedTensorType>(type);
   auto elementType = cast<FloatType>(tensorType.getElementType());
@@ -79,20 +273,25 @@ Value CastInserter::materializeSource(Operation *source, Type type) {
                              &losesInfo);
               return result.bitcastToAPInt();
             });
-    ++constantsConverted;
-    return arith::ConstantOp::create(builder, loc, tensorType, convertedValue);
+    ++done.constantsConverted;
+    rewriter.setInsertionPointAfter(source);
+    return arith::ConstantOp::create(rewriter, loc, tensorType,
+                                     convertedValue);
   }
-  if (isa<tensor::EmptyOp>(source)) {
-    Operation *empty = builder.clone(*source);
-    empty->getResult(0).setType(type);
-    return empty->getResult(0);
+  if (auto empty = dyn_cast<tensor::EmptyOp>(source)) {
+    rewriter.setInsertionPointAfter(source);
+    return tensor::EmptyOp::create(rewriter, loc, tensorType.getShape(),
+                                   elementType, empty.getDynamicSizes(),
+                                   tensorType.getEncoding());
   }
   auto fill = cast<linalg::FillOp>(source);
+  Value value = convertScalar(fill.getInputs()[0], elementType);
+  if (!value)
+    return {};
   Value init = convert(fill.getOutputs()[0], type);
-  builder.setInsertionPointAfter(source);
-  return linalg::FillOp::create(builder, loc, TypeRange{type},
-                                ValueRange{fill.getInputs()[0]},
-                                ValueRange{init})
+  rewriter.setInsertionPointAfter(source);
+  return linalg::FillOp::create(rewriter, loc, TypeRange{type},
+                                ValueRange{value}, ValueRange{init})
       .getResult(0);
 }
 
@@ -118,23 +317,22 @@ Value CastInserter::convert(Value value, Type type) {
         user->getResult(0).getType() != type)
       continue;
     if (Operation *def = value.getDefiningOp())
-      user->moveAfter(def);
+      rewriter.moveOpAfter(user, def);
     else
-      user->moveBefore(&value.getParentBlock()->front());
+      rewriter.moveOpBefore(user, &value.getParentBlock()->front());
     result = user->getResult(0);
   }
   if (!result) {
-    OpBuilder builder(value.getContext());
-    builder.setInsertionPointAfterValue(value);
+    rewriter.setInsertionPointAfterValue(value);
     auto from = cast<ShapedType>(value.getType());
     Operation *castOp =
         cast<ShapedType>(type).getElementTypeBitWidth() <
                 from.getElementTypeBitWidth()
-            ? arith::TruncFOp::create(builder, value.getLoc(), type, value)
+            ? arith::TruncFOp::create(rewriter, value.getLoc(), type, value)
                   .getOperation()
-            : arith::ExtFOp::create(builder, value.getLoc(), type, value)
+            : arith::ExtFOp::create(rewriter, value.getLoc(), type, value)
                   .getOperation();
-    casts.insert(castOp);
+    done.casts.insert(castOp);
     result = castOp->getResult(0);
   }
   converted[key] = result;
@@ -147,55 +345,59 @@ Value CastInserter::convert(Value value, Type type) {
 /// between an extf of each low argument and a truncf of each low yield.
 void CastInserter::convertBody(Operation *op) {
   Location loc = op->getLoc();
+  auto truncateYields = [&](Operation *yield, TypeRange resultTypes) {
+    rewriter.setInsertionPoint(yield);
+    for (auto [type, yielded] :
+         llvm::zip(resultTypes, yield->getOpOperands())) {
+      Type element = getElementTypeOrSelf(type);
+      if (yielded.get().getType() == element)
+        continue;
+      Value truncated =
+          arith::TruncFOp::create(rewriter, loc, element, yielded.get());
+      rewriter.modifyOpInPlace(yield, [&] { yielded.set(truncated); });
+    }
+  };
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
-    Operation *yield = pad.getBody()->getTerminator();
-    Type element = pad.getResultType().getElementType();
-    OpBuilder builder(yield);
-    yield->setOperand(0, arith::TruncFOp::create(builder, loc, element,
-                                                 yield->getOperand(0)));
+    truncateYields(pad.getBody()->getTerminator(), pad->getResultTypes());
     return;
   }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp)
     return;
-  if (auto regionBuilder = linalgOp.getRegionBuilder()) {
-    Region &region = op->getRegion(0);
-    Block *old = &region.front();
-    Block *body = new Block();
-    region.push_back(body);
-    for (Value operand : op->getOperands())
-      body->addArgument(getElementTypeOrSelf(operand.getType()), loc);
-    ImplicitLocOpBuilder builder(loc, op->getContext());
-    builder.setInsertionPointToStart(body);
-    regionBuilder(builder, *body, op->getAttrs(),
-                  [&] { return op->emitError(); });
-    old->dropAllDefinedValueUses();
-    old->erase();
+  Region &region = op->getRegion(0);
+  Block *old = &region.front();
+  SmallVector<Type> types;
+  SmallVector<Location> locations;
+  for (Value operand : op->getOperands()) {
+    types.push_back(getElementTypeOrSelf(operand.getType()));
+    locations.push_back(loc);
+  }
+  bool sameArguments = TypeRange(old->getArgumentTypes()) == TypeRange(types);
+  auto regionBuilder = linalgOp.getRegionBuilder();
+  if (sameArguments) {
+    if (!regionBuilder)
+      truncateYields(old->getTerminator(), op->getResultTypes());
     return;
   }
-  Block *body = linalgOp.getBlock();
-  OpBuilder builder = OpBuilder::atBlockBegin(body);
-  for (OpOperand &operand : op->getOpOperands()) {
-    BlockArgument arg = linalgOp.getMatchingBlockArgument(&operand);
-    Type element = getElementTypeOrSelf(operand.get().getType());
-    Type old = arg.getType();
-    if (old == element)
-      continue;
-    arg.setType(element);
-    if (arg.use_empty())
-      continue;
-    auto ext = arith::ExtFOp::create(builder, loc, old, arg);
-    arg.replaceAllUsesExcept(ext, ext);
+  Block *body = rewriter.createBlock(&region, region.end(), types, locations);
+  if (regionBuilder) {
+    ImplicitLocOpBuilder builder(loc, rewriter);
+    regionBuilder(builder, *body, op->getAttrs(),
+                  [&] { return op->emitError(); });
+    rewriter.eraseBlock(old);
+    return;
   }
-  Operation *yield = body->getTerminator();
-  builder.setInsertionPoint(yield);
-  for (auto [result, yielded] :
-       llvm::zip(op->getResults(), yield->getOpOperands())) {
-    Type element = getElementTypeOrSelf(result.getType());
-    if (yielded.get().getType() != element)
-      yielded.set(
-          arith::TruncFOp::create(builder, loc, element, yielded.get()));
+  SmallVector<Value> arguments;
+  for (auto [oldArg, newArg] :
+       llvm::zip(old->getArguments(), body->getArguments())) {
+    if (oldArg.getType() == newArg.getType() || oldArg.use_empty())
+      arguments.push_back(newArg);
+    else
+      arguments.push_back(
+          arith::ExtFOp::create(rewriter, loc, oldArg.getType(), newArg));
   }
+  rewriter.mergeBlocks(old, body, arguments);
+  truncateYields(body->getTerminator(), op->getResultTypes());
 }
 
 /// truncf(extf(x)) to x's type is x, wherever the rewrite made one.
@@ -212,66 +414,64 @@ void CastInserter::foldCastPairs(Operation *root) {
     auto ext = trunc.getIn().getDefiningOp<arith::ExtFOp>();
     if (!ext || ext.getIn().getType() != trunc.getType())
       continue;
-    trunc.replaceAllUsesWith(ext.getIn());
-    casts.erase(trunc);
-    trunc.erase();
-    if (ext->use_empty() && casts.erase(ext))
-      ext.erase();
+    rewriter.replaceAllUsesWith(trunc, ext.getIn());
+    done.casts.erase(trunc);
+    rewriter.eraseOp(trunc);
+    if (ext->use_empty() && done.casts.erase(ext))
+      rewriter.eraseOp(ext);
   }
 }
 
-void CastInserter::run(Operation *root) {
-  // Find every use whose value and user will disagree, on the IR as
-  // analyzed, before any type changes.
-  SmallVector<std::pair<OpOperand *, Type>> mismatches;
-  llvm::DenseSet<OpOperand *> seen;
-  SmallVector<std::pair<Value, Type>> retyped;
-  auto check = [&](OpOperand &use) {
-    Type required = analysis.getRequiredType(use);
-    if (required != analysis.getRewrittenType(use.get()) &&
-        seen.insert(&use).second)
-      mismatches.emplace_back(&use, required);
-  };
-  auto retype = [&](Value value) {
-    Type type = analysis.getRewrittenType(value);
-    if (type == value.getType())
-      return;
-    retyped.emplace_back(value, type);
-    for (OpOperand &use : value.getUses())
-      check(use);
-  };
-  SmallVector<Operation *> lowOps;
-  for (Operation *op : analysis.getOps()) {
-    const PrecisionDecision *decision = analysis.lookup(op);
-    if (decision->role != OpRole::Painted || !decision->isLow)
-      continue;
-    lowOps.push_back(op);
-    for (OpOperand &use : op->getOpOperands())
-      check(use);
-    for (Value result : op->getResults())
-      retype(result);
+FailureOr<CastInsertion> CastInserter::run(Operation *root) {
+  plan();
+
+  // 1. New result and block argument types; operands stay as they are
+  // until step 2 converts them.
+  for (auto &[op, types] : newResultTypes) {
+    Operation *rebuilt = rebuild(op, types);
+    rebuiltOps[op] = rebuilt;
+    done.analyzedOpOf[rebuilt] = op;
   }
-  for (auto [index, carried] : llvm::enumerate(analysis.getCarriedValues())) {
-    if (!analysis.getCarriedDecision(index).isLow)
-      continue;
-    for (OpOperand *input : carried.inputs)
-      check(*input);
-    for (Value value : carried.values)
-      retype(value);
+  for (Operation *op : retypedRegionOps)
+    retypeBlockArguments(getCurrentOp(op));
+
+  // 2. Conversions at the boundaries.
+  for (auto [owner, number, required] : mismatches) {
+    Operation *op = getCurrentOp(owner);
+    OpOperand &use = op->getOpOperand(number);
+    Value value = isa<FloatType>(required)
+                      ? convertScalar(use.get(), required)
+                      : convert(use.get(), required);
+    // A fill's value outside the low type's range: the analysis keeps such
+    // fills in f32, so this is only reached through a pin.
+    if (!value)
+      return op->emitError("operand #")
+             << number << " is a constant outside the range of " << required;
+    rewriter.modifyOpInPlace(op, [&] { use.set(value); });
   }
 
-  for (auto [value, type] : retyped)
-    value.setType(type);
-  for (auto [use, type] : mismatches)
-    use->set(convert(use->get(), type));
+  // 3. Bodies for the new element types.
   for (Operation *op : lowOps)
-    convertBody(op);
+    convertBody(getCurrentOp(op));
   foldCastPairs(root);
   // Sources all of whose users now read another type's copy; users come
   // after their sources, so reverse order frees a fill before its init.
   for (Operation *op : llvm::reverse(analysis.getOps()))
     if (analysis.lookup(op)->role == OpRole::Source && op->use_empty())
-      op->erase();
+      rewriter.eraseOp(op);
+
+  for (auto &[rebuilt, analyzed] : done.analyzedOpOf)
+    if (failed(verify(rebuilt, /*verifyRecursively=*/false)))
+      return rebuilt->emitError("amp-insert-casts could not give this op its "
+                                "new element types (a type tie it does not "
+                                "know); pin it with amp.precision = \"f32\"");
+  return std::move(done);
+}
+
+FailureOr<CastInsertion> amp::insertCasts(RewriterBase &rewriter,
+                                          Operation *root,
+                                          const PrecisionAnalysis &analysis) {
+  return CastInserter(rewriter, analysis).run(root);
 }
 
 //===----------------------------------------------------------------------===//
@@ -348,22 +548,27 @@ void AmpInsertCastsPass::runOnOperation() {
   }
 
   ConversionStats naive = computeNaiveStats(*analysis);
-  CastInserter inserter(*analysis);
-  inserter.run(module);
+  IRRewriter rewriter(module.getContext());
+  FailureOr<CastInsertion> inserted = insertCasts(rewriter, module, *analysis);
+  if (failed(inserted))
+    return signalPassFailure();
 
   if (!report.empty()) {
-    ConversionStats inserted;
-    for (Operation *castOp : inserter.casts)
-      inserted.addCast(cast<ShapedType>(castOp->getOperand(0).getType()),
-                       cast<ShapedType>(castOp->getResult(0).getType()));
+    ConversionStats casts;
+    for (Operation *castOp : inserted->casts)
+      casts.addCast(cast<ShapedType>(castOp->getOperand(0).getType()),
+                    cast<ShapedType>(castOp->getResult(0).getType()));
     if (failed(writeFile("report", report, [&](raw_ostream &os) {
-          writePrecisionReport(os, *analysis, loaded->getName(), inserted,
-                               inserter.constantsConverted, naive);
+          writePrecisionReport(os, *analysis, loaded->getName(), casts,
+                               inserted->constantsConverted, naive);
         })))
       return signalPassFailure();
   }
   if (!dot.empty() && failed(writeFile("dot", dot, [&](raw_ostream &os) {
-        writePrecisionDot(os, module, *analysis, inserter.casts);
+        writePrecisionDot(os, module, *analysis, inserted->casts,
+                          [&](Operation *op) {
+                            return inserted->getAnalyzedOp(op);
+                          });
       })))
     return signalPassFailure();
 }

@@ -52,3 +52,13 @@ func.func @pin_f64(%a: tensor<4xf64>) -> tensor<4xf64> {
   %0 = arith.addf %a, %a {amp.precision = "f16"} : tensor<4xf64>
   return %0 : tensor<4xf64>
 }
+
+// -----
+
+// A pinned fill of a constant the low type cannot hold.
+func.func @pinned_fill_out_of_range(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %big = arith.constant 1.0e+06 : f32
+  // expected-error@+1 {{operand #0 is a constant outside the range of 'f16'}}
+  %f = linalg.fill {amp.precision = "f16"} ins(%big : f32) outs(%x : tensor<4xf32>) -> tensor<4xf32>
+  return %f : tensor<4xf32>
+}

@@ -640,3 +640,362 @@ func.func @follow_inputs(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %acc: tensor<
   %u = arith.negf %t : tensor<4x4xf32>
   return %n, %u : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A fill of a scalar feeding an infer op (ReLU against a filled zero
+// tensor, as torch-mlir writes it) is built again in f16 from an f16
+// scalar constant.
+// CHECK-LABEL: func.func @fill_feeds_infer(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[CST:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[CST_0:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f16
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST_0]] : f16) outs(%[[V2]] : tensor<4x8xf16>) -> tensor<4x8xf16>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.truncf %[[V4]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = arith.maximumf %[[V5]], %[[V3]] : tensor<4x8xf16>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V6]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[V7]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+func.func @fill_feeds_infer(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %zeros = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = arith.maximumf %m, %zeros : tensor<4x8xf32>
+  %n = linalg.matmul ins(%r, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// A fill outside the f16 range keeps its user in f32, like a dense
+// constant.
+// CHECK-LABEL: func.func @fill_out_of_range(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[CST:[A-Za-z0-9_]+]] = arith.constant 1.000000e+06 : f32
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST]] : f32) outs(%[[V2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.minimumf %[[V4]], %[[V3]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = arith.truncf %[[V5]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V6]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[V7]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+func.func @fill_out_of_range(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %big = arith.constant 1.0e+06 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %bigs = linalg.fill ins(%big : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = arith.minimumf %m, %bigs : tensor<4x8xf32>
+  %n = linalg.matmul ins(%r, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// A recurrent step whose initial hidden state is a fill: the loop carries
+// f16 from a fill built in f16.
+// CHECK-LABEL: func.func @fill_as_loop_init(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C1:[A-Za-z0-9_]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[C3:[A-Za-z0-9_]+]] = arith.constant 3 : index
+// CHECK-NEXT: %[[CST:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[CST_0:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f16
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST_0]] : f16) outs(%[[V2]] : tensor<4x8xf16>) -> tensor<4x8xf16>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = scf.for %[[ARG3:[A-Za-z0-9_]+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[ARG4:[A-Za-z0-9_]+]] = %[[V3]]) -> (tensor<4x8xf16>) {
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[ARG4]], %[[V1]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = arith.truncf %[[V6]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_]+]] = arith.addf %[[V7]], %[[V0]] : tensor<4x8xf16>
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_]+]] = math.tanh %[[V8]] : tensor<4x8xf16>
+// CHECK-NEXT: scf.yield %[[V9]] : tensor<4x8xf16>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.extf %[[V4]] : tensor<4x8xf16> to tensor<4x8xf32>
+// CHECK-NEXT: return %[[V5]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+func.func @fill_as_loop_init(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %h0 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%h = %h0) -> (tensor<4x8xf32>) {
+    %m = linalg.matmul ins(%h, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %s = arith.addf %m, %x : tensor<4x8xf32>
+    %t = math.tanh %s : tensor<4x8xf32>
+    scf.yield %t : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A destination-style op made low writes into a low copy of its init:
+// an elementwise generic that reads its filled outs, and a slice inserted
+// into a filled destination (torch-mlir's pad and cat).
+// CHECK-LABEL: func.func @low_destinations(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>) -> tensor<6x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[CST:[A-Za-z0-9_]+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[CST_0:[A-Za-z0-9_]+]] = arith.constant 1.000000e+00 : f16
+// CHECK-NEXT: %[[CST_1:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[CST_2:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f16
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST_0]] : f16) outs(%[[V2]] : tensor<4x8xf16>) -> tensor<4x8xf16>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.truncf %[[V4]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = linalg.generic {indexing_maps = [#{{[a-z0-9]+}}, #{{[a-z0-9]+}}], iterator_types = ["parallel", "parallel"]} ins(%[[V5]] : tensor<4x8xf16>) outs(%[[V3]] : tensor<4x8xf16>) {
+// CHECK-NEXT: ^bb0(%[[IN:[A-Za-z0-9_]+]]: f16, %[[OUT:[A-Za-z0-9_]+]]: f16):
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_]+]] = arith.extf %[[IN]] : f16 to f32
+// CHECK-NEXT: %[[V13:[A-Za-z0-9_]+]] = arith.extf %[[OUT]] : f16 to f32
+// CHECK-NEXT: %[[V14:[A-Za-z0-9_]+]] = arith.addf %[[V12]], %[[V13]] : f32
+// CHECK-NEXT: %[[V15:[A-Za-z0-9_]+]] = arith.truncf %[[V14]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[V15]] : f16
+// CHECK-NEXT: } -> tensor<4x8xf16>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = tensor.empty() : tensor<6x8xf16>
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST_2]] : f16) outs(%[[V7]] : tensor<6x8xf16>) -> tensor<6x8xf16>
+// CHECK-NEXT: %[[INSERTED_SLICE:[A-Za-z0-9_]+]] = tensor.insert_slice %[[V6]] into %[[V8]][1, 0] [4, 8] [1, 1] : tensor<4x8xf16> into tensor<6x8xf16>
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_]+]] = tensor.empty() : tensor<6x8xf32>
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST_1]] : f32) outs(%[[V9]] : tensor<6x8xf32>) -> tensor<6x8xf32>
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[INSERTED_SLICE]], %[[V0]] : tensor<6x8xf16>, tensor<8x8xf16>) outs(%[[V10]] : tensor<6x8xf32>) -> tensor<6x8xf32>
+// CHECK-NEXT: return %[[V11]] : tensor<6x8xf32>
+// CHECK-NEXT: }
+#id = affine_map<(i, j) -> (i, j)>
+func.func @low_destinations(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>) -> tensor<6x8xf32> {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %ones = linalg.fill ins(%one : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %plus = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<4x8xf32>) outs(%ones : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e6 = tensor.empty() : tensor<6x8xf32>
+  %z6 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %padded = tensor.insert_slice %plus into %z6[1, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x8xf32>
+  %acc6 = tensor.empty() : tensor<6x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%acc6 : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %n = linalg.matmul ins(%padded, %w : tensor<6x8xf32>, tensor<8x8xf32>) outs(%z : tensor<6x8xf32>) -> tensor<6x8xf32>
+  return %n : tensor<6x8xf32>
+}
+
+// -----
+
+// The shapes a dynamic batch brings: tensor.dim reads low values without a
+// cast, empties keep their dynamic sizes.
+// CHECK-LABEL: func.func @dynamic_batch_relu(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<?x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>) -> tensor<?x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<?x8xf32> to tensor<?x8xf16>
+// CHECK-NEXT: %[[C0:[A-Za-z0-9_]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[CST:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[CST_0:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f16
+// CHECK-NEXT: %[[DIM:[A-Za-z0-9_]+]] = tensor.dim %[[ARG0]], %[[C0]] : tensor<?x8xf32>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = tensor.empty(%[[DIM]]) : tensor<?x8xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST]] : f32) outs(%[[V2]] : tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<?x8xf16>, tensor<8x8xf16>) outs(%[[V3]] : tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = arith.truncf %[[V4]] : tensor<?x8xf32> to tensor<?x8xf16>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = arith.negf %[[V5]] : tensor<?x8xf16>
+// CHECK-NEXT: %[[DIM_1:[A-Za-z0-9_]+]] = tensor.dim %[[V6]], %[[C0]] : tensor<?x8xf16>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = tensor.empty(%[[DIM_1]]) : tensor<?x8xf32>
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_]+]] = tensor.empty(%[[DIM_1]]) : tensor<?x8xf16>
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST_0]] : f16) outs(%[[V8]] : tensor<?x8xf16>) -> tensor<?x8xf16>
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_]+]] = arith.maximumf %[[V6]], %[[V9]] : tensor<?x8xf16>
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_]+]] = linalg.fill ins(%[[CST]] : f32) outs(%[[V7]] : tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V10]], %[[V0]] : tensor<?x8xf16>, tensor<8x8xf16>) outs(%[[V11]] : tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: return %[[V12]] : tensor<?x8xf32>
+// CHECK-NEXT: }
+func.func @dynamic_batch_relu(%x: tensor<?x8xf32>, %w: tensor<8x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%n) : tensor<?x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<?x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %t = arith.negf %m : tensor<?x8xf32>
+  %n2 = tensor.dim %t, %c0 : tensor<?x8xf32>
+  %e2 = tensor.empty(%n2) : tensor<?x8xf32>
+  %zeros = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %r = arith.maximumf %t, %zeros : tensor<?x8xf32>
+  %acc2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %o = linalg.matmul ins(%r, %w : tensor<?x8xf32>, tensor<8x8xf32>) outs(%acc2 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %o : tensor<?x8xf32>
+}
+
+// -----
+
+// Shapes torch-mlir emits. An f64 constant truncated inside a body (a
+// learning rate, a scale) stays as it is; the body computes in f32 between
+// an extf of the low argument and a truncf of the low yield.
+// CHECK-LABEL: func.func @f64_scalar_in_body(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[CST:[A-Za-z0-9_]+]] = arith.constant 1.250000e-01 : f64
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = arith.truncf %[[V2]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = linalg.generic {indexing_maps = [#{{[a-z0-9]+}}, #{{[a-z0-9]+}}], iterator_types = ["parallel", "parallel"]} ins(%[[V3]] : tensor<4x8xf16>) outs(%[[V4]] : tensor<4x8xf16>) {
+// CHECK-NEXT: ^bb0(%[[IN:[A-Za-z0-9_]+]]: f16, %[[OUT:[A-Za-z0-9_]+]]: f16):
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = arith.extf %[[IN]] : f16 to f32
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_]+]] = arith.truncf %[[CST]] : f64 to f32
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_]+]] = arith.mulf %[[V7]], %[[V8]] : f32
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_]+]] = arith.truncf %[[V9]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[V10]] : f16
+// CHECK-NEXT: } -> tensor<4x8xf16>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V5]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[V6]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+#id = affine_map<(i, j) -> (i, j)>
+func.func @f64_scalar_in_body(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %scale = arith.constant 0.125 : f64
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %c = arith.truncf %scale : f64 to f32
+    %r = arith.mulf %v, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %n = linalg.matmul ins(%s, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// i64 labels and i1 masks are never converted: the one-hot compare reads
+// i64 labels next to low logits, the mask stays i1.
+// CHECK-LABEL: func.func @integer_tensors(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG3:[A-Za-z0-9_]+]]: tensor<4xi64>) -> tensor<4x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = arith.truncf %[[V2]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xi1>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = linalg.generic {indexing_maps = [#{{[a-z0-9]+}}, #{{[a-z0-9]+}}], iterator_types = ["parallel", "parallel"]} ins(%[[ARG3]] : tensor<4xi64>) outs(%[[V4]] : tensor<4x8xi1>) {
+// CHECK-NEXT: ^bb0(%[[IN:[A-Za-z0-9_]+]]: i64, %[[OUT:[A-Za-z0-9_]+]]: i1):
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_]+]] = linalg.index 1 : index
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_]+]] = arith.index_cast %[[V9]] : index to i64
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_]+]] = arith.cmpi eq, %[[IN]], %[[V10]] : i64
+// CHECK-NEXT: linalg.yield %[[V11]] : i1
+// CHECK-NEXT: } -> tensor<4x8xi1>
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = linalg.generic {indexing_maps = [#{{[a-z0-9]+}}, #{{[a-z0-9]+}}, #{{[a-z0-9]+}}], iterator_types = ["parallel", "parallel"]} ins(%[[V5]], %[[V3]] : tensor<4x8xi1>, tensor<4x8xf16>) outs(%[[V6]] : tensor<4x8xf16>) {
+// CHECK-NEXT: ^bb0(%[[IN]]: i1, %[[IN_0:[A-Za-z0-9_]+]]: f16, %[[OUT]]: f16):
+// CHECK-NEXT: %[[V9]] = arith.extf %[[IN_0]] : f16 to f32
+// CHECK-NEXT: %[[CST:[A-Za-z0-9_]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V10]] = arith.select %[[IN]], %[[V9]], %[[CST]] : f32
+// CHECK-NEXT: %[[V11]] = arith.truncf %[[V10]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[V11]] : f16
+// CHECK-NEXT: } -> tensor<4x8xf16>
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V7]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[V8]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @integer_tensors(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>, %labels: tensor<4xi64>) -> tensor<4x8xf32> {
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xi1>
+  %mask = linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%labels : tensor<4xi64>) outs(%e1 : tensor<4x8xi1>) {
+  ^bb0(%l: i64, %o: i1):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %eq = arith.cmpi eq, %l, %ji : i64
+    linalg.yield %eq : i1
+  } -> tensor<4x8xi1>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %picked = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mask, %m : tensor<4x8xi1>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%b: i1, %v: f32, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.select %b, %v, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %n = linalg.matmul ins(%picked, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// Reshapes and transposes of low values move data in f16: no cast between
+// the matmuls.
+// CHECK-LABEL: func.func @reshape_transpose_low(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = arith.truncf %[[V2]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = arith.negf %[[V3]] : tensor<4x8xf16>
+// CHECK-NEXT: %[[COLLAPSED:[A-Za-z0-9_]+]] = tensor.collapse_shape %[[V4]] {{\[\[}}0, 1]] : tensor<4x8xf16> into tensor<32xf16>
+// CHECK-NEXT: %[[EXPANDED:[A-Za-z0-9_]+]] = tensor.expand_shape %[[COLLAPSED]] {{\[\[}}0, 1]] output_shape [8, 4] : tensor<32xf16> into tensor<8x4xf16>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[TRANSPOSED:[A-Za-z0-9_]+]] = linalg.transpose ins(%[[EXPANDED]] : tensor<8x4xf16>) outs(%[[V5]] : tensor<4x8xf16>) permutation = [1, 0]
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[TRANSPOSED]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[V6]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+func.func @reshape_transpose_low(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = arith.negf %m : tensor<4x8xf32>
+  %c = tensor.collapse_shape %a [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %x2 = tensor.expand_shape %c [[0, 1]] output_shape [8, 4] : tensor<32xf32> into tensor<8x4xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.transpose ins(%x2 : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %n = linalg.matmul ins(%t, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// A generic with several results yields each in its own type, and a scalar
+// operand stays f32 in the body, which computes in f32.
+// CHECK-LABEL: func.func @several_results_scalar_operand(
+// CHECK-SAME: %[[ARG0:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG1:[A-Za-z0-9_]+]]: tensor<8x8xf32>, %[[ARG2:[A-Za-z0-9_]+]]: tensor<4x8xf32>, %[[ARG3:[A-Za-z0-9_]+]]: f32) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+// CHECK-NEXT: %[[V0:[A-Za-z0-9_]+]] = arith.truncf %[[ARG1]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[V1:[A-Za-z0-9_]+]] = arith.truncf %[[ARG0]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V2:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V1]], %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: %[[V3:[A-Za-z0-9_]+]] = arith.truncf %[[V2]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[V4:[A-Za-z0-9_]+]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[V5:[A-Za-z0-9_]+]]:2 = linalg.generic {indexing_maps = [#{{[a-z0-9]+}}, #{{[a-z0-9]+}}, #{{[a-z0-9]+}}, #{{[a-z0-9]+}}], iterator_types = ["parallel", "parallel"]} ins(%[[V3]], %[[ARG3]] : tensor<4x8xf16>, f32) outs(%[[V4]], %[[V4]] : tensor<4x8xf16>, tensor<4x8xf16>) {
+// CHECK-NEXT: ^bb0(%[[IN:[A-Za-z0-9_]+]]: f16, %[[IN_0:[A-Za-z0-9_]+]]: f32, %[[OUT:[A-Za-z0-9_]+]]: f16, %[[OUT_1:[A-Za-z0-9_]+]]: f16):
+// CHECK-NEXT: %[[V8:[A-Za-z0-9_]+]] = arith.extf %[[IN]] : f16 to f32
+// CHECK-NEXT: %[[V9:[A-Za-z0-9_]+]] = arith.mulf %[[V8]], %[[IN_0]] : f32
+// CHECK-NEXT: %[[V10:[A-Za-z0-9_]+]] = arith.addf %[[V8]], %[[IN_0]] : f32
+// CHECK-NEXT: %[[V11:[A-Za-z0-9_]+]] = arith.truncf %[[V9]] : f32 to f16
+// CHECK-NEXT: %[[V12:[A-Za-z0-9_]+]] = arith.truncf %[[V10]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[V11]], %[[V12]] : f16, f16
+// CHECK-NEXT: } -> (tensor<4x8xf16>, tensor<4x8xf16>)
+// CHECK-NEXT: %[[V6:[A-Za-z0-9_]+]] = arith.extf %[[V5]]#1 : tensor<4x8xf16> to tensor<4x8xf32>
+// CHECK-NEXT: %[[V7:[A-Za-z0-9_]+]] = linalg.matmul ins(%[[V5]]#0, %[[V0]] : tensor<4x8xf16>, tensor<8x8xf16>) outs(%[[ARG2]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: return %[[V7]], %[[V6]] : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK-NEXT: }
+#id = affine_map<(i, j) -> (i, j)>
+#s = affine_map<(i, j) -> ()>
+func.func @several_results_scalar_operand(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %acc: tensor<4x8xf32>, %k: f32) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %m = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r:2 = linalg.generic {indexing_maps = [#id, #s, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %k : tensor<4x8xf32>, f32) outs(%e, %e : tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%v: f32, %kk: f32, %o1: f32, %o2: f32):
+    %p = arith.mulf %v, %kk : f32
+    %q = arith.addf %v, %kk : f32
+    linalg.yield %p, %q : f32, f32
+  } -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %n = linalg.matmul ins(%r#0, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -48,10 +48,12 @@ void writePrecisionReport(llvm::raw_ostream &os,
 
 /// Writes the functions of `root`, after the rewrite, as a Graphviz digraph:
 /// ops colored by precision (low green, f32 red, fixed grey, sources
-/// white), casts as yellow diamonds, SSA values as edges.
-void writePrecisionDot(llvm::raw_ostream &os, Operation *root,
-                       const PrecisionAnalysis &analysis,
-                       const llvm::DenseSet<Operation *> &casts);
+/// white), casts as yellow diamonds, SSA values as edges. `getAnalyzedOp`
+/// maps an op the rewrite built again to the analyzed op it replaces.
+void writePrecisionDot(
+    llvm::raw_ostream &os, Operation *root, const PrecisionAnalysis &analysis,
+    const llvm::DenseSet<Operation *> &casts,
+    llvm::function_ref<Operation *(Operation *)> getAnalyzedOp);
 
 } // namespace mlir::amp
 
