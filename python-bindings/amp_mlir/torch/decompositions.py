@@ -1,0 +1,286 @@
+"""What tracing a training step replaces, so that torch-mlir lowers the
+step to linalg on tensors without `tm_tensor`, `cf.assert` or f64 tensors.
+
+- `table()`: make_fx's decomposition table, torch-mlir's own plus ours.
+- `TORCH_FUNCTION_OVERRIDES`: functions replaced above autograd and
+  functionalization (the tracer's TorchFunctionMode calls them instead).
+- `check_module`: layers the traced step cannot express, refused by name.
+"""
+import functools
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["table", "TORCH_FUNCTION_OVERRIDES", "check_module", "UnsupportedLayerError"]
+
+aten = torch.ops.aten
+
+
+class UnsupportedLayerError(ValueError):
+    """A layer configuration the traced step cannot express."""
+
+
+def check_module(module: torch.nn.Module, path: str) -> None:
+    if (isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.training
+            and module.track_running_stats and module.momentum is None):
+        raise UnsupportedLayerError(
+            f"module '{path}' ({type(module).__name__}): momentum=None (a cumulative average "
+            "over num_batches_tracked) is not supported; give it a momentum")
+
+
+# -- above autograd -------------------------------------------------------------
+
+def _batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+                momentum=0.1, eps=1e-5):
+    """F.batch_norm. In training mode, written out: aten.native_batch_norm's
+    schema does not say that it updates the running statistics, so
+    functionalization would drop that update silently. Here it is an
+    in-place copy that functionalization sees."""
+    if not training or running_mean is None or running_var is None:
+        return F.batch_norm(input, running_mean, running_var, weight, bias, training,
+                            momentum, eps)
+    dims = [0] + list(range(2, input.dim()))
+    # Mean and variance as means, not var_mean: var_mean's backward divides
+    # by a float of the element count, which a dynamic batch makes a
+    # symbolic float that torch-mlir's importer cannot take.
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    squares = centered * centered
+    output = centered * torch.rsqrt(squares.mean(dims, keepdim=True) + eps)
+    channel_shape = [1, -1] + [1] * (input.dim() - 2)
+    if weight is not None:
+        output = output * weight.reshape(channel_shape)
+    if bias is not None:
+        output = output + bias.reshape(channel_shape)
+    with torch.no_grad():
+        count = input.shape[0]
+        for size in input.shape[2:]:
+            count = count * size
+        # The unbiased variance as eager's kernel: sum / (n - 1).
+        unbiased = squares.sum(dims) / (count - 1)
+        running_mean.copy_(momentum * mean.reshape(-1) + (1 - momentum) * running_mean)
+        running_var.copy_(momentum * unbiased + (1 - momentum) * running_var)
+    return output
+
+
+TORCH_FUNCTION_OVERRIDES = {F.batch_norm: _batch_norm}
+
+
+# -- below autograd: the decomposition table --------------------------------------------
+
+@functools.cache
+def table():
+    """torch-mlir's decomposition table, with ours taking precedence."""
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    decompositions = dict(get_decomposition_table())
+    for op in _KEPT:
+        decompositions.pop(op, None)
+    decompositions.update(_OURS)
+    return decompositions
+
+
+# Left to torch-mlir: their decompositions allocate with explicit strides,
+# which with a dynamic batch are sym_max expressions the importer rejects.
+_KEPT = [aten.zeros.default, aten.ones.default, aten.full.default]
+
+
+# -- index lookups as one-hot compares ---------------------------------------------
+# torch-mlir lowers gather, scatter and embedding lookups to tm_tensor ops
+# (which MLIR 22 does not know) or to tensor.extract with cf.assert bounds
+# checks. A compare with an iota and a masked sum (or a matmul with the
+# one-hot matrix) does the same in plain linalg, exactly: each output sums
+# one selected value with zeros.
+
+def _one_hot(index, classes):
+    """index[..., m] -> bool[..., m, classes]."""
+    return index.unsqueeze(-1) == torch.arange(classes, device=index.device)
+
+
+def _on_region(self, sizes, fn):
+    """fn applied to self's leading `sizes` region; the rest stays (scatter's
+    index may be smaller than self in every dimension)."""
+    for d, size in enumerate(sizes):
+        if size < self.shape[d]:
+            head = _on_region(self.narrow(d, 0, size), sizes, fn)
+            return torch.cat([head, self.narrow(d, size, self.shape[d] - size)], d)
+    return fn(self)
+
+
+def _gather(self, dim, index, sparse_grad=False):
+    if self.dim() == 0:
+        return self.clone()
+    dim = dim % self.dim()
+    source = self
+    for d in range(self.dim()):
+        if d != dim and index.shape[d] < self.shape[d]:
+            source = source.narrow(d, 0, index.shape[d])
+    hits = _one_hot(index.movedim(dim, -1), self.shape[dim])  # [..., m, n]
+    picked = torch.where(hits, source.movedim(dim, -1).unsqueeze(-2), 0).sum(-1)
+    return picked.to(self.dtype).movedim(-1, dim)
+
+
+def _scatter(self, dim, index, src, combine):
+    """combine(self_region, hit_any, contributions) over the region of self
+    that index covers; `contributions` sums src at each target position."""
+    if self.dim() == 0:
+        return combine(self, index == 0, src if isinstance(src, torch.Tensor) else self * 0 + src)
+    dim = dim % self.dim()
+    sizes = [self.shape[d] if d == dim else index.shape[d] for d in range(self.dim())]
+
+    def update(region):
+        hits = _one_hot(index.movedim(dim, -1), self.shape[dim])  # [..., m, n]
+        hit_any = hits.any(-2).movedim(-1, dim)
+        if isinstance(src, torch.Tensor):
+            values = src
+            for d in range(src.dim()):
+                values = values.narrow(d, 0, index.shape[d])
+            values = values.movedim(dim, -1).unsqueeze(-1)  # [..., m, 1]
+        else:
+            values = torch.full((), src, dtype=self.dtype, device=self.device)
+        summed = torch.where(hits, values, 0).sum(-2).to(self.dtype).movedim(-1, dim)
+        return combine(region, hit_any, summed)
+
+    return _on_region(self, sizes, update)
+
+
+def _scatter_value(self, dim, index, value):
+    return _scatter(self, dim, index, value, lambda r, hit, s: torch.where(hit, s, r))
+
+
+def _scatter_src(self, dim, index, src):
+    return _scatter(self, dim, index, src, lambda r, hit, s: torch.where(hit, s, r))
+
+
+def _scatter_add(self, dim, index, src):
+    return _scatter(self, dim, index, src, lambda r, hit, s: r + s)
+
+
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    hits = _one_hot(indices.reshape(-1), weight.shape[0]).to(weight.dtype)
+    return (hits @ weight).reshape(*indices.shape, weight.shape[1])
+
+
+def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                              scale_grad_by_freq):
+    flat = indices.reshape(-1)
+    hits = _one_hot(flat, num_weights)
+    if padding_idx >= 0:
+        hits = hits & (flat != padding_idx).unsqueeze(-1)
+    hits = hits.to(grad_output.dtype)
+    grad = grad_output.reshape(flat.shape[0], -1)
+    grad_weight = hits.t() @ grad
+    if scale_grad_by_freq:
+        counts = hits.sum(0).unsqueeze(-1)
+        grad_weight = grad_weight / torch.where(counts > 0, counts, 1)
+    return grad_weight
+
+
+# -- pooling backward as shifted, strided placements ------------------------------------
+# Each kernel offset (kh, kw) sends output position (oh, ow) to input row
+# oh * stride - padding + kh * dilation (and the same for columns). The
+# gradient of every offset is spread onto a stride-spaced grid by padding,
+# shifted to its offset, and the offsets are summed: no scatter.
+
+def _place(values, offset, stride, size, dim):
+    """values along `dim` (length o) placed at offset + stride * i on a
+    zero axis of length `size`; positions outside it are dropped."""
+    if stride > 1:
+        values = values.unsqueeze(dim + 1)
+        pad = [0, 0] * (values.dim() - dim - 2) + [0, stride - 1]
+        values = F.pad(values, pad).flatten(dim, dim + 1)  # o * stride, value first
+    if offset < 0:
+        values = values.narrow(dim, min(-offset, values.shape[dim]),
+                               max(values.shape[dim] + offset, 0))
+        offset = 0
+    length = values.shape[dim]
+    if offset + length > size:
+        values = values.narrow(dim, 0, max(size - offset, 0))
+        length = values.shape[dim]
+    pad = [0, 0] * (values.dim() - dim - 1) + [offset, size - offset - length]
+    return F.pad(values, pad)
+
+
+def _window_offsets(kernel, stride, padding, dilation, out_size):
+    """Per kernel offset k: the input coordinate of each output position."""
+    return [[o * stride - padding + k * dilation for o in range(out_size)] for k in range(kernel)]
+
+
+def _pool_parameters(kernel_size, stride, padding, dilation=1):
+    def pair(value, default=None):
+        if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
+            value = default
+        return tuple(value) * (2 // len(value)) if isinstance(value, (list, tuple)) else (value,) * 2
+    kernel = pair(kernel_size)
+    return kernel, pair(stride, kernel), pair(padding), pair(dilation)
+
+
+def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                      ceil_mode, indices):
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = _pool_parameters(kernel_size, stride, padding,
+                                                              dilation)
+    height, width = self.shape[-2:]
+    out_h, out_w = grad_output.shape[-2:]
+    rows = torch.arange(out_h, device=self.device).unsqueeze(-1) * sh - ph
+    cols = torch.arange(out_w, device=self.device) * sw - pw
+    grad_input = torch.zeros_like(self)
+    for i in range(kh):
+        for j in range(kw):
+            row = rows + i * dh
+            col = cols + j * dw
+            inside = (row >= 0) & (row < height) & (col >= 0) & (col < width)
+            taken = (indices == row * width + col) & inside
+            contribution = torch.where(taken, grad_output, 0)
+            placed = _place(contribution, i * dh - ph, sh, height, self.dim() - 2)
+            grad_input = grad_input + _place(placed, j * dw - pw, sw, width, self.dim() - 1)
+    return grad_input
+
+
+def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                         count_include_pad, divisor_override):
+    (kh, kw), (sh, sw), (ph, pw), _ = _pool_parameters(kernel_size, stride, padding)
+    height, width = self.shape[-2:]
+    out_h, out_w = grad_output.shape[-2:]
+
+    def window_sizes(out_size, size, kernel, step, pad):
+        """PyTorch's divisor factor along one axis: each window's length
+        within the padded input, or within the input itself."""
+        start = torch.arange(out_size, device=self.device) * step - pad
+        end = torch.clamp(start + kernel, max=size + pad)
+        if count_include_pad:
+            return end - start
+        return torch.clamp(end, max=size) - torch.clamp(start, min=0)
+
+    if divisor_override:
+        divisor = torch.full((out_h, out_w), float(divisor_override), device=self.device)
+    else:
+        divisor = (window_sizes(out_h, height, kh, sh, ph).unsqueeze(-1)
+                   * window_sizes(out_w, width, kw, sw, pw)).to(grad_output.dtype)
+    share = grad_output / divisor
+    grad_input = torch.zeros_like(self)
+    for i in range(kh):
+        placed = _place(share, i - ph, sh, height, self.dim() - 2)
+        for j in range(kw):
+            grad_input = grad_input + _place(placed, j - pw, sw, width, self.dim() - 1)
+    return grad_input
+
+
+# -- arithmetic ---------------------------------------------------------------------
+
+def _reciprocal(self):
+    """1 / x as a division: torch-mlir's reciprocal asserts a nonzero input
+    (cf.assert) inside the elementwise body."""
+    return torch.ones_like(self) / self
+
+
+_OURS = {
+    aten.reciprocal.default: _reciprocal,
+    aten.gather.default: _gather,
+    aten.scatter.value: _scatter_value,
+    aten.scatter.src: _scatter_src,
+    aten.scatter_add.default: _scatter_add,
+    aten.embedding.default: _embedding,
+    aten.embedding_dense_backward.default: _embedding_dense_backward,
+    aten.max_pool2d_with_indices_backward.default: _max_pool2d_with_indices_backward,
+    aten.avg_pool2d_backward.default: _avg_pool2d_backward,
+}

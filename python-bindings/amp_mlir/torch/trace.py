@@ -1,0 +1,633 @@
+"""One PyTorch training step as one functional graph, imported as linalg-on-tensors MLIR.
+
+`trace_training_step(model, loss_fn, optimizer, example_inputs)` builds the step
+
+    (parameters, buffers, optimizer state, hyperparameters, data, seed)
+        -> (loss, gradients, new parameters, new optimizer state, new buffers)
+
+as plain PyTorch: the loss through `torch.func.functional_call`, the gradients
+through `torch.func.vjp` pulled back from the explicit `seed` argument (so the
+backward's start is an input that a later pass replaces by `amp.seed` of the
+loss), the optimizer as tensor math (optim.py), buffers (BatchNorm's running
+statistics) cloned inside and returned. It traces that with
+`make_fx(functionalize(step))` and this package's decompositions, imports the
+graph with torch-mlir, lowers it to linalg on tensors, and prints it in
+generic form (torch-mlir's MLIR is newer than the project's; text crosses).
+
+Every argument and result of the function carries `amp.name` and
+`amp.import_role`; every op a location
+`loc(fused["<module path>", "<aten op>", "<phase>", <source line>])`.
+"""
+import contextlib
+import os
+import re
+import sys
+import sysconfig
+import traceback
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+import torch.fx.traceback as fx_traceback
+import torch.utils._pytree as pytree
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.overrides import TorchFunctionMode
+
+from . import decompositions
+from .optim import FunctionalOptimizer, UnsupportedOptimizerError
+
+__all__ = ["trace_training_step", "TracedStep", "TensorRecord", "TraceError"]
+
+ARGUMENT_ROLES = ("parameter", "buffer", "optimizer_state", "hyperparameter", "data", "seed")
+RESULT_ROLES = ("loss", "gradient", "parameter", "optimizer_state", "buffer")
+
+# What the imported module may contain besides builtin.module.
+ALLOWED_DIALECTS = ("func", "arith", "math", "tensor", "linalg", "scf")
+
+# Module paths of ops outside the model's modules.
+LOSS_PATH = "<loss>"
+ROOT_PATH = "<root>"
+OPTIMIZER_PATH = "<optimizer>"
+
+_DTYPE_NAMES = {
+    torch.float32: "f32", torch.float64: "f64", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.int64: "i64", torch.int32: "i32", torch.int16: "i16", torch.int8: "i8",
+    torch.uint8: "ui8", torch.bool: "i1",
+}
+
+
+class TraceError(RuntimeError):
+    """The training step could not be traced or imported; the message names
+    the reason and, for an op, the aten op and the module it comes from."""
+
+
+@dataclass(frozen=True)
+class TensorRecord:
+    """One argument or result of the step function."""
+    role: str
+    name: str
+    dtype: str  # "f32", "i64", ...
+    shape: Tuple[int, ...]  # -1 for a dynamic dimension
+
+
+# -- provenance -----------------------------------------------------------------
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
+_SKIPPED_FILES = {os.path.abspath(decompositions.__file__)}
+
+
+def _display_path(path: str) -> str:
+    """Installed files from their package root, others relative to the
+    working directory when under it (fixtures stay the same across checkouts)."""
+    marker = os.sep + "site-packages" + os.sep
+    if marker in path:
+        return path.split(marker, 1)[1]
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _user_frame() -> Optional[Tuple[str, int]]:
+    """(file, line) of the innermost caller outside torch, the standard
+    library and decompositions.py: the user's line for model and loss ops,
+    optim.py's for the optimizer."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if not (path.startswith("<") or path.startswith(_TORCH_DIR)
+                or path.startswith(_STDLIB_DIR) or os.path.abspath(path) in _SKIPPED_FILES):
+            return _display_path(path), frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+class _Provenance(TorchFunctionMode):
+    """Tags every traced node with the module it comes from, its phase and
+    the user's source line, in `node.meta["custom"]` (fx_traceback's
+    preserved node meta copies it onto each node make_fx creates).
+
+    The module path is kept by global forward hooks on the model's modules.
+    Backward ops are traced while autograd runs the graph, outside any module
+    call: each autograd node created in the forward gets a pre-hook that
+    restores the path and line of the forward call that created it. The mode
+    also routes calls that tracing would get wrong to decompositions.py
+    (`decompositions.TORCH_FUNCTION_OVERRIDES`)."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self._names = {id(m): (name or ROOT_PATH) for name, m in model.named_modules()}
+        self._stack: List[str] = []
+        self._seen_grad_fns = set()
+        self._phase = "forward"
+        self._phase_path = LOSS_PATH  # the path outside the forward's modules
+        self._hooks = []
+
+    @staticmethod
+    def _set(path: str, phase: str, source: Optional[Tuple[str, int]]) -> None:
+        fx_traceback.current_meta["custom"] = {"amp_module": path, "amp_phase": phase,
+                                               "amp_source": source}
+
+    def _path(self) -> str:
+        if self._phase == "forward" and self._stack:
+            return self._stack[-1]
+        return self._phase_path
+
+    def enter_phase(self, phase: str, path: str) -> None:
+        """Ops traced from now on belong to `phase` ("forward", "backward",
+        "optimizer") and, outside the model's modules, to `path`."""
+        self._phase, self._phase_path = phase, path
+        self._set(path, phase, None)
+
+    def _pre_hook(self, module, args):
+        name = self._names.get(id(module))
+        if name is not None:
+            decompositions.check_module(module, name)
+            self._stack.append(name)
+            self._set(name, self._phase, None)
+
+    def _post_hook(self, module, args, output):
+        if self._names.get(id(module)) is not None:
+            self._stack.pop()
+            self._set(self._path(), self._phase, None)
+
+    def __enter__(self):
+        self._hooks = [
+            torch.nn.modules.module.register_module_forward_pre_hook(self._pre_hook),
+            torch.nn.modules.module.register_module_forward_hook(self._post_hook, always_call=True),
+        ]
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        for hook in self._hooks:
+            hook.remove()
+        return super().__exit__(*exc)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        source = None
+        if self._phase != "backward":  # backward ops are tagged by the pre-hooks
+            source = _user_frame()
+            self._set(self._path(), self._phase, source)
+        override = decompositions.TORCH_FUNCTION_OVERRIDES.get(func)
+        result = override(*args, **kwargs) if override is not None else func(*args, **kwargs)
+        if self._phase == "forward":
+            self._tag_backward(result, source)
+        return result
+
+    def _tag_backward(self, result, source):
+        """Pre-hooks on the autograd nodes that `result` brought into the graph."""
+        path = self._path()
+        pending = [t.grad_fn for t in pytree.tree_leaves(result)
+                   if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        while pending:
+            node = pending.pop()
+            if node is None or node in self._seen_grad_fns:
+                continue
+            self._seen_grad_fns.add(node)
+            node.register_prehook(
+                lambda grad_outputs, path=path: self._set(path, "backward", source))
+            pending.extend(next_node for next_node, _ in node.next_functions)
+
+
+# -- the step -------------------------------------------------------------------
+
+class _LossModule(torch.nn.Module):
+    """loss_fn(model, *batch) as a module, so that functional_call swaps the
+    model's parameters and buffers for the step's arguments."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, *batch):
+        return self.loss_fn(self.model, *batch)
+
+
+@dataclass
+class _Layout:
+    """Names and example values of the step's arguments and results, in order."""
+    param_names: List[str]
+    params: List[torch.Tensor]
+    buffer_names: List[str]
+    buffers: List[torch.Tensor]
+    optimizer: FunctionalOptimizer
+    data: List[torch.Tensor]
+
+    def argument_values(self) -> Dict[str, torch.Tensor]:
+        values = dict(zip(self.param_names, self.params))
+        values.update(zip(self.buffer_names, self.buffers))
+        values.update((s.name, s.initial) for s in self.optimizer.states)
+        values.update((h.name, torch.tensor(h.value, dtype=torch.float32))
+                      for h in self.optimizer.hyperparameters)
+        return values
+
+    def argument_names(self) -> List[Tuple[str, str]]:
+        """(role, name) of every argument."""
+        return ([("parameter", n) for n in self.param_names]
+                + [("buffer", n) for n in self.buffer_names]
+                + [("optimizer_state", s.name) for s in self.optimizer.states]
+                + [("hyperparameter", h.name) for h in self.optimizer.hyperparameters]
+                + [("data", f"input{i}") for i in range(len(self.data))]
+                + [("seed", "seed")])
+
+    def result_names(self) -> List[Tuple[str, str]]:
+        return ([("loss", "loss")]
+                + [("gradient", n) for n in self.param_names]
+                + [("parameter", n) for n in self.param_names]
+                + [("optimizer_state", s.name) for s in self.optimizer.states]
+                + [("buffer", n) for n in self.buffer_names])
+
+
+def _clip_grad_norm(grads, max_norm):
+    """torch.nn.utils.clip_grad_norm_(norm_type=2) on values, not in place."""
+    norms = [torch.linalg.vector_norm(g, 2.0) for g in grads]
+    total_norm = torch.linalg.vector_norm(torch.stack(norms), 2.0)
+    coefficient = torch.clamp(max_norm / (total_norm + 1e-6), max=1.0)
+    return [g * coefficient for g in grads]
+
+
+def _make_step(layout: _Layout, loss_module: _LossModule, provenance: _Provenance,
+               clip_grad_norm: Optional[float]):
+    counts = [len(layout.params), len(layout.buffers), len(layout.optimizer.states),
+              len(layout.optimizer.hyperparameters), len(layout.data), 1]
+
+    def step(*flat):
+        groups, start = [], 0
+        for count in counts:
+            groups.append(list(flat[start:start + count]))
+            start += count
+        params, buffers, states, hypers, data, (seed,) = groups
+
+        def loss_of(*trained):
+            # Buffers are cloned inside: the model updates them in place.
+            state = {f"model.{n}": p for n, p in zip(layout.param_names, trained)}
+            new_buffers = [b.clone() for b in buffers]
+            state.update((f"model.{n}", b) for n, b in zip(layout.buffer_names, new_buffers))
+            loss = torch.func.functional_call(loss_module, state, tuple(data))
+            if not (isinstance(loss, torch.Tensor) and loss.dim() == 0
+                    and loss.dtype == torch.float32):
+                raise TraceError("loss_fn must return a 0-d float32 tensor (the loss), got "
+                                 + (f"{loss.dtype} of shape {tuple(loss.shape)}"
+                                    if isinstance(loss, torch.Tensor) else type(loss).__name__))
+            return loss, new_buffers
+
+        provenance.enter_phase("forward", LOSS_PATH)
+        loss, pull_back, new_buffers = torch.func.vjp(loss_of, *params, has_aux=True)
+        provenance.enter_phase("backward", LOSS_PATH)
+        grads = list(pull_back(seed))
+        updated = grads
+        if clip_grad_norm is not None:
+            provenance.enter_phase("optimizer", f"{OPTIMIZER_PATH}/clip_grad_norm")
+            updated = _clip_grad_norm(grads, clip_grad_norm)
+        provenance.enter_phase("optimizer", OPTIMIZER_PATH)
+        new_params, new_states = layout.optimizer.update(
+            params, updated, states, hypers,
+            annotate=lambda name: provenance.enter_phase("optimizer", f"{OPTIMIZER_PATH}/{name}"))
+        return (loss, *grads, *new_params, *new_states, *new_buffers)
+
+    return step
+
+
+def _fake_arguments(values: Sequence[torch.Tensor], dynamic: Sequence[bool]):
+    """Fake tensors for tracing; dimension 0 of those marked dynamic is a
+    symbolic size (backed by the example's size, so no 0/1 specialization
+    beyond what the example implies)."""
+    from torch._dynamo.source import ConstantSource
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import (DimDynamic, ShapeEnv,
+                                                       StatelessSymbolicContext)
+
+    mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=True)
+    fakes = []
+    for i, (value, is_dynamic) in enumerate(zip(values, dynamic)):
+        sizes = [DimDynamic.STATIC] * value.dim()
+        if is_dynamic:
+            sizes[0] = DimDynamic.DYNAMIC
+        context = StatelessSymbolicContext(dynamic_sizes=sizes)
+        fakes.append(mode.from_tensor(value, source=ConstantSource(f"arg{i}"),
+                                      symbolic_context=context))
+    return fakes
+
+
+# -- import -----------------------------------------------------------------------
+
+def _node_location(ir, context, node):
+    """loc(fused["<module path>", "<aten op>", "<phase>", "file":line:0])."""
+    custom = node.meta.get("custom") or {}
+    if node.op == "call_function":
+        op = str(getattr(node.target, "__name__", node.target))
+        op = str(node.target) if isinstance(node.target, torch._ops.OpOverload) else op
+    else:
+        op = node.op
+    parts = [ir.Location.name(custom.get("amp_module", LOSS_PATH), context=context),
+             ir.Location.name(op, context=context),
+             ir.Location.name(custom.get("amp_phase", "forward"), context=context)]
+    source = custom.get("amp_source")
+    if source is not None:
+        parts.append(ir.Location.file(source[0], source[1], 0, context=context))
+    return ir.Location.fused(parts, context=context)
+
+
+_LOC = re.compile(r'loc\(fused\["([^"]*)", "([^"]*)", "([^"]*)"')
+
+
+def _describe_location(location_text: str) -> str:
+    match = _LOC.search(location_text)
+    if not match:
+        return f"at {location_text}"
+    path, op, phase = match.groups()
+    return f"{op} in module '{path}' ({phase})"
+
+
+def _lower(module, context, pipeline: str, what: str):
+    """Runs a torch-mlir pass pipeline; a failure raises TraceError naming the
+    aten op and module path of the first error."""
+    from torch_mlir.passmanager import PassManager
+
+    diagnostics = []
+
+    def collect(diagnostic):
+        diagnostics.append((str(diagnostic.location), diagnostic.message))
+        return True
+
+    handler = context.attach_diagnostic_handler(collect)
+    try:
+        with context:
+            context.emit_error_diagnostics = True
+            PassManager.parse(pipeline).run(module.operation)
+    except Exception as error:
+        if not diagnostics:
+            raise TraceError(f"torch-mlir {what} failed: {error}") from None
+        location, message = diagnostics[0]
+        op = re.search(r"'torch\.([\w.]+)'", message)
+        subject = (f"aten op {op.group(1).replace('aten.', 'aten.', 1)}" if op else "an op")
+        raise TraceError(
+            f"torch-mlir cannot lower {subject}, from {_describe_location(location)}, to "
+            f"linalg-on-tensors ({what}): {message}") from None
+    finally:
+        handler.detach()
+
+
+def _is_shape_check(assert_op) -> bool:
+    """Whether a cf.assert tests sizes only: it sits in the function body
+    (not in an elementwise body) and its condition reads no tensor element."""
+    from torch_mlir import ir
+
+    pending, seen = [assert_op.operands[0]], set()
+    while pending:
+        owner = pending.pop().owner
+        if not isinstance(owner, (ir.Operation, ir.OpView)):
+            continue  # a block argument: a function argument's size is read by tensor.dim
+        operation = owner.operation
+        if operation.name == "tensor.extract":
+            return False
+        if operation in seen:
+            continue
+        seen.add(operation)
+        pending.extend(operation.operands)
+    return True
+
+
+def _drop_shape_checks(module) -> List[str]:
+    """Erases the cf.assert size checks that torch-mlir emits for dynamic
+    dimensions (broadcasts, matmul contractions, reshapes) and returns their
+    messages. The traced graph already relates every size to the batch
+    size, so they hold for any batch of consistent inputs."""
+    from torch_mlir import ir
+
+    checks = []
+    for func in module.body.operations:
+        for block in func.regions[0].blocks:
+            checks += [op for op in block.operations if op.operation.name == "cf.assert"
+                       and _is_shape_check(op.operation)]
+    messages = [ir.StringAttr(op.attributes["msg"]).value for op in checks]
+    for op in checks:
+        op.operation.erase()
+    return messages
+
+
+def _check_dialects(module):
+    """TraceError for the first op outside ALLOWED_DIALECTS (tm_tensor, torch,
+    cf, ...), naming it with its aten op and module path."""
+    from torch_mlir import ir
+
+    found = []
+
+    def visit(op):
+        name = op.name
+        if name != "builtin.module" and name.split(".")[0] not in ALLOWED_DIALECTS:
+            found.append((name, str(op.location)))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if found:
+        name, location = found[0]
+        others = sorted({n for n, _ in found} - {name})
+        raise TraceError(
+            f"the imported step still contains '{name}' (lowered from "
+            f"{_describe_location(location)}); the step must be "
+            f"{', '.join(ALLOWED_DIALECTS)} only. Add a decomposition to "
+            "amp_mlir/torch/decompositions.py"
+            + (f"; also left: {', '.join(others)}" if others else ""))
+
+
+def _set_signature_attributes(module, function_name, arguments, results, argument_values):
+    from torch_mlir import ir
+
+    with module.context, ir.Location.unknown():
+        func = next(op for op in module.body.operations
+                    if op.operation.name == "func.func"
+                    and ir.StringAttr(op.attributes["sym_name"]).value == function_name)
+
+        def attributes(record, value=None):
+            entries = {"amp.name": ir.StringAttr.get(record.name),
+                       "amp.import_role": ir.StringAttr.get(record.role)}
+            if value is not None:
+                entries["amp.value"] = ir.FloatAttr.get(ir.F32Type.get(), value)
+            return ir.DictAttr.get(entries)
+
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get([
+            attributes(r, float(argument_values[r.name]) if r.role == "hyperparameter" else None)
+            for r in arguments])
+        func.attributes["res_attrs"] = ir.ArrayAttr.get([attributes(r) for r in results])
+
+
+def _records(names, values) -> List[TensorRecord]:
+    """Records of traced values (fake tensors: a symbolic size is dynamic)."""
+    records = []
+    for (role, name), value in zip(names, values):
+        dtype = _DTYPE_NAMES.get(value.dtype)
+        if dtype is None:
+            raise TraceError(f"{role} '{name}' has dtype {value.dtype}, which the step "
+                             "cannot carry")
+        shape = tuple(int(s) if isinstance(s, int) else -1 for s in value.shape)
+        records.append(TensorRecord(role, name, dtype, shape))
+    return records
+
+
+def _import(gm, function_name):
+    """The traced graph as a linalg-on-tensors torch_mlir module."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras.fx_importer import ContextCache, FxImporter
+
+    class LocatingContextCache(ContextCache):
+        """The importer locates ops by their stack trace only; this adds the
+        module path, the aten op and the phase."""
+        __slots__ = ()
+
+        def get_node_location(self, node):
+            return _node_location(ir, context, node)
+
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    importer = FxImporter(context=context)
+    importer._cc = LocatingContextCache(context, py_attr_tracker=importer._py_attr_tracker)
+    try:
+        importer.import_stateless_graph(gm.graph, func_name=function_name)
+    except Exception as error:  # an FX node the importer has no conversion for
+        raise TraceError(f"torch-mlir could not import the traced graph: {error}") from error
+    module = importer.module
+    _lower(module, context,
+           "builtin.module(func.func(torch-match-quantized-custom-ops),"
+           " torchdynamo-export-to-torch-backend-pipeline{ extra-library=})",
+           "to the torch backend")
+    _lower(module, context,
+           "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline"
+           "{allow-non-finites=true})",
+           "torch backend to linalg-on-tensors")
+    return module
+
+
+# -- the traced step ------------------------------------------------------------------
+
+class TracedStep:
+    """One training step: its MLIR (generic form), its signature, and the FX
+    graph it came from (`run_reference` runs that graph in PyTorch)."""
+
+    def __init__(self, module_text: str, function_name: str, arguments: List[TensorRecord],
+                 results: List[TensorRecord], graph_module: torch.fx.GraphModule,
+                 initial_values: Dict[str, torch.Tensor], optimizer: FunctionalOptimizer):
+        self.module_text = module_text
+        self.function_name = function_name
+        self.arguments = arguments
+        self.results = results
+        self.graph_module = graph_module
+        self._initial_values = initial_values
+        self._optimizer = optimizer
+
+    def initial_values(self) -> Dict[str, torch.Tensor]:
+        """The state and hyperparameter arguments at trace time, by name:
+        the model's parameters and buffers, the optimizer's state (zeros
+        before its first step) and hyperparameters."""
+        return {name: value.detach().clone() for name, value in self._initial_values.items()}
+
+    def hyperparameters(self, optimizer: torch.optim.Optimizer) -> Dict[str, torch.Tensor]:
+        """`optimizer`'s current hyperparameters (after a scheduler step, say)
+        as the step's inputs, by name."""
+        return self._optimizer.hyperparameter_values(optimizer)
+
+    def run_reference(self, *args: torch.Tensor) -> List[torch.Tensor]:
+        """The traced graph run in PyTorch on the arguments in order."""
+        with torch.no_grad():
+            return list(self.graph_module(*args))
+
+    def reference_step(self, state: Dict[str, torch.Tensor], *batch: torch.Tensor):
+        """One step of the traced graph: `state` maps every parameter, buffer,
+        optimizer state and hyperparameter name to its value; the seed is 1.
+        Returns (loss, new state (hyperparameters kept), gradients by name)."""
+        args = []
+        data = iter(batch)
+        for record in self.arguments:
+            if record.role == "data":
+                args.append(next(data))
+            elif record.role == "seed":
+                args.append(torch.ones((), dtype=torch.float32))
+            else:
+                args.append(state[record.name])
+        outputs = self.run_reference(*args)
+        new_state = {r.name: state[r.name] for r in self.arguments if r.role == "hyperparameter"}
+        grads = {}
+        for record, value in zip(self.results, outputs):
+            if record.role == "gradient":
+                grads[record.name] = value
+            elif record.role != "loss":
+                new_state[record.name] = value
+        return outputs[0], new_state, grads
+
+
+def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: torch.optim.Optimizer,
+                        example_inputs: Sequence[torch.Tensor], *, dynamic_batch: bool = False,
+                        clip_grad_norm: Optional[float] = None,
+                        model_name: str = "train_step") -> TracedStep:
+    """Traces one training step of `model` and imports it as MLIR.
+
+    `loss_fn(model, *example_inputs)` returns the 0-d f32 loss. `optimizer`
+    is a torch.optim.SGD, Adam or AdamW over the model's parameters (any
+    param groups). `clip_grad_norm=max_norm` clips the gradients by their
+    global L2 norm first, as torch.nn.utils.clip_grad_norm_. With
+    `dynamic_batch`, dimension 0 of every data input is dynamic. The model
+    and optimizer are not changed."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    example_inputs = list(example_inputs)
+    for i, value in enumerate(example_inputs):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"example_inputs[{i}] must be a tensor, got {type(value).__name__}")
+        if dynamic_batch and value.dim() == 0:
+            raise TraceError(f"dynamic_batch: example_inputs[{i}] is 0-d, it has no batch "
+                             "dimension")
+    named_params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    named_buffers = list(model.named_buffers())
+    try:
+        functional_optimizer = FunctionalOptimizer(
+            optimizer, [p for _, p in named_params], [n for n, _ in named_params])
+    except UnsupportedOptimizerError as error:
+        raise TraceError(str(error)) from None
+    layout = _Layout([n for n, _ in named_params], [p.detach() for _, p in named_params],
+                     [n for n, _ in named_buffers], [b.detach() for _, b in named_buffers],
+                     functional_optimizer, example_inputs)
+    argument_names = layout.argument_names()
+    initial = layout.argument_values()
+    example_args = [initial[name] for role, name in argument_names
+                    if role not in ("data", "seed")]
+    example_args += example_inputs + [torch.ones((), dtype=torch.float32)]
+    dynamic = [dynamic_batch and role == "data" for role, _ in argument_names]
+
+    provenance = _Provenance(model)
+    step = _make_step(layout, _LossModule(model, loss_fn), provenance, clip_grad_norm)
+    fake_args = _fake_arguments(example_args, dynamic)
+    try:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(fx_traceback.preserve_node_meta())
+            stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
+            stack.enter_context(provenance)
+            gm = make_fx(torch.func.functionalize(step, remove="mutations"),
+                         decomposition_table=decompositions.table(),
+                         tracing_mode="fake")(*fake_args)
+    except TraceError:
+        raise
+    except Exception as error:
+        reason = "".join(traceback.format_exception_only(type(error), error)).strip()
+        if dynamic_batch and "symbolic" in reason.lower() or "guard" in reason.lower():
+            raise TraceError(f"the model cannot be traced with a dynamic batch dimension: "
+                             f"{reason}") from error
+        raise TraceError(f"tracing the training step failed: {reason}") from error
+
+    outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    result_values = [node.meta["val"] for node in outputs]
+    placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    arguments = _records(argument_names, placeholders)
+    results = _records(layout.result_names(), result_values)
+
+    module = _import(gm, model_name)
+    dropped_checks = _drop_shape_checks(module) if dynamic_batch else []
+    if dropped_checks:
+        _lower(module, module.context, "builtin.module(func.func(canonicalize, cse, lower-affine))",
+               "cleanup after dropping size checks")
+    _check_dialects(module)
+    _set_signature_attributes(module, model_name, arguments, results, initial)
+    text = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+    return TracedStep(text, model_name, arguments, results, gm, initial, functional_optimizer)
+
