@@ -186,9 +186,10 @@ def _place(values, offset, stride, size, dim):
     """values along `dim` (length o) placed at offset + stride * i on a
     zero axis of length `size`; positions outside it are dropped."""
     if stride > 1:
-        values = values.unsqueeze(dim + 1)
-        pad = [0, 0] * (values.dim() - dim - 2) + [0, stride - 1]
-        values = F.pad(values, pad).flatten(dim, dim + 1)  # o * stride, value first
+        # [..., o, ...] -> [..., o, stride, ...] holding each value first, then zeros.
+        first = torch.arange(stride, device=values.device) == 0
+        first = first.reshape([stride] + [1] * (values.dim() - dim - 1))
+        values = torch.where(first, values.unsqueeze(dim + 1), 0).flatten(dim, dim + 1)
     if offset < 0:
         values = values.narrow(dim, min(-offset, values.shape[dim]),
                                max(values.shape[dim] + offset, 0))
@@ -197,8 +198,19 @@ def _place(values, offset, stride, size, dim):
     if offset + length > size:
         values = values.narrow(dim, 0, max(size - offset, 0))
         length = values.shape[dim]
-    pad = [0, 0] * (values.dim() - dim - 1) + [offset, size - offset - length]
-    return F.pad(values, pad)
+    return _pad_axis(values, dim, offset, size - offset - length)
+
+
+def _pad_axis(values, dim, before, after):
+    """Zeros before and after `values` along `dim`, by concatenation: F.pad
+    would fix a dynamic batch size while tracing (its decomposition guards
+    on every dimension)."""
+    def zeros(length):
+        shape = list(values.shape)
+        shape[dim] = length
+        return values.new_zeros(shape)
+    parts = ([zeros(before)] if before else []) + [values] + ([zeros(after)] if after else [])
+    return torch.cat(parts, dim) if len(parts) > 1 else values
 
 
 def _window_offsets(kernel, stride, padding, dilation, out_size):

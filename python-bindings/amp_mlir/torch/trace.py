@@ -19,11 +19,13 @@ Every argument and result of the function carries `amp.name` and
 `loc(fused["<module path>", "<aten op>", "<phase>", <source line>])`.
 """
 import contextlib
+import operator
 import os
 import re
 import sys
 import sysconfig
 import traceback
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -289,6 +291,23 @@ def _make_step(layout: _Layout, loss_module: _LossModule, provenance: _Provenanc
     return step
 
 
+@contextlib.contextmanager
+def _without_mkldnn():
+    """nn.LSTM under autograd on the CPU dispatches to aten.mkldnn_rnn_layer,
+    which torch-mlir cannot lower; without mkldnn it is the plain recurrence.
+    (Switching the flags warns about TF32 on Intel GPUs, irrelevant here.)"""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+        flags = torch.backends.mkldnn.flags(enabled=False)
+        flags.__enter__()
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
+            flags.__exit__(None, None, None)
+
+
 def _fake_arguments(values: Sequence[torch.Tensor], dynamic: Sequence[bool]):
     """Fake tensors for tracing; dimension 0 of those marked dynamic is a
     symbolic size (backed by the example's size, so no 0/1 specialization
@@ -312,14 +331,17 @@ def _fake_arguments(values: Sequence[torch.Tensor], dynamic: Sequence[bool]):
 
 # -- import -----------------------------------------------------------------------
 
-def _node_location(ir, context, node):
-    """loc(fused["<module path>", "<aten op>", "<phase>", "file":line:0])."""
+def _node_location(ir, context, node, function_name):
+    """loc(fused["<module path>", "<aten op>", "<phase>", "file":line:0]);
+    the function's arguments and results are located at its name."""
+    if node.op not in ("call_function", "call_method"):
+        return ir.Location.name(function_name, context=context)
+    target = node.target
+    if target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
+        target = node.args[0].target  # an element of a multi-result op
+    op = str(target) if isinstance(target, torch._ops.OpOverload) else getattr(
+        target, "__name__", str(target))
     custom = node.meta.get("custom") or {}
-    if node.op == "call_function":
-        op = str(getattr(node.target, "__name__", node.target))
-        op = str(node.target) if isinstance(node.target, torch._ops.OpOverload) else op
-    else:
-        op = node.op
     parts = [ir.Location.name(custom.get("amp_module", LOSS_PATH), context=context),
              ir.Location.name(op, context=context),
              ir.Location.name(custom.get("amp_phase", "forward"), context=context)]
@@ -332,12 +354,14 @@ def _node_location(ir, context, node):
 _LOC = re.compile(r'loc\(fused\["([^"]*)", "([^"]*)", "([^"]*)"')
 
 
-def _describe_location(location_text: str) -> str:
+def _describe_location(location_text: str, fallback_op: str = "an op") -> str:
+    """"aten.x.default (module 'layer1.conv', backward)" from one of our
+    locations; the op named by torch-mlir (`fallback_op`) for others."""
     match = _LOC.search(location_text)
     if not match:
-        return f"at {location_text}"
+        return f"{fallback_op} (at {location_text})"
     path, op, phase = match.groups()
-    return f"{op} in module '{path}' ({phase})"
+    return f"{op} (module '{path}', {phase})"
 
 
 def _lower(module, context, pipeline: str, what: str):
@@ -360,11 +384,13 @@ def _lower(module, context, pipeline: str, what: str):
         if not diagnostics:
             raise TraceError(f"torch-mlir {what} failed: {error}") from None
         location, message = diagnostics[0]
-        op = re.search(r"'torch\.([\w.]+)'", message)
-        subject = (f"aten op {op.group(1).replace('aten.', 'aten.', 1)}" if op else "an op")
-        raise TraceError(
-            f"torch-mlir cannot lower {subject}, from {_describe_location(location)}, to "
-            f"linalg-on-tensors ({what}): {message}") from None
+        # torch-mlir names the op as 'torch.aten.x' or, for ops it has no
+        # definition of, as a torch.operator with name = "torch.aten.x".
+        named = (re.search(r'name = "torch\.([\w.]+)"', message)
+                 or re.search(r"'torch\.([\w.]+)'", message))
+        subject = _describe_location(location, named.group(1) if named else "an op")
+        raise TraceError(f"torch-mlir cannot lower {subject} to linalg-on-tensors ({what}): "
+                         f"{message.splitlines()[0]}") from None
     finally:
         handler.detach()
 
@@ -422,11 +448,12 @@ def _check_dialects(module):
 
     module.operation.walk(visit)
     if found:
-        name, location = found[0]
+        # Name an op that does the work, not a region terminator.
+        name, location = next(((n, l) for n, l in found if not n.endswith(".yield")), found[0])
         others = sorted({n for n, _ in found} - {name})
         raise TraceError(
-            f"the imported step still contains '{name}' (lowered from "
-            f"{_describe_location(location)}); the step must be "
+            f"the imported step still contains '{name}', lowered from "
+            f"{_describe_location(location)}; the step must be "
             f"{', '.join(ALLOWED_DIALECTS)} only. Add a decomposition to "
             "amp_mlir/torch/decompositions.py"
             + (f"; also left: {', '.join(others)}" if others else ""))
@@ -451,6 +478,13 @@ def _set_signature_attributes(module, function_name, arguments, results, argumen
             attributes(r, float(argument_values[r.name]) if r.role == "hyperparameter" else None)
             for r in arguments])
         func.attributes["res_attrs"] = ir.ArrayAttr.get([attributes(r) for r in results])
+
+
+def _specialized(size) -> bool:
+    """Whether a symbolic size was fixed to a constant by a guard while tracing."""
+    if not isinstance(size, torch.SymInt):
+        return True
+    return size.node.shape_env.replace(size.node.expr).is_number
 
 
 def _records(names, values) -> List[TensorRecord]:
@@ -478,7 +512,7 @@ def _import(gm, function_name):
         __slots__ = ()
 
         def get_node_location(self, node):
-            return _node_location(ir, context, node)
+            return _node_location(ir, context, node, function_name)
 
     context = ir.Context()
     torch_dialect.register_dialect(context)
@@ -526,7 +560,10 @@ class TracedStep:
     def hyperparameters(self, optimizer: torch.optim.Optimizer) -> Dict[str, torch.Tensor]:
         """`optimizer`'s current hyperparameters (after a scheduler step, say)
         as the step's inputs, by name."""
-        return self._optimizer.hyperparameter_values(optimizer)
+        try:
+            return self._optimizer.hyperparameter_values(optimizer)
+        except UnsupportedOptimizerError as error:
+            raise TraceError(str(error)) from None
 
     def run_reference(self, *args: torch.Tensor) -> List[torch.Tensor]:
         """The traced graph run in PyTorch on the arguments in order."""
@@ -601,23 +638,31 @@ def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: to
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(fx_traceback.preserve_node_meta())
-            stack.enter_context(torch.backends.mkldnn.flags(enabled=False))
+            stack.enter_context(_without_mkldnn())
             stack.enter_context(provenance)
             gm = make_fx(torch.func.functionalize(step, remove="mutations"),
                          decomposition_table=decompositions.table(),
                          tracing_mode="fake")(*fake_args)
     except TraceError:
         raise
+    except decompositions.UnsupportedLayerError as error:
+        raise TraceError(str(error)) from None
     except Exception as error:
         reason = "".join(traceback.format_exception_only(type(error), error)).strip()
-        if dynamic_batch and "symbolic" in reason.lower() or "guard" in reason.lower():
-            raise TraceError(f"the model cannot be traced with a dynamic batch dimension: "
-                             f"{reason}") from error
+        if dynamic_batch and ("symbolic" in reason.lower() or "guard" in reason.lower()):
+            raise TraceError(f"dynamic_batch: the model cannot be traced with a dynamic batch "
+                             f"dimension: {reason}") from error
         raise TraceError(f"tracing the training step failed: {reason}") from error
 
     outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     result_values = [node.meta["val"] for node in outputs]
     placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    for (role, name), value, is_dynamic in zip(argument_names, placeholders, dynamic):
+        if is_dynamic and _specialized(value.shape[0]):
+            raise TraceError(
+                f"dynamic_batch: the model fixes dimension 0 of {name} to {int(value.shape[0])} "
+                "(a shape computed from constants, such as a reshape to a fixed batch size); "
+                "derive it from the input's size, or trace without dynamic_batch")
     arguments = _records(argument_names, placeholders)
     results = _records(layout.result_names(), result_values)
 

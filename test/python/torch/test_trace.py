@@ -1,0 +1,325 @@
+"""Tests of amp_mlir.torch.trace_training_step (python-bindings/amp_mlir/torch).
+
+For each model of zoo.py: the traced graph, run in PyTorch, reproduces eager
+PyTorch training steps (loss, parameters, buffers, optimizer state), and the
+imported module parses in MLIR 22, is linalg on tensors only, and names
+every argument and result. Then dynamic batches, errors and hyperparameters.
+"""
+import functools
+import os
+import re
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torch_mlir")
+
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch_mlir import ir  # noqa: E402
+
+import zoo  # noqa: E402
+from conftest import load_tracer  # noqa: E402
+
+torch.set_num_threads(1)
+tracer = load_tracer()
+
+MLIR_OPT = os.environ.get("MLIR_OPT", "/usr/lib/llvm-22/bin/mlir-opt")
+STATE_ROLES = ("parameter", "buffer", "optimizer_state")
+ARGUMENT_ROLES = {"parameter", "buffer", "optimizer_state", "hyperparameter", "data", "seed"}
+RESULT_ROLES = {"loss", "gradient", "parameter", "optimizer_state", "buffer"}
+ALLOWED_DIALECTS = {"builtin", "func", "arith", "math", "tensor", "linalg", "scf"}
+
+
+def trace(setup, **options):
+    return tracer.trace_training_step(setup.model, setup.loss_fn, setup.optimizer,
+                                      setup.batches(1)[0], **{**setup.options, **options})
+
+
+@functools.cache
+def traced(name, dynamic_batch=False):
+    """(setup, step) traced once per session; tests that step eagerly make
+    their own setup."""
+    setup = zoo.SETUPS[name]()
+    return setup, trace(setup, dynamic_batch=dynamic_batch)
+
+
+def assert_close(actual, expected, what):
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-6, msg=lambda m: f"{what}: {m}")
+
+
+def eager_step(setup, batch, scheduler=None):
+    """One torch.optim step of the setup's model, as a user writes it."""
+    setup.optimizer.zero_grad()
+    loss = setup.loss_fn(setup.model, *batch)
+    loss.backward()
+    if setup.options.get("clip_grad_norm") is not None:
+        torch.nn.utils.clip_grad_norm_(setup.model.parameters(), setup.options["clip_grad_norm"])
+    setup.optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return loss.detach()
+
+
+def compare_state(step, state, setup, steps_done, what):
+    model = setup.model
+    for name, value in model.named_parameters():
+        assert_close(state[name], value.detach(), f"{what}: parameter {name}")
+    for name, value in model.named_buffers():
+        assert_close(state[name], value.detach(), f"{what}: buffer {name}")
+    params = dict(model.named_parameters())
+    for record in step.arguments:
+        if record.role != "optimizer_state":
+            continue
+        match = re.fullmatch(r"optimizer\.state\.(.+)\.(\w+)", record.name)
+        param_name, key = match.groups()
+        torch_state = setup.optimizer.state[params[param_name]]
+        if key in torch_state:
+            expected = torch.as_tensor(torch_state[key], dtype=torch.float32)
+        else:  # SGD's step counter, which torch.optim does not keep
+            assert key == "step", record.name
+            expected = torch.tensor(float(steps_done))
+        assert_close(state[record.name], expected, f"{what}: {record.name}")
+
+
+# -- numerics: the traced graph is PyTorch's step ---------------------------------
+
+@pytest.mark.parametrize("name", sorted(zoo.SETUPS))
+def test_three_steps_match_eager(name):
+    """The traced graph reproduces one eager step and, fed its own state,
+    three in a row; an LR scheduler's changes come in as hyperparameters."""
+    _, step = traced(name)
+    setup = zoo.SETUPS[name]()
+    scheduler = setup.scheduler(setup.optimizer) if setup.scheduler else None
+    state = step.initial_values()
+    state.update(step.hyperparameters(setup.optimizer))
+    for i, batch in enumerate(setup.batches(3)):
+        loss, state, grads = step.reference_step(state, *batch)
+        expected_loss = eager_step(setup, batch, scheduler)
+        assert_close(loss, expected_loss, f"step {i}: loss")
+        compare_state(step, state, setup, i + 1, f"step {i}")
+        state.update(step.hyperparameters(setup.optimizer))
+    assert set(grads) == {n for n, _ in setup.model.named_parameters()}
+
+
+def test_batchnorm_running_statistics_are_updated():
+    """aten.native_batch_norm does not declare its running-statistics update;
+    functionalization would drop it and the step would return the old values."""
+    _, step = traced("cnn")
+    setup = zoo.make_cnn()
+    state = step.initial_values()
+    batch = setup.batches(1)[0]
+    _, new_state, _ = step.reference_step(state, *batch)
+    eager_step(setup, batch)
+    for name in ("bn1.running_mean", "bn1.running_var", "bn2.running_mean", "bn2.running_var"):
+        assert not torch.equal(new_state[name], state[name]), name
+        assert_close(new_state[name], dict(setup.model.named_buffers())[name], name)
+    assert int(new_state["bn1.num_batches_tracked"]) == 1
+
+
+def test_tracing_changes_neither_model_nor_optimizer():
+    setup = zoo.make_cnn()
+    before = {k: v.clone() for k, v in setup.model.state_dict().items()}
+    trace(setup)
+    for key, value in setup.model.state_dict().items():
+        assert torch.equal(value, before[key]), key
+    assert not setup.optimizer.state
+
+
+def test_learning_rate_is_an_input():
+    """lr is an argument, not a constant: changing it between calls of the
+    same graph changes the update as an eager lr change does."""
+    _, step = traced("mlp")
+    assert [r.name for r in step.arguments if r.role == "hyperparameter"] == [
+        "param_groups.0.lr", "param_groups.0.weight_decay", "param_groups.0.momentum",
+        "param_groups.0.dampening"]
+    batch = zoo.make_mlp().batches(1)[0]
+    state = step.initial_values()
+    frozen = dict(state, **{"param_groups.0.lr": torch.tensor(0.0)})
+    _, new_state, _ = step.reference_step(frozen, *batch)
+    assert torch.equal(new_state["fc1.weight"], state["fc1.weight"])
+
+    setup = zoo.make_mlp()
+    setup.optimizer.param_groups[0]["lr"] = 0.37
+    faster = dict(state, **step.hyperparameters(setup.optimizer))
+    assert float(faster["param_groups.0.lr"]) == pytest.approx(0.37)
+    _, new_state, _ = step.reference_step(faster, *batch)
+    eager_step(setup, batch)
+    assert_close(new_state["fc1.weight"], setup.model.fc1.weight.detach(), "fc1.weight")
+
+
+def test_hyperparameter_that_changes_the_update_is_refused():
+    setup, step = traced("gpt_block")  # traced with weight_decay=0
+    optimizer = zoo.make_gpt_block().optimizer
+    optimizer.param_groups[0]["weight_decay"] = 0.1
+    with pytest.raises(tracer.TraceError, match=r"param_groups\[0\] changed its structure"):
+        step.hyperparameters(optimizer)
+
+
+# -- the imported module ------------------------------------------------------------
+
+def parse(text):
+    context = ir.Context()
+    return context, ir.Module.parse(text, context)
+
+
+def signature_attributes(module, function_name):
+    func = next(op for op in module.body.operations
+                if ir.StringAttr(op.attributes["sym_name"]).value == function_name)
+
+    def read(key):
+        return [{a.name: ir.StringAttr(a.attr).value for a in ir.DictAttr(d)
+                 if isinstance(a.attr, ir.StringAttr)}
+                for d in ir.ArrayAttr(func.attributes[key])]
+    return func, read("arg_attrs"), read("res_attrs")
+
+
+@pytest.mark.parametrize("name", sorted(zoo.SETUPS))
+def test_module_parses_in_mlir_22_and_is_linalg_only(name):
+    _, step = traced(name)
+    run = subprocess.run([MLIR_OPT, "-o", os.devnull], input=step.module_text,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "tm_tensor." not in step.module_text and '"torch.' not in step.module_text
+    _, module = parse(step.module_text)
+    dialects = set()
+
+    def visit(op):
+        dialects.add(op.name.split(".")[0])
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    assert dialects <= ALLOWED_DIALECTS, dialects - ALLOWED_DIALECTS
+
+
+@pytest.mark.parametrize("name", sorted(zoo.SETUPS))
+def test_every_argument_and_result_is_named(name):
+    setup, step = traced(name)
+    _, module = parse(step.module_text)
+    func, args, results = signature_attributes(module, step.function_name)
+    assert [(a["amp.import_role"], a["amp.name"]) for a in args] == [
+        (r.role, r.name) for r in step.arguments]
+    assert [(a["amp.import_role"], a["amp.name"]) for a in results] == [
+        (r.role, r.name) for r in step.results]
+    assert {r.role for r in step.arguments} <= ARGUMENT_ROLES
+    assert {r.role for r in step.results} <= RESULT_ROLES
+    assert [r.role for r in step.arguments].count("seed") == 1
+    assert [r.role for r in step.results][0] == "loss"
+
+    params = [n for n, p in setup.model.named_parameters()]
+    assert [r.name for r in step.arguments if r.role == "parameter"] == params
+    assert [r.name for r in step.results if r.role == "gradient"] == params
+    # Every piece of state comes back exactly once, with its type.
+    returned = [(r.role, r.name) for r in step.results if r.role in STATE_ROLES]
+    carried = [(r.role, r.name) for r in step.arguments if r.role in STATE_ROLES]
+    assert sorted(returned) == sorted(carried) and len(set(returned)) == len(returned)
+    by_name = {(r.role, r.name): r for r in step.results}
+    for record in step.arguments:
+        if record.role in STATE_ROLES:
+            result = by_name[(record.role, record.name)]
+            assert (result.dtype, result.shape) == (record.dtype, record.shape), record.name
+    assert {r.name for r in step.arguments if r.role == "buffer"} == {
+        n for n, _ in setup.model.named_buffers()}
+
+
+def test_ops_are_located_by_module_path_and_aten_op():
+    """Ops carry loc(fused["<module path>", "<aten op>", "<phase>", ...]),
+    backward ops the path of the forward op they differentiate."""
+    _, step = traced("resnet_block")
+    _, module = parse(step.module_text)
+    located = []
+
+    def visit(op):
+        if op.name.startswith("linalg.") and op.name != "linalg.yield":
+            located.append(str(op.location))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    pattern = re.compile(r'loc\(fused\["([^"]+)", "((?:aten|prims)\.[\w.]+)", '
+                         r'"(forward|backward|optimizer)"')
+    parsed = [pattern.search(loc) for loc in located]
+    assert all(parsed), [loc for loc, p in zip(located, parsed) if not p][:5]
+    seen = {p.groups() for p in parsed}
+    assert ("layer1.0.downsample.0", "aten.convolution.default", "forward") in seen
+    assert ("layer1.0.downsample.0", "aten.convolution_backward.default", "backward") in seen
+    assert any(path == "<optimizer>/fc.weight" and phase == "optimizer"
+               for path, _, phase in seen)
+    assert 'zoo.py":' in step.module_text  # the user's source line
+
+
+# -- dynamic batch ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["mlp", "cnn"])
+def test_dynamic_batch(name):
+    setup, step = traced(name, dynamic_batch=True)
+    data = [r for r in step.arguments if r.role == "data"]
+    assert data and all(r.shape[0] == -1 for r in data)
+    assert all(-1 not in r.shape for r in step.arguments if r.role != "data")
+    pretty = subprocess.run([MLIR_OPT], input=step.module_text, capture_output=True, text=True)
+    assert pretty.returncode == 0, pretty.stderr[-3000:]
+    signature = re.search(r"func\.func @train_step\((.*?)\) ->", pretty.stdout, re.S).group(1)
+    assert "tensor<?x" in signature
+    assert "cf.assert" not in pretty.stdout
+
+    # One graph, two batch sizes, each as eager.
+    for size in (5, 2):
+        fresh = zoo.SETUPS[name]()
+        batch = tuple(t[:size] for t in fresh.batches(1)[0])
+        loss, state, _ = step.reference_step(step.initial_values(), *batch)
+        assert_close(loss, eager_step(fresh, batch), f"batch {size}: loss")
+        compare_state(step, state, fresh, 1, f"batch {size}")
+
+
+def test_dynamic_batch_refuses_a_model_that_fixes_the_batch_size():
+    class FixedBatch(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x.reshape(6, 4))
+
+    model = FixedBatch()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(tracer.TraceError, match=r"dynamic_batch.*input0.*6"):
+        tracer.trace_training_step(model, lambda m, x: m(x).sum(), optimizer,
+                                   [torch.randn(6, 4)], dynamic_batch=True)
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+class Spectral(nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft(x).abs()
+
+
+class CumulativeSum(nn.Module):
+    def forward(self, x):
+        return x.cumsum(1)
+
+
+@pytest.mark.parametrize("layer, aten_op", [(Spectral, "aten._fft_r2c"),
+                                            (CumulativeSum, "aten.cumsum")])
+def test_unlowerable_op_is_named_with_its_module_path(layer, aten_op):
+    model = nn.Sequential(nn.Linear(8, 8), nn.Sequential(nn.ReLU(), layer()))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(tracer.TraceError) as error:
+        tracer.trace_training_step(model, lambda m, x: m(x).sum(), optimizer,
+                                   [torch.randn(4, 8)])
+    message = str(error.value)
+    assert aten_op in message and "module '1.1'" in message, message
+
+
+def test_unsupported_optimizer_is_refused():
+    model = nn.Linear(3, 2)
+    optimizer = torch.optim.RMSprop(model.parameters())
+    with pytest.raises(tracer.TraceError, match="RMSprop is not supported"):
+        tracer.trace_training_step(model, lambda m, x: m(x).sum(), optimizer, [torch.randn(2, 3)])
+
+
+def test_loss_must_be_a_scalar():
+    model = nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(tracer.TraceError, match="0-d float32"):
+        tracer.trace_training_step(model, lambda m, x: m(x), optimizer, [torch.randn(2, 3)])
