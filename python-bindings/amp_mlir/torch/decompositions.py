@@ -10,6 +10,7 @@ import functools
 
 import torch
 import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 __all__ = ["table", "TORCH_FUNCTION_OVERRIDES", "check_module", "UnsupportedLayerError"]
 
@@ -63,7 +64,52 @@ def _batch_norm(input, running_mean, running_var, weight=None, bias=None, traini
     return output
 
 
-TORCH_FUNCTION_OVERRIDES = {F.batch_norm: _batch_norm}
+def _recurrent(input_form, data_form):
+    """A recurrent layer (torch._VF.lstm, gru, ...) as torch's Python
+    recurrence. The C++ one reads sizes as plain integers, which fixes a
+    dynamic batch size while tracing; it also dispatches to
+    aten.mkldnn_rnn_layer, which torch-mlir cannot lower."""
+    def run(*args, **kwargs):
+        # (input, hx, params, ...) or, for packed sequences, (data, batch_sizes, hx, params, ...)
+        packed = not isinstance(args[2], (list, tuple))
+        with _Overridden():  # its cells call F.linear on 3-d states
+            return (data_form if packed else input_form)(*args, **kwargs)
+    return run
+
+
+def _recurrent_overrides():
+    from torch._decomp import decompositions as torch_decompositions
+
+    return {torch._VF.lstm: _recurrent(torch_decompositions.lstm_impl,
+                                       torch_decompositions.lstm_data_impl),
+            torch._VF.gru: _recurrent(torch_decompositions.gru_impl,
+                                      torch_decompositions.gru_impl_data),
+            torch._VF.rnn_tanh: _recurrent(torch_decompositions.rnn_tanh_input,
+                                           torch_decompositions.rnn_tanh_data),
+            torch._VF.rnn_relu: _recurrent(torch_decompositions.rnn_relu_input,
+                                           torch_decompositions.rnn_relu_data)}
+
+
+def _linear(input, weight, bias=None):
+    """F.linear with the leading dimensions folded in Python, as eager folds
+    them: the C++ composite reads them as plain integers, which fixes a
+    dynamic batch size while tracing."""
+    if input.dim() <= 2:
+        return F.linear(input, weight, bias)
+    folded = F.linear(input.reshape(-1, input.shape[-1]), weight, bias)
+    return folded.reshape(*input.shape[:-1], weight.shape[0])
+
+
+TORCH_FUNCTION_OVERRIDES = {F.batch_norm: _batch_norm, F.linear: _linear,
+                            **_recurrent_overrides()}
+
+
+class _Overridden(TorchFunctionMode):
+    """TORCH_FUNCTION_OVERRIDES inside an override (the tracer's own mode is
+    off while an override runs)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return TORCH_FUNCTION_OVERRIDES.get(func, func)(*args, **(kwargs or {}))
 
 
 # -- below autograd: the decomposition table --------------------------------------------
@@ -277,7 +323,56 @@ def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_m
     return grad_input
 
 
+# -- convolution backward as convolutions ------------------------------------------------
+
+def _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                          transposed, output_padding, groups, output_mask):
+    """A 2-D, ungrouped convolution's gradients as two convolutions. torch-mlir's
+    own lowering of the weight gradient groups the convolution by the batch
+    size, which fails for a dynamic batch."""
+    if transposed or groups != 1 or input.dim() != 4:
+        return NotImplemented
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        # The transposed convolution, with the output padding that gives back
+        # the input's size.
+        extra = [input.shape[2 + i] - ((grad_output.shape[2 + i] - 1) * stride[i]
+                                       - 2 * padding[i] + dilation[i] * (weight.shape[2 + i] - 1)
+                                       + 1) for i in range(2)]
+        grad_input = aten.convolution.default(grad_output, weight, None, stride, padding,
+                                              dilation, True, extra, 1)
+    if output_mask[1]:
+        # grad_w[o, i, a, b] = sum over n, y, x of g[n, o, y, x] * x_pad[n, i, y s + a d, x s + b d]:
+        # a convolution of the input (channels <-> batch) by the gradient, stride and
+        # dilation swapped, cut to the kernel size.
+        swapped = aten.convolution.default(input.transpose(0, 1), grad_output.transpose(0, 1),
+                                           None, dilation, padding, stride, False, [0, 0], 1)
+        grad_weight = swapped.narrow(2, 0, weight.shape[2]).narrow(3, 0, weight.shape[3])
+        grad_weight = grad_weight.transpose(0, 1)
+    if output_mask[2]:
+        grad_bias = grad_output.sum([0, 2, 3])
+    return grad_input, grad_weight, grad_bias
+
+
 # -- arithmetic ---------------------------------------------------------------------
+
+def _var_mean(self, dim=None, *, correction=None, keepdim=False):
+    """Two passes in the input's precision: torch-mlir computes var_mean
+    (LayerNorm's statistics) in f64 tensors, which the AMP passes never touch."""
+    dims = sorted(d % self.dim() for d in dim) if dim else list(range(self.dim()))
+    count = 1
+    for d in dims:
+        count = count * self.shape[d]
+    mean = self.sum(dims, keepdim=True) / count
+    centered = self - mean
+    correction = 1 if correction is None else correction
+    var = (centered * centered).sum(dims, keepdim=keepdim) / (count - correction)
+    return var, (mean if keepdim else mean.squeeze(dims))
+
+
+def _var(self, dim=None, *, correction=None, keepdim=False):
+    return _var_mean(self, dim, correction=correction, keepdim=keepdim)[0]
+
 
 def _reciprocal(self):
     """1 / x as a division: torch-mlir's reciprocal asserts a nonzero input
@@ -286,6 +381,9 @@ def _reciprocal(self):
 
 
 _OURS = {
+    aten.convolution_backward.default: _convolution_backward,
+    aten.var_mean.correction: _var_mean,
+    aten.var.correction: _var,
     aten.reciprocal.default: _reciprocal,
     aten.gather.default: _gather,
     aten.scatter.value: _scatter_value,

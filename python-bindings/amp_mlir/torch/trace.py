@@ -338,7 +338,10 @@ def _node_location(ir, context, node, function_name):
         return ir.Location.name(function_name, context=context)
     target = node.target
     if target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
-        target = node.args[0].target  # an element of a multi-result op
+        node = node.args[0]  # an element of a multi-result op
+        target = node.target
+    # The op the model called, not what a decomposition made of it.
+    target = node.meta.get("original_aten") or target
     op = str(target) if isinstance(target, torch._ops.OpOverload) else getattr(
         target, "__name__", str(target))
     custom = node.meta.get("custom") or {}

@@ -3,2505 +3,2530 @@
 #loc = loc(unknown)
 #loc1 = loc("train_step")
 #loc2 = loc("<root>")
-#loc3 = loc("aten.where.self")
+#loc3 = loc("aten.select_backward.default")
 #loc4 = loc("backward")
 #loc5 = loc("test/python/torch/zoo.py":224:0)
 #loc6 = loc("<loss>")
-#loc7 = loc("test/python/torch/zoo.py":236:0)
-#loc8 = loc("aten.sub.Tensor")
-#loc9 = loc("forward")
-#loc10 = loc("lstm")
-#loc11 = loc("aten.mm.default")
-#loc12 = loc("test/python/torch/zoo.py":223:0)
-#loc13 = loc("<optimizer>/lstm.weight_ih_l0")
-#loc14 = loc("aten.ge.Scalar")
-#loc15 = loc("optimizer")
-#loc16 = loc("python-bindings/amp_mlir/torch/optim.py":218:0)
-#loc17 = loc("aten.permute.default")
-#loc18 = loc("aten.view.default")
-#loc19 = loc("aten.add.Tensor")
-#loc21 = loc("prims.squeeze.default")
-#loc22 = loc("aten.expand.default")
-#loc23 = loc("aten.mul.Tensor")
-#loc24 = loc("aten.split_with_sizes.default")
-#loc25 = loc("aten.sigmoid.default")
-#loc26 = loc("aten.tanh.default")
-#loc27 = loc("aten.cat.default")
-#loc28 = loc("aten.select.int")
-#loc29 = loc("head")
-#loc30 = loc("aten.neg.default")
-#loc31 = loc("aten.clamp.default")
-#loc32 = loc("aten.exp.default")
-#loc33 = loc("aten.log.default")
-#loc34 = loc("aten.mean.default")
-#loc35 = loc("aten.div.Scalar")
-#loc36 = loc("aten.div.Tensor")
-#loc37 = loc("aten.gt.Scalar")
-#loc38 = loc("aten.unsqueeze.default")
-#loc39 = loc("aten.sum.dim_IntList")
-#loc40 = loc("aten.arange.start_step")
-#loc41 = loc("aten.eq.Scalar")
-#loc42 = loc("python-bindings/amp_mlir/torch/optim.py":210:0)
-#loc43 = loc("python-bindings/amp_mlir/torch/optim.py":214:0)
-#loc44 = loc("aten.abs.default")
-#loc45 = loc("python-bindings/amp_mlir/torch/optim.py":219:0)
-#loc46 = loc("aten.pow.Tensor_Tensor")
-#loc47 = loc("python-bindings/amp_mlir/torch/optim.py":220:0)
-#loc48 = loc("python-bindings/amp_mlir/torch/optim.py":221:0)
-#loc49 = loc("aten.sqrt.default")
-#loc50 = loc("python-bindings/amp_mlir/torch/optim.py":222:0)
-#loc51 = loc("aten.maximum.default")
-#loc52 = loc("python-bindings/amp_mlir/torch/optim.py":226:0)
-#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":228:0)
-#loc54 = loc("python-bindings/amp_mlir/torch/optim.py":229:0)
-#loc55 = loc("<optimizer>/lstm.weight_hh_l0")
-#loc56 = loc("<optimizer>/lstm.bias_ih_l0")
-#loc57 = loc("<optimizer>/lstm.bias_hh_l0")
-#loc58 = loc("<optimizer>/head.weight")
-#loc59 = loc("<optimizer>/head.bias")
+#loc7 = loc("aten.where.self")
+#loc8 = loc("test/python/torch/zoo.py":236:0)
+#loc9 = loc("aten.sub.Tensor")
+#loc10 = loc("forward")
+#loc11 = loc("lstm")
+#loc12 = loc("aten.addmm.default")
+#loc13 = loc("test/python/torch/zoo.py":223:0)
+#loc14 = loc("aten.mul.Tensor")
+#loc15 = loc("<optimizer>/lstm.weight_ih_l0")
+#loc16 = loc("aten.lerp.Tensor")
+#loc17 = loc("optimizer")
+#loc18 = loc("python-bindings/amp_mlir/torch/optim.py":218:0)
+#loc19 = loc("aten.tanh_backward.default")
+#loc20 = loc("aten.transpose.int")
+#loc22 = loc("aten.t.default")
+#loc23 = loc("aten.view.default")
+#loc24 = loc("aten.unbind.int")
+#loc25 = loc("aten.add.Tensor")
+#loc26 = loc("aten.split.Tensor")
+#loc27 = loc("aten.sigmoid.default")
+#loc28 = loc("aten.tanh.default")
+#loc29 = loc("aten.cat.default")
+#loc31 = loc("head")
+#loc32 = loc("aten.squeeze.dim")
+#loc33 = loc("aten.neg.default")
+#loc34 = loc("aten.clamp_min.default")
+#loc35 = loc("aten.exp.default")
+#loc36 = loc("aten.log.default")
+#loc37 = loc("aten.mean.default")
+#loc38 = loc("aten.expand.default")
+#loc39 = loc("aten.div.Scalar")
+#loc40 = loc("aten.div.Tensor")
+#loc41 = loc("aten.gt.Scalar")
+#loc42 = loc("aten.unsqueeze.default")
+#loc44 = loc("aten.sum.dim_IntList")
+#loc45 = loc("aten.slice.Tensor")
+#loc46 = loc("aten.sigmoid_backward.default")
+#loc48 = loc("python-bindings/amp_mlir/torch/optim.py":210:0)
+#loc49 = loc("python-bindings/amp_mlir/torch/optim.py":214:0)
+#loc50 = loc("aten.rsub.Scalar")
+#loc51 = loc("python-bindings/amp_mlir/torch/optim.py":219:0)
+#loc52 = loc("aten.pow.Tensor_Tensor")
+#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":220:0)
+#loc54 = loc("python-bindings/amp_mlir/torch/optim.py":221:0)
+#loc55 = loc("aten.sqrt.default")
+#loc56 = loc("python-bindings/amp_mlir/torch/optim.py":222:0)
+#loc57 = loc("aten.maximum.default")
+#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":226:0)
+#loc59 = loc("python-bindings/amp_mlir/torch/optim.py":228:0)
+#loc60 = loc("python-bindings/amp_mlir/torch/optim.py":229:0)
+#loc61 = loc("<optimizer>/lstm.weight_hh_l0")
+#loc62 = loc("<optimizer>/lstm.bias_ih_l0")
+#loc63 = loc("<optimizer>/lstm.bias_hh_l0")
+#loc64 = loc("<optimizer>/head.weight")
+#loc65 = loc("<optimizer>/head.bias")
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d2, d1)>
 #map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
-#map3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-#map4 = affine_map<(d0, d1, d2) -> (d2)>
-#map5 = affine_map<(d0, d1) -> (d1)>
-#map6 = affine_map<(d0, d1) -> (d0, d1)>
+#map3 = affine_map<(d0, d1) -> (d1)>
+#map4 = affine_map<(d0, d1) -> (d0, d1)>
+#map5 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map6 = affine_map<(d0, d1, d2) -> (d1, d2)>
 #map7 = affine_map<(d0) -> (d0)>
 #map8 = affine_map<(d0) -> ()>
 #map9 = affine_map<() -> ()>
 #map10 = affine_map<(d0, d1) -> (0, d1)>
 #map11 = affine_map<(d0, d1, d2) -> (0, d1, 0)>
-#map12 = affine_map<(d0, d1) -> ()>
-#map13 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
-#loc60 = loc(fused[#loc2, #loc3, #loc4, #loc5])
-#loc61 = loc(fused[#loc6, #loc3, #loc4, #loc7])
-#loc62 = loc(fused[#loc6, #loc8, #loc9, #loc7])
-#loc63 = loc(fused[#loc10, #loc11, #loc9, #loc12])
-#loc64 = loc(fused[#loc13, #loc14, #loc15, #loc16])
-#loc65 = loc(fused[#loc10, #loc8, #loc4, #loc12])
-#loc66 = loc(fused[#loc10, #loc17, #loc9, #loc12])
-#loc67 = loc(fused[#loc10, #loc18, #loc9, #loc12])
-#loc68 = loc(fused[#loc10, #loc19, #loc9, #loc12])
-#loc70 = loc(fused[#loc10, #loc21, #loc9, #loc12])
-#loc71 = loc(fused[#loc10, #loc22, #loc9, #loc12])
-#loc72 = loc(fused[#loc10, #loc23, #loc9, #loc12])
-#loc73 = loc(fused[#loc10, #loc24, #loc9, #loc12])
-#loc74 = loc(fused[#loc10, #loc25, #loc9, #loc12])
-#loc75 = loc(fused[#loc10, #loc26, #loc9, #loc12])
-#loc78 = loc(fused[#loc29, #loc17, #loc9, #loc5])
-#loc80 = loc(fused[#loc29, #loc22, #loc9, #loc5])
-#loc81 = loc(fused[#loc29, #loc19, #loc9, #loc5])
-#loc82 = loc(fused[#loc29, #loc23, #loc9, #loc5])
-#loc83 = loc(fused[#loc2, #loc21, #loc9, #loc5])
-#loc84 = loc(fused[#loc6, #loc30, #loc9, #loc7])
-#loc85 = loc(fused[#loc6, #loc31, #loc9, #loc7])
-#loc86 = loc(fused[#loc6, #loc23, #loc9, #loc7])
-#loc87 = loc(fused[#loc6, #loc19, #loc9, #loc7])
-#loc88 = loc(fused[#loc6, #loc32, #loc9, #loc7])
-#loc89 = loc(fused[#loc6, #loc33, #loc9, #loc7])
-#loc90 = loc(fused[#loc6, #loc34, #loc9, #loc7])
-#loc91 = loc(fused[#loc6, #loc22, #loc4, #loc7])
-#loc92 = loc(fused[#loc6, #loc35, #loc4, #loc7])
-#loc93 = loc(fused[#loc6, #loc36, #loc4, #loc7])
-#loc94 = loc(fused[#loc6, #loc23, #loc4, #loc7])
-#loc95 = loc(fused[#loc6, #loc30, #loc4, #loc7])
-#loc96 = loc(fused[#loc6, #loc19, #loc4, #loc7])
-#loc97 = loc(fused[#loc6, #loc37, #loc4, #loc7])
-#loc98 = loc(fused[#loc2, #loc38, #loc4, #loc5])
-#loc100 = loc(fused[#loc29, #loc17, #loc4, #loc5])
-#loc101 = loc(fused[#loc29, #loc39, #loc4, #loc5])
-#loc102 = loc(fused[#loc29, #loc18, #loc4, #loc5])
-#loc103 = loc(fused[#loc2, #loc40, #loc4, #loc5])
-#loc104 = loc(fused[#loc2, #loc18, #loc4, #loc5])
-#loc105 = loc(fused[#loc2, #loc41, #loc4, #loc5])
-#loc106 = loc(fused[#loc2, #loc22, #loc4, #loc5])
-#loc107 = loc(fused[#loc10, #loc17, #loc4, #loc12])
-#loc108 = loc(fused[#loc10, #loc28, #loc4, #loc12])
-#loc109 = loc(fused[#loc10, #loc23, #loc4, #loc12])
-#loc110 = loc(fused[#loc10, #loc27, #loc4, #loc12])
-#loc111 = loc(fused[#loc10, #loc11, #loc4, #loc12])
-#loc112 = loc(fused[#loc10, #loc39, #loc4, #loc12])
-#loc113 = loc(fused[#loc10, #loc18, #loc4, #loc12])
-#loc114 = loc(fused[#loc10, #loc19, #loc4, #loc12])
-#loc115 = loc(fused[#loc13, #loc19, #loc15, #loc42])
-#loc116 = loc(fused[#loc13, #loc23, #loc15, #loc43])
-#loc117 = loc(fused[#loc13, #loc8, #loc15, #loc43])
-#loc118 = loc(fused[#loc13, #loc8, #loc15, #loc16])
-#loc119 = loc(fused[#loc13, #loc44, #loc15, #loc16])
-#loc120 = loc(fused[#loc13, #loc3, #loc15, #loc16])
-#loc121 = loc(fused[#loc13, #loc23, #loc15, #loc16])
-#loc122 = loc(fused[#loc13, #loc19, #loc15, #loc16])
-#loc123 = loc(fused[#loc13, #loc23, #loc15, #loc45])
-#loc124 = loc(fused[#loc13, #loc8, #loc15, #loc45])
-#loc125 = loc(fused[#loc13, #loc19, #loc15, #loc45])
-#loc126 = loc(fused[#loc13, #loc46, #loc15, #loc47])
-#loc127 = loc(fused[#loc13, #loc8, #loc15, #loc47])
-#loc128 = loc(fused[#loc13, #loc46, #loc15, #loc48])
-#loc129 = loc(fused[#loc13, #loc8, #loc15, #loc48])
-#loc130 = loc(fused[#loc13, #loc49, #loc15, #loc48])
-#loc131 = loc(fused[#loc13, #loc36, #loc15, #loc50])
-#loc132 = loc(fused[#loc13, #loc51, #loc15, #loc52])
-#loc133 = loc(fused[#loc13, #loc49, #loc15, #loc53])
-#loc134 = loc(fused[#loc13, #loc36, #loc15, #loc53])
-#loc135 = loc(fused[#loc13, #loc19, #loc15, #loc53])
-#loc136 = loc(fused[#loc13, #loc36, #loc15, #loc54])
-#loc137 = loc(fused[#loc13, #loc23, #loc15, #loc54])
-#loc138 = loc(fused[#loc13, #loc8, #loc15, #loc54])
-#loc139 = loc(fused[#loc55, #loc19, #loc15, #loc42])
-#loc140 = loc(fused[#loc55, #loc23, #loc15, #loc43])
-#loc141 = loc(fused[#loc55, #loc8, #loc15, #loc43])
-#loc142 = loc(fused[#loc55, #loc3, #loc15, #loc16])
-#loc143 = loc(fused[#loc55, #loc14, #loc15, #loc16])
-#loc144 = loc(fused[#loc55, #loc8, #loc15, #loc16])
-#loc145 = loc(fused[#loc55, #loc23, #loc15, #loc16])
-#loc146 = loc(fused[#loc55, #loc19, #loc15, #loc16])
-#loc147 = loc(fused[#loc55, #loc23, #loc15, #loc45])
-#loc148 = loc(fused[#loc55, #loc8, #loc15, #loc45])
-#loc149 = loc(fused[#loc55, #loc19, #loc15, #loc45])
-#loc150 = loc(fused[#loc55, #loc46, #loc15, #loc47])
-#loc151 = loc(fused[#loc55, #loc8, #loc15, #loc47])
-#loc152 = loc(fused[#loc55, #loc46, #loc15, #loc48])
-#loc153 = loc(fused[#loc55, #loc8, #loc15, #loc48])
-#loc154 = loc(fused[#loc55, #loc49, #loc15, #loc48])
-#loc155 = loc(fused[#loc55, #loc36, #loc15, #loc50])
-#loc156 = loc(fused[#loc55, #loc51, #loc15, #loc52])
-#loc157 = loc(fused[#loc55, #loc49, #loc15, #loc53])
-#loc158 = loc(fused[#loc55, #loc36, #loc15, #loc53])
-#loc159 = loc(fused[#loc55, #loc19, #loc15, #loc53])
-#loc160 = loc(fused[#loc55, #loc36, #loc15, #loc54])
-#loc161 = loc(fused[#loc55, #loc23, #loc15, #loc54])
-#loc162 = loc(fused[#loc55, #loc8, #loc15, #loc54])
-#loc163 = loc(fused[#loc56, #loc19, #loc15, #loc42])
-#loc164 = loc(fused[#loc56, #loc23, #loc15, #loc43])
-#loc165 = loc(fused[#loc56, #loc8, #loc15, #loc43])
-#loc166 = loc(fused[#loc56, #loc3, #loc15, #loc16])
-#loc167 = loc(fused[#loc56, #loc14, #loc15, #loc16])
-#loc168 = loc(fused[#loc56, #loc8, #loc15, #loc16])
-#loc169 = loc(fused[#loc56, #loc23, #loc15, #loc16])
-#loc170 = loc(fused[#loc56, #loc19, #loc15, #loc16])
-#loc171 = loc(fused[#loc56, #loc23, #loc15, #loc45])
-#loc172 = loc(fused[#loc56, #loc8, #loc15, #loc45])
-#loc173 = loc(fused[#loc56, #loc19, #loc15, #loc45])
-#loc174 = loc(fused[#loc56, #loc46, #loc15, #loc47])
-#loc175 = loc(fused[#loc56, #loc8, #loc15, #loc47])
-#loc176 = loc(fused[#loc56, #loc46, #loc15, #loc48])
-#loc177 = loc(fused[#loc56, #loc8, #loc15, #loc48])
-#loc178 = loc(fused[#loc56, #loc49, #loc15, #loc48])
-#loc179 = loc(fused[#loc56, #loc36, #loc15, #loc50])
-#loc180 = loc(fused[#loc56, #loc51, #loc15, #loc52])
-#loc181 = loc(fused[#loc56, #loc49, #loc15, #loc53])
-#loc182 = loc(fused[#loc56, #loc36, #loc15, #loc53])
-#loc183 = loc(fused[#loc56, #loc19, #loc15, #loc53])
-#loc184 = loc(fused[#loc56, #loc36, #loc15, #loc54])
-#loc185 = loc(fused[#loc56, #loc23, #loc15, #loc54])
-#loc186 = loc(fused[#loc56, #loc8, #loc15, #loc54])
-#loc187 = loc(fused[#loc57, #loc19, #loc15, #loc42])
-#loc188 = loc(fused[#loc57, #loc23, #loc15, #loc43])
-#loc189 = loc(fused[#loc57, #loc8, #loc15, #loc43])
-#loc190 = loc(fused[#loc57, #loc3, #loc15, #loc16])
-#loc191 = loc(fused[#loc57, #loc14, #loc15, #loc16])
-#loc192 = loc(fused[#loc57, #loc8, #loc15, #loc16])
-#loc193 = loc(fused[#loc57, #loc23, #loc15, #loc16])
-#loc194 = loc(fused[#loc57, #loc19, #loc15, #loc16])
-#loc195 = loc(fused[#loc57, #loc23, #loc15, #loc45])
-#loc196 = loc(fused[#loc57, #loc8, #loc15, #loc45])
-#loc197 = loc(fused[#loc57, #loc19, #loc15, #loc45])
-#loc198 = loc(fused[#loc57, #loc46, #loc15, #loc47])
-#loc199 = loc(fused[#loc57, #loc8, #loc15, #loc47])
-#loc200 = loc(fused[#loc57, #loc46, #loc15, #loc48])
-#loc201 = loc(fused[#loc57, #loc8, #loc15, #loc48])
-#loc202 = loc(fused[#loc57, #loc49, #loc15, #loc48])
-#loc203 = loc(fused[#loc57, #loc36, #loc15, #loc50])
-#loc204 = loc(fused[#loc57, #loc51, #loc15, #loc52])
-#loc205 = loc(fused[#loc57, #loc49, #loc15, #loc53])
-#loc206 = loc(fused[#loc57, #loc36, #loc15, #loc53])
-#loc207 = loc(fused[#loc57, #loc19, #loc15, #loc53])
-#loc208 = loc(fused[#loc57, #loc36, #loc15, #loc54])
-#loc209 = loc(fused[#loc57, #loc23, #loc15, #loc54])
-#loc210 = loc(fused[#loc57, #loc8, #loc15, #loc54])
-#loc211 = loc(fused[#loc58, #loc19, #loc15, #loc42])
-#loc212 = loc(fused[#loc58, #loc23, #loc15, #loc43])
-#loc213 = loc(fused[#loc58, #loc8, #loc15, #loc43])
-#loc214 = loc(fused[#loc58, #loc3, #loc15, #loc16])
-#loc215 = loc(fused[#loc58, #loc14, #loc15, #loc16])
-#loc216 = loc(fused[#loc58, #loc8, #loc15, #loc16])
-#loc217 = loc(fused[#loc58, #loc23, #loc15, #loc16])
-#loc218 = loc(fused[#loc58, #loc19, #loc15, #loc16])
-#loc219 = loc(fused[#loc58, #loc23, #loc15, #loc45])
-#loc220 = loc(fused[#loc58, #loc8, #loc15, #loc45])
-#loc221 = loc(fused[#loc58, #loc19, #loc15, #loc45])
-#loc222 = loc(fused[#loc58, #loc46, #loc15, #loc47])
-#loc223 = loc(fused[#loc58, #loc8, #loc15, #loc47])
-#loc224 = loc(fused[#loc58, #loc46, #loc15, #loc48])
-#loc225 = loc(fused[#loc58, #loc8, #loc15, #loc48])
-#loc226 = loc(fused[#loc58, #loc49, #loc15, #loc48])
-#loc227 = loc(fused[#loc58, #loc36, #loc15, #loc50])
-#loc228 = loc(fused[#loc58, #loc51, #loc15, #loc52])
-#loc229 = loc(fused[#loc58, #loc49, #loc15, #loc53])
-#loc230 = loc(fused[#loc58, #loc36, #loc15, #loc53])
-#loc231 = loc(fused[#loc58, #loc19, #loc15, #loc53])
-#loc232 = loc(fused[#loc58, #loc36, #loc15, #loc54])
-#loc233 = loc(fused[#loc58, #loc23, #loc15, #loc54])
-#loc234 = loc(fused[#loc58, #loc8, #loc15, #loc54])
-#loc235 = loc(fused[#loc59, #loc19, #loc15, #loc42])
-#loc236 = loc(fused[#loc59, #loc23, #loc15, #loc43])
-#loc237 = loc(fused[#loc59, #loc8, #loc15, #loc43])
-#loc238 = loc(fused[#loc59, #loc3, #loc15, #loc16])
-#loc239 = loc(fused[#loc59, #loc14, #loc15, #loc16])
-#loc240 = loc(fused[#loc59, #loc8, #loc15, #loc16])
-#loc241 = loc(fused[#loc59, #loc23, #loc15, #loc16])
-#loc242 = loc(fused[#loc59, #loc19, #loc15, #loc16])
-#loc243 = loc(fused[#loc59, #loc23, #loc15, #loc45])
-#loc244 = loc(fused[#loc59, #loc8, #loc15, #loc45])
-#loc245 = loc(fused[#loc59, #loc19, #loc15, #loc45])
-#loc246 = loc(fused[#loc59, #loc46, #loc15, #loc47])
-#loc247 = loc(fused[#loc59, #loc8, #loc15, #loc47])
-#loc248 = loc(fused[#loc59, #loc46, #loc15, #loc48])
-#loc249 = loc(fused[#loc59, #loc8, #loc15, #loc48])
-#loc250 = loc(fused[#loc59, #loc49, #loc15, #loc48])
-#loc251 = loc(fused[#loc59, #loc36, #loc15, #loc50])
-#loc252 = loc(fused[#loc59, #loc51, #loc15, #loc52])
-#loc253 = loc(fused[#loc59, #loc49, #loc15, #loc53])
-#loc254 = loc(fused[#loc59, #loc36, #loc15, #loc53])
-#loc255 = loc(fused[#loc59, #loc19, #loc15, #loc53])
-#loc256 = loc(fused[#loc59, #loc36, #loc15, #loc54])
-#loc257 = loc(fused[#loc59, #loc23, #loc15, #loc54])
-#loc258 = loc(fused[#loc59, #loc8, #loc15, #loc54])
+#map12 = affine_map<(d0, d1, d2) -> ()>
+#map13 = affine_map<(d0, d1, d2) -> (0, d1, d2)>
+#map14 = affine_map<(d0, d1) -> ()>
+#loc66 = loc(fused[#loc2, #loc3, #loc4, #loc5])
+#loc67 = loc(fused[#loc6, #loc7, #loc4, #loc8])
+#loc68 = loc(fused[#loc6, #loc9, #loc10, #loc8])
+#loc69 = loc(fused[#loc11, #loc12, #loc10, #loc13])
+#loc70 = loc(fused[#loc11, #loc14, #loc10, #loc13])
+#loc71 = loc(fused[#loc15, #loc16, #loc17, #loc18])
+#loc72 = loc(fused[#loc11, #loc19, #loc4, #loc13])
+#loc73 = loc(fused[#loc11, #loc20, #loc10, #loc13])
+#loc75 = loc(fused[#loc11, #loc22, #loc10, #loc13])
+#loc76 = loc(fused[#loc11, #loc23, #loc10, #loc13])
+#loc77 = loc(fused[#loc11, #loc24, #loc10, #loc13])
+#loc78 = loc(fused[#loc11, #loc25, #loc10, #loc13])
+#loc79 = loc(fused[#loc11, #loc26, #loc10, #loc13])
+#loc80 = loc(fused[#loc11, #loc27, #loc10, #loc13])
+#loc81 = loc(fused[#loc11, #loc28, #loc10, #loc13])
+#loc82 = loc(fused[#loc11, #loc29, #loc10, #loc13])
+#loc84 = loc(fused[#loc31, #loc22, #loc10, #loc5])
+#loc85 = loc(fused[#loc31, #loc12, #loc10, #loc5])
+#loc86 = loc(fused[#loc2, #loc32, #loc10, #loc5])
+#loc87 = loc(fused[#loc6, #loc33, #loc10, #loc8])
+#loc88 = loc(fused[#loc6, #loc34, #loc10, #loc8])
+#loc89 = loc(fused[#loc6, #loc14, #loc10, #loc8])
+#loc90 = loc(fused[#loc6, #loc25, #loc10, #loc8])
+#loc91 = loc(fused[#loc6, #loc35, #loc10, #loc8])
+#loc92 = loc(fused[#loc6, #loc36, #loc10, #loc8])
+#loc93 = loc(fused[#loc6, #loc37, #loc10, #loc8])
+#loc94 = loc(fused[#loc6, #loc38, #loc4, #loc8])
+#loc95 = loc(fused[#loc6, #loc39, #loc4, #loc8])
+#loc96 = loc(fused[#loc6, #loc40, #loc4, #loc8])
+#loc97 = loc(fused[#loc6, #loc14, #loc4, #loc8])
+#loc98 = loc(fused[#loc6, #loc33, #loc4, #loc8])
+#loc99 = loc(fused[#loc6, #loc25, #loc4, #loc8])
+#loc100 = loc(fused[#loc6, #loc41, #loc4, #loc8])
+#loc101 = loc(fused[#loc2, #loc42, #loc4, #loc5])
+#loc103 = loc(fused[#loc31, #loc22, #loc4, #loc5])
+#loc104 = loc(fused[#loc31, #loc44, #loc4, #loc5])
+#loc105 = loc(fused[#loc31, #loc23, #loc4, #loc5])
+#loc106 = loc(fused[#loc11, #loc20, #loc4, #loc13])
+#loc107 = loc(fused[#loc11, #loc45, #loc4, #loc13])
+#loc108 = loc(fused[#loc11, #loc14, #loc4, #loc13])
+#loc109 = loc(fused[#loc11, #loc46, #loc4, #loc13])
+#loc110 = loc(fused[#loc11, #loc29, #loc4, #loc13])
+#loc111 = loc(fused[#loc11, #loc44, #loc4, #loc13])
+#loc112 = loc(fused[#loc11, #loc23, #loc4, #loc13])
+#loc114 = loc(fused[#loc11, #loc22, #loc4, #loc13])
+#loc115 = loc(fused[#loc11, #loc25, #loc4, #loc13])
+#loc117 = loc(fused[#loc15, #loc25, #loc17, #loc48])
+#loc118 = loc(fused[#loc15, #loc14, #loc17, #loc49])
+#loc119 = loc(fused[#loc15, #loc50, #loc17, #loc49])
+#loc120 = loc(fused[#loc15, #loc50, #loc17, #loc18])
+#loc121 = loc(fused[#loc15, #loc14, #loc17, #loc51])
+#loc122 = loc(fused[#loc15, #loc50, #loc17, #loc51])
+#loc123 = loc(fused[#loc15, #loc25, #loc17, #loc51])
+#loc124 = loc(fused[#loc15, #loc52, #loc17, #loc53])
+#loc125 = loc(fused[#loc15, #loc50, #loc17, #loc53])
+#loc126 = loc(fused[#loc15, #loc52, #loc17, #loc54])
+#loc127 = loc(fused[#loc15, #loc50, #loc17, #loc54])
+#loc128 = loc(fused[#loc15, #loc55, #loc17, #loc54])
+#loc129 = loc(fused[#loc15, #loc40, #loc17, #loc56])
+#loc130 = loc(fused[#loc15, #loc57, #loc17, #loc58])
+#loc131 = loc(fused[#loc15, #loc55, #loc17, #loc59])
+#loc132 = loc(fused[#loc15, #loc40, #loc17, #loc59])
+#loc133 = loc(fused[#loc15, #loc25, #loc17, #loc59])
+#loc134 = loc(fused[#loc15, #loc40, #loc17, #loc60])
+#loc135 = loc(fused[#loc15, #loc14, #loc17, #loc60])
+#loc136 = loc(fused[#loc15, #loc9, #loc17, #loc60])
+#loc137 = loc(fused[#loc61, #loc25, #loc17, #loc48])
+#loc138 = loc(fused[#loc61, #loc14, #loc17, #loc49])
+#loc139 = loc(fused[#loc61, #loc50, #loc17, #loc49])
+#loc140 = loc(fused[#loc61, #loc16, #loc17, #loc18])
+#loc141 = loc(fused[#loc61, #loc14, #loc17, #loc51])
+#loc142 = loc(fused[#loc61, #loc50, #loc17, #loc51])
+#loc143 = loc(fused[#loc61, #loc25, #loc17, #loc51])
+#loc144 = loc(fused[#loc61, #loc52, #loc17, #loc53])
+#loc145 = loc(fused[#loc61, #loc50, #loc17, #loc53])
+#loc146 = loc(fused[#loc61, #loc52, #loc17, #loc54])
+#loc147 = loc(fused[#loc61, #loc50, #loc17, #loc54])
+#loc148 = loc(fused[#loc61, #loc55, #loc17, #loc54])
+#loc149 = loc(fused[#loc61, #loc40, #loc17, #loc56])
+#loc150 = loc(fused[#loc61, #loc57, #loc17, #loc58])
+#loc151 = loc(fused[#loc61, #loc55, #loc17, #loc59])
+#loc152 = loc(fused[#loc61, #loc40, #loc17, #loc59])
+#loc153 = loc(fused[#loc61, #loc25, #loc17, #loc59])
+#loc154 = loc(fused[#loc61, #loc40, #loc17, #loc60])
+#loc155 = loc(fused[#loc61, #loc14, #loc17, #loc60])
+#loc156 = loc(fused[#loc61, #loc9, #loc17, #loc60])
+#loc157 = loc(fused[#loc62, #loc25, #loc17, #loc48])
+#loc158 = loc(fused[#loc62, #loc14, #loc17, #loc49])
+#loc159 = loc(fused[#loc62, #loc50, #loc17, #loc49])
+#loc160 = loc(fused[#loc62, #loc16, #loc17, #loc18])
+#loc161 = loc(fused[#loc62, #loc14, #loc17, #loc51])
+#loc162 = loc(fused[#loc62, #loc50, #loc17, #loc51])
+#loc163 = loc(fused[#loc62, #loc25, #loc17, #loc51])
+#loc164 = loc(fused[#loc62, #loc52, #loc17, #loc53])
+#loc165 = loc(fused[#loc62, #loc50, #loc17, #loc53])
+#loc166 = loc(fused[#loc62, #loc52, #loc17, #loc54])
+#loc167 = loc(fused[#loc62, #loc50, #loc17, #loc54])
+#loc168 = loc(fused[#loc62, #loc55, #loc17, #loc54])
+#loc169 = loc(fused[#loc62, #loc40, #loc17, #loc56])
+#loc170 = loc(fused[#loc62, #loc57, #loc17, #loc58])
+#loc171 = loc(fused[#loc62, #loc55, #loc17, #loc59])
+#loc172 = loc(fused[#loc62, #loc40, #loc17, #loc59])
+#loc173 = loc(fused[#loc62, #loc25, #loc17, #loc59])
+#loc174 = loc(fused[#loc62, #loc40, #loc17, #loc60])
+#loc175 = loc(fused[#loc62, #loc14, #loc17, #loc60])
+#loc176 = loc(fused[#loc62, #loc9, #loc17, #loc60])
+#loc177 = loc(fused[#loc63, #loc25, #loc17, #loc48])
+#loc178 = loc(fused[#loc63, #loc14, #loc17, #loc49])
+#loc179 = loc(fused[#loc63, #loc50, #loc17, #loc49])
+#loc180 = loc(fused[#loc63, #loc16, #loc17, #loc18])
+#loc181 = loc(fused[#loc63, #loc14, #loc17, #loc51])
+#loc182 = loc(fused[#loc63, #loc50, #loc17, #loc51])
+#loc183 = loc(fused[#loc63, #loc25, #loc17, #loc51])
+#loc184 = loc(fused[#loc63, #loc52, #loc17, #loc53])
+#loc185 = loc(fused[#loc63, #loc50, #loc17, #loc53])
+#loc186 = loc(fused[#loc63, #loc52, #loc17, #loc54])
+#loc187 = loc(fused[#loc63, #loc50, #loc17, #loc54])
+#loc188 = loc(fused[#loc63, #loc55, #loc17, #loc54])
+#loc189 = loc(fused[#loc63, #loc40, #loc17, #loc56])
+#loc190 = loc(fused[#loc63, #loc57, #loc17, #loc58])
+#loc191 = loc(fused[#loc63, #loc55, #loc17, #loc59])
+#loc192 = loc(fused[#loc63, #loc40, #loc17, #loc59])
+#loc193 = loc(fused[#loc63, #loc25, #loc17, #loc59])
+#loc194 = loc(fused[#loc63, #loc40, #loc17, #loc60])
+#loc195 = loc(fused[#loc63, #loc14, #loc17, #loc60])
+#loc196 = loc(fused[#loc63, #loc9, #loc17, #loc60])
+#loc197 = loc(fused[#loc64, #loc25, #loc17, #loc48])
+#loc198 = loc(fused[#loc64, #loc14, #loc17, #loc49])
+#loc199 = loc(fused[#loc64, #loc50, #loc17, #loc49])
+#loc200 = loc(fused[#loc64, #loc16, #loc17, #loc18])
+#loc201 = loc(fused[#loc64, #loc14, #loc17, #loc51])
+#loc202 = loc(fused[#loc64, #loc50, #loc17, #loc51])
+#loc203 = loc(fused[#loc64, #loc25, #loc17, #loc51])
+#loc204 = loc(fused[#loc64, #loc52, #loc17, #loc53])
+#loc205 = loc(fused[#loc64, #loc50, #loc17, #loc53])
+#loc206 = loc(fused[#loc64, #loc52, #loc17, #loc54])
+#loc207 = loc(fused[#loc64, #loc50, #loc17, #loc54])
+#loc208 = loc(fused[#loc64, #loc55, #loc17, #loc54])
+#loc209 = loc(fused[#loc64, #loc40, #loc17, #loc56])
+#loc210 = loc(fused[#loc64, #loc57, #loc17, #loc58])
+#loc211 = loc(fused[#loc64, #loc55, #loc17, #loc59])
+#loc212 = loc(fused[#loc64, #loc40, #loc17, #loc59])
+#loc213 = loc(fused[#loc64, #loc25, #loc17, #loc59])
+#loc214 = loc(fused[#loc64, #loc40, #loc17, #loc60])
+#loc215 = loc(fused[#loc64, #loc14, #loc17, #loc60])
+#loc216 = loc(fused[#loc64, #loc9, #loc17, #loc60])
+#loc217 = loc(fused[#loc65, #loc25, #loc17, #loc48])
+#loc218 = loc(fused[#loc65, #loc14, #loc17, #loc49])
+#loc219 = loc(fused[#loc65, #loc50, #loc17, #loc49])
+#loc220 = loc(fused[#loc65, #loc16, #loc17, #loc18])
+#loc221 = loc(fused[#loc65, #loc14, #loc17, #loc51])
+#loc222 = loc(fused[#loc65, #loc50, #loc17, #loc51])
+#loc223 = loc(fused[#loc65, #loc25, #loc17, #loc51])
+#loc224 = loc(fused[#loc65, #loc52, #loc17, #loc53])
+#loc225 = loc(fused[#loc65, #loc50, #loc17, #loc53])
+#loc226 = loc(fused[#loc65, #loc52, #loc17, #loc54])
+#loc227 = loc(fused[#loc65, #loc50, #loc17, #loc54])
+#loc228 = loc(fused[#loc65, #loc55, #loc17, #loc54])
+#loc229 = loc(fused[#loc65, #loc40, #loc17, #loc56])
+#loc230 = loc(fused[#loc65, #loc57, #loc17, #loc58])
+#loc231 = loc(fused[#loc65, #loc55, #loc17, #loc59])
+#loc232 = loc(fused[#loc65, #loc40, #loc17, #loc59])
+#loc233 = loc(fused[#loc65, #loc25, #loc17, #loc59])
+#loc234 = loc(fused[#loc65, #loc40, #loc17, #loc60])
+#loc235 = loc(fused[#loc65, #loc14, #loc17, #loc60])
+#loc236 = loc(fused[#loc65, #loc9, #loc17, #loc60])
 "builtin.module"() ({
   "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "lstm.weight_ih_l0"}, {amp.import_role = "parameter", amp.name = "lstm.weight_hh_l0"}, {amp.import_role = "parameter", amp.name = "lstm.bias_ih_l0"}, {amp.import_role = "parameter", amp.name = "lstm.bias_hh_l0"}, {amp.import_role = "parameter", amp.name = "head.weight"}, {amp.import_role = "parameter", amp.name = "head.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.max_exp_avg_sq"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 0.00999999977 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.weight_decay", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.beta1", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.beta2", amp.value = 9.990000e-01 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.eps", amp.value = 9.99999993E-9 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<f32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<3x5x4xf32>, tensor<3xf32>, tensor<f32>) -> (tensor<f32>, tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<f32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "lstm.weight_ih_l0"}, {amp.import_role = "gradient", amp.name = "lstm.weight_hh_l0"}, {amp.import_role = "gradient", amp.name = "lstm.bias_ih_l0"}, {amp.import_role = "gradient", amp.name = "lstm.bias_hh_l0"}, {amp.import_role = "gradient", amp.name = "head.weight"}, {amp.import_role = "gradient", amp.name = "head.bias"}, {amp.import_role = "parameter", amp.name = "lstm.weight_ih_l0"}, {amp.import_role = "parameter", amp.name = "lstm.weight_hh_l0"}, {amp.import_role = "parameter", amp.name = "lstm.bias_ih_l0"}, {amp.import_role = "parameter", amp.name = "lstm.bias_hh_l0"}, {amp.import_role = "parameter", amp.name = "head.weight"}, {amp.import_role = "parameter", amp.name = "head.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_ih_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.weight_hh_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_ih_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.lstm.bias_hh_l0.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.max_exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.bias.max_exp_avg_sq"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<32x4xf32> loc("train_step"), %arg1: tensor<32x8xf32> loc("train_step"), %arg2: tensor<32xf32> loc("train_step"), %arg3: tensor<32xf32> loc("train_step"), %arg4: tensor<1x8xf32> loc("train_step"), %arg5: tensor<1xf32> loc("train_step"), %arg6: tensor<f32> loc("train_step"), %arg7: tensor<32x4xf32> loc("train_step"), %arg8: tensor<32x4xf32> loc("train_step"), %arg9: tensor<32x4xf32> loc("train_step"), %arg10: tensor<f32> loc("train_step"), %arg11: tensor<32x8xf32> loc("train_step"), %arg12: tensor<32x8xf32> loc("train_step"), %arg13: tensor<32x8xf32> loc("train_step"), %arg14: tensor<f32> loc("train_step"), %arg15: tensor<32xf32> loc("train_step"), %arg16: tensor<32xf32> loc("train_step"), %arg17: tensor<32xf32> loc("train_step"), %arg18: tensor<f32> loc("train_step"), %arg19: tensor<32xf32> loc("train_step"), %arg20: tensor<32xf32> loc("train_step"), %arg21: tensor<32xf32> loc("train_step"), %arg22: tensor<f32> loc("train_step"), %arg23: tensor<1x8xf32> loc("train_step"), %arg24: tensor<1x8xf32> loc("train_step"), %arg25: tensor<1x8xf32> loc("train_step"), %arg26: tensor<f32> loc("train_step"), %arg27: tensor<1xf32> loc("train_step"), %arg28: tensor<1xf32> loc("train_step"), %arg29: tensor<1xf32> loc("train_step"), %arg30: tensor<f32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<f32> loc("train_step"), %arg33: tensor<f32> loc("train_step"), %arg34: tensor<f32> loc("train_step"), %arg35: tensor<3x5x4xf32> loc("train_step"), %arg36: tensor<3xf32> loc("train_step"), %arg37: tensor<f32> loc("train_step")):
     %0 = "arith.constant"() <{value = 4 : i64}> : () -> i64 loc(#loc)
     %1 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc)
     %2 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc)
-    %3 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x5x8xf32>}> : () -> tensor<3x5x8xf32> loc(#loc60)
-    %4 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc61)
-    %5 = "arith.constant"() <{value = dense<1.000000e+00> : tensor<3xf32>}> : () -> tensor<3xf32> loc(#loc62)
-    %6 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x8xf32>}> : () -> tensor<3x8xf32> loc(#loc63)
-    %7 = "arith.constant"() <{value = 5.000000e-01 : f64}> : () -> f64 loc(#loc64)
-    %8 = "arith.constant"() <{value = 3.000000e+00 : f32}> : () -> f32 loc(#loc)
-    %9 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc65)
-    %10 = "tensor.empty"() : () -> tensor<5x3x4xf32> loc(#loc66)
-    %11 = "linalg.transpose"(%arg35, %10) <{permutation = array<i64: 1, 0, 2>}> ({
-    ^bb0(%arg1172: f32 loc(fused[#loc10, #loc17, #loc9, #loc12]), %arg1173: f32 loc(fused[#loc10, #loc17, #loc9, #loc12])):
-      "linalg.yield"(%arg1172) : (f32) -> () loc(#loc66)
-    }) : (tensor<3x5x4xf32>, tensor<5x3x4xf32>) -> tensor<5x3x4xf32> loc(#loc66)
-    %12 = "tensor.empty"() : () -> tensor<4x32xf32> loc(#loc66)
-    %13 = "linalg.transpose"(%arg0, %12) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1170: f32 loc(fused[#loc10, #loc17, #loc9, #loc12]), %arg1171: f32 loc(fused[#loc10, #loc17, #loc9, #loc12])):
-      "linalg.yield"(%arg1170) : (f32) -> () loc(#loc66)
-    }) : (tensor<32x4xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc66)
-    %14 = "tensor.collapse_shape"(%11) <{reassociation = [[0, 1], [2]]}> : (tensor<5x3x4xf32>) -> tensor<15x4xf32> loc(#loc67)
-    %15 = "tensor.empty"() : () -> tensor<15x32xf32> loc(#loc63)
-    %16 = "linalg.fill"(%1, %15) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %3 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x5x8xf32>}> : () -> tensor<3x5x8xf32> loc(#loc66)
+    %4 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc67)
+    %5 = "arith.constant"() <{value = dense<1.000000e+00> : tensor<3xf32>}> : () -> tensor<3xf32> loc(#loc68)
+    %6 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x8xf32>}> : () -> tensor<3x8xf32> loc(#loc69)
+    %7 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<1x3x8xf32>}> : () -> tensor<1x3x8xf32> loc(#loc70)
+    %8 = "arith.constant"() <{value = 5.000000e-01 : f64}> : () -> f64 loc(#loc71)
+    %9 = "arith.constant"() <{value = 3.000000e+00 : f32}> : () -> f32 loc(#loc)
+    %10 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc72)
+    %11 = "tensor.empty"() : () -> tensor<5x3x4xf32> loc(#loc73)
+    %12 = "linalg.transpose"(%arg35, %11) <{permutation = array<i64: 1, 0, 2>}> ({
+    ^bb0(%arg1184: f32 loc(fused[#loc11, #loc20, #loc10, #loc13]), %arg1185: f32 loc(fused[#loc11, #loc20, #loc10, #loc13])):
+      "linalg.yield"(%arg1184) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x5x4xf32>, tensor<5x3x4xf32>) -> tensor<5x3x4xf32> loc(#loc73)
+    %13 = "tensor.collapse_shape"(%12) <{reassociation = [[0, 1], [2]]}> : (tensor<5x3x4xf32>) -> tensor<15x4xf32> loc(#loc74)
+    %14 = "tensor.empty"() : () -> tensor<4x32xf32> loc(#loc75)
+    %15 = "linalg.transpose"(%arg0, %14) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1182: f32 loc(fused[#loc11, #loc22, #loc10, #loc13]), %arg1183: f32 loc(fused[#loc11, #loc22, #loc10, #loc13])):
+      "linalg.yield"(%arg1182) : (f32) -> () loc(#loc75)
+    }) : (tensor<32x4xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc75)
+    %16 = "tensor.empty"() : () -> tensor<15x32xf32> loc(#loc69)
+    %17 = "linalg.fill"(%1, %16) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1180: f32 loc(unknown), %arg1181: f32 loc(unknown)):
+      "linalg.yield"(%arg1180) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc69)
+    %18 = "linalg.matmul"(%13, %15, %17) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1177: f32 loc(unknown), %arg1178: f32 loc(unknown), %arg1179: f32 loc(unknown)):
+      %1028 = "arith.mulf"(%arg1177, %arg1178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %1029 = "arith.addf"(%arg1179, %1028) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%1029) : (f32) -> () loc(#loc)
+    }) : (tensor<15x4xf32>, tensor<4x32xf32>, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc69)
+    %19 = "linalg.generic"(%arg2, %16) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1175: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1176: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      "linalg.yield"(%arg1175) : (f32) -> () loc(#loc69)
+    }) : (tensor<32xf32>, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc69)
+    %20 = "linalg.generic"(%18, %19, %16) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1172: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1173: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1174: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      %1027 = "arith.addf"(%arg1172, %arg1173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1027) : (f32) -> () loc(#loc69)
+    }) : (tensor<15x32xf32>, tensor<15x32xf32>, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc69)
+    %21 = "tensor.expand_shape"(%20) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 5, 3, 32>}> : (tensor<15x32xf32>) -> tensor<5x3x32xf32> loc(#loc76)
+    %22 = "tensor.extract_slice"(%21) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc77)
+    %23 = "tensor.extract_slice"(%21) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 1, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc77)
+    %24 = "tensor.extract_slice"(%21) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 2, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc77)
+    %25 = "tensor.extract_slice"(%21) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 3, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc77)
+    %26 = "tensor.extract_slice"(%21) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 4, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc77)
+    %27 = "tensor.collapse_shape"(%22) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc77)
+    %28 = "tensor.collapse_shape"(%23) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc77)
+    %29 = "tensor.collapse_shape"(%24) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc77)
+    %30 = "tensor.collapse_shape"(%25) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc77)
+    %31 = "tensor.collapse_shape"(%26) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc77)
+    %32 = "tensor.empty"() : () -> tensor<8x32xf32> loc(#loc75)
+    %33 = "linalg.transpose"(%arg1, %32) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1170: f32 loc(fused[#loc11, #loc22, #loc10, #loc13]), %arg1171: f32 loc(fused[#loc11, #loc22, #loc10, #loc13])):
+      "linalg.yield"(%arg1170) : (f32) -> () loc(#loc75)
+    }) : (tensor<32x8xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> loc(#loc75)
+    %34 = "tensor.empty"() : () -> tensor<3x32xf32> loc(#loc69)
+    %35 = "linalg.fill"(%1, %34) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1168: f32 loc(unknown), %arg1169: f32 loc(unknown)):
       "linalg.yield"(%arg1168) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc63)
-    %17 = "linalg.matmul"(%14, %13, %16) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    }) : (f32, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %36 = "linalg.matmul"(%6, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1165: f32 loc(unknown), %arg1166: f32 loc(unknown), %arg1167: f32 loc(unknown)):
-      %1000 = "arith.mulf"(%arg1165, %arg1166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %1001 = "arith.addf"(%arg1167, %1000) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%1001) : (f32) -> () loc(#loc)
-    }) : (tensor<15x4xf32>, tensor<4x32xf32>, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc63)
-    %18 = "tensor.expand_shape"(%17) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 5, 3, 32>}> : (tensor<15x32xf32>) -> tensor<5x3x32xf32> loc(#loc67)
-    %19 = "tensor.empty"() : () -> tensor<5x3x32xf32> loc(#loc68)
-    %20 = "linalg.generic"(%18, %arg2, %19) <{indexing_maps = [#map3, #map4, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1162: f32 loc(fused[#loc10, #loc18, #loc9, #loc12]), %arg1163: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1164: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %999 = "arith.addf"(%arg1162, %arg1163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%999) : (f32) -> () loc(#loc68)
-    }) : (tensor<5x3x32xf32>, tensor<32xf32>, tensor<5x3x32xf32>) -> tensor<5x3x32xf32> loc(#loc68)
-    %21 = "tensor.extract_slice"(%20) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc69)
-    %22 = "tensor.extract_slice"(%20) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 1, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc69)
-    %23 = "tensor.extract_slice"(%20) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 2, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc69)
-    %24 = "tensor.extract_slice"(%20) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 3, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc69)
-    %25 = "tensor.extract_slice"(%20) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 4, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc69)
-    %26 = "tensor.collapse_shape"(%21) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc70)
-    %27 = "tensor.collapse_shape"(%22) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc70)
-    %28 = "tensor.collapse_shape"(%23) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc70)
-    %29 = "tensor.collapse_shape"(%24) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc70)
-    %30 = "tensor.collapse_shape"(%25) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc70)
-    %31 = "tensor.empty"() : () -> tensor<8x32xf32> loc(#loc66)
-    %32 = "linalg.transpose"(%arg1, %31) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1160: f32 loc(fused[#loc10, #loc17, #loc9, #loc12]), %arg1161: f32 loc(fused[#loc10, #loc17, #loc9, #loc12])):
-      "linalg.yield"(%arg1160) : (f32) -> () loc(#loc66)
-    }) : (tensor<32x8xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> loc(#loc66)
-    %33 = "tensor.empty"() : () -> tensor<3x32xf32> loc(#loc63)
-    %34 = "linalg.fill"(%1, %33) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1158: f32 loc(unknown), %arg1159: f32 loc(unknown)):
-      "linalg.yield"(%arg1158) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc63)
-    %35 = "linalg.matmul"(%6, %32, %34) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1155: f32 loc(unknown), %arg1156: f32 loc(unknown), %arg1157: f32 loc(unknown)):
-      %997 = "arith.mulf"(%arg1155, %arg1156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %998 = "arith.addf"(%arg1157, %997) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%998) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc63)
-    %36 = "linalg.generic"(%arg3, %33) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1153: f32 loc(fused[#loc10, #loc22, #loc9, #loc12]), %arg1154: f32 loc(fused[#loc10, #loc22, #loc9, #loc12])):
-      "linalg.yield"(%arg1153) : (f32) -> () loc(#loc71)
-    }) : (tensor<32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
-    %37 = "linalg.generic"(%35, %36, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1150: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1151: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1152: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %996 = "arith.addf"(%arg1150, %arg1151) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%996) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %38 = "linalg.generic"(%37, %26, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1147: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1148: f32 loc(fused[#loc10, #loc21, #loc9, #loc12]), %arg1149: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %995 = "arith.addf"(%arg1147, %arg1148) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%995) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %39 = "tensor.extract_slice"(%38) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %40 = "tensor.extract_slice"(%38) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 8>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %41 = "tensor.extract_slice"(%38) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 16>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %42 = "tensor.extract_slice"(%38) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 24>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %43 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc74)
-    %44 = "linalg.generic"(%39, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1145: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1146: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %991 = "arith.negf"(%arg1145) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %992 = "math.exp"(%991) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %993 = "arith.addf"(%992, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %994 = "arith.divf"(%2, %993) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%994) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %45 = "linalg.generic"(%40, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1143: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1144: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %987 = "arith.negf"(%arg1143) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %988 = "math.exp"(%987) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %989 = "arith.addf"(%988, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %990 = "arith.divf"(%2, %989) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%990) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %46 = "linalg.generic"(%41, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1141: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1142: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %986 = "math.tanh"(%arg1141) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%986) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %47 = "linalg.generic"(%42, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1139: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1140: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %982 = "arith.negf"(%arg1139) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %983 = "math.exp"(%982) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %984 = "arith.addf"(%983, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %985 = "arith.divf"(%2, %984) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%985) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %48 = "linalg.generic"(%45, %6, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1136: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1137: f32 loc(fused[#loc10, #loc11, #loc9, #loc12]), %arg1138: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %981 = "arith.mulf"(%arg1136, %arg1137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%981) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %49 = "linalg.generic"(%44, %46, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1133: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1134: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1135: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %980 = "arith.mulf"(%arg1133, %arg1134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%980) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %50 = "linalg.generic"(%48, %49, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1130: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1131: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1132: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %979 = "arith.addf"(%arg1130, %arg1131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%979) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc68)
-    %51 = "linalg.generic"(%50, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1128: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1129: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %978 = "math.tanh"(%arg1128) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%978) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %52 = "linalg.generic"(%47, %51, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1125: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1126: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1127: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %977 = "arith.mulf"(%arg1125, %arg1126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%977) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %53 = "linalg.matmul"(%52, %32, %34) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1122: f32 loc(unknown), %arg1123: f32 loc(unknown), %arg1124: f32 loc(unknown)):
-      %975 = "arith.mulf"(%arg1122, %arg1123) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %976 = "arith.addf"(%arg1124, %975) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%976) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc63)
-    %54 = "linalg.generic"(%53, %36, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1119: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1120: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1121: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %974 = "arith.addf"(%arg1119, %arg1120) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%974) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %55 = "linalg.generic"(%54, %27, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1116: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1117: f32 loc(fused[#loc10, #loc21, #loc9, #loc12]), %arg1118: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %973 = "arith.addf"(%arg1116, %arg1117) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%973) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %56 = "tensor.extract_slice"(%55) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %57 = "tensor.extract_slice"(%55) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 8>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %58 = "tensor.extract_slice"(%55) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 16>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %59 = "tensor.extract_slice"(%55) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 24>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %60 = "linalg.generic"(%56, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1114: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1115: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %969 = "arith.negf"(%arg1114) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %970 = "math.exp"(%969) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %971 = "arith.addf"(%970, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %972 = "arith.divf"(%2, %971) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%972) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %61 = "linalg.generic"(%57, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1112: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1113: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %965 = "arith.negf"(%arg1112) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %966 = "math.exp"(%965) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %967 = "arith.addf"(%966, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %968 = "arith.divf"(%2, %967) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%968) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %62 = "linalg.generic"(%58, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1110: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1111: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %964 = "math.tanh"(%arg1110) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%964) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %63 = "linalg.generic"(%59, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1108: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1109: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %960 = "arith.negf"(%arg1108) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %961 = "math.exp"(%960) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %962 = "arith.addf"(%961, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %963 = "arith.divf"(%2, %962) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%963) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %64 = "linalg.generic"(%61, %50, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1105: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1106: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1107: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %959 = "arith.mulf"(%arg1105, %arg1106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%959) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %65 = "linalg.generic"(%60, %62, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1102: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1103: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1104: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %958 = "arith.mulf"(%arg1102, %arg1103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%958) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %66 = "linalg.generic"(%64, %65, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1099: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1100: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1101: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %957 = "arith.addf"(%arg1099, %arg1100) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%957) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc68)
-    %67 = "linalg.generic"(%66, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1097: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1098: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %956 = "math.tanh"(%arg1097) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%956) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %68 = "linalg.generic"(%63, %67, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1094: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1095: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1096: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %955 = "arith.mulf"(%arg1094, %arg1095) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%955) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %69 = "linalg.matmul"(%68, %32, %34) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1091: f32 loc(unknown), %arg1092: f32 loc(unknown), %arg1093: f32 loc(unknown)):
-      %953 = "arith.mulf"(%arg1091, %arg1092) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %954 = "arith.addf"(%arg1093, %953) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%954) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc63)
-    %70 = "linalg.generic"(%69, %36, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1088: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1089: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1090: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %952 = "arith.addf"(%arg1088, %arg1089) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%952) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %71 = "linalg.generic"(%70, %28, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1085: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1086: f32 loc(fused[#loc10, #loc21, #loc9, #loc12]), %arg1087: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %951 = "arith.addf"(%arg1085, %arg1086) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%951) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %72 = "tensor.extract_slice"(%71) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %73 = "tensor.extract_slice"(%71) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 8>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %74 = "tensor.extract_slice"(%71) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 16>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %75 = "tensor.extract_slice"(%71) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 24>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %76 = "linalg.generic"(%72, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1083: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1084: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %947 = "arith.negf"(%arg1083) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %948 = "math.exp"(%947) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %949 = "arith.addf"(%948, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %950 = "arith.divf"(%2, %949) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%950) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %77 = "linalg.generic"(%73, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1081: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1082: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %943 = "arith.negf"(%arg1081) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %944 = "math.exp"(%943) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %945 = "arith.addf"(%944, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %946 = "arith.divf"(%2, %945) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%946) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %78 = "linalg.generic"(%74, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1079: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1080: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %942 = "math.tanh"(%arg1079) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%942) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %79 = "linalg.generic"(%75, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1077: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1078: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %938 = "arith.negf"(%arg1077) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %939 = "math.exp"(%938) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %940 = "arith.addf"(%939, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %941 = "arith.divf"(%2, %940) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%941) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %80 = "linalg.generic"(%77, %66, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1074: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1075: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1076: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %937 = "arith.mulf"(%arg1074, %arg1075) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%937) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %81 = "linalg.generic"(%76, %78, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1071: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1072: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1073: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %936 = "arith.mulf"(%arg1071, %arg1072) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%936) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %82 = "linalg.generic"(%80, %81, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1068: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1069: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1070: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %935 = "arith.addf"(%arg1068, %arg1069) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%935) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc68)
-    %83 = "linalg.generic"(%82, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1066: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1067: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %934 = "math.tanh"(%arg1066) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%934) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %84 = "linalg.generic"(%79, %83, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1063: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1064: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1065: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %933 = "arith.mulf"(%arg1063, %arg1064) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%933) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %85 = "linalg.matmul"(%84, %32, %34) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1060: f32 loc(unknown), %arg1061: f32 loc(unknown), %arg1062: f32 loc(unknown)):
-      %931 = "arith.mulf"(%arg1060, %arg1061) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %932 = "arith.addf"(%arg1062, %931) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%932) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc63)
-    %86 = "linalg.generic"(%85, %36, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1057: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1058: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1059: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %930 = "arith.addf"(%arg1057, %arg1058) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%930) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %87 = "linalg.generic"(%86, %29, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1054: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1055: f32 loc(fused[#loc10, #loc21, #loc9, #loc12]), %arg1056: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %929 = "arith.addf"(%arg1054, %arg1055) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%929) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %88 = "tensor.extract_slice"(%87) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %89 = "tensor.extract_slice"(%87) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 8>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %90 = "tensor.extract_slice"(%87) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 16>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %91 = "tensor.extract_slice"(%87) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 24>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %92 = "linalg.generic"(%88, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1052: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1053: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %925 = "arith.negf"(%arg1052) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %926 = "math.exp"(%925) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %927 = "arith.addf"(%926, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %928 = "arith.divf"(%2, %927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%928) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %93 = "linalg.generic"(%89, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1050: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1051: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %921 = "arith.negf"(%arg1050) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %922 = "math.exp"(%921) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %923 = "arith.addf"(%922, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %924 = "arith.divf"(%2, %923) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%924) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %94 = "linalg.generic"(%90, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1048: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1049: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %920 = "math.tanh"(%arg1048) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%920) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %95 = "linalg.generic"(%91, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1046: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1047: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %916 = "arith.negf"(%arg1046) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %917 = "math.exp"(%916) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %918 = "arith.addf"(%917, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %919 = "arith.divf"(%2, %918) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%919) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %96 = "linalg.generic"(%93, %82, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1043: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1044: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1045: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %915 = "arith.mulf"(%arg1043, %arg1044) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%915) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %97 = "linalg.generic"(%92, %94, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1040: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1041: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1042: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %914 = "arith.mulf"(%arg1040, %arg1041) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%914) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %98 = "linalg.generic"(%96, %97, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1037: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1038: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1039: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %913 = "arith.addf"(%arg1037, %arg1038) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%913) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc68)
-    %99 = "linalg.generic"(%98, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1035: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1036: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %912 = "math.tanh"(%arg1035) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%912) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %100 = "linalg.generic"(%95, %99, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1032: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1033: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1034: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %911 = "arith.mulf"(%arg1032, %arg1033) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%911) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %101 = "linalg.matmul"(%100, %32, %34) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1029: f32 loc(unknown), %arg1030: f32 loc(unknown), %arg1031: f32 loc(unknown)):
-      %909 = "arith.mulf"(%arg1029, %arg1030) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %910 = "arith.addf"(%arg1031, %909) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%910) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc63)
-    %102 = "linalg.generic"(%101, %36, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1026: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1027: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1028: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %908 = "arith.addf"(%arg1026, %arg1027) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%908) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %103 = "linalg.generic"(%102, %30, %33) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1023: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1024: f32 loc(fused[#loc10, #loc21, #loc9, #loc12]), %arg1025: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %907 = "arith.addf"(%arg1023, %arg1024) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%907) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc68)
-    %104 = "tensor.extract_slice"(%103) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %105 = "tensor.extract_slice"(%103) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 8>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %106 = "tensor.extract_slice"(%103) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 16>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %107 = "tensor.extract_slice"(%103) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 24>, static_sizes = array<i64: 3, 8>, static_strides = array<i64: 1, 1>}> : (tensor<3x32xf32>) -> tensor<3x8xf32> loc(#loc73)
-    %108 = "linalg.generic"(%104, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1021: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1022: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %903 = "arith.negf"(%arg1021) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %904 = "math.exp"(%903) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %905 = "arith.addf"(%904, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %906 = "arith.divf"(%2, %905) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%906) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %109 = "linalg.generic"(%105, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1019: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1020: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %899 = "arith.negf"(%arg1019) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %900 = "math.exp"(%899) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %901 = "arith.addf"(%900, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %902 = "arith.divf"(%2, %901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%902) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %110 = "linalg.generic"(%106, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1017: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1018: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %898 = "math.tanh"(%arg1017) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%898) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %111 = "linalg.generic"(%107, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1015: f32 loc(fused[#loc10, #loc24, #loc9, #loc12]), %arg1016: f32 loc(fused[#loc10, #loc25, #loc9, #loc12])):
-      %894 = "arith.negf"(%arg1015) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %895 = "math.exp"(%894) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      %896 = "arith.addf"(%895, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %897 = "arith.divf"(%2, %896) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%897) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc74)
-    %112 = "linalg.generic"(%109, %98, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1012: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1013: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1014: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %893 = "arith.mulf"(%arg1012, %arg1013) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%893) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %113 = "linalg.generic"(%108, %110, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1009: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1010: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1011: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %892 = "arith.mulf"(%arg1009, %arg1010) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%892) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %114 = "linalg.generic"(%112, %113, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1006: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1007: f32 loc(fused[#loc10, #loc23, #loc9, #loc12]), %arg1008: f32 loc(fused[#loc10, #loc19, #loc9, #loc12])):
-      %891 = "arith.addf"(%arg1006, %arg1007) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%891) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc68)
-    %115 = "linalg.generic"(%114, %43) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1004: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg1005: f32 loc(fused[#loc10, #loc26, #loc9, #loc12])):
-      %890 = "math.tanh"(%arg1004) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc75)
-      "linalg.yield"(%890) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc75)
-    %116 = "linalg.generic"(%111, %115, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1001: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg1002: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg1003: f32 loc(fused[#loc10, #loc23, #loc9, #loc12])):
-      %889 = "arith.mulf"(%arg1001, %arg1002) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%889) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc72)
-    %117 = "tensor.concat"(%52, %68, %84, %100, %116) <{dim = 0 : i64}> : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<15x8xf32> loc(#loc76)
-    %118 = "tensor.expand_shape"(%117) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 5, 3, 8>}> : (tensor<15x8xf32>) -> tensor<5x3x8xf32> loc(#loc67)
-    %119 = "tensor.empty"() : () -> tensor<3x5x8xf32> loc(#loc66)
-    %120 = "linalg.transpose"(%118, %119) <{permutation = array<i64: 1, 0, 2>}> ({
-    ^bb0(%arg999: f32 loc(fused[#loc10, #loc18, #loc9, #loc12]), %arg1000: f32 loc(fused[#loc10, #loc17, #loc9, #loc12])):
-      "linalg.yield"(%arg999) : (f32) -> () loc(#loc66)
-    }) : (tensor<5x3x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc66)
-    %121 = "tensor.extract_slice"(%120) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 4, 0>, static_sizes = array<i64: 3, 1, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<3x5x8xf32>) -> tensor<3x1x8xf32> loc(#loc77)
-    %122 = "tensor.collapse_shape"(%121) <{reassociation = [[0, 1], [2]]}> : (tensor<3x1x8xf32>) -> tensor<3x8xf32> loc(#loc77)
-    %123 = "tensor.empty"() : () -> tensor<8x1xf32> loc(#loc78)
-    %124 = "linalg.transpose"(%arg4, %123) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg997: f32 loc(fused[#loc29, #loc17, #loc9, #loc5]), %arg998: f32 loc(fused[#loc29, #loc17, #loc9, #loc5])):
-      "linalg.yield"(%arg997) : (f32) -> () loc(#loc78)
-    }) : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x1xf32> loc(#loc78)
-    %125 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc79)
-    %126 = "linalg.fill"(%1, %125) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg995: f32 loc(unknown), %arg996: f32 loc(unknown)):
-      "linalg.yield"(%arg995) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc79)
-    %127 = "linalg.matmul"(%122, %124, %126) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg992: f32 loc(unknown), %arg993: f32 loc(unknown), %arg994: f32 loc(unknown)):
-      %887 = "arith.mulf"(%arg992, %arg993) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %888 = "arith.addf"(%arg994, %887) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%888) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc79)
-    %128 = "linalg.generic"(%arg5, %125) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg990: f32 loc(fused[#loc29, #loc22, #loc9, #loc5]), %arg991: f32 loc(fused[#loc29, #loc22, #loc9, #loc5])):
-      "linalg.yield"(%arg990) : (f32) -> () loc(#loc80)
-    }) : (tensor<1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc80)
-    %129 = "linalg.generic"(%127, %128, %125) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg987: f32 loc(fused[#loc29, #loc23, #loc9, #loc5]), %arg988: f32 loc(fused[#loc29, #loc23, #loc9, #loc5]), %arg989: f32 loc(fused[#loc29, #loc19, #loc9, #loc5])):
-      %886 = "arith.addf"(%arg987, %arg988) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%886) : (f32) -> () loc(#loc81)
-    }) : (tensor<3x1xf32>, tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc81)
-    %130 = "tensor.collapse_shape"(%129) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc83)
-    %131 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc84)
-    %132 = "linalg.generic"(%130, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg985: f32 loc(fused[#loc2, #loc21, #loc9, #loc5]), %arg986: f32 loc(fused[#loc6, #loc30, #loc9, #loc7])):
-      %885 = "arith.negf"(%arg985) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc84)
-      "linalg.yield"(%885) : (f32) -> () loc(#loc84)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc84)
-    %133 = "linalg.generic"(%132, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg983: f32 loc(fused[#loc6, #loc30, #loc9, #loc7]), %arg984: f32 loc(fused[#loc6, #loc31, #loc9, #loc7])):
-      %883 = "arith.cmpf"(%arg983, %1) <{fastmath = #arith.fastmath<none>, predicate = 11 : i64}> : (f32, f32) -> i1 loc(#loc85)
-      %884 = "arith.select"(%883, %1, %arg983) : (i1, f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%884) : (f32) -> () loc(#loc85)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc85)
-    %134 = "linalg.generic"(%5, %arg36, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg980: f32 loc(fused[#loc6, #loc8, #loc9, #loc7]), %arg981: f32 loc(fused[#loc6, #loc8, #loc9, #loc7]), %arg982: f32 loc(fused[#loc6, #loc8, #loc9, #loc7])):
-      %882 = "arith.subf"(%arg980, %arg981) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%882) : (f32) -> () loc(#loc62)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc62)
-    %135 = "linalg.generic"(%134, %130, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg977: f32 loc(fused[#loc6, #loc8, #loc9, #loc7]), %arg978: f32 loc(fused[#loc2, #loc21, #loc9, #loc5]), %arg979: f32 loc(fused[#loc6, #loc23, #loc9, #loc7])):
-      %881 = "arith.mulf"(%arg977, %arg978) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%881) : (f32) -> () loc(#loc86)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc86)
-    %136 = "linalg.generic"(%135, %133, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg974: f32 loc(fused[#loc6, #loc23, #loc9, #loc7]), %arg975: f32 loc(fused[#loc6, #loc31, #loc9, #loc7]), %arg976: f32 loc(fused[#loc6, #loc19, #loc9, #loc7])):
-      %880 = "arith.addf"(%arg974, %arg975) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%880) : (f32) -> () loc(#loc87)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc87)
-    %137 = "linalg.generic"(%133, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg972: f32 loc(fused[#loc6, #loc31, #loc9, #loc7]), %arg973: f32 loc(fused[#loc6, #loc30, #loc9, #loc7])):
-      %879 = "arith.negf"(%arg972) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc84)
-      "linalg.yield"(%879) : (f32) -> () loc(#loc84)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc84)
-    %138 = "linalg.generic"(%137, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg970: f32 loc(fused[#loc6, #loc30, #loc9, #loc7]), %arg971: f32 loc(fused[#loc6, #loc32, #loc9, #loc7])):
-      %878 = "math.exp"(%arg970) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc88)
-      "linalg.yield"(%878) : (f32) -> () loc(#loc88)
+      %1025 = "arith.mulf"(%arg1165, %arg1166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %1026 = "arith.addf"(%arg1167, %1025) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%1026) : (f32) -> () loc(#loc)
+    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %37 = "linalg.generic"(%arg3, %34) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1163: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1164: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      "linalg.yield"(%arg1163) : (f32) -> () loc(#loc69)
+    }) : (tensor<32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %38 = "linalg.generic"(%36, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1160: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1161: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1162: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      %1024 = "arith.addf"(%arg1160, %arg1161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1024) : (f32) -> () loc(#loc69)
+    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %39 = "tensor.expand_shape"(%38) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc76)
+    %40 = "tensor.empty"() : () -> tensor<1x3x32xf32> loc(#loc78)
+    %41 = "linalg.generic"(%39, %27, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1157: f32 loc(fused[#loc11, #loc23, #loc10, #loc13]), %arg1158: f32 loc(fused[#loc11, #loc24, #loc10, #loc13]), %arg1159: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %1023 = "arith.addf"(%arg1157, %arg1158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%1023) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc78)
+    %42 = "tensor.extract_slice"(%41) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %43 = "tensor.extract_slice"(%41) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %44 = "tensor.extract_slice"(%41) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 16>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %45 = "tensor.extract_slice"(%41) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %46 = "tensor.empty"() : () -> tensor<1x3x8xf32> loc(#loc80)
+    %47 = "linalg.generic"(%42, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1155: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1156: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %1019 = "arith.negf"(%arg1155) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %1020 = "math.exp"(%1019) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %1021 = "arith.addf"(%1020, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %1022 = "arith.divf"(%2, %1021) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1022) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %48 = "linalg.generic"(%43, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1153: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1154: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %1015 = "arith.negf"(%arg1153) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %1016 = "math.exp"(%1015) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %1017 = "arith.addf"(%1016, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %1018 = "arith.divf"(%2, %1017) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1018) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %49 = "linalg.generic"(%44, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1151: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1152: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %1014 = "math.tanh"(%arg1151) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%1014) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %50 = "linalg.generic"(%45, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1149: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1150: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %1010 = "arith.negf"(%arg1149) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %1011 = "math.exp"(%1010) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %1012 = "arith.addf"(%1011, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %1013 = "arith.divf"(%2, %1012) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1013) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %51 = "linalg.generic"(%48, %7, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1146: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1147: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1148: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %1009 = "arith.mulf"(%arg1146, %arg1147) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1009) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %52 = "linalg.generic"(%47, %49, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1143: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1144: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1145: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %1008 = "arith.mulf"(%arg1143, %arg1144) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1008) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %53 = "linalg.generic"(%51, %52, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1140: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1141: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1142: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %1007 = "arith.addf"(%arg1140, %arg1141) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%1007) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc78)
+    %54 = "linalg.generic"(%53, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1138: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1139: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %1006 = "math.tanh"(%arg1138) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%1006) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %55 = "linalg.generic"(%50, %54, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1135: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1136: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1137: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %1005 = "arith.mulf"(%arg1135, %arg1136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1005) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %56 = "tensor.collapse_shape"(%55) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc76)
+    %57 = "linalg.matmul"(%56, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1132: f32 loc(unknown), %arg1133: f32 loc(unknown), %arg1134: f32 loc(unknown)):
+      %1003 = "arith.mulf"(%arg1132, %arg1133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %1004 = "arith.addf"(%arg1134, %1003) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%1004) : (f32) -> () loc(#loc)
+    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %58 = "linalg.generic"(%57, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1129: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1130: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1131: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      %1002 = "arith.addf"(%arg1129, %arg1130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1002) : (f32) -> () loc(#loc69)
+    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %59 = "tensor.expand_shape"(%58) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc76)
+    %60 = "linalg.generic"(%59, %28, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1126: f32 loc(fused[#loc11, #loc23, #loc10, #loc13]), %arg1127: f32 loc(fused[#loc11, #loc24, #loc10, #loc13]), %arg1128: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %1001 = "arith.addf"(%arg1126, %arg1127) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%1001) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc78)
+    %61 = "tensor.extract_slice"(%60) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %62 = "tensor.extract_slice"(%60) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %63 = "tensor.extract_slice"(%60) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 16>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %64 = "tensor.extract_slice"(%60) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %65 = "linalg.generic"(%61, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1124: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1125: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %997 = "arith.negf"(%arg1124) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %998 = "math.exp"(%997) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %999 = "arith.addf"(%998, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %1000 = "arith.divf"(%2, %999) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1000) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %66 = "linalg.generic"(%62, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1122: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1123: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %993 = "arith.negf"(%arg1122) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %994 = "math.exp"(%993) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %995 = "arith.addf"(%994, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %996 = "arith.divf"(%2, %995) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%996) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %67 = "linalg.generic"(%63, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1120: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1121: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %992 = "math.tanh"(%arg1120) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%992) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %68 = "linalg.generic"(%64, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1118: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1119: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %988 = "arith.negf"(%arg1118) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %989 = "math.exp"(%988) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %990 = "arith.addf"(%989, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %991 = "arith.divf"(%2, %990) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%991) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %69 = "linalg.generic"(%66, %53, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1115: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1116: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1117: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %987 = "arith.mulf"(%arg1115, %arg1116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%987) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %70 = "linalg.generic"(%65, %67, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1112: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1113: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1114: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %986 = "arith.mulf"(%arg1112, %arg1113) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%986) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %71 = "linalg.generic"(%69, %70, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1109: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1110: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1111: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %985 = "arith.addf"(%arg1109, %arg1110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%985) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc78)
+    %72 = "linalg.generic"(%71, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1107: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1108: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %984 = "math.tanh"(%arg1107) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%984) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %73 = "linalg.generic"(%68, %72, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1104: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1105: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1106: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %983 = "arith.mulf"(%arg1104, %arg1105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%983) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %74 = "tensor.collapse_shape"(%73) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc76)
+    %75 = "linalg.matmul"(%74, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1101: f32 loc(unknown), %arg1102: f32 loc(unknown), %arg1103: f32 loc(unknown)):
+      %981 = "arith.mulf"(%arg1101, %arg1102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %982 = "arith.addf"(%arg1103, %981) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%982) : (f32) -> () loc(#loc)
+    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %76 = "linalg.generic"(%75, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1098: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1099: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1100: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      %980 = "arith.addf"(%arg1098, %arg1099) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%980) : (f32) -> () loc(#loc69)
+    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %77 = "tensor.expand_shape"(%76) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc76)
+    %78 = "linalg.generic"(%77, %29, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1095: f32 loc(fused[#loc11, #loc23, #loc10, #loc13]), %arg1096: f32 loc(fused[#loc11, #loc24, #loc10, #loc13]), %arg1097: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %979 = "arith.addf"(%arg1095, %arg1096) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%979) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc78)
+    %79 = "tensor.extract_slice"(%78) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %80 = "tensor.extract_slice"(%78) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %81 = "tensor.extract_slice"(%78) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 16>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %82 = "tensor.extract_slice"(%78) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %83 = "linalg.generic"(%79, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1093: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1094: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %975 = "arith.negf"(%arg1093) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %976 = "math.exp"(%975) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %977 = "arith.addf"(%976, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %978 = "arith.divf"(%2, %977) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%978) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %84 = "linalg.generic"(%80, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1091: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1092: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %971 = "arith.negf"(%arg1091) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %972 = "math.exp"(%971) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %973 = "arith.addf"(%972, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %974 = "arith.divf"(%2, %973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%974) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %85 = "linalg.generic"(%81, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1089: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1090: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %970 = "math.tanh"(%arg1089) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%970) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %86 = "linalg.generic"(%82, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1087: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1088: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %966 = "arith.negf"(%arg1087) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %967 = "math.exp"(%966) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %968 = "arith.addf"(%967, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %969 = "arith.divf"(%2, %968) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%969) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %87 = "linalg.generic"(%84, %71, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1084: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1085: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1086: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %965 = "arith.mulf"(%arg1084, %arg1085) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%965) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %88 = "linalg.generic"(%83, %85, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1081: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1082: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1083: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %964 = "arith.mulf"(%arg1081, %arg1082) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%964) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %89 = "linalg.generic"(%87, %88, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1078: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1079: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1080: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %963 = "arith.addf"(%arg1078, %arg1079) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%963) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc78)
+    %90 = "linalg.generic"(%89, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1076: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1077: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %962 = "math.tanh"(%arg1076) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%962) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %91 = "linalg.generic"(%86, %90, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1073: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1074: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1075: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %961 = "arith.mulf"(%arg1073, %arg1074) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%961) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %92 = "tensor.collapse_shape"(%91) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc76)
+    %93 = "linalg.matmul"(%92, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1070: f32 loc(unknown), %arg1071: f32 loc(unknown), %arg1072: f32 loc(unknown)):
+      %959 = "arith.mulf"(%arg1070, %arg1071) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %960 = "arith.addf"(%arg1072, %959) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%960) : (f32) -> () loc(#loc)
+    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %94 = "linalg.generic"(%93, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1067: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1068: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1069: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      %958 = "arith.addf"(%arg1067, %arg1068) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%958) : (f32) -> () loc(#loc69)
+    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %95 = "tensor.expand_shape"(%94) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc76)
+    %96 = "linalg.generic"(%95, %30, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1064: f32 loc(fused[#loc11, #loc23, #loc10, #loc13]), %arg1065: f32 loc(fused[#loc11, #loc24, #loc10, #loc13]), %arg1066: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %957 = "arith.addf"(%arg1064, %arg1065) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%957) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc78)
+    %97 = "tensor.extract_slice"(%96) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %98 = "tensor.extract_slice"(%96) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %99 = "tensor.extract_slice"(%96) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 16>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %100 = "tensor.extract_slice"(%96) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %101 = "linalg.generic"(%97, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1062: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1063: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %953 = "arith.negf"(%arg1062) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %954 = "math.exp"(%953) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %955 = "arith.addf"(%954, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %956 = "arith.divf"(%2, %955) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%956) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %102 = "linalg.generic"(%98, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1060: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1061: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %949 = "arith.negf"(%arg1060) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %950 = "math.exp"(%949) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %951 = "arith.addf"(%950, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %952 = "arith.divf"(%2, %951) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%952) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %103 = "linalg.generic"(%99, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1058: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1059: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %948 = "math.tanh"(%arg1058) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%948) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %104 = "linalg.generic"(%100, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1056: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1057: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %944 = "arith.negf"(%arg1056) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %945 = "math.exp"(%944) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %946 = "arith.addf"(%945, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %947 = "arith.divf"(%2, %946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%947) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %105 = "linalg.generic"(%102, %89, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1053: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1054: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1055: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %943 = "arith.mulf"(%arg1053, %arg1054) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%943) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %106 = "linalg.generic"(%101, %103, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1050: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1051: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1052: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %942 = "arith.mulf"(%arg1050, %arg1051) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%942) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %107 = "linalg.generic"(%105, %106, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1047: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1048: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1049: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %941 = "arith.addf"(%arg1047, %arg1048) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%941) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc78)
+    %108 = "linalg.generic"(%107, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1045: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1046: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %940 = "math.tanh"(%arg1045) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%940) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %109 = "linalg.generic"(%104, %108, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1042: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1043: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1044: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %939 = "arith.mulf"(%arg1042, %arg1043) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%939) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %110 = "tensor.collapse_shape"(%109) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc76)
+    %111 = "linalg.matmul"(%110, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1039: f32 loc(unknown), %arg1040: f32 loc(unknown), %arg1041: f32 loc(unknown)):
+      %937 = "arith.mulf"(%arg1039, %arg1040) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %938 = "arith.addf"(%arg1041, %937) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%938) : (f32) -> () loc(#loc)
+    }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %112 = "linalg.generic"(%111, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1036: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1037: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg1038: f32 loc(fused[#loc11, #loc12, #loc10, #loc13])):
+      %936 = "arith.addf"(%arg1036, %arg1037) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%936) : (f32) -> () loc(#loc69)
+    }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc69)
+    %113 = "tensor.expand_shape"(%112) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc76)
+    %114 = "linalg.generic"(%113, %31, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1033: f32 loc(fused[#loc11, #loc23, #loc10, #loc13]), %arg1034: f32 loc(fused[#loc11, #loc24, #loc10, #loc13]), %arg1035: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %935 = "arith.addf"(%arg1033, %arg1034) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%935) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc78)
+    %115 = "tensor.extract_slice"(%114) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %116 = "tensor.extract_slice"(%114) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %117 = "tensor.extract_slice"(%114) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 16>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %118 = "tensor.extract_slice"(%114) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc79)
+    %119 = "linalg.generic"(%115, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1031: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1032: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %931 = "arith.negf"(%arg1031) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %932 = "math.exp"(%931) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %933 = "arith.addf"(%932, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %934 = "arith.divf"(%2, %933) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%934) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %120 = "linalg.generic"(%116, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1029: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1030: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %927 = "arith.negf"(%arg1029) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %928 = "math.exp"(%927) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %929 = "arith.addf"(%928, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %930 = "arith.divf"(%2, %929) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%930) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %121 = "linalg.generic"(%117, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1027: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1028: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %926 = "math.tanh"(%arg1027) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%926) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %122 = "linalg.generic"(%118, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1025: f32 loc(fused[#loc11, #loc26, #loc10, #loc13]), %arg1026: f32 loc(fused[#loc11, #loc27, #loc10, #loc13])):
+      %922 = "arith.negf"(%arg1025) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %923 = "math.exp"(%922) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      %924 = "arith.addf"(%923, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %925 = "arith.divf"(%2, %924) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%925) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc80)
+    %123 = "linalg.generic"(%120, %107, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1022: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1023: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1024: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %921 = "arith.mulf"(%arg1022, %arg1023) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%921) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %124 = "linalg.generic"(%119, %121, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1019: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1020: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1021: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %920 = "arith.mulf"(%arg1019, %arg1020) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%920) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %125 = "linalg.generic"(%123, %124, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1016: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1017: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg1018: f32 loc(fused[#loc11, #loc25, #loc10, #loc13])):
+      %919 = "arith.addf"(%arg1016, %arg1017) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%919) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc78)
+    %126 = "linalg.generic"(%125, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1014: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg1015: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
+      %918 = "math.tanh"(%arg1014) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc81)
+      "linalg.yield"(%918) : (f32) -> () loc(#loc81)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
+    %127 = "linalg.generic"(%122, %126, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1011: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg1012: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg1013: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
+      %917 = "arith.mulf"(%arg1011, %arg1012) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%917) : (f32) -> () loc(#loc70)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc70)
+    %128 = "tensor.concat"(%55, %73, %91, %109, %127) <{dim = 0 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<5x3x8xf32> loc(#loc82)
+    %129 = "tensor.empty"() : () -> tensor<3x5x8xf32> loc(#loc73)
+    %130 = "linalg.transpose"(%128, %129) <{permutation = array<i64: 1, 0, 2>}> ({
+    ^bb0(%arg1009: f32 loc(fused[#loc11, #loc29, #loc10, #loc13]), %arg1010: f32 loc(fused[#loc11, #loc20, #loc10, #loc13])):
+      "linalg.yield"(%arg1009) : (f32) -> () loc(#loc73)
+    }) : (tensor<5x3x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc73)
+    %131 = "tensor.extract_slice"(%130) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 4, 0>, static_sizes = array<i64: 3, 1, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<3x5x8xf32>) -> tensor<3x1x8xf32> loc(#loc83)
+    %132 = "tensor.collapse_shape"(%131) <{reassociation = [[0, 1], [2]]}> : (tensor<3x1x8xf32>) -> tensor<3x8xf32> loc(#loc83)
+    %133 = "tensor.empty"() : () -> tensor<8x1xf32> loc(#loc84)
+    %134 = "linalg.transpose"(%arg4, %133) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1007: f32 loc(fused[#loc31, #loc22, #loc10, #loc5]), %arg1008: f32 loc(fused[#loc31, #loc22, #loc10, #loc5])):
+      "linalg.yield"(%arg1007) : (f32) -> () loc(#loc84)
+    }) : (tensor<1x8xf32>, tensor<8x1xf32>) -> tensor<8x1xf32> loc(#loc84)
+    %135 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc85)
+    %136 = "linalg.fill"(%1, %135) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1005: f32 loc(unknown), %arg1006: f32 loc(unknown)):
+      "linalg.yield"(%arg1005) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc85)
+    %137 = "linalg.matmul"(%132, %134, %136) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1002: f32 loc(unknown), %arg1003: f32 loc(unknown), %arg1004: f32 loc(unknown)):
+      %915 = "arith.mulf"(%arg1002, %arg1003) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %916 = "arith.addf"(%arg1004, %915) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%916) : (f32) -> () loc(#loc)
+    }) : (tensor<3x8xf32>, tensor<8x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc85)
+    %138 = "linalg.generic"(%arg5, %135) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1000: f32 loc(fused[#loc31, #loc12, #loc10, #loc5]), %arg1001: f32 loc(fused[#loc31, #loc12, #loc10, #loc5])):
+      "linalg.yield"(%arg1000) : (f32) -> () loc(#loc85)
+    }) : (tensor<1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc85)
+    %139 = "linalg.generic"(%137, %138, %135) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg997: f32 loc(fused[#loc31, #loc12, #loc10, #loc5]), %arg998: f32 loc(fused[#loc31, #loc12, #loc10, #loc5]), %arg999: f32 loc(fused[#loc31, #loc12, #loc10, #loc5])):
+      %914 = "arith.addf"(%arg997, %arg998) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%914) : (f32) -> () loc(#loc85)
+    }) : (tensor<3x1xf32>, tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc85)
+    %140 = "tensor.collapse_shape"(%139) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc86)
+    %141 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc87)
+    %142 = "linalg.generic"(%140, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg995: f32 loc(fused[#loc2, #loc32, #loc10, #loc5]), %arg996: f32 loc(fused[#loc6, #loc33, #loc10, #loc8])):
+      %913 = "arith.negf"(%arg995) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc87)
+      "linalg.yield"(%913) : (f32) -> () loc(#loc87)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc87)
+    %143 = "linalg.generic"(%142, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg993: f32 loc(fused[#loc6, #loc33, #loc10, #loc8]), %arg994: f32 loc(fused[#loc6, #loc34, #loc10, #loc8])):
+      %911 = "arith.cmpf"(%arg993, %1) <{fastmath = #arith.fastmath<none>, predicate = 11 : i64}> : (f32, f32) -> i1 loc(#loc88)
+      %912 = "arith.select"(%911, %1, %arg993) : (i1, f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%912) : (f32) -> () loc(#loc88)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc88)
-    %139 = "linalg.generic"(%132, %133, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg967: f32 loc(fused[#loc6, #loc30, #loc9, #loc7]), %arg968: f32 loc(fused[#loc6, #loc31, #loc9, #loc7]), %arg969: f32 loc(fused[#loc6, #loc8, #loc9, #loc7])):
-      %877 = "arith.subf"(%arg967, %arg968) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%877) : (f32) -> () loc(#loc62)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc62)
-    %140 = "linalg.generic"(%139, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg965: f32 loc(fused[#loc6, #loc8, #loc9, #loc7]), %arg966: f32 loc(fused[#loc6, #loc32, #loc9, #loc7])):
-      %876 = "math.exp"(%arg965) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc88)
-      "linalg.yield"(%876) : (f32) -> () loc(#loc88)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc88)
-    %141 = "linalg.generic"(%138, %140, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg962: f32 loc(fused[#loc6, #loc32, #loc9, #loc7]), %arg963: f32 loc(fused[#loc6, #loc32, #loc9, #loc7]), %arg964: f32 loc(fused[#loc6, #loc19, #loc9, #loc7])):
-      %875 = "arith.addf"(%arg962, %arg963) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%875) : (f32) -> () loc(#loc87)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc87)
-    %142 = "linalg.generic"(%141, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg960: f32 loc(fused[#loc6, #loc19, #loc9, #loc7]), %arg961: f32 loc(fused[#loc6, #loc33, #loc9, #loc7])):
-      %874 = "math.log"(%arg960) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
-      "linalg.yield"(%874) : (f32) -> () loc(#loc89)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc89)
-    %143 = "linalg.generic"(%136, %142, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg957: f32 loc(fused[#loc6, #loc19, #loc9, #loc7]), %arg958: f32 loc(fused[#loc6, #loc33, #loc9, #loc7]), %arg959: f32 loc(fused[#loc6, #loc19, #loc9, #loc7])):
-      %873 = "arith.addf"(%arg957, %arg958) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%873) : (f32) -> () loc(#loc87)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc87)
-    %144 = "tensor.empty"() : () -> tensor<f32> loc(#loc90)
-    %145 = "linalg.fill"(%1, %144) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg955: f32 loc(unknown), %arg956: f32 loc(unknown)):
-      "linalg.yield"(%arg955) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc90)
-    %146 = "linalg.generic"(%143, %145) <{indexing_maps = [#map7, #map8], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg953: f32 loc(fused[#loc6, #loc19, #loc9, #loc7]), %arg954: f32 loc(fused[#loc6, #loc34, #loc9, #loc7])):
-      %872 = "arith.addf"(%arg953, %arg954) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%872) : (f32) -> () loc(#loc90)
-    }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc90)
-    %147 = "linalg.generic"(%146, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg951: f32 loc(fused[#loc6, #loc34, #loc9, #loc7]), %arg952: f32 loc(fused[#loc6, #loc34, #loc9, #loc7])):
-      %871 = "arith.divf"(%arg951, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%871) : (f32) -> () loc(#loc90)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc90)
-    %148 = "linalg.generic"(%arg37, %131) <{indexing_maps = [#map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg949: f32 loc(fused[#loc6, #loc22, #loc4, #loc7]), %arg950: f32 loc(fused[#loc6, #loc22, #loc4, #loc7])):
-      "linalg.yield"(%arg949) : (f32) -> () loc(#loc91)
-    }) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc91)
-    %149 = "linalg.generic"(%148, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg947: f32 loc(fused[#loc6, #loc22, #loc4, #loc7]), %arg948: f32 loc(fused[#loc6, #loc35, #loc4, #loc7])):
-      %870 = "arith.divf"(%arg947, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%870) : (f32) -> () loc(#loc92)
+    %144 = "linalg.generic"(%5, %arg36, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg990: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg991: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg992: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
+      %910 = "arith.subf"(%arg990, %arg991) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%910) : (f32) -> () loc(#loc68)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc68)
+    %145 = "linalg.generic"(%144, %140, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg987: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg988: f32 loc(fused[#loc2, #loc32, #loc10, #loc5]), %arg989: f32 loc(fused[#loc6, #loc14, #loc10, #loc8])):
+      %909 = "arith.mulf"(%arg987, %arg988) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
+      "linalg.yield"(%909) : (f32) -> () loc(#loc89)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc89)
+    %146 = "linalg.generic"(%145, %143, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg984: f32 loc(fused[#loc6, #loc14, #loc10, #loc8]), %arg985: f32 loc(fused[#loc6, #loc34, #loc10, #loc8]), %arg986: f32 loc(fused[#loc6, #loc25, #loc10, #loc8])):
+      %908 = "arith.addf"(%arg984, %arg985) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%908) : (f32) -> () loc(#loc90)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc90)
+    %147 = "linalg.generic"(%143, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg982: f32 loc(fused[#loc6, #loc34, #loc10, #loc8]), %arg983: f32 loc(fused[#loc6, #loc33, #loc10, #loc8])):
+      %907 = "arith.negf"(%arg982) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc87)
+      "linalg.yield"(%907) : (f32) -> () loc(#loc87)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc87)
+    %148 = "linalg.generic"(%147, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg980: f32 loc(fused[#loc6, #loc33, #loc10, #loc8]), %arg981: f32 loc(fused[#loc6, #loc35, #loc10, #loc8])):
+      %906 = "math.exp"(%arg980) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc91)
+      "linalg.yield"(%906) : (f32) -> () loc(#loc91)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc91)
+    %149 = "linalg.generic"(%142, %143, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg977: f32 loc(fused[#loc6, #loc33, #loc10, #loc8]), %arg978: f32 loc(fused[#loc6, #loc34, #loc10, #loc8]), %arg979: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
+      %905 = "arith.subf"(%arg977, %arg978) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%905) : (f32) -> () loc(#loc68)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc68)
+    %150 = "linalg.generic"(%149, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg975: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg976: f32 loc(fused[#loc6, #loc35, #loc10, #loc8])):
+      %904 = "math.exp"(%arg975) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc91)
+      "linalg.yield"(%904) : (f32) -> () loc(#loc91)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc91)
+    %151 = "linalg.generic"(%148, %150, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg972: f32 loc(fused[#loc6, #loc35, #loc10, #loc8]), %arg973: f32 loc(fused[#loc6, #loc35, #loc10, #loc8]), %arg974: f32 loc(fused[#loc6, #loc25, #loc10, #loc8])):
+      %903 = "arith.addf"(%arg972, %arg973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%903) : (f32) -> () loc(#loc90)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc90)
+    %152 = "linalg.generic"(%151, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg970: f32 loc(fused[#loc6, #loc25, #loc10, #loc8]), %arg971: f32 loc(fused[#loc6, #loc36, #loc10, #loc8])):
+      %902 = "math.log"(%arg970) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc92)
+      "linalg.yield"(%902) : (f32) -> () loc(#loc92)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc92)
-    %150 = "linalg.generic"(%149, %141, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg944: f32 loc(fused[#loc6, #loc35, #loc4, #loc7]), %arg945: f32 loc(fused[#loc6, #loc19, #loc9, #loc7]), %arg946: f32 loc(fused[#loc6, #loc36, #loc4, #loc7])):
-      %869 = "arith.divf"(%arg944, %arg945) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%869) : (f32) -> () loc(#loc93)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc93)
-    %151 = "linalg.generic"(%150, %140, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg941: f32 loc(fused[#loc6, #loc36, #loc4, #loc7]), %arg942: f32 loc(fused[#loc6, #loc32, #loc9, #loc7]), %arg943: f32 loc(fused[#loc6, #loc23, #loc4, #loc7])):
-      %868 = "arith.mulf"(%arg941, %arg942) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%868) : (f32) -> () loc(#loc94)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc94)
-    %152 = "linalg.generic"(%151, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg939: f32 loc(fused[#loc6, #loc23, #loc4, #loc7]), %arg940: f32 loc(fused[#loc6, #loc30, #loc4, #loc7])):
-      %867 = "arith.negf"(%arg939) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc95)
-      "linalg.yield"(%867) : (f32) -> () loc(#loc95)
+    %153 = "linalg.generic"(%146, %152, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg967: f32 loc(fused[#loc6, #loc25, #loc10, #loc8]), %arg968: f32 loc(fused[#loc6, #loc36, #loc10, #loc8]), %arg969: f32 loc(fused[#loc6, #loc25, #loc10, #loc8])):
+      %901 = "arith.addf"(%arg967, %arg968) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%901) : (f32) -> () loc(#loc90)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc90)
+    %154 = "tensor.empty"() : () -> tensor<f32> loc(#loc93)
+    %155 = "linalg.fill"(%1, %154) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg965: f32 loc(unknown), %arg966: f32 loc(unknown)):
+      "linalg.yield"(%arg965) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc93)
+    %156 = "linalg.generic"(%153, %155) <{indexing_maps = [#map7, #map8], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg963: f32 loc(fused[#loc6, #loc25, #loc10, #loc8]), %arg964: f32 loc(fused[#loc6, #loc37, #loc10, #loc8])):
+      %900 = "arith.addf"(%arg963, %arg964) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%900) : (f32) -> () loc(#loc93)
+    }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc93)
+    %157 = "linalg.generic"(%156, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg961: f32 loc(fused[#loc6, #loc37, #loc10, #loc8]), %arg962: f32 loc(fused[#loc6, #loc37, #loc10, #loc8])):
+      %899 = "arith.divf"(%arg961, %9) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%899) : (f32) -> () loc(#loc93)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc93)
+    %158 = "linalg.generic"(%arg37, %141) <{indexing_maps = [#map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg959: f32 loc(fused[#loc6, #loc38, #loc4, #loc8]), %arg960: f32 loc(fused[#loc6, #loc38, #loc4, #loc8])):
+      "linalg.yield"(%arg959) : (f32) -> () loc(#loc94)
+    }) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc94)
+    %159 = "linalg.generic"(%158, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg957: f32 loc(fused[#loc6, #loc38, #loc4, #loc8]), %arg958: f32 loc(fused[#loc6, #loc39, #loc4, #loc8])):
+      %898 = "arith.divf"(%arg957, %9) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%898) : (f32) -> () loc(#loc95)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc95)
-    %153 = "linalg.generic"(%150, %138, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg936: f32 loc(fused[#loc6, #loc36, #loc4, #loc7]), %arg937: f32 loc(fused[#loc6, #loc32, #loc9, #loc7]), %arg938: f32 loc(fused[#loc6, #loc23, #loc4, #loc7])):
-      %866 = "arith.mulf"(%arg936, %arg937) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%866) : (f32) -> () loc(#loc94)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc94)
-    %154 = "linalg.generic"(%153, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg934: f32 loc(fused[#loc6, #loc23, #loc4, #loc7]), %arg935: f32 loc(fused[#loc6, #loc30, #loc4, #loc7])):
-      %865 = "arith.negf"(%arg934) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc95)
-      "linalg.yield"(%865) : (f32) -> () loc(#loc95)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc95)
-    %155 = "linalg.generic"(%152, %154, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg931: f32 loc(fused[#loc6, #loc30, #loc4, #loc7]), %arg932: f32 loc(fused[#loc6, #loc30, #loc4, #loc7]), %arg933: f32 loc(fused[#loc6, #loc19, #loc4, #loc7])):
-      %864 = "arith.addf"(%arg931, %arg932) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%864) : (f32) -> () loc(#loc96)
+    %160 = "linalg.generic"(%159, %151, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg954: f32 loc(fused[#loc6, #loc39, #loc4, #loc8]), %arg955: f32 loc(fused[#loc6, #loc25, #loc10, #loc8]), %arg956: f32 loc(fused[#loc6, #loc40, #loc4, #loc8])):
+      %897 = "arith.divf"(%arg954, %arg955) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%897) : (f32) -> () loc(#loc96)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc96)
-    %156 = "linalg.generic"(%155, %149, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg928: f32 loc(fused[#loc6, #loc19, #loc4, #loc7]), %arg929: f32 loc(fused[#loc6, #loc35, #loc4, #loc7]), %arg930: f32 loc(fused[#loc6, #loc19, #loc4, #loc7])):
-      %863 = "arith.addf"(%arg928, %arg929) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%863) : (f32) -> () loc(#loc96)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc96)
-    %157 = "linalg.generic"(%149, %134, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg925: f32 loc(fused[#loc6, #loc35, #loc4, #loc7]), %arg926: f32 loc(fused[#loc6, #loc8, #loc9, #loc7]), %arg927: f32 loc(fused[#loc6, #loc23, #loc4, #loc7])):
-      %862 = "arith.mulf"(%arg925, %arg926) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%862) : (f32) -> () loc(#loc94)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc94)
-    %158 = "linalg.generic"(%152, %157, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg922: f32 loc(fused[#loc6, #loc30, #loc4, #loc7]), %arg923: f32 loc(fused[#loc6, #loc23, #loc4, #loc7]), %arg924: f32 loc(fused[#loc6, #loc19, #loc4, #loc7])):
-      %861 = "arith.addf"(%arg922, %arg923) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%861) : (f32) -> () loc(#loc96)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc96)
-    %159 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc97)
-    %160 = "linalg.generic"(%132, %159) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg920: f32 loc(fused[#loc6, #loc30, #loc9, #loc7]), %arg921: i1 loc(fused[#loc6, #loc37, #loc4, #loc7])):
-      %860 = "arith.cmpf"(%arg920, %1) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc97)
-      "linalg.yield"(%860) : (i1) -> () loc(#loc97)
-    }) : (tensor<3xf32>, tensor<3xi1>) -> tensor<3xi1> loc(#loc97)
-    %161 = "linalg.generic"(%160, %156, %4, %131) <{indexing_maps = [#map7, #map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg916: i1 loc(fused[#loc6, #loc37, #loc4, #loc7]), %arg917: f32 loc(fused[#loc6, #loc19, #loc4, #loc7]), %arg918: f32 loc(fused[#loc6, #loc3, #loc4, #loc7]), %arg919: f32 loc(fused[#loc6, #loc3, #loc4, #loc7])):
-      %859 = "arith.select"(%arg916, %arg917, %arg918) : (i1, f32, f32) -> f32 loc(#loc61)
-      "linalg.yield"(%859) : (f32) -> () loc(#loc61)
-    }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc61)
-    %162 = "linalg.generic"(%161, %131) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg914: f32 loc(fused[#loc6, #loc3, #loc4, #loc7]), %arg915: f32 loc(fused[#loc6, #loc30, #loc4, #loc7])):
-      %858 = "arith.negf"(%arg914) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc95)
-      "linalg.yield"(%858) : (f32) -> () loc(#loc95)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc95)
-    %163 = "linalg.generic"(%158, %162, %131) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg911: f32 loc(fused[#loc6, #loc19, #loc4, #loc7]), %arg912: f32 loc(fused[#loc6, #loc30, #loc4, #loc7]), %arg913: f32 loc(fused[#loc6, #loc19, #loc4, #loc7])):
-      %857 = "arith.addf"(%arg911, %arg912) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%857) : (f32) -> () loc(#loc96)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc96)
-    %164 = "tensor.expand_shape"(%163) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc98)
-    %165 = "linalg.fill"(%1, %43) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg909: f32 loc(unknown), %arg910: f32 loc(unknown)):
-      "linalg.yield"(%arg909) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc99)
-    %166 = "linalg.matmul"(%164, %arg4, %165) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg906: f32 loc(unknown), %arg907: f32 loc(unknown), %arg908: f32 loc(unknown)):
-      %855 = "arith.mulf"(%arg906, %arg907) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %856 = "arith.addf"(%arg908, %855) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%856) : (f32) -> () loc(#loc)
-    }) : (tensor<3x1xf32>, tensor<1x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc99)
-    %167 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc100)
-    %168 = "linalg.transpose"(%164, %167) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg904: f32 loc(fused[#loc2, #loc38, #loc4, #loc5]), %arg905: f32 loc(fused[#loc29, #loc17, #loc4, #loc5])):
-      "linalg.yield"(%arg904) : (f32) -> () loc(#loc100)
-    }) : (tensor<3x1xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc100)
-    %169 = "tensor.empty"() : () -> tensor<1x8xf32> loc(#loc99)
-    %170 = "linalg.fill"(%1, %169) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg902: f32 loc(unknown), %arg903: f32 loc(unknown)):
-      "linalg.yield"(%arg902) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc99)
-    %171 = "linalg.matmul"(%168, %122, %170) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg899: f32 loc(unknown), %arg900: f32 loc(unknown), %arg901: f32 loc(unknown)):
-      %853 = "arith.mulf"(%arg899, %arg900) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %854 = "arith.addf"(%arg901, %853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%854) : (f32) -> () loc(#loc)
-    }) : (tensor<1x3xf32>, tensor<3x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc99)
-    %172 = "tensor.empty"() : () -> tensor<1x1xf32> loc(#loc101)
-    %173 = "linalg.fill"(%1, %172) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg897: f32 loc(unknown), %arg898: f32 loc(unknown)):
-      "linalg.yield"(%arg897) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x1xf32>) -> tensor<1x1xf32> loc(#loc101)
-    %174 = "linalg.generic"(%164, %173) <{indexing_maps = [#map6, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg895: f32 loc(fused[#loc2, #loc38, #loc4, #loc5]), %arg896: f32 loc(fused[#loc29, #loc39, #loc4, #loc5])):
-      %852 = "arith.addf"(%arg895, %arg896) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%852) : (f32) -> () loc(#loc101)
-    }) : (tensor<3x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32> loc(#loc101)
-    %175 = "tensor.collapse_shape"(%174) <{reassociation = [[0, 1]]}> : (tensor<1x1xf32>) -> tensor<1xf32> loc(#loc102)
-    %176 = "tensor.empty"() : () -> tensor<5xi64> loc(#loc103)
-    %177 = "linalg.generic"(%176) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg894: i64 loc(fused[#loc2, #loc40, #loc4, #loc5])):
-      %850 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc103)
-      %851 = "arith.index_cast"(%850) : (index) -> i64 loc(#loc103)
-      "linalg.yield"(%851) : (i64) -> () loc(#loc103)
-    }) : (tensor<5xi64>) -> tensor<5xi64> loc(#loc103)
-    %178 = "tensor.expand_shape"(%177) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 1, 5, 1>}> : (tensor<5xi64>) -> tensor<1x5x1xi64> loc(#loc104)
-    %179 = "tensor.empty"() : () -> tensor<1x5x1xi1> loc(#loc105)
-    %180 = "linalg.generic"(%178, %179) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg892: i64 loc(fused[#loc2, #loc18, #loc4, #loc5]), %arg893: i1 loc(fused[#loc2, #loc41, #loc4, #loc5])):
-      %849 = "arith.cmpi"(%arg892, %0) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc105)
-      "linalg.yield"(%849) : (i1) -> () loc(#loc105)
-    }) : (tensor<1x5x1xi64>, tensor<1x5x1xi1>) -> tensor<1x5x1xi1> loc(#loc105)
-    %181 = "linalg.generic"(%166, %119) <{indexing_maps = [#map, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg890: f32 loc(fused[#loc2, #loc22, #loc4, #loc5]), %arg891: f32 loc(fused[#loc2, #loc22, #loc4, #loc5])):
-      "linalg.yield"(%arg890) : (f32) -> () loc(#loc106)
-    }) : (tensor<3x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc106)
-    %182 = "linalg.generic"(%180, %181, %3, %119) <{indexing_maps = [#map11, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg886: i1 loc(fused[#loc2, #loc41, #loc4, #loc5]), %arg887: f32 loc(fused[#loc2, #loc22, #loc4, #loc5]), %arg888: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg889: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %848 = "arith.select"(%arg886, %arg887, %arg888) : (i1, f32, f32) -> f32 loc(#loc60)
-      "linalg.yield"(%848) : (f32) -> () loc(#loc60)
-    }) : (tensor<1x5x1xi1>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc60)
-    %183 = "tensor.empty"() : () -> tensor<5x3x8xf32> loc(#loc107)
-    %184 = "linalg.transpose"(%182, %183) <{permutation = array<i64: 1, 0, 2>}> ({
-    ^bb0(%arg884: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg885: f32 loc(fused[#loc10, #loc17, #loc4, #loc12])):
-      "linalg.yield"(%arg884) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x5x8xf32>, tensor<5x3x8xf32>) -> tensor<5x3x8xf32> loc(#loc107)
-    %185 = "tensor.extract_slice"(%184) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
-    %186 = "tensor.collapse_shape"(%185) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc108)
-    %187 = "tensor.extract_slice"(%184) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 1, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
-    %188 = "tensor.collapse_shape"(%187) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc108)
-    %189 = "tensor.extract_slice"(%184) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 2, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
-    %190 = "tensor.collapse_shape"(%189) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc108)
-    %191 = "tensor.extract_slice"(%184) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 3, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
-    %192 = "tensor.collapse_shape"(%191) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc108)
-    %193 = "tensor.extract_slice"(%184) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 4, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
-    %194 = "tensor.collapse_shape"(%193) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc108)
-    %195 = "linalg.generic"(%194, %111, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg881: f32 loc(fused[#loc10, #loc28, #loc4, #loc12]), %arg882: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg883: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %847 = "arith.mulf"(%arg881, %arg882) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%847) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %196 = "linalg.generic"(%194, %115, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg878: f32 loc(fused[#loc10, #loc28, #loc4, #loc12]), %arg879: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg880: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %846 = "arith.mulf"(%arg878, %arg879) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%846) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %197 = "linalg.generic"(%115, %115, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg875: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg876: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg877: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %845 = "arith.mulf"(%arg875, %arg876) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%845) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %198 = "linalg.generic"(%9, %197, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg872: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg873: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg874: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %843 = "arith.sitofp"(%arg872) : (i64) -> f32 loc(#loc65)
-      %844 = "arith.subf"(%843, %arg873) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%844) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %199 = "linalg.generic"(%195, %198, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg869: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg870: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg871: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %842 = "arith.mulf"(%arg869, %arg870) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%842) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %200 = "linalg.generic"(%199, %108, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg866: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg867: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg868: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %841 = "arith.mulf"(%arg866, %arg867) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%841) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %201 = "linalg.generic"(%199, %110, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg863: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg864: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg865: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %840 = "arith.mulf"(%arg863, %arg864) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%840) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %202 = "linalg.generic"(%199, %109, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg860: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg861: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg862: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %839 = "arith.mulf"(%arg860, %arg861) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%839) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %203 = "linalg.generic"(%199, %98, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg857: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg858: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg859: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %838 = "arith.mulf"(%arg857, %arg858) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%838) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %204 = "linalg.generic"(%9, %111, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg854: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg855: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg856: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %836 = "arith.sitofp"(%arg854) : (i64) -> f32 loc(#loc65)
-      %837 = "arith.subf"(%836, %arg855) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%837) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %205 = "linalg.generic"(%111, %204, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg851: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg852: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg853: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %835 = "arith.mulf"(%arg851, %arg852) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%835) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %206 = "linalg.generic"(%196, %205, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg848: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg849: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg850: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %834 = "arith.mulf"(%arg848, %arg849) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%834) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %207 = "linalg.generic"(%110, %110, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg845: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg846: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg847: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %833 = "arith.mulf"(%arg845, %arg846) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%833) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %208 = "linalg.generic"(%9, %207, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg842: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg843: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg844: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %831 = "arith.sitofp"(%arg842) : (i64) -> f32 loc(#loc65)
-      %832 = "arith.subf"(%831, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%832) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %209 = "linalg.generic"(%200, %208, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg839: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg840: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg841: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %830 = "arith.mulf"(%arg839, %arg840) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%830) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %210 = "linalg.generic"(%9, %109, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg836: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg837: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg838: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %828 = "arith.sitofp"(%arg836) : (i64) -> f32 loc(#loc65)
-      %829 = "arith.subf"(%828, %arg837) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%829) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %211 = "linalg.generic"(%109, %210, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg833: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg834: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg835: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %827 = "arith.mulf"(%arg833, %arg834) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%827) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %212 = "linalg.generic"(%203, %211, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg830: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg831: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg832: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %826 = "arith.mulf"(%arg830, %arg831) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%826) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %213 = "linalg.generic"(%9, %108, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg827: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg828: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg829: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %824 = "arith.sitofp"(%arg827) : (i64) -> f32 loc(#loc65)
-      %825 = "arith.subf"(%824, %arg828) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%825) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %214 = "linalg.generic"(%108, %213, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg824: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg825: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg826: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %823 = "arith.mulf"(%arg824, %arg825) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+    %161 = "linalg.generic"(%160, %150, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg951: f32 loc(fused[#loc6, #loc40, #loc4, #loc8]), %arg952: f32 loc(fused[#loc6, #loc35, #loc10, #loc8]), %arg953: f32 loc(fused[#loc6, #loc14, #loc4, #loc8])):
+      %896 = "arith.mulf"(%arg951, %arg952) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%896) : (f32) -> () loc(#loc97)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc97)
+    %162 = "linalg.generic"(%161, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg949: f32 loc(fused[#loc6, #loc14, #loc4, #loc8]), %arg950: f32 loc(fused[#loc6, #loc33, #loc4, #loc8])):
+      %895 = "arith.negf"(%arg949) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
+      "linalg.yield"(%895) : (f32) -> () loc(#loc98)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc98)
+    %163 = "linalg.generic"(%160, %148, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg946: f32 loc(fused[#loc6, #loc40, #loc4, #loc8]), %arg947: f32 loc(fused[#loc6, #loc35, #loc10, #loc8]), %arg948: f32 loc(fused[#loc6, #loc14, #loc4, #loc8])):
+      %894 = "arith.mulf"(%arg946, %arg947) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%894) : (f32) -> () loc(#loc97)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc97)
+    %164 = "linalg.generic"(%163, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg944: f32 loc(fused[#loc6, #loc14, #loc4, #loc8]), %arg945: f32 loc(fused[#loc6, #loc33, #loc4, #loc8])):
+      %893 = "arith.negf"(%arg944) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
+      "linalg.yield"(%893) : (f32) -> () loc(#loc98)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc98)
+    %165 = "linalg.generic"(%162, %164, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg941: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg942: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg943: f32 loc(fused[#loc6, #loc25, #loc4, #loc8])):
+      %892 = "arith.addf"(%arg941, %arg942) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%892) : (f32) -> () loc(#loc99)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc99)
+    %166 = "linalg.generic"(%165, %159, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg938: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg939: f32 loc(fused[#loc6, #loc39, #loc4, #loc8]), %arg940: f32 loc(fused[#loc6, #loc25, #loc4, #loc8])):
+      %891 = "arith.addf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%891) : (f32) -> () loc(#loc99)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc99)
+    %167 = "linalg.generic"(%159, %144, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg935: f32 loc(fused[#loc6, #loc39, #loc4, #loc8]), %arg936: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg937: f32 loc(fused[#loc6, #loc14, #loc4, #loc8])):
+      %890 = "arith.mulf"(%arg935, %arg936) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%890) : (f32) -> () loc(#loc97)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc97)
+    %168 = "linalg.generic"(%162, %167, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg932: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg933: f32 loc(fused[#loc6, #loc14, #loc4, #loc8]), %arg934: f32 loc(fused[#loc6, #loc25, #loc4, #loc8])):
+      %889 = "arith.addf"(%arg932, %arg933) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%889) : (f32) -> () loc(#loc99)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc99)
+    %169 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc100)
+    %170 = "linalg.generic"(%142, %169) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg930: f32 loc(fused[#loc6, #loc33, #loc10, #loc8]), %arg931: i1 loc(fused[#loc6, #loc41, #loc4, #loc8])):
+      %888 = "arith.cmpf"(%arg930, %1) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc100)
+      "linalg.yield"(%888) : (i1) -> () loc(#loc100)
+    }) : (tensor<3xf32>, tensor<3xi1>) -> tensor<3xi1> loc(#loc100)
+    %171 = "linalg.generic"(%170, %166, %4, %141) <{indexing_maps = [#map7, #map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg926: i1 loc(fused[#loc6, #loc41, #loc4, #loc8]), %arg927: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg928: f32 loc(fused[#loc6, #loc7, #loc4, #loc8]), %arg929: f32 loc(fused[#loc6, #loc7, #loc4, #loc8])):
+      %887 = "arith.select"(%arg926, %arg927, %arg928) : (i1, f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%887) : (f32) -> () loc(#loc67)
+    }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc67)
+    %172 = "linalg.generic"(%171, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg924: f32 loc(fused[#loc6, #loc7, #loc4, #loc8]), %arg925: f32 loc(fused[#loc6, #loc33, #loc4, #loc8])):
+      %886 = "arith.negf"(%arg924) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
+      "linalg.yield"(%886) : (f32) -> () loc(#loc98)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc98)
+    %173 = "linalg.generic"(%168, %172, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg921: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg922: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg923: f32 loc(fused[#loc6, #loc25, #loc4, #loc8])):
+      %885 = "arith.addf"(%arg921, %arg922) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%885) : (f32) -> () loc(#loc99)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc99)
+    %174 = "tensor.expand_shape"(%173) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc101)
+    %175 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc102)
+    %176 = "linalg.fill"(%1, %175) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg919: f32 loc(unknown), %arg920: f32 loc(unknown)):
+      "linalg.yield"(%arg919) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc102)
+    %177 = "linalg.matmul"(%174, %arg4, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg916: f32 loc(unknown), %arg917: f32 loc(unknown), %arg918: f32 loc(unknown)):
+      %883 = "arith.mulf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %884 = "arith.addf"(%arg918, %883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%884) : (f32) -> () loc(#loc)
+    }) : (tensor<3x1xf32>, tensor<1x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc102)
+    %178 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc103)
+    %179 = "linalg.transpose"(%174, %178) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg914: f32 loc(fused[#loc2, #loc42, #loc4, #loc5]), %arg915: f32 loc(fused[#loc31, #loc22, #loc4, #loc5])):
+      "linalg.yield"(%arg914) : (f32) -> () loc(#loc103)
+    }) : (tensor<3x1xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc103)
+    %180 = "tensor.empty"() : () -> tensor<1x8xf32> loc(#loc102)
+    %181 = "linalg.fill"(%1, %180) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg912: f32 loc(unknown), %arg913: f32 loc(unknown)):
+      "linalg.yield"(%arg912) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc102)
+    %182 = "linalg.matmul"(%179, %132, %181) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg909: f32 loc(unknown), %arg910: f32 loc(unknown), %arg911: f32 loc(unknown)):
+      %881 = "arith.mulf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %882 = "arith.addf"(%arg911, %881) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%882) : (f32) -> () loc(#loc)
+    }) : (tensor<1x3xf32>, tensor<3x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc102)
+    %183 = "tensor.empty"() : () -> tensor<1x1xf32> loc(#loc104)
+    %184 = "linalg.fill"(%1, %183) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg907: f32 loc(unknown), %arg908: f32 loc(unknown)):
+      "linalg.yield"(%arg907) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<1x1xf32>) -> tensor<1x1xf32> loc(#loc104)
+    %185 = "linalg.generic"(%174, %184) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg905: f32 loc(fused[#loc2, #loc42, #loc4, #loc5]), %arg906: f32 loc(fused[#loc31, #loc44, #loc4, #loc5])):
+      %880 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%880) : (f32) -> () loc(#loc104)
+    }) : (tensor<3x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32> loc(#loc104)
+    %186 = "tensor.collapse_shape"(%185) <{reassociation = [[0, 1]]}> : (tensor<1x1xf32>) -> tensor<1xf32> loc(#loc105)
+    %187 = "tensor.empty"() : () -> tensor<5xi64> loc(#loc66)
+    %188 = "linalg.generic"(%187) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg904: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %878 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc66)
+      %879 = "arith.index_cast"(%878) : (index) -> i64 loc(#loc66)
+      "linalg.yield"(%879) : (i64) -> () loc(#loc66)
+    }) : (tensor<5xi64>) -> tensor<5xi64> loc(#loc66)
+    %189 = "tensor.expand_shape"(%188) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 1, 5, 1>}> : (tensor<5xi64>) -> tensor<1x5x1xi64> loc(#loc66)
+    %190 = "tensor.empty"() : () -> tensor<1x5x1xi1> loc(#loc66)
+    %191 = "linalg.generic"(%189, %190) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg902: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg903: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %877 = "arith.cmpi"(%arg902, %0) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc66)
+      "linalg.yield"(%877) : (i1) -> () loc(#loc66)
+    }) : (tensor<1x5x1xi64>, tensor<1x5x1xi1>) -> tensor<1x5x1xi1> loc(#loc66)
+    %192 = "linalg.generic"(%177, %129) <{indexing_maps = [#map, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg900: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg901: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      "linalg.yield"(%arg900) : (f32) -> () loc(#loc66)
+    }) : (tensor<3x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc66)
+    %193 = "linalg.generic"(%191, %192, %3, %129) <{indexing_maps = [#map11, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg896: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg897: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg898: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg899: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %876 = "arith.select"(%arg896, %arg897, %arg898) : (i1, f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%876) : (f32) -> () loc(#loc66)
+    }) : (tensor<1x5x1xi1>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc66)
+    %194 = "tensor.empty"() : () -> tensor<5x3x8xf32> loc(#loc106)
+    %195 = "linalg.transpose"(%193, %194) <{permutation = array<i64: 1, 0, 2>}> ({
+    ^bb0(%arg894: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg895: f32 loc(fused[#loc11, #loc20, #loc4, #loc13])):
+      "linalg.yield"(%arg894) : (f32) -> () loc(#loc106)
+    }) : (tensor<3x5x8xf32>, tensor<5x3x8xf32>) -> tensor<5x3x8xf32> loc(#loc106)
+    %196 = "tensor.extract_slice"(%195) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc107)
+    %197 = "tensor.extract_slice"(%195) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 1, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc107)
+    %198 = "tensor.extract_slice"(%195) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 2, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc107)
+    %199 = "tensor.extract_slice"(%195) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 3, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc107)
+    %200 = "tensor.extract_slice"(%195) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 4, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc107)
+    %201 = "linalg.generic"(%200, %122, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg891: f32 loc(fused[#loc11, #loc45, #loc4, #loc13]), %arg892: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg893: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %875 = "arith.mulf"(%arg891, %arg892) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%875) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %202 = "linalg.generic"(%200, %126, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg888: f32 loc(fused[#loc11, #loc45, #loc4, #loc13]), %arg889: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg890: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %874 = "arith.mulf"(%arg888, %arg889) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%874) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %203 = "linalg.generic"(%126, %126, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg885: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg886: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg887: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %873 = "arith.mulf"(%arg885, %arg886) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%873) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %204 = "linalg.generic"(%10, %203, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg882: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg883: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg884: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %871 = "arith.sitofp"(%arg882) : (i64) -> f32 loc(#loc72)
+      %872 = "arith.subf"(%871, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%872) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %205 = "linalg.generic"(%201, %204, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg879: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg880: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg881: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %870 = "arith.mulf"(%arg879, %arg880) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%870) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %206 = "linalg.generic"(%205, %119, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg876: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg877: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg878: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %869 = "arith.mulf"(%arg876, %arg877) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%869) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %207 = "linalg.generic"(%205, %121, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg873: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg874: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg875: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %868 = "arith.mulf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%868) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %208 = "linalg.generic"(%205, %120, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg870: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg871: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg872: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %867 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%867) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %209 = "linalg.generic"(%205, %107, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg867: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg868: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg869: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %866 = "arith.mulf"(%arg867, %arg868) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%866) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %210 = "linalg.generic"(%10, %122, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg864: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg865: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg866: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %864 = "arith.sitofp"(%arg864) : (i64) -> f32 loc(#loc109)
+      %865 = "arith.subf"(%864, %arg865) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%865) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %211 = "linalg.generic"(%122, %210, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg861: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg862: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg863: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %863 = "arith.mulf"(%arg861, %arg862) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%863) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %212 = "linalg.generic"(%202, %211, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg858: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg859: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg860: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %862 = "arith.mulf"(%arg858, %arg859) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%862) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %213 = "linalg.generic"(%121, %121, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg855: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg856: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg857: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %861 = "arith.mulf"(%arg855, %arg856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%861) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %214 = "linalg.generic"(%10, %213, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg852: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg853: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg854: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %859 = "arith.sitofp"(%arg852) : (i64) -> f32 loc(#loc72)
+      %860 = "arith.subf"(%859, %arg853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%860) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %215 = "linalg.generic"(%206, %214, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg849: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg850: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg851: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %858 = "arith.mulf"(%arg849, %arg850) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%858) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %216 = "linalg.generic"(%10, %120, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg846: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg847: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg848: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %856 = "arith.sitofp"(%arg846) : (i64) -> f32 loc(#loc109)
+      %857 = "arith.subf"(%856, %arg847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%857) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %217 = "linalg.generic"(%120, %216, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg843: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg844: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg845: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %855 = "arith.mulf"(%arg843, %arg844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%855) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %218 = "linalg.generic"(%209, %217, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg840: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg841: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg842: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %854 = "arith.mulf"(%arg840, %arg841) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%854) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %219 = "linalg.generic"(%10, %119, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg837: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg838: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg839: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %852 = "arith.sitofp"(%arg837) : (i64) -> f32 loc(#loc109)
+      %853 = "arith.subf"(%852, %arg838) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%853) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %220 = "linalg.generic"(%119, %219, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg834: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg835: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg836: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %851 = "arith.mulf"(%arg834, %arg835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%851) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %221 = "linalg.generic"(%207, %220, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg831: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg832: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg833: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %850 = "arith.mulf"(%arg831, %arg832) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%850) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %222 = "tensor.concat"(%221, %218, %215, %212) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc110)
+    %223 = "linalg.fill"(%1, %40) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg829: f32 loc(unknown), %arg830: f32 loc(unknown)):
+      "linalg.yield"(%arg829) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc111)
+    %224 = "linalg.generic"(%222, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg827: f32 loc(fused[#loc11, #loc29, #loc4, #loc13]), %arg828: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %849 = "arith.addf"(%arg827, %arg828) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%849) : (f32) -> () loc(#loc111)
+    }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc111)
+    %225 = "tensor.collapse_shape"(%224) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %226 = "tensor.collapse_shape"(%222) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %227 = "linalg.matmul"(%226, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg824: f32 loc(unknown), %arg825: f32 loc(unknown), %arg826: f32 loc(unknown)):
+      %847 = "arith.mulf"(%arg824, %arg825) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %848 = "arith.addf"(%arg826, %847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%848) : (f32) -> () loc(#loc)
+    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc113)
+    %228 = "tensor.empty"() : () -> tensor<32x3xf32> loc(#loc114)
+    %229 = "linalg.transpose"(%226, %228) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg822: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg823: f32 loc(fused[#loc11, #loc22, #loc4, #loc13])):
+      "linalg.yield"(%arg822) : (f32) -> () loc(#loc114)
+    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
+    %230 = "tensor.empty"() : () -> tensor<32x8xf32> loc(#loc113)
+    %231 = "linalg.fill"(%1, %230) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg820: f32 loc(unknown), %arg821: f32 loc(unknown)):
+      "linalg.yield"(%arg820) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc113)
+    %232 = "linalg.matmul"(%229, %110, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg817: f32 loc(unknown), %arg818: f32 loc(unknown), %arg819: f32 loc(unknown)):
+      %845 = "arith.mulf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %846 = "arith.addf"(%arg819, %845) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%846) : (f32) -> () loc(#loc)
+    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc113)
+    %233 = "tensor.empty"() : () -> tensor<1x32xf32> loc(#loc111)
+    %234 = "linalg.fill"(%1, %233) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg815: f32 loc(unknown), %arg816: f32 loc(unknown)):
+      "linalg.yield"(%arg815) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc111)
+    %235 = "linalg.generic"(%226, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg813: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg814: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %844 = "arith.addf"(%arg813, %arg814) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%844) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc111)
+    %236 = "tensor.collapse_shape"(%235) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc112)
+    %237 = "tensor.expand_shape"(%227) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc112)
+    %238 = "linalg.generic"(%199, %237, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg810: f32 loc(fused[#loc11, #loc45, #loc4, #loc13]), %arg811: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg812: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %843 = "arith.addf"(%arg810, %arg811) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%843) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %239 = "linalg.generic"(%238, %104, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg807: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg808: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg809: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %842 = "arith.mulf"(%arg807, %arg808) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%842) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %240 = "linalg.generic"(%238, %108, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg804: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg805: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg806: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %841 = "arith.mulf"(%arg804, %arg805) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%841) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %241 = "linalg.generic"(%108, %108, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg801: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg802: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg803: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %840 = "arith.mulf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%840) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %242 = "linalg.generic"(%10, %241, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg798: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg799: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg800: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %838 = "arith.sitofp"(%arg798) : (i64) -> f32 loc(#loc72)
+      %839 = "arith.subf"(%838, %arg799) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%839) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %243 = "linalg.generic"(%239, %242, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg795: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg796: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg797: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %837 = "arith.mulf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%837) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %244 = "linalg.generic"(%208, %243, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg792: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg793: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg794: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %836 = "arith.addf"(%arg792, %arg793) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%836) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %245 = "linalg.generic"(%244, %101, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg789: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg790: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg791: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %835 = "arith.mulf"(%arg789, %arg790) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%835) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %246 = "linalg.generic"(%244, %103, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg786: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg787: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg788: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %834 = "arith.mulf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%834) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %247 = "linalg.generic"(%244, %102, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg783: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg784: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg785: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %833 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%833) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %248 = "linalg.generic"(%244, %89, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg780: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg781: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg782: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %832 = "arith.mulf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%832) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %249 = "linalg.generic"(%10, %104, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg777: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg778: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg779: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %830 = "arith.sitofp"(%arg777) : (i64) -> f32 loc(#loc109)
+      %831 = "arith.subf"(%830, %arg778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%831) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %250 = "linalg.generic"(%104, %249, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg774: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg775: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg776: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %829 = "arith.mulf"(%arg774, %arg775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%829) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %251 = "linalg.generic"(%240, %250, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg771: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg772: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg773: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %828 = "arith.mulf"(%arg771, %arg772) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%828) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %252 = "linalg.generic"(%103, %103, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg768: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg769: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg770: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %827 = "arith.mulf"(%arg768, %arg769) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%827) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %253 = "linalg.generic"(%10, %252, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg765: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg766: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg767: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %825 = "arith.sitofp"(%arg765) : (i64) -> f32 loc(#loc72)
+      %826 = "arith.subf"(%825, %arg766) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%826) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %254 = "linalg.generic"(%245, %253, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg762: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg763: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg764: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %824 = "arith.mulf"(%arg762, %arg763) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%824) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %255 = "linalg.generic"(%10, %102, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg759: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg760: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg761: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %822 = "arith.sitofp"(%arg759) : (i64) -> f32 loc(#loc109)
+      %823 = "arith.subf"(%822, %arg760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%823) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %215 = "linalg.generic"(%201, %214, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg821: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg822: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg823: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %822 = "arith.mulf"(%arg821, %arg822) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%822) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %216 = "tensor.concat"(%215, %212, %209, %206) <{dim = 1 : i64}> : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x32xf32> loc(#loc110)
-    %217 = "linalg.matmul"(%216, %arg1, %165) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg818: f32 loc(unknown), %arg819: f32 loc(unknown), %arg820: f32 loc(unknown)):
-      %820 = "arith.mulf"(%arg818, %arg819) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %821 = "arith.addf"(%arg820, %820) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%821) : (f32) -> () loc(#loc)
-    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc111)
-    %218 = "tensor.empty"() : () -> tensor<32x3xf32> loc(#loc107)
-    %219 = "linalg.transpose"(%216, %218) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg816: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg817: f32 loc(fused[#loc10, #loc17, #loc4, #loc12])):
-      "linalg.yield"(%arg816) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc107)
-    %220 = "tensor.empty"() : () -> tensor<32x8xf32> loc(#loc111)
-    %221 = "linalg.fill"(%1, %220) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg814: f32 loc(unknown), %arg815: f32 loc(unknown)):
-      "linalg.yield"(%arg814) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc111)
-    %222 = "linalg.matmul"(%219, %100, %221) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg811: f32 loc(unknown), %arg812: f32 loc(unknown), %arg813: f32 loc(unknown)):
-      %818 = "arith.mulf"(%arg811, %arg812) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %819 = "arith.addf"(%arg813, %818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%819) : (f32) -> () loc(#loc)
-    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc111)
-    %223 = "tensor.empty"() : () -> tensor<1x32xf32> loc(#loc112)
-    %224 = "linalg.fill"(%1, %223) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg809: f32 loc(unknown), %arg810: f32 loc(unknown)):
-      "linalg.yield"(%arg809) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
-    %225 = "linalg.generic"(%216, %224) <{indexing_maps = [#map6, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg807: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg808: f32 loc(fused[#loc10, #loc39, #loc4, #loc12])):
-      %817 = "arith.addf"(%arg807, %arg808) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%817) : (f32) -> () loc(#loc112)
-    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
-    %226 = "tensor.collapse_shape"(%225) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
-    %227 = "linalg.generic"(%192, %217, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg804: f32 loc(fused[#loc10, #loc28, #loc4, #loc12]), %arg805: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg806: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %816 = "arith.addf"(%arg804, %arg805) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%816) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %228 = "linalg.generic"(%227, %95, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg801: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg802: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg803: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %815 = "arith.mulf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%815) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %229 = "linalg.generic"(%227, %99, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg798: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg799: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg800: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %814 = "arith.mulf"(%arg798, %arg799) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%814) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %230 = "linalg.generic"(%99, %99, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg795: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg796: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg797: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %813 = "arith.mulf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%813) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %231 = "linalg.generic"(%9, %230, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg792: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg793: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg794: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %811 = "arith.sitofp"(%arg792) : (i64) -> f32 loc(#loc65)
-      %812 = "arith.subf"(%811, %arg793) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%812) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %232 = "linalg.generic"(%228, %231, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg789: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg790: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg791: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %810 = "arith.mulf"(%arg789, %arg790) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%810) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %233 = "linalg.generic"(%202, %232, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg786: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg787: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg788: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %809 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%809) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %234 = "linalg.generic"(%233, %92, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg783: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg784: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg785: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %808 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%808) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %235 = "linalg.generic"(%233, %94, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg780: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg781: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg782: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %807 = "arith.mulf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%807) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %236 = "linalg.generic"(%233, %93, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg777: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg778: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg779: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %806 = "arith.mulf"(%arg777, %arg778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%806) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %237 = "linalg.generic"(%233, %82, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg774: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg775: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg776: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %805 = "arith.mulf"(%arg774, %arg775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%805) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %238 = "linalg.generic"(%9, %95, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg771: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg772: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg773: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %803 = "arith.sitofp"(%arg771) : (i64) -> f32 loc(#loc65)
-      %804 = "arith.subf"(%803, %arg772) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%804) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %239 = "linalg.generic"(%95, %238, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg768: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg769: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg770: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %802 = "arith.mulf"(%arg768, %arg769) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%802) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %240 = "linalg.generic"(%229, %239, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg765: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg766: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg767: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %801 = "arith.mulf"(%arg765, %arg766) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%801) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %241 = "linalg.generic"(%94, %94, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg762: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg763: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg764: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %800 = "arith.mulf"(%arg762, %arg763) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%800) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %242 = "linalg.generic"(%9, %241, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg759: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg760: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg761: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %798 = "arith.sitofp"(%arg759) : (i64) -> f32 loc(#loc65)
-      %799 = "arith.subf"(%798, %arg760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%799) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %243 = "linalg.generic"(%234, %242, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg756: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg757: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg758: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %797 = "arith.mulf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%797) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %244 = "linalg.generic"(%9, %93, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg753: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg754: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg755: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %795 = "arith.sitofp"(%arg753) : (i64) -> f32 loc(#loc65)
-      %796 = "arith.subf"(%795, %arg754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%796) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %245 = "linalg.generic"(%93, %244, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg750: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg751: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg752: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %794 = "arith.mulf"(%arg750, %arg751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%794) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %246 = "linalg.generic"(%237, %245, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg747: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg748: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg749: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %793 = "arith.mulf"(%arg747, %arg748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %256 = "linalg.generic"(%102, %255, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg756: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg757: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg758: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %821 = "arith.mulf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%821) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %257 = "linalg.generic"(%248, %256, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg753: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg754: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg755: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %820 = "arith.mulf"(%arg753, %arg754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%820) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %258 = "linalg.generic"(%10, %101, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg750: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg751: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg752: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %818 = "arith.sitofp"(%arg750) : (i64) -> f32 loc(#loc109)
+      %819 = "arith.subf"(%818, %arg751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%819) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %259 = "linalg.generic"(%101, %258, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg747: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg748: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg749: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %817 = "arith.mulf"(%arg747, %arg748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%817) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %260 = "linalg.generic"(%246, %259, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg744: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg745: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg746: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %816 = "arith.mulf"(%arg744, %arg745) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%816) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %261 = "tensor.concat"(%260, %257, %254, %251) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc110)
+    %262 = "linalg.generic"(%261, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg742: f32 loc(fused[#loc11, #loc29, #loc4, #loc13]), %arg743: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %815 = "arith.addf"(%arg742, %arg743) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%815) : (f32) -> () loc(#loc111)
+    }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc111)
+    %263 = "tensor.collapse_shape"(%262) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %264 = "tensor.collapse_shape"(%261) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %265 = "linalg.matmul"(%264, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg739: f32 loc(unknown), %arg740: f32 loc(unknown), %arg741: f32 loc(unknown)):
+      %813 = "arith.mulf"(%arg739, %arg740) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %814 = "arith.addf"(%arg741, %813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%814) : (f32) -> () loc(#loc)
+    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc113)
+    %266 = "linalg.transpose"(%264, %228) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg737: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg738: f32 loc(fused[#loc11, #loc22, #loc4, #loc13])):
+      "linalg.yield"(%arg737) : (f32) -> () loc(#loc114)
+    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
+    %267 = "linalg.matmul"(%266, %92, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg734: f32 loc(unknown), %arg735: f32 loc(unknown), %arg736: f32 loc(unknown)):
+      %811 = "arith.mulf"(%arg734, %arg735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %812 = "arith.addf"(%arg736, %811) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%812) : (f32) -> () loc(#loc)
+    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc113)
+    %268 = "linalg.generic"(%264, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg732: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg733: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %810 = "arith.addf"(%arg732, %arg733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%810) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc111)
+    %269 = "tensor.collapse_shape"(%268) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc112)
+    %270 = "tensor.empty"() : () -> tensor<32xf32> loc(#loc115)
+    %271 = "linalg.generic"(%236, %269, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg729: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg730: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg731: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %809 = "arith.addf"(%arg729, %arg730) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%809) : (f32) -> () loc(#loc115)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
+    %272 = "linalg.generic"(%232, %267, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg726: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg727: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg728: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %808 = "arith.addf"(%arg726, %arg727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%808) : (f32) -> () loc(#loc115)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
+    %273 = "tensor.expand_shape"(%265) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc112)
+    %274 = "linalg.generic"(%198, %273, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg723: f32 loc(fused[#loc11, #loc45, #loc4, #loc13]), %arg724: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg725: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %807 = "arith.addf"(%arg723, %arg724) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%807) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %275 = "linalg.generic"(%274, %86, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg720: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg721: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg722: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %806 = "arith.mulf"(%arg720, %arg721) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%806) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %276 = "linalg.generic"(%274, %90, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg717: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg718: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg719: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %805 = "arith.mulf"(%arg717, %arg718) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%805) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %277 = "linalg.generic"(%90, %90, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg714: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg715: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg716: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %804 = "arith.mulf"(%arg714, %arg715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%804) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %278 = "linalg.generic"(%10, %277, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg711: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg712: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg713: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %802 = "arith.sitofp"(%arg711) : (i64) -> f32 loc(#loc72)
+      %803 = "arith.subf"(%802, %arg712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%803) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %279 = "linalg.generic"(%275, %278, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg708: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg709: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg710: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %801 = "arith.mulf"(%arg708, %arg709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%801) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %280 = "linalg.generic"(%247, %279, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg705: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg706: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg707: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %800 = "arith.addf"(%arg705, %arg706) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%800) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %281 = "linalg.generic"(%280, %83, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg702: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg703: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg704: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %799 = "arith.mulf"(%arg702, %arg703) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%799) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %282 = "linalg.generic"(%280, %85, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg699: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg700: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg701: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %798 = "arith.mulf"(%arg699, %arg700) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%798) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %283 = "linalg.generic"(%280, %84, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg696: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg697: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg698: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %797 = "arith.mulf"(%arg696, %arg697) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%797) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %284 = "linalg.generic"(%280, %71, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg693: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg694: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg695: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %796 = "arith.mulf"(%arg693, %arg694) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%796) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %285 = "linalg.generic"(%10, %86, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg690: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg691: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg692: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %794 = "arith.sitofp"(%arg690) : (i64) -> f32 loc(#loc109)
+      %795 = "arith.subf"(%794, %arg691) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%795) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %286 = "linalg.generic"(%86, %285, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg687: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg688: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg689: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %793 = "arith.mulf"(%arg687, %arg688) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%793) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %247 = "linalg.generic"(%9, %92, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg744: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg745: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg746: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %791 = "arith.sitofp"(%arg744) : (i64) -> f32 loc(#loc65)
-      %792 = "arith.subf"(%791, %arg745) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%792) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %248 = "linalg.generic"(%92, %247, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg741: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg742: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg743: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %790 = "arith.mulf"(%arg741, %arg742) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%790) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %249 = "linalg.generic"(%235, %248, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg738: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg739: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg740: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %789 = "arith.mulf"(%arg738, %arg739) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%789) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %250 = "tensor.concat"(%249, %246, %243, %240) <{dim = 1 : i64}> : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x32xf32> loc(#loc110)
-    %251 = "linalg.matmul"(%250, %arg1, %165) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg735: f32 loc(unknown), %arg736: f32 loc(unknown), %arg737: f32 loc(unknown)):
-      %787 = "arith.mulf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %788 = "arith.addf"(%arg737, %787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%788) : (f32) -> () loc(#loc)
-    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc111)
-    %252 = "linalg.transpose"(%250, %218) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg733: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg734: f32 loc(fused[#loc10, #loc17, #loc4, #loc12])):
-      "linalg.yield"(%arg733) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc107)
-    %253 = "linalg.matmul"(%252, %84, %221) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg730: f32 loc(unknown), %arg731: f32 loc(unknown), %arg732: f32 loc(unknown)):
-      %785 = "arith.mulf"(%arg730, %arg731) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %786 = "arith.addf"(%arg732, %785) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%786) : (f32) -> () loc(#loc)
-    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc111)
-    %254 = "linalg.generic"(%250, %224) <{indexing_maps = [#map6, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg728: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg729: f32 loc(fused[#loc10, #loc39, #loc4, #loc12])):
-      %784 = "arith.addf"(%arg728, %arg729) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%784) : (f32) -> () loc(#loc112)
-    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
-    %255 = "tensor.collapse_shape"(%254) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
-    %256 = "tensor.empty"() : () -> tensor<32xf32> loc(#loc114)
-    %257 = "linalg.generic"(%226, %255, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg725: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg726: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg727: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %783 = "arith.addf"(%arg725, %arg726) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%783) : (f32) -> () loc(#loc114)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc114)
-    %258 = "linalg.generic"(%190, %251, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg722: f32 loc(fused[#loc10, #loc28, #loc4, #loc12]), %arg723: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg724: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %782 = "arith.addf"(%arg722, %arg723) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%782) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %259 = "linalg.generic"(%222, %253, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg719: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg720: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg721: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %781 = "arith.addf"(%arg719, %arg720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%781) : (f32) -> () loc(#loc114)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc114)
-    %260 = "linalg.generic"(%258, %79, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg716: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg717: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg718: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %780 = "arith.mulf"(%arg716, %arg717) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %287 = "linalg.generic"(%276, %286, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg684: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg685: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg686: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %792 = "arith.mulf"(%arg684, %arg685) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%792) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %288 = "linalg.generic"(%85, %85, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg681: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg682: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg683: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %791 = "arith.mulf"(%arg681, %arg682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%791) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %289 = "linalg.generic"(%10, %288, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg678: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg679: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg680: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %789 = "arith.sitofp"(%arg678) : (i64) -> f32 loc(#loc72)
+      %790 = "arith.subf"(%789, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%790) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %290 = "linalg.generic"(%281, %289, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg675: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg676: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg677: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %788 = "arith.mulf"(%arg675, %arg676) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%788) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %291 = "linalg.generic"(%10, %84, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg672: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg673: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg674: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %786 = "arith.sitofp"(%arg672) : (i64) -> f32 loc(#loc109)
+      %787 = "arith.subf"(%786, %arg673) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %292 = "linalg.generic"(%84, %291, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg669: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg670: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg671: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %785 = "arith.mulf"(%arg669, %arg670) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %293 = "linalg.generic"(%284, %292, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg666: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg667: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg668: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %784 = "arith.mulf"(%arg666, %arg667) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%784) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %294 = "linalg.generic"(%10, %83, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg663: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg664: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg665: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %782 = "arith.sitofp"(%arg663) : (i64) -> f32 loc(#loc109)
+      %783 = "arith.subf"(%782, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%783) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %295 = "linalg.generic"(%83, %294, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg660: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg661: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg662: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %781 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%781) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %296 = "linalg.generic"(%282, %295, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg657: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg658: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg659: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %780 = "arith.mulf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%780) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %261 = "linalg.generic"(%258, %83, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg713: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg714: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg715: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %779 = "arith.mulf"(%arg713, %arg714) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %262 = "linalg.generic"(%83, %83, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg710: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg711: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg712: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %778 = "arith.mulf"(%arg710, %arg711) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%778) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %263 = "linalg.generic"(%9, %262, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg707: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg708: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg709: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %776 = "arith.sitofp"(%arg707) : (i64) -> f32 loc(#loc65)
-      %777 = "arith.subf"(%776, %arg708) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %264 = "linalg.generic"(%260, %263, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg704: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg705: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg706: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %775 = "arith.mulf"(%arg704, %arg705) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%775) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %265 = "linalg.generic"(%236, %264, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg701: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg702: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg703: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %774 = "arith.addf"(%arg701, %arg702) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %266 = "linalg.generic"(%265, %76, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg698: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg699: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg700: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %773 = "arith.mulf"(%arg698, %arg699) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%773) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %267 = "linalg.generic"(%265, %78, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg695: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg696: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg697: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %772 = "arith.mulf"(%arg695, %arg696) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%772) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %268 = "linalg.generic"(%265, %77, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg692: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg693: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg694: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %771 = "arith.mulf"(%arg692, %arg693) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %269 = "linalg.generic"(%265, %66, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg689: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg690: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg691: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %770 = "arith.mulf"(%arg689, %arg690) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %270 = "linalg.generic"(%9, %79, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg686: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg687: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg688: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %768 = "arith.sitofp"(%arg686) : (i64) -> f32 loc(#loc65)
-      %769 = "arith.subf"(%768, %arg687) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %271 = "linalg.generic"(%79, %270, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg683: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg684: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg685: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %767 = "arith.mulf"(%arg683, %arg684) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %272 = "linalg.generic"(%261, %271, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg680: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg681: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg682: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %766 = "arith.mulf"(%arg680, %arg681) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %273 = "linalg.generic"(%78, %78, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg677: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg678: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg679: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %765 = "arith.mulf"(%arg677, %arg678) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %274 = "linalg.generic"(%9, %273, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg674: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg675: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg676: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %763 = "arith.sitofp"(%arg674) : (i64) -> f32 loc(#loc65)
-      %764 = "arith.subf"(%763, %arg675) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%764) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %275 = "linalg.generic"(%266, %274, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg671: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg672: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg673: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %762 = "arith.mulf"(%arg671, %arg672) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %276 = "linalg.generic"(%9, %77, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg668: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg669: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg670: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %760 = "arith.sitofp"(%arg668) : (i64) -> f32 loc(#loc65)
-      %761 = "arith.subf"(%760, %arg669) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %277 = "linalg.generic"(%77, %276, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg665: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg666: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg667: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %759 = "arith.mulf"(%arg665, %arg666) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %297 = "tensor.concat"(%296, %293, %290, %287) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc110)
+    %298 = "linalg.generic"(%297, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg655: f32 loc(fused[#loc11, #loc29, #loc4, #loc13]), %arg656: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %779 = "arith.addf"(%arg655, %arg656) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%779) : (f32) -> () loc(#loc111)
+    }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc111)
+    %299 = "tensor.collapse_shape"(%298) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %300 = "tensor.collapse_shape"(%297) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %301 = "linalg.matmul"(%300, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg652: f32 loc(unknown), %arg653: f32 loc(unknown), %arg654: f32 loc(unknown)):
+      %777 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %778 = "arith.addf"(%arg654, %777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%778) : (f32) -> () loc(#loc)
+    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc113)
+    %302 = "linalg.transpose"(%300, %228) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg650: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg651: f32 loc(fused[#loc11, #loc22, #loc4, #loc13])):
+      "linalg.yield"(%arg650) : (f32) -> () loc(#loc114)
+    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
+    %303 = "linalg.matmul"(%302, %74, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg647: f32 loc(unknown), %arg648: f32 loc(unknown), %arg649: f32 loc(unknown)):
+      %775 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %776 = "arith.addf"(%arg649, %775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%776) : (f32) -> () loc(#loc)
+    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc113)
+    %304 = "linalg.generic"(%300, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg645: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg646: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %774 = "arith.addf"(%arg645, %arg646) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc111)
+    %305 = "tensor.collapse_shape"(%304) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc112)
+    %306 = "linalg.generic"(%271, %305, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg642: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg643: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg644: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %773 = "arith.addf"(%arg642, %arg643) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%773) : (f32) -> () loc(#loc115)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
+    %307 = "linalg.generic"(%272, %303, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg639: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg640: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg641: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %772 = "arith.addf"(%arg639, %arg640) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%772) : (f32) -> () loc(#loc115)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
+    %308 = "tensor.expand_shape"(%301) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc112)
+    %309 = "linalg.generic"(%197, %308, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg636: f32 loc(fused[#loc11, #loc45, #loc4, #loc13]), %arg637: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg638: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %771 = "arith.addf"(%arg636, %arg637) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %310 = "linalg.generic"(%309, %68, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg633: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg634: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg635: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %770 = "arith.mulf"(%arg633, %arg634) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%770) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %311 = "linalg.generic"(%309, %72, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg630: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg631: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg632: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %769 = "arith.mulf"(%arg630, %arg631) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %312 = "linalg.generic"(%72, %72, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg627: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg628: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg629: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %768 = "arith.mulf"(%arg627, %arg628) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%768) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %313 = "linalg.generic"(%10, %312, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg624: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg625: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg626: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %766 = "arith.sitofp"(%arg624) : (i64) -> f32 loc(#loc72)
+      %767 = "arith.subf"(%766, %arg625) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%767) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %314 = "linalg.generic"(%310, %313, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg621: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg622: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg623: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %765 = "arith.mulf"(%arg621, %arg622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%765) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %315 = "linalg.generic"(%283, %314, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg618: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg619: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg620: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %764 = "arith.addf"(%arg618, %arg619) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%764) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %316 = "linalg.generic"(%315, %65, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg615: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg616: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg617: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %763 = "arith.mulf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%763) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %317 = "linalg.generic"(%315, %67, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg612: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg613: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg614: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %762 = "arith.mulf"(%arg612, %arg613) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%762) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %318 = "linalg.generic"(%315, %66, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg609: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg610: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg611: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %761 = "arith.mulf"(%arg609, %arg610) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%761) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %319 = "linalg.generic"(%315, %53, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg606: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg607: f32 loc(fused[#loc11, #loc25, #loc10, #loc13]), %arg608: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %760 = "arith.mulf"(%arg606, %arg607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%760) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %320 = "linalg.generic"(%10, %68, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg603: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg604: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg605: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %758 = "arith.sitofp"(%arg603) : (i64) -> f32 loc(#loc109)
+      %759 = "arith.subf"(%758, %arg604) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%759) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %278 = "linalg.generic"(%269, %277, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg662: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg663: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg664: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %758 = "arith.mulf"(%arg662, %arg663) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%758) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %279 = "linalg.generic"(%9, %76, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg659: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg660: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg661: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %756 = "arith.sitofp"(%arg659) : (i64) -> f32 loc(#loc65)
-      %757 = "arith.subf"(%756, %arg660) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%757) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %280 = "linalg.generic"(%76, %279, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg656: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg657: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg658: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %755 = "arith.mulf"(%arg656, %arg657) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %281 = "linalg.generic"(%267, %280, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg653: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg654: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg655: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %754 = "arith.mulf"(%arg653, %arg654) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%754) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %282 = "tensor.concat"(%281, %278, %275, %272) <{dim = 1 : i64}> : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x32xf32> loc(#loc110)
-    %283 = "linalg.matmul"(%282, %arg1, %165) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg650: f32 loc(unknown), %arg651: f32 loc(unknown), %arg652: f32 loc(unknown)):
-      %752 = "arith.mulf"(%arg650, %arg651) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %753 = "arith.addf"(%arg652, %752) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc)
-    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc111)
-    %284 = "linalg.transpose"(%282, %218) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg648: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg649: f32 loc(fused[#loc10, #loc17, #loc4, #loc12])):
-      "linalg.yield"(%arg648) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc107)
-    %285 = "linalg.matmul"(%284, %68, %221) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg645: f32 loc(unknown), %arg646: f32 loc(unknown), %arg647: f32 loc(unknown)):
-      %750 = "arith.mulf"(%arg645, %arg646) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %751 = "arith.addf"(%arg647, %750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%751) : (f32) -> () loc(#loc)
-    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc111)
-    %286 = "linalg.generic"(%282, %224) <{indexing_maps = [#map6, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg643: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg644: f32 loc(fused[#loc10, #loc39, #loc4, #loc12])):
-      %749 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%749) : (f32) -> () loc(#loc112)
-    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
-    %287 = "tensor.collapse_shape"(%286) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
-    %288 = "linalg.generic"(%257, %287, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg640: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg641: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg642: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %748 = "arith.addf"(%arg640, %arg641) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%748) : (f32) -> () loc(#loc114)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc114)
-    %289 = "linalg.generic"(%188, %283, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg637: f32 loc(fused[#loc10, #loc28, #loc4, #loc12]), %arg638: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg639: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %747 = "arith.addf"(%arg637, %arg638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%747) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %290 = "linalg.generic"(%259, %285, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg634: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg635: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg636: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %746 = "arith.addf"(%arg634, %arg635) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%746) : (f32) -> () loc(#loc114)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc114)
-    %291 = "linalg.generic"(%289, %63, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg631: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg632: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg633: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %745 = "arith.mulf"(%arg631, %arg632) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %321 = "linalg.generic"(%68, %320, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg600: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg601: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg602: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %757 = "arith.mulf"(%arg600, %arg601) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%757) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %322 = "linalg.generic"(%311, %321, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg597: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg598: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg599: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %756 = "arith.mulf"(%arg597, %arg598) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%756) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %323 = "linalg.generic"(%67, %67, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg594: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg595: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg596: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %755 = "arith.mulf"(%arg594, %arg595) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%755) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %324 = "linalg.generic"(%10, %323, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg591: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg592: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg593: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %753 = "arith.sitofp"(%arg591) : (i64) -> f32 loc(#loc72)
+      %754 = "arith.subf"(%753, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%754) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %325 = "linalg.generic"(%316, %324, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg588: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg589: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg590: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %752 = "arith.mulf"(%arg588, %arg589) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%752) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %326 = "linalg.generic"(%10, %66, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg585: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg586: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg587: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %750 = "arith.sitofp"(%arg585) : (i64) -> f32 loc(#loc109)
+      %751 = "arith.subf"(%750, %arg586) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%751) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %327 = "linalg.generic"(%66, %326, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg582: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg583: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg584: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %749 = "arith.mulf"(%arg582, %arg583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%749) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %328 = "linalg.generic"(%319, %327, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg579: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg580: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg581: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %748 = "arith.mulf"(%arg579, %arg580) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%748) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %329 = "linalg.generic"(%10, %65, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg576: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg577: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg578: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %746 = "arith.sitofp"(%arg576) : (i64) -> f32 loc(#loc109)
+      %747 = "arith.subf"(%746, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%747) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %330 = "linalg.generic"(%65, %329, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg573: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg574: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg575: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %745 = "arith.mulf"(%arg573, %arg574) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%745) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %292 = "linalg.generic"(%289, %67, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg628: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg629: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg630: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %744 = "arith.mulf"(%arg628, %arg629) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %331 = "linalg.generic"(%317, %330, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg570: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg571: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg572: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %744 = "arith.mulf"(%arg570, %arg571) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%744) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %293 = "linalg.generic"(%67, %67, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg625: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg626: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg627: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %743 = "arith.mulf"(%arg625, %arg626) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%743) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %294 = "linalg.generic"(%9, %293, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg622: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg623: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg624: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %741 = "arith.sitofp"(%arg622) : (i64) -> f32 loc(#loc65)
-      %742 = "arith.subf"(%741, %arg623) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%742) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %295 = "linalg.generic"(%291, %294, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg619: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg620: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg621: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %740 = "arith.mulf"(%arg619, %arg620) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%740) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %296 = "linalg.generic"(%268, %295, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg616: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg617: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg618: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %739 = "arith.addf"(%arg616, %arg617) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%739) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %297 = "linalg.generic"(%296, %60, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg613: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg614: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg615: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %738 = "arith.mulf"(%arg613, %arg614) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%738) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %298 = "linalg.generic"(%296, %62, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg610: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg611: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg612: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %737 = "arith.mulf"(%arg610, %arg611) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%737) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %299 = "linalg.generic"(%296, %61, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg607: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg608: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg609: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %736 = "arith.mulf"(%arg607, %arg608) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%736) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %300 = "linalg.generic"(%296, %50, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg604: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg605: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg606: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %735 = "arith.mulf"(%arg604, %arg605) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%735) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %301 = "linalg.generic"(%9, %63, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg601: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg602: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg603: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %733 = "arith.sitofp"(%arg601) : (i64) -> f32 loc(#loc65)
-      %734 = "arith.subf"(%733, %arg602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%734) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %302 = "linalg.generic"(%63, %301, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg598: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg599: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg600: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %732 = "arith.mulf"(%arg598, %arg599) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%732) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %303 = "linalg.generic"(%292, %302, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg595: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg596: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg597: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %731 = "arith.mulf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%731) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %304 = "linalg.generic"(%62, %62, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg592: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg593: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg594: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %730 = "arith.mulf"(%arg592, %arg593) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%730) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %305 = "linalg.generic"(%9, %304, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg589: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg590: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg591: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %728 = "arith.sitofp"(%arg589) : (i64) -> f32 loc(#loc65)
-      %729 = "arith.subf"(%728, %arg590) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%729) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %306 = "linalg.generic"(%297, %305, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg586: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg587: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg588: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %727 = "arith.mulf"(%arg586, %arg587) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%727) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %307 = "linalg.generic"(%9, %61, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg583: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg584: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg585: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %725 = "arith.sitofp"(%arg583) : (i64) -> f32 loc(#loc65)
-      %726 = "arith.subf"(%725, %arg584) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %308 = "linalg.generic"(%61, %307, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg580: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg581: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg582: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %724 = "arith.mulf"(%arg580, %arg581) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %309 = "linalg.generic"(%300, %308, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg577: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg578: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg579: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %723 = "arith.mulf"(%arg577, %arg578) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%723) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %310 = "linalg.generic"(%9, %60, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg574: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg575: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg576: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %721 = "arith.sitofp"(%arg574) : (i64) -> f32 loc(#loc65)
-      %722 = "arith.subf"(%721, %arg575) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%722) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %311 = "linalg.generic"(%60, %310, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg571: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg572: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg573: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %720 = "arith.mulf"(%arg571, %arg572) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%720) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %312 = "linalg.generic"(%298, %311, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg568: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg569: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg570: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %719 = "arith.mulf"(%arg568, %arg569) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%719) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %313 = "tensor.concat"(%312, %309, %306, %303) <{dim = 1 : i64}> : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x32xf32> loc(#loc110)
-    %314 = "linalg.matmul"(%313, %arg1, %165) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %332 = "tensor.concat"(%331, %328, %325, %322) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc110)
+    %333 = "linalg.generic"(%332, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg568: f32 loc(fused[#loc11, #loc29, #loc4, #loc13]), %arg569: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %743 = "arith.addf"(%arg568, %arg569) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%743) : (f32) -> () loc(#loc111)
+    }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc111)
+    %334 = "tensor.collapse_shape"(%333) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %335 = "tensor.collapse_shape"(%332) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %336 = "linalg.matmul"(%335, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg565: f32 loc(unknown), %arg566: f32 loc(unknown), %arg567: f32 loc(unknown)):
-      %717 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %718 = "arith.addf"(%arg567, %717) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%718) : (f32) -> () loc(#loc)
-    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc111)
-    %315 = "linalg.transpose"(%313, %218) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg563: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg564: f32 loc(fused[#loc10, #loc17, #loc4, #loc12])):
-      "linalg.yield"(%arg563) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc107)
-    %316 = "linalg.matmul"(%315, %52, %221) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+      %741 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %742 = "arith.addf"(%arg567, %741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%742) : (f32) -> () loc(#loc)
+    }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc113)
+    %337 = "linalg.transpose"(%335, %228) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg563: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg564: f32 loc(fused[#loc11, #loc22, #loc4, #loc13])):
+      "linalg.yield"(%arg563) : (f32) -> () loc(#loc114)
+    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
+    %338 = "linalg.matmul"(%337, %56, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg560: f32 loc(unknown), %arg561: f32 loc(unknown), %arg562: f32 loc(unknown)):
-      %715 = "arith.mulf"(%arg560, %arg561) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %716 = "arith.addf"(%arg562, %715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%716) : (f32) -> () loc(#loc)
-    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc111)
-    %317 = "linalg.generic"(%313, %224) <{indexing_maps = [#map6, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg558: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg559: f32 loc(fused[#loc10, #loc39, #loc4, #loc12])):
-      %714 = "arith.addf"(%arg558, %arg559) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%714) : (f32) -> () loc(#loc112)
-    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
-    %318 = "tensor.collapse_shape"(%317) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
-    %319 = "linalg.generic"(%288, %318, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg555: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg556: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg557: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %713 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc114)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc114)
-    %320 = "linalg.generic"(%186, %314, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg552: f32 loc(fused[#loc10, #loc28, #loc4, #loc12]), %arg553: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg554: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %712 = "arith.addf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%712) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %321 = "linalg.generic"(%290, %316, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg549: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg550: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg551: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %711 = "arith.addf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%711) : (f32) -> () loc(#loc114)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc114)
-    %322 = "linalg.generic"(%320, %47, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg546: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg547: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg548: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %710 = "arith.mulf"(%arg546, %arg547) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      %739 = "arith.mulf"(%arg560, %arg561) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %740 = "arith.addf"(%arg562, %739) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%740) : (f32) -> () loc(#loc)
+    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc113)
+    %339 = "linalg.generic"(%335, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg558: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg559: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %738 = "arith.addf"(%arg558, %arg559) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%738) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc111)
+    %340 = "tensor.collapse_shape"(%339) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc112)
+    %341 = "linalg.generic"(%306, %340, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg555: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg556: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg557: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %737 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%737) : (f32) -> () loc(#loc115)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
+    %342 = "linalg.generic"(%307, %338, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg552: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg553: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg554: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %736 = "arith.addf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%736) : (f32) -> () loc(#loc115)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
+    %343 = "tensor.expand_shape"(%336) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc112)
+    %344 = "linalg.generic"(%196, %343, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg549: f32 loc(fused[#loc11, #loc45, #loc4, #loc13]), %arg550: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg551: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %735 = "arith.addf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%735) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %345 = "linalg.generic"(%344, %50, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg546: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg547: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg548: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %734 = "arith.mulf"(%arg546, %arg547) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%734) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %346 = "linalg.generic"(%344, %54, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg543: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg544: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg545: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %733 = "arith.mulf"(%arg543, %arg544) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%733) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %347 = "linalg.generic"(%54, %54, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg540: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg541: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg542: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %732 = "arith.mulf"(%arg540, %arg541) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%732) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %348 = "linalg.generic"(%10, %347, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg537: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg538: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg539: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %730 = "arith.sitofp"(%arg537) : (i64) -> f32 loc(#loc72)
+      %731 = "arith.subf"(%730, %arg538) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%731) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %349 = "linalg.generic"(%345, %348, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg534: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg535: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg536: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %729 = "arith.mulf"(%arg534, %arg535) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%729) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %350 = "linalg.generic"(%318, %349, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg531: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg532: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg533: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %728 = "arith.addf"(%arg531, %arg532) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%728) : (f32) -> () loc(#loc115)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
+    %351 = "linalg.generic"(%350, %47, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg528: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg529: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg530: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %727 = "arith.mulf"(%arg528, %arg529) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%727) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %352 = "linalg.generic"(%350, %49, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg525: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg526: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg527: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %726 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%726) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %353 = "linalg.generic"(%350, %7, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg522: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg523: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg524: f32 loc(fused[#loc11, #loc14, #loc4, #loc13])):
+      %725 = "arith.mulf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%725) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
+    %354 = "linalg.generic"(%10, %50, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg519: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg520: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg521: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %723 = "arith.sitofp"(%arg519) : (i64) -> f32 loc(#loc109)
+      %724 = "arith.subf"(%723, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%724) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %355 = "linalg.generic"(%50, %354, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg516: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg517: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg518: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %722 = "arith.mulf"(%arg516, %arg517) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%722) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %356 = "linalg.generic"(%346, %355, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg513: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg514: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg515: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %721 = "arith.mulf"(%arg513, %arg514) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %357 = "linalg.generic"(%49, %49, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg510: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg511: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg512: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %720 = "arith.mulf"(%arg510, %arg511) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%720) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %358 = "linalg.generic"(%10, %357, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg507: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg508: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg509: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %718 = "arith.sitofp"(%arg507) : (i64) -> f32 loc(#loc72)
+      %719 = "arith.subf"(%718, %arg508) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%719) : (f32) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %359 = "linalg.generic"(%351, %358, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg504: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg505: f32 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg506: f32 loc(fused[#loc11, #loc19, #loc4, #loc13])):
+      %717 = "arith.mulf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%717) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
+    %360 = "linalg.generic"(%10, %48, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg501: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg502: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg503: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %715 = "arith.sitofp"(%arg501) : (i64) -> f32 loc(#loc109)
+      %716 = "arith.subf"(%715, %arg502) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%716) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %361 = "linalg.generic"(%48, %360, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg498: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg499: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg500: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %714 = "arith.mulf"(%arg498, %arg499) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%714) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %362 = "linalg.generic"(%353, %361, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg495: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg496: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg497: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %713 = "arith.mulf"(%arg495, %arg496) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%713) : (f32) -> () loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %363 = "linalg.generic"(%10, %47, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg492: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg493: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg494: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %711 = "arith.sitofp"(%arg492) : (i64) -> f32 loc(#loc109)
+      %712 = "arith.subf"(%711, %arg493) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%712) : (f32) -> () loc(#loc109)
+    }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %364 = "linalg.generic"(%47, %363, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg489: f32 loc(fused[#loc11, #loc27, #loc10, #loc13]), %arg490: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg491: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %710 = "arith.mulf"(%arg489, %arg490) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%710) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %323 = "linalg.generic"(%320, %51, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg543: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg544: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg545: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %709 = "arith.mulf"(%arg543, %arg544) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %365 = "linalg.generic"(%352, %364, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg486: f32 loc(fused[#loc11, #loc14, #loc4, #loc13]), %arg487: f32 loc(fused[#loc11, #loc46, #loc4, #loc13]), %arg488: f32 loc(fused[#loc11, #loc46, #loc4, #loc13])):
+      %709 = "arith.mulf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
       "linalg.yield"(%709) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %324 = "linalg.generic"(%51, %51, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg540: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg541: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg542: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %708 = "arith.mulf"(%arg540, %arg541) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%708) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %325 = "linalg.generic"(%9, %324, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg537: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg538: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg539: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %706 = "arith.sitofp"(%arg537) : (i64) -> f32 loc(#loc65)
-      %707 = "arith.subf"(%706, %arg538) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%707) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %326 = "linalg.generic"(%322, %325, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg534: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg535: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg536: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %705 = "arith.mulf"(%arg534, %arg535) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%705) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %327 = "linalg.generic"(%299, %326, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg531: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg532: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg533: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %704 = "arith.addf"(%arg531, %arg532) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%704) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %328 = "linalg.generic"(%327, %44, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg528: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg529: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg530: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %703 = "arith.mulf"(%arg528, %arg529) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %329 = "linalg.generic"(%327, %46, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg525: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg526: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg527: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %702 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%702) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %330 = "linalg.generic"(%327, %6, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg522: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg523: f32 loc(fused[#loc10, #loc11, #loc9, #loc12]), %arg524: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %701 = "arith.mulf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%701) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %331 = "linalg.generic"(%9, %47, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg519: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg520: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg521: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %699 = "arith.sitofp"(%arg519) : (i64) -> f32 loc(#loc65)
-      %700 = "arith.subf"(%699, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%700) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %332 = "linalg.generic"(%47, %331, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg516: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg517: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg518: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %698 = "arith.mulf"(%arg516, %arg517) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%698) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %333 = "linalg.generic"(%323, %332, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg513: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg514: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg515: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %697 = "arith.mulf"(%arg513, %arg514) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%697) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %334 = "linalg.generic"(%46, %46, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg510: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg511: f32 loc(fused[#loc10, #loc26, #loc9, #loc12]), %arg512: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %696 = "arith.mulf"(%arg510, %arg511) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%696) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %335 = "linalg.generic"(%9, %334, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg507: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg508: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg509: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %694 = "arith.sitofp"(%arg507) : (i64) -> f32 loc(#loc65)
-      %695 = "arith.subf"(%694, %arg508) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%695) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %336 = "linalg.generic"(%328, %335, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg504: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg505: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg506: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %693 = "arith.mulf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%693) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %337 = "linalg.generic"(%9, %45, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg501: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg502: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg503: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %691 = "arith.sitofp"(%arg501) : (i64) -> f32 loc(#loc65)
-      %692 = "arith.subf"(%691, %arg502) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%692) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %338 = "linalg.generic"(%45, %337, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg498: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg499: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg500: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %690 = "arith.mulf"(%arg498, %arg499) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%690) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %339 = "linalg.generic"(%330, %338, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg495: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg496: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg497: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %689 = "arith.mulf"(%arg495, %arg496) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%689) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %340 = "linalg.generic"(%9, %44, %43) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg492: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg493: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg494: f32 loc(fused[#loc10, #loc8, #loc4, #loc12])):
-      %687 = "arith.sitofp"(%arg492) : (i64) -> f32 loc(#loc65)
-      %688 = "arith.subf"(%687, %arg493) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%688) : (f32) -> () loc(#loc65)
-    }) : (tensor<i64>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc65)
-    %341 = "linalg.generic"(%44, %340, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg489: f32 loc(fused[#loc10, #loc25, #loc9, #loc12]), %arg490: f32 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg491: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %686 = "arith.mulf"(%arg489, %arg490) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%686) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %342 = "linalg.generic"(%329, %341, %43) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg486: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg487: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg488: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %685 = "arith.mulf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%685) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc109)
-    %343 = "tensor.concat"(%342, %339, %336, %333) <{dim = 1 : i64}> : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x32xf32> loc(#loc110)
-    %344 = "linalg.transpose"(%343, %218) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg484: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg485: f32 loc(fused[#loc10, #loc17, #loc4, #loc12])):
-      "linalg.yield"(%arg484) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc107)
-    %345 = "linalg.matmul"(%344, %6, %221) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg481: f32 loc(unknown), %arg482: f32 loc(unknown), %arg483: f32 loc(unknown)):
-      %683 = "arith.mulf"(%arg481, %arg482) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %684 = "arith.addf"(%arg483, %683) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%684) : (f32) -> () loc(#loc)
-    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc111)
-    %346 = "linalg.generic"(%343, %224) <{indexing_maps = [#map6, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg479: f32 loc(fused[#loc10, #loc27, #loc4, #loc12]), %arg480: f32 loc(fused[#loc10, #loc39, #loc4, #loc12])):
-      %682 = "arith.addf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%682) : (f32) -> () loc(#loc112)
-    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
-    %347 = "tensor.collapse_shape"(%346) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
-    %348 = "linalg.generic"(%319, %347, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg476: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg477: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg478: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %681 = "arith.addf"(%arg476, %arg477) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%681) : (f32) -> () loc(#loc114)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc114)
-    %349 = "linalg.generic"(%321, %345, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg473: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg474: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg475: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
-      %680 = "arith.addf"(%arg473, %arg474) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%680) : (f32) -> () loc(#loc114)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc114)
-    %350 = "tensor.concat"(%343, %313, %282, %250, %216) <{dim = 0 : i64}> : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<15x32xf32> loc(#loc110)
-    %351 = "tensor.expand_shape"(%350) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 5, 3, 32>}> : (tensor<15x32xf32>) -> tensor<5x3x32xf32> loc(#loc113)
-    %352 = "tensor.empty"() : () -> tensor<1x1x32xf32> loc(#loc112)
-    %353 = "linalg.fill"(%1, %352) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg471: f32 loc(unknown), %arg472: f32 loc(unknown)):
-      "linalg.yield"(%arg471) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x1x32xf32>) -> tensor<1x1x32xf32> loc(#loc112)
-    %354 = "linalg.generic"(%351, %353) <{indexing_maps = [#map3, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg469: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg470: f32 loc(fused[#loc10, #loc39, #loc4, #loc12])):
-      %679 = "arith.addf"(%arg469, %arg470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%679) : (f32) -> () loc(#loc112)
-    }) : (tensor<5x3x32xf32>, tensor<1x1x32xf32>) -> tensor<1x1x32xf32> loc(#loc112)
-    %355 = "tensor.collapse_shape"(%354) <{reassociation = [[0, 1, 2]]}> : (tensor<1x1x32xf32>) -> tensor<32xf32> loc(#loc113)
-    %356 = "tensor.empty"() : () -> tensor<32x15xf32> loc(#loc107)
-    %357 = "linalg.transpose"(%350, %356) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg467: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg468: f32 loc(fused[#loc10, #loc17, #loc4, #loc12])):
-      "linalg.yield"(%arg467) : (f32) -> () loc(#loc107)
-    }) : (tensor<15x32xf32>, tensor<32x15xf32>) -> tensor<32x15xf32> loc(#loc107)
-    %358 = "tensor.empty"() : () -> tensor<32x4xf32> loc(#loc111)
-    %359 = "linalg.fill"(%1, %358) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg465: f32 loc(unknown), %arg466: f32 loc(unknown)):
-      "linalg.yield"(%arg465) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc111)
-    %360 = "linalg.matmul"(%357, %14, %359) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg462: f32 loc(unknown), %arg463: f32 loc(unknown), %arg464: f32 loc(unknown)):
-      %677 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %678 = "arith.addf"(%arg464, %677) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%678) : (f32) -> () loc(#loc)
-    }) : (tensor<32x15xf32>, tensor<15x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc111)
-    %361 = "linalg.generic"(%arg6, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg460: f32 loc(fused[#loc13, #loc19, #loc15, #loc42]), %arg461: f32 loc(fused[#loc13, #loc19, #loc15, #loc42])):
-      %676 = "arith.addf"(%arg460, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%676) : (f32) -> () loc(#loc115)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc115)
-    %362 = "linalg.generic"(%arg30, %arg31, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg457: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg458: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg459: f32 loc(fused[#loc13, #loc23, #loc15, #loc43])):
-      %675 = "arith.mulf"(%arg457, %arg458) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%675) : (f32) -> () loc(#loc116)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc116)
-    %363 = "linalg.generic"(%9, %362, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg454: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg455: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg456: f32 loc(fused[#loc13, #loc8, #loc15, #loc43])):
-      %673 = "arith.sitofp"(%arg454) : (i64) -> f32 loc(#loc117)
-      %674 = "arith.subf"(%673, %arg455) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%674) : (f32) -> () loc(#loc117)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc117)
-    %364 = "linalg.generic"(%arg0, %363, %358) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg451: f32 loc(fused[#loc10, #loc17, #loc9, #loc12]), %arg452: f32 loc(fused[#loc13, #loc8, #loc15, #loc43]), %arg453: f32 loc(fused[#loc13, #loc23, #loc15, #loc43])):
-      %672 = "arith.mulf"(%arg451, %arg452) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%672) : (f32) -> () loc(#loc116)
-    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc116)
-    %365 = "linalg.generic"(%9, %arg32, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg448: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg449: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg450: f32 loc(fused[#loc13, #loc8, #loc15, #loc16])):
-      %670 = "arith.sitofp"(%arg448) : (i64) -> f32 loc(#loc118)
-      %671 = "arith.subf"(%670, %arg449) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%671) : (f32) -> () loc(#loc118)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc118)
-    %366 = "linalg.generic"(%365, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg446: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg447: f32 loc(fused[#loc13, #loc44, #loc15, #loc16])):
-      %669 = "math.absf"(%arg446) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc119)
-      "linalg.yield"(%669) : (f32) -> () loc(#loc119)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc119)
-    %367 = "tensor.empty"() : () -> tensor<i1> loc(#loc64)
-    %368 = "linalg.generic"(%366, %367) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg444: f32 loc(fused[#loc13, #loc44, #loc15, #loc16]), %arg445: i1 loc(fused[#loc13, #loc14, #loc15, #loc16])):
-      %667 = "arith.extf"(%arg444) : (f32) -> f64 loc(#loc64)
-      %668 = "arith.cmpf"(%667, %7) <{fastmath = #arith.fastmath<none>, predicate = 3 : i64}> : (f64, f64) -> i1 loc(#loc64)
-      "linalg.yield"(%668) : (i1) -> () loc(#loc64)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc64)
-    %369 = "linalg.generic"(%365, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg442: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg443: f32 loc(fused[#loc13, #loc8, #loc15, #loc16])):
-      %666 = "arith.subf"(%arg442, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%666) : (f32) -> () loc(#loc118)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc118)
-    %370 = "linalg.generic"(%368, %369, %365, %144) <{indexing_maps = [#map9, #map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg438: i1 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg439: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg440: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg441: f32 loc(fused[#loc13, #loc3, #loc15, #loc16])):
-      %665 = "arith.select"(%arg438, %arg439, %arg440) : (i1, f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%665) : (f32) -> () loc(#loc120)
-    }) : (tensor<i1>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc120)
-    %371 = "linalg.generic"(%368, %360, %arg7, %358) <{indexing_maps = [#map12, #map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg434: i1 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg435: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg436: f32 loc(fused[#loc13, #loc3, #loc15, #loc16]), %arg437: f32 loc(fused[#loc13, #loc3, #loc15, #loc16])):
-      %664 = "arith.select"(%arg434, %arg435, %arg436) : (i1, f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%664) : (f32) -> () loc(#loc120)
-    }) : (tensor<i1>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc120)
-    %372 = "linalg.generic"(%360, %arg7, %358) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg431: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg432: f32 loc(fused[#loc13, #loc3, #loc15, #loc16]), %arg433: f32 loc(fused[#loc13, #loc8, #loc15, #loc16])):
-      %663 = "arith.subf"(%arg431, %arg432) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%663) : (f32) -> () loc(#loc118)
-    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc118)
-    %373 = "linalg.generic"(%370, %372, %358) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg428: f32 loc(fused[#loc13, #loc3, #loc15, #loc16]), %arg429: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg430: f32 loc(fused[#loc13, #loc23, #loc15, #loc16])):
-      %662 = "arith.mulf"(%arg428, %arg429) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%662) : (f32) -> () loc(#loc121)
+    }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
+    %366 = "tensor.concat"(%365, %362, %359, %356) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc110)
+    %367 = "linalg.generic"(%366, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg484: f32 loc(fused[#loc11, #loc29, #loc4, #loc13]), %arg485: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %708 = "arith.addf"(%arg484, %arg485) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%708) : (f32) -> () loc(#loc111)
+    }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc111)
+    %368 = "tensor.collapse_shape"(%367) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %369 = "tensor.collapse_shape"(%366) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc112)
+    %370 = "linalg.transpose"(%369, %228) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg482: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg483: f32 loc(fused[#loc11, #loc22, #loc4, #loc13])):
+      "linalg.yield"(%arg482) : (f32) -> () loc(#loc114)
+    }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
+    %371 = "linalg.matmul"(%370, %6, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg479: f32 loc(unknown), %arg480: f32 loc(unknown), %arg481: f32 loc(unknown)):
+      %706 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %707 = "arith.addf"(%arg481, %706) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%707) : (f32) -> () loc(#loc)
+    }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc113)
+    %372 = "linalg.generic"(%369, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg477: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg478: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %705 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%705) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc111)
+    %373 = "tensor.collapse_shape"(%372) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc112)
+    %374 = "linalg.generic"(%341, %373, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg474: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg475: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg476: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %704 = "arith.addf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%704) : (f32) -> () loc(#loc115)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
+    %375 = "linalg.generic"(%342, %371, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg471: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg472: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg473: f32 loc(fused[#loc11, #loc25, #loc4, #loc13])):
+      %703 = "arith.addf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%703) : (f32) -> () loc(#loc115)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
+    %376 = "tensor.concat"(%368, %334, %299, %263, %225) <{dim = 0 : i64}> : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<15x32xf32> loc(#loc116)
+    %377 = "tensor.empty"() : () -> tensor<32x15xf32> loc(#loc114)
+    %378 = "linalg.transpose"(%376, %377) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg469: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg470: f32 loc(fused[#loc11, #loc22, #loc4, #loc13])):
+      "linalg.yield"(%arg469) : (f32) -> () loc(#loc114)
+    }) : (tensor<15x32xf32>, tensor<32x15xf32>) -> tensor<32x15xf32> loc(#loc114)
+    %379 = "tensor.empty"() : () -> tensor<32x4xf32> loc(#loc113)
+    %380 = "linalg.fill"(%1, %379) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg467: f32 loc(unknown), %arg468: f32 loc(unknown)):
+      "linalg.yield"(%arg467) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc113)
+    %381 = "linalg.matmul"(%378, %13, %380) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg464: f32 loc(unknown), %arg465: f32 loc(unknown), %arg466: f32 loc(unknown)):
+      %701 = "arith.mulf"(%arg464, %arg465) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %702 = "arith.addf"(%arg466, %701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%702) : (f32) -> () loc(#loc)
+    }) : (tensor<32x15xf32>, tensor<15x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc113)
+    %382 = "linalg.generic"(%376, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg462: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg463: f32 loc(fused[#loc11, #loc44, #loc4, #loc13])):
+      %700 = "arith.addf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%700) : (f32) -> () loc(#loc111)
+    }) : (tensor<15x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc111)
+    %383 = "tensor.collapse_shape"(%382) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc112)
+    %384 = "linalg.generic"(%arg6, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg460: f32 loc(fused[#loc15, #loc25, #loc17, #loc48]), %arg461: f32 loc(fused[#loc15, #loc25, #loc17, #loc48])):
+      %699 = "arith.addf"(%arg460, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%699) : (f32) -> () loc(#loc117)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc117)
+    %385 = "linalg.generic"(%arg30, %arg31, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg457: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg458: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg459: f32 loc(fused[#loc15, #loc14, #loc17, #loc49])):
+      %698 = "arith.mulf"(%arg457, %arg458) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%698) : (f32) -> () loc(#loc118)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc118)
+    %386 = "linalg.generic"(%10, %385, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg454: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg455: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg456: f32 loc(fused[#loc15, #loc50, #loc17, #loc49])):
+      %696 = "arith.sitofp"(%arg454) : (i64) -> f32 loc(#loc119)
+      %697 = "arith.subf"(%696, %arg455) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%697) : (f32) -> () loc(#loc119)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc119)
+    %387 = "linalg.generic"(%arg0, %386, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg451: f32 loc(fused[#loc11, #loc22, #loc10, #loc13]), %arg452: f32 loc(fused[#loc15, #loc50, #loc17, #loc49]), %arg453: f32 loc(fused[#loc15, #loc14, #loc17, #loc49])):
+      %695 = "arith.mulf"(%arg451, %arg452) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%695) : (f32) -> () loc(#loc118)
+    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc118)
+    %388 = "linalg.generic"(%10, %arg32, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg448: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg449: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg450: f32 loc(fused[#loc15, #loc50, #loc17, #loc18])):
+      %693 = "arith.sitofp"(%arg448) : (i64) -> f32 loc(#loc120)
+      %694 = "arith.subf"(%693, %arg449) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%694) : (f32) -> () loc(#loc120)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc120)
+    %389 = "linalg.generic"(%388, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg446: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg447: f32 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %692 = "math.absf"(%arg446) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
+      "linalg.yield"(%692) : (f32) -> () loc(#loc71)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc71)
+    %390 = "tensor.empty"() : () -> tensor<i1> loc(#loc71)
+    %391 = "linalg.generic"(%389, %390) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg444: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg445: i1 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %690 = "arith.extf"(%arg444) : (f32) -> f64 loc(#loc71)
+      %691 = "arith.cmpf"(%690, %8) <{fastmath = #arith.fastmath<none>, predicate = 3 : i64}> : (f64, f64) -> i1 loc(#loc71)
+      "linalg.yield"(%691) : (i1) -> () loc(#loc71)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc71)
+    %392 = "linalg.generic"(%388, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg442: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg443: f32 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %689 = "arith.subf"(%arg442, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%689) : (f32) -> () loc(#loc71)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc71)
+    %393 = "linalg.generic"(%391, %392, %388, %154) <{indexing_maps = [#map9, #map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg438: i1 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg439: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg440: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg441: f32 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %688 = "arith.select"(%arg438, %arg439, %arg440) : (i1, f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%688) : (f32) -> () loc(#loc71)
+    }) : (tensor<i1>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc71)
+    %394 = "linalg.generic"(%391, %381, %arg7, %379) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg434: i1 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg435: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg436: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg437: f32 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %687 = "arith.select"(%arg434, %arg435, %arg436) : (i1, f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%687) : (f32) -> () loc(#loc71)
+    }) : (tensor<i1>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc71)
+    %395 = "linalg.generic"(%381, %arg7, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg431: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg432: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg433: f32 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %686 = "arith.subf"(%arg431, %arg432) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%686) : (f32) -> () loc(#loc71)
+    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc71)
+    %396 = "linalg.generic"(%393, %395, %379) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg428: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg429: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg430: f32 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %685 = "arith.mulf"(%arg428, %arg429) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%685) : (f32) -> () loc(#loc71)
+    }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc71)
+    %397 = "linalg.generic"(%396, %394, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg425: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg426: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg427: f32 loc(fused[#loc15, #loc16, #loc17, #loc18])):
+      %684 = "arith.addf"(%arg425, %arg426) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%684) : (f32) -> () loc(#loc71)
+    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc71)
+    %398 = "linalg.generic"(%arg8, %arg33, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg422: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg423: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg424: f32 loc(fused[#loc15, #loc14, #loc17, #loc51])):
+      %683 = "arith.mulf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%683) : (f32) -> () loc(#loc121)
+    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc121)
+    %399 = "linalg.generic"(%10, %arg33, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg419: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg420: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg421: f32 loc(fused[#loc15, #loc50, #loc17, #loc51])):
+      %681 = "arith.sitofp"(%arg419) : (i64) -> f32 loc(#loc122)
+      %682 = "arith.subf"(%681, %arg420) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
+      "linalg.yield"(%682) : (f32) -> () loc(#loc122)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc122)
+    %400 = "linalg.generic"(%399, %381, %379) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg416: f32 loc(fused[#loc15, #loc50, #loc17, #loc51]), %arg417: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg418: f32 loc(fused[#loc15, #loc14, #loc17, #loc51])):
+      %680 = "arith.mulf"(%arg416, %arg417) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%680) : (f32) -> () loc(#loc121)
     }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc121)
-    %374 = "linalg.generic"(%373, %371, %358) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg425: f32 loc(fused[#loc13, #loc23, #loc15, #loc16]), %arg426: f32 loc(fused[#loc13, #loc3, #loc15, #loc16]), %arg427: f32 loc(fused[#loc13, #loc19, #loc15, #loc16])):
-      %661 = "arith.addf"(%arg425, %arg426) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
-      "linalg.yield"(%661) : (f32) -> () loc(#loc122)
-    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc122)
-    %375 = "linalg.generic"(%arg8, %arg33, %358) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg422: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg423: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg424: f32 loc(fused[#loc13, #loc23, #loc15, #loc45])):
-      %660 = "arith.mulf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%660) : (f32) -> () loc(#loc123)
-    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc123)
-    %376 = "linalg.generic"(%9, %arg33, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg419: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg420: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg421: f32 loc(fused[#loc13, #loc8, #loc15, #loc45])):
-      %658 = "arith.sitofp"(%arg419) : (i64) -> f32 loc(#loc124)
-      %659 = "arith.subf"(%658, %arg420) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%659) : (f32) -> () loc(#loc124)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc124)
-    %377 = "linalg.generic"(%376, %360, %358) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg416: f32 loc(fused[#loc13, #loc8, #loc15, #loc45]), %arg417: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg418: f32 loc(fused[#loc13, #loc23, #loc15, #loc45])):
-      %657 = "arith.mulf"(%arg416, %arg417) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%657) : (f32) -> () loc(#loc123)
-    }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc123)
-    %378 = "linalg.generic"(%377, %360, %358) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg413: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg414: f32 loc(fused[#loc10, #loc17, #loc4, #loc12]), %arg415: f32 loc(fused[#loc13, #loc23, #loc15, #loc45])):
-      %656 = "arith.mulf"(%arg413, %arg414) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%656) : (f32) -> () loc(#loc123)
+    %401 = "linalg.generic"(%400, %381, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg413: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg414: f32 loc(fused[#loc11, #loc22, #loc4, #loc13]), %arg415: f32 loc(fused[#loc15, #loc14, #loc17, #loc51])):
+      %679 = "arith.mulf"(%arg413, %arg414) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%679) : (f32) -> () loc(#loc121)
+    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc121)
+    %402 = "linalg.generic"(%398, %401, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg410: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg411: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg412: f32 loc(fused[#loc15, #loc25, #loc17, #loc51])):
+      %678 = "arith.addf"(%arg410, %arg411) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%678) : (f32) -> () loc(#loc123)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc123)
-    %379 = "linalg.generic"(%375, %378, %358) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg410: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg411: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg412: f32 loc(fused[#loc13, #loc19, #loc15, #loc45])):
-      %655 = "arith.addf"(%arg410, %arg411) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%655) : (f32) -> () loc(#loc125)
-    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc125)
-    %380 = "linalg.generic"(%arg32, %361, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg407: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg408: f32 loc(fused[#loc13, #loc19, #loc15, #loc42]), %arg409: f32 loc(fused[#loc13, #loc46, #loc15, #loc47])):
-      %654 = "math.powf"(%arg407, %arg408) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%654) : (f32) -> () loc(#loc126)
+    %403 = "linalg.generic"(%arg32, %384, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg407: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg408: f32 loc(fused[#loc15, #loc25, #loc17, #loc48]), %arg409: f32 loc(fused[#loc15, #loc52, #loc17, #loc53])):
+      %677 = "math.powf"(%arg407, %arg408) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%677) : (f32) -> () loc(#loc124)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc124)
+    %404 = "linalg.generic"(%10, %403, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg404: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg405: f32 loc(fused[#loc15, #loc52, #loc17, #loc53]), %arg406: f32 loc(fused[#loc15, #loc50, #loc17, #loc53])):
+      %675 = "arith.sitofp"(%arg404) : (i64) -> f32 loc(#loc125)
+      %676 = "arith.subf"(%675, %arg405) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%676) : (f32) -> () loc(#loc125)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc125)
+    %405 = "linalg.generic"(%arg33, %384, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg401: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg402: f32 loc(fused[#loc15, #loc25, #loc17, #loc48]), %arg403: f32 loc(fused[#loc15, #loc52, #loc17, #loc54])):
+      %674 = "math.powf"(%arg401, %arg402) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%674) : (f32) -> () loc(#loc126)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc126)
-    %381 = "linalg.generic"(%9, %380, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg404: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg405: f32 loc(fused[#loc13, #loc46, #loc15, #loc47]), %arg406: f32 loc(fused[#loc13, #loc8, #loc15, #loc47])):
-      %652 = "arith.sitofp"(%arg404) : (i64) -> f32 loc(#loc127)
-      %653 = "arith.subf"(%652, %arg405) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
-      "linalg.yield"(%653) : (f32) -> () loc(#loc127)
+    %406 = "linalg.generic"(%10, %405, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg398: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg399: f32 loc(fused[#loc15, #loc52, #loc17, #loc54]), %arg400: f32 loc(fused[#loc15, #loc50, #loc17, #loc54])):
+      %672 = "arith.sitofp"(%arg398) : (i64) -> f32 loc(#loc127)
+      %673 = "arith.subf"(%672, %arg399) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
+      "linalg.yield"(%673) : (f32) -> () loc(#loc127)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc127)
-    %382 = "linalg.generic"(%arg33, %361, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg401: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg402: f32 loc(fused[#loc13, #loc19, #loc15, #loc42]), %arg403: f32 loc(fused[#loc13, #loc46, #loc15, #loc48])):
-      %651 = "math.powf"(%arg401, %arg402) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%651) : (f32) -> () loc(#loc128)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc128)
-    %383 = "linalg.generic"(%9, %382, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg398: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg399: f32 loc(fused[#loc13, #loc46, #loc15, #loc48]), %arg400: f32 loc(fused[#loc13, #loc8, #loc15, #loc48])):
-      %649 = "arith.sitofp"(%arg398) : (i64) -> f32 loc(#loc129)
-      %650 = "arith.subf"(%649, %arg399) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
-      "linalg.yield"(%650) : (f32) -> () loc(#loc129)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc129)
-    %384 = "linalg.generic"(%383, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg396: f32 loc(fused[#loc13, #loc8, #loc15, #loc48]), %arg397: f32 loc(fused[#loc13, #loc49, #loc15, #loc48])):
-      %648 = "math.sqrt"(%arg396) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc130)
-      "linalg.yield"(%648) : (f32) -> () loc(#loc130)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc130)
-    %385 = "linalg.generic"(%arg30, %381, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg393: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg394: f32 loc(fused[#loc13, #loc8, #loc15, #loc47]), %arg395: f32 loc(fused[#loc13, #loc36, #loc15, #loc50])):
-      %647 = "arith.divf"(%arg393, %arg394) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
-      "linalg.yield"(%647) : (f32) -> () loc(#loc131)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc131)
-    %386 = "linalg.generic"(%arg9, %379, %358) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg390: f32 loc(fused[#loc13, #loc51, #loc15, #loc52]), %arg391: f32 loc(fused[#loc13, #loc19, #loc15, #loc45]), %arg392: f32 loc(fused[#loc13, #loc51, #loc15, #loc52])):
-      %645 = "arith.cmpf"(%arg390, %arg391) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc132)
-      %646 = "arith.select"(%645, %arg390, %arg391) : (i1, f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%646) : (f32) -> () loc(#loc132)
-    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc132)
-    %387 = "linalg.generic"(%386, %358) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg388: f32 loc(fused[#loc13, #loc51, #loc15, #loc52]), %arg389: f32 loc(fused[#loc13, #loc49, #loc15, #loc53])):
-      %644 = "math.sqrt"(%arg388) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc133)
-      "linalg.yield"(%644) : (f32) -> () loc(#loc133)
-    }) : (tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc133)
-    %388 = "linalg.generic"(%387, %384, %358) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg385: f32 loc(fused[#loc13, #loc49, #loc15, #loc53]), %arg386: f32 loc(fused[#loc13, #loc49, #loc15, #loc48]), %arg387: f32 loc(fused[#loc13, #loc36, #loc15, #loc53])):
-      %643 = "arith.divf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%643) : (f32) -> () loc(#loc134)
-    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc134)
-    %389 = "linalg.generic"(%388, %arg34, %358) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg382: f32 loc(fused[#loc13, #loc36, #loc15, #loc53]), %arg383: f32 loc(fused[#loc13, #loc19, #loc15, #loc53]), %arg384: f32 loc(fused[#loc13, #loc19, #loc15, #loc53])):
-      %642 = "arith.addf"(%arg382, %arg383) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%642) : (f32) -> () loc(#loc135)
-    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc135)
-    %390 = "linalg.generic"(%374, %389, %358) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg379: f32 loc(fused[#loc13, #loc19, #loc15, #loc16]), %arg380: f32 loc(fused[#loc13, #loc19, #loc15, #loc53]), %arg381: f32 loc(fused[#loc13, #loc36, #loc15, #loc54])):
-      %641 = "arith.divf"(%arg379, %arg380) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%641) : (f32) -> () loc(#loc136)
+    %407 = "linalg.generic"(%406, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg396: f32 loc(fused[#loc15, #loc50, #loc17, #loc54]), %arg397: f32 loc(fused[#loc15, #loc55, #loc17, #loc54])):
+      %671 = "math.sqrt"(%arg396) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc128)
+      "linalg.yield"(%671) : (f32) -> () loc(#loc128)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc128)
+    %408 = "linalg.generic"(%arg30, %404, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg393: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg394: f32 loc(fused[#loc15, #loc50, #loc17, #loc53]), %arg395: f32 loc(fused[#loc15, #loc40, #loc17, #loc56])):
+      %670 = "arith.divf"(%arg393, %arg394) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%670) : (f32) -> () loc(#loc129)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc129)
+    %409 = "linalg.generic"(%arg9, %402, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg390: f32 loc(fused[#loc15, #loc57, #loc17, #loc58]), %arg391: f32 loc(fused[#loc15, #loc25, #loc17, #loc51]), %arg392: f32 loc(fused[#loc15, #loc57, #loc17, #loc58])):
+      %668 = "arith.cmpf"(%arg390, %arg391) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc130)
+      %669 = "arith.select"(%668, %arg390, %arg391) : (i1, f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%669) : (f32) -> () loc(#loc130)
+    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc130)
+    %410 = "linalg.generic"(%409, %379) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg388: f32 loc(fused[#loc15, #loc57, #loc17, #loc58]), %arg389: f32 loc(fused[#loc15, #loc55, #loc17, #loc59])):
+      %667 = "math.sqrt"(%arg388) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc131)
+      "linalg.yield"(%667) : (f32) -> () loc(#loc131)
+    }) : (tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc131)
+    %411 = "linalg.generic"(%410, %407, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg385: f32 loc(fused[#loc15, #loc55, #loc17, #loc59]), %arg386: f32 loc(fused[#loc15, #loc55, #loc17, #loc54]), %arg387: f32 loc(fused[#loc15, #loc40, #loc17, #loc59])):
+      %666 = "arith.divf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%666) : (f32) -> () loc(#loc132)
+    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc132)
+    %412 = "linalg.generic"(%411, %arg34, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg382: f32 loc(fused[#loc15, #loc40, #loc17, #loc59]), %arg383: f32 loc(fused[#loc15, #loc25, #loc17, #loc59]), %arg384: f32 loc(fused[#loc15, #loc25, #loc17, #loc59])):
+      %665 = "arith.addf"(%arg382, %arg383) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc133)
+    }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc133)
+    %413 = "linalg.generic"(%397, %412, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg379: f32 loc(fused[#loc15, #loc16, #loc17, #loc18]), %arg380: f32 loc(fused[#loc15, #loc25, #loc17, #loc59]), %arg381: f32 loc(fused[#loc15, #loc40, #loc17, #loc60])):
+      %664 = "arith.divf"(%arg379, %arg380) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc134)
+    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc134)
+    %414 = "linalg.generic"(%408, %413, %379) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg376: f32 loc(fused[#loc15, #loc40, #loc17, #loc56]), %arg377: f32 loc(fused[#loc15, #loc40, #loc17, #loc60]), %arg378: f32 loc(fused[#loc15, #loc14, #loc17, #loc60])):
+      %663 = "arith.mulf"(%arg376, %arg377) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%663) : (f32) -> () loc(#loc135)
+    }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc135)
+    %415 = "linalg.generic"(%387, %414, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg373: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg374: f32 loc(fused[#loc15, #loc14, #loc17, #loc60]), %arg375: f32 loc(fused[#loc15, #loc9, #loc17, #loc60])):
+      %662 = "arith.subf"(%arg373, %arg374) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%662) : (f32) -> () loc(#loc136)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc136)
-    %391 = "linalg.generic"(%385, %390, %358) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg376: f32 loc(fused[#loc13, #loc36, #loc15, #loc50]), %arg377: f32 loc(fused[#loc13, #loc36, #loc15, #loc54]), %arg378: f32 loc(fused[#loc13, #loc23, #loc15, #loc54])):
-      %640 = "arith.mulf"(%arg376, %arg377) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc137)
-      "linalg.yield"(%640) : (f32) -> () loc(#loc137)
-    }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc137)
-    %392 = "linalg.generic"(%364, %391, %358) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg373: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg374: f32 loc(fused[#loc13, #loc23, #loc15, #loc54]), %arg375: f32 loc(fused[#loc13, #loc8, #loc15, #loc54])):
-      %639 = "arith.subf"(%arg373, %arg374) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc138)
-    }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc138)
-    %393 = "linalg.generic"(%arg10, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg371: f32 loc(fused[#loc55, #loc19, #loc15, #loc42]), %arg372: f32 loc(fused[#loc55, #loc19, #loc15, #loc42])):
-      %638 = "arith.addf"(%arg371, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
-      "linalg.yield"(%638) : (f32) -> () loc(#loc139)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc139)
-    %394 = "linalg.generic"(%arg1, %363, %220) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg368: f32 loc(fused[#loc10, #loc17, #loc9, #loc12]), %arg369: f32 loc(fused[#loc55, #loc8, #loc15, #loc43]), %arg370: f32 loc(fused[#loc55, #loc23, #loc15, #loc43])):
-      %637 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc140)
-    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
-    %395 = "linalg.generic"(%368, %349, %arg11, %220) <{indexing_maps = [#map12, #map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg364: i1 loc(fused[#loc55, #loc14, #loc15, #loc16]), %arg365: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg366: f32 loc(fused[#loc55, #loc3, #loc15, #loc16]), %arg367: f32 loc(fused[#loc55, #loc3, #loc15, #loc16])):
-      %636 = "arith.select"(%arg364, %arg365, %arg366) : (i1, f32, f32) -> f32 loc(#loc142)
-      "linalg.yield"(%636) : (f32) -> () loc(#loc142)
-    }) : (tensor<i1>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc142)
-    %396 = "linalg.generic"(%349, %arg11, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg361: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg362: f32 loc(fused[#loc55, #loc3, #loc15, #loc16]), %arg363: f32 loc(fused[#loc55, #loc8, #loc15, #loc16])):
-      %635 = "arith.subf"(%arg361, %arg362) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%635) : (f32) -> () loc(#loc144)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc144)
-    %397 = "linalg.generic"(%370, %396, %220) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg358: f32 loc(fused[#loc55, #loc3, #loc15, #loc16]), %arg359: f32 loc(fused[#loc55, #loc8, #loc15, #loc16]), %arg360: f32 loc(fused[#loc55, #loc23, #loc15, #loc16])):
-      %634 = "arith.mulf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc145)
-    }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc145)
-    %398 = "linalg.generic"(%397, %395, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg355: f32 loc(fused[#loc55, #loc23, #loc15, #loc16]), %arg356: f32 loc(fused[#loc55, #loc3, #loc15, #loc16]), %arg357: f32 loc(fused[#loc55, #loc19, #loc15, #loc16])):
-      %633 = "arith.addf"(%arg355, %arg356) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc146)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc146)
-    %399 = "linalg.generic"(%arg12, %arg33, %220) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg352: f32 loc(fused[#loc55, #loc23, #loc15, #loc45]), %arg353: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg354: f32 loc(fused[#loc55, #loc23, #loc15, #loc45])):
-      %632 = "arith.mulf"(%arg352, %arg353) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc147)
-    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc147)
-    %400 = "linalg.generic"(%376, %349, %220) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg349: f32 loc(fused[#loc55, #loc8, #loc15, #loc45]), %arg350: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg351: f32 loc(fused[#loc55, #loc23, #loc15, #loc45])):
-      %631 = "arith.mulf"(%arg349, %arg350) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc147)
-    }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc147)
-    %401 = "linalg.generic"(%400, %349, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg346: f32 loc(fused[#loc55, #loc23, #loc15, #loc45]), %arg347: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg348: f32 loc(fused[#loc55, #loc23, #loc15, #loc45])):
-      %630 = "arith.mulf"(%arg346, %arg347) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc147)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc147)
-    %402 = "linalg.generic"(%399, %401, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg343: f32 loc(fused[#loc55, #loc23, #loc15, #loc45]), %arg344: f32 loc(fused[#loc55, #loc23, #loc15, #loc45]), %arg345: f32 loc(fused[#loc55, #loc19, #loc15, #loc45])):
-      %629 = "arith.addf"(%arg343, %arg344) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%629) : (f32) -> () loc(#loc149)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc149)
-    %403 = "linalg.generic"(%arg32, %393, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg340: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg341: f32 loc(fused[#loc55, #loc19, #loc15, #loc42]), %arg342: f32 loc(fused[#loc55, #loc46, #loc15, #loc47])):
-      %628 = "math.powf"(%arg340, %arg341) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%628) : (f32) -> () loc(#loc150)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc150)
-    %404 = "linalg.generic"(%9, %403, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg337: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg338: f32 loc(fused[#loc55, #loc46, #loc15, #loc47]), %arg339: f32 loc(fused[#loc55, #loc8, #loc15, #loc47])):
-      %626 = "arith.sitofp"(%arg337) : (i64) -> f32 loc(#loc151)
-      %627 = "arith.subf"(%626, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%627) : (f32) -> () loc(#loc151)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc151)
-    %405 = "linalg.generic"(%arg33, %393, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg334: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg335: f32 loc(fused[#loc55, #loc19, #loc15, #loc42]), %arg336: f32 loc(fused[#loc55, #loc46, #loc15, #loc48])):
-      %625 = "math.powf"(%arg334, %arg335) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%625) : (f32) -> () loc(#loc152)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc152)
-    %406 = "linalg.generic"(%9, %405, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg331: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg332: f32 loc(fused[#loc55, #loc46, #loc15, #loc48]), %arg333: f32 loc(fused[#loc55, #loc8, #loc15, #loc48])):
-      %623 = "arith.sitofp"(%arg331) : (i64) -> f32 loc(#loc153)
-      %624 = "arith.subf"(%623, %arg332) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%624) : (f32) -> () loc(#loc153)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc153)
-    %407 = "linalg.generic"(%406, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg329: f32 loc(fused[#loc55, #loc8, #loc15, #loc48]), %arg330: f32 loc(fused[#loc55, #loc49, #loc15, #loc48])):
-      %622 = "math.sqrt"(%arg329) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc154)
-      "linalg.yield"(%622) : (f32) -> () loc(#loc154)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc154)
-    %408 = "linalg.generic"(%arg30, %404, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg326: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg327: f32 loc(fused[#loc55, #loc8, #loc15, #loc47]), %arg328: f32 loc(fused[#loc55, #loc36, #loc15, #loc50])):
-      %621 = "arith.divf"(%arg326, %arg327) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc155)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc155)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc155)
-    %409 = "linalg.generic"(%arg13, %402, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg323: f32 loc(fused[#loc55, #loc51, #loc15, #loc52]), %arg324: f32 loc(fused[#loc55, #loc19, #loc15, #loc45]), %arg325: f32 loc(fused[#loc55, #loc51, #loc15, #loc52])):
-      %619 = "arith.cmpf"(%arg323, %arg324) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc156)
-      %620 = "arith.select"(%619, %arg323, %arg324) : (i1, f32, f32) -> f32 loc(#loc156)
-      "linalg.yield"(%620) : (f32) -> () loc(#loc156)
+    %416 = "linalg.generic"(%arg10, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg371: f32 loc(fused[#loc61, #loc25, #loc17, #loc48]), %arg372: f32 loc(fused[#loc61, #loc25, #loc17, #loc48])):
+      %661 = "arith.addf"(%arg371, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc137)
+      "linalg.yield"(%661) : (f32) -> () loc(#loc137)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc137)
+    %417 = "linalg.generic"(%arg1, %386, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg368: f32 loc(fused[#loc11, #loc22, #loc10, #loc13]), %arg369: f32 loc(fused[#loc61, #loc50, #loc17, #loc49]), %arg370: f32 loc(fused[#loc61, #loc14, #loc17, #loc49])):
+      %660 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%660) : (f32) -> () loc(#loc138)
+    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc138)
+    %418 = "linalg.generic"(%391, %375, %arg11, %230) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg364: i1 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg365: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg366: f32 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg367: f32 loc(fused[#loc61, #loc16, #loc17, #loc18])):
+      %659 = "arith.select"(%arg364, %arg365, %arg366) : (i1, f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%659) : (f32) -> () loc(#loc140)
+    }) : (tensor<i1>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
+    %419 = "linalg.generic"(%375, %arg11, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg361: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg362: f32 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg363: f32 loc(fused[#loc61, #loc16, #loc17, #loc18])):
+      %658 = "arith.subf"(%arg361, %arg362) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%658) : (f32) -> () loc(#loc140)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
+    %420 = "linalg.generic"(%393, %419, %230) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg358: f32 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg359: f32 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg360: f32 loc(fused[#loc61, #loc16, #loc17, #loc18])):
+      %657 = "arith.mulf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%657) : (f32) -> () loc(#loc140)
+    }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
+    %421 = "linalg.generic"(%420, %418, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg355: f32 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg356: f32 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg357: f32 loc(fused[#loc61, #loc16, #loc17, #loc18])):
+      %656 = "arith.addf"(%arg355, %arg356) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%656) : (f32) -> () loc(#loc140)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
+    %422 = "linalg.generic"(%arg12, %arg33, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg352: f32 loc(fused[#loc61, #loc14, #loc17, #loc51]), %arg353: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg354: f32 loc(fused[#loc61, #loc14, #loc17, #loc51])):
+      %655 = "arith.mulf"(%arg352, %arg353) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%655) : (f32) -> () loc(#loc141)
+    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc141)
+    %423 = "linalg.generic"(%399, %375, %230) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg349: f32 loc(fused[#loc61, #loc50, #loc17, #loc51]), %arg350: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg351: f32 loc(fused[#loc61, #loc14, #loc17, #loc51])):
+      %654 = "arith.mulf"(%arg349, %arg350) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%654) : (f32) -> () loc(#loc141)
+    }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc141)
+    %424 = "linalg.generic"(%423, %375, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg346: f32 loc(fused[#loc61, #loc14, #loc17, #loc51]), %arg347: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg348: f32 loc(fused[#loc61, #loc14, #loc17, #loc51])):
+      %653 = "arith.mulf"(%arg346, %arg347) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%653) : (f32) -> () loc(#loc141)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc141)
+    %425 = "linalg.generic"(%422, %424, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg343: f32 loc(fused[#loc61, #loc14, #loc17, #loc51]), %arg344: f32 loc(fused[#loc61, #loc14, #loc17, #loc51]), %arg345: f32 loc(fused[#loc61, #loc25, #loc17, #loc51])):
+      %652 = "arith.addf"(%arg343, %arg344) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%652) : (f32) -> () loc(#loc143)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc143)
+    %426 = "linalg.generic"(%arg32, %416, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg340: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg341: f32 loc(fused[#loc61, #loc25, #loc17, #loc48]), %arg342: f32 loc(fused[#loc61, #loc52, #loc17, #loc53])):
+      %651 = "math.powf"(%arg340, %arg341) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%651) : (f32) -> () loc(#loc144)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc144)
+    %427 = "linalg.generic"(%10, %426, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg337: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg338: f32 loc(fused[#loc61, #loc52, #loc17, #loc53]), %arg339: f32 loc(fused[#loc61, #loc50, #loc17, #loc53])):
+      %649 = "arith.sitofp"(%arg337) : (i64) -> f32 loc(#loc145)
+      %650 = "arith.subf"(%649, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%650) : (f32) -> () loc(#loc145)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc145)
+    %428 = "linalg.generic"(%arg33, %416, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg334: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg335: f32 loc(fused[#loc61, #loc25, #loc17, #loc48]), %arg336: f32 loc(fused[#loc61, #loc52, #loc17, #loc54])):
+      %648 = "math.powf"(%arg334, %arg335) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
+      "linalg.yield"(%648) : (f32) -> () loc(#loc146)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc146)
+    %429 = "linalg.generic"(%10, %428, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg331: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg332: f32 loc(fused[#loc61, #loc52, #loc17, #loc54]), %arg333: f32 loc(fused[#loc61, #loc50, #loc17, #loc54])):
+      %646 = "arith.sitofp"(%arg331) : (i64) -> f32 loc(#loc147)
+      %647 = "arith.subf"(%646, %arg332) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
+      "linalg.yield"(%647) : (f32) -> () loc(#loc147)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc147)
+    %430 = "linalg.generic"(%429, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg329: f32 loc(fused[#loc61, #loc50, #loc17, #loc54]), %arg330: f32 loc(fused[#loc61, #loc55, #loc17, #loc54])):
+      %645 = "math.sqrt"(%arg329) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc148)
+      "linalg.yield"(%645) : (f32) -> () loc(#loc148)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc148)
+    %431 = "linalg.generic"(%arg30, %427, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg326: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg327: f32 loc(fused[#loc61, #loc50, #loc17, #loc53]), %arg328: f32 loc(fused[#loc61, #loc40, #loc17, #loc56])):
+      %644 = "arith.divf"(%arg326, %arg327) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
+      "linalg.yield"(%644) : (f32) -> () loc(#loc149)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc149)
+    %432 = "linalg.generic"(%arg13, %425, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg323: f32 loc(fused[#loc61, #loc57, #loc17, #loc58]), %arg324: f32 loc(fused[#loc61, #loc25, #loc17, #loc51]), %arg325: f32 loc(fused[#loc61, #loc57, #loc17, #loc58])):
+      %642 = "arith.cmpf"(%arg323, %arg324) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc150)
+      %643 = "arith.select"(%642, %arg323, %arg324) : (i1, f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%643) : (f32) -> () loc(#loc150)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc150)
+    %433 = "linalg.generic"(%432, %230) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg321: f32 loc(fused[#loc61, #loc57, #loc17, #loc58]), %arg322: f32 loc(fused[#loc61, #loc55, #loc17, #loc59])):
+      %641 = "math.sqrt"(%arg321) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc151)
+      "linalg.yield"(%641) : (f32) -> () loc(#loc151)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc151)
+    %434 = "linalg.generic"(%433, %430, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg318: f32 loc(fused[#loc61, #loc55, #loc17, #loc59]), %arg319: f32 loc(fused[#loc61, #loc55, #loc17, #loc54]), %arg320: f32 loc(fused[#loc61, #loc40, #loc17, #loc59])):
+      %640 = "arith.divf"(%arg318, %arg319) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%640) : (f32) -> () loc(#loc152)
+    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc152)
+    %435 = "linalg.generic"(%434, %arg34, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg315: f32 loc(fused[#loc61, #loc40, #loc17, #loc59]), %arg316: f32 loc(fused[#loc15, #loc25, #loc17, #loc59]), %arg317: f32 loc(fused[#loc61, #loc25, #loc17, #loc59])):
+      %639 = "arith.addf"(%arg315, %arg316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc153)
+    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc153)
+    %436 = "linalg.generic"(%421, %435, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg312: f32 loc(fused[#loc61, #loc16, #loc17, #loc18]), %arg313: f32 loc(fused[#loc61, #loc25, #loc17, #loc59]), %arg314: f32 loc(fused[#loc61, #loc40, #loc17, #loc60])):
+      %638 = "arith.divf"(%arg312, %arg313) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%638) : (f32) -> () loc(#loc154)
+    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc154)
+    %437 = "linalg.generic"(%431, %436, %230) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg309: f32 loc(fused[#loc61, #loc40, #loc17, #loc56]), %arg310: f32 loc(fused[#loc61, #loc40, #loc17, #loc60]), %arg311: f32 loc(fused[#loc61, #loc14, #loc17, #loc60])):
+      %637 = "arith.mulf"(%arg309, %arg310) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc155)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc155)
+    }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc155)
+    %438 = "linalg.generic"(%417, %437, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg306: f32 loc(fused[#loc61, #loc14, #loc17, #loc49]), %arg307: f32 loc(fused[#loc61, #loc14, #loc17, #loc60]), %arg308: f32 loc(fused[#loc61, #loc9, #loc17, #loc60])):
+      %636 = "arith.subf"(%arg306, %arg307) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%636) : (f32) -> () loc(#loc156)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc156)
-    %410 = "linalg.generic"(%409, %220) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg321: f32 loc(fused[#loc55, #loc51, #loc15, #loc52]), %arg322: f32 loc(fused[#loc55, #loc49, #loc15, #loc53])):
-      %618 = "math.sqrt"(%arg321) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc157)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc157)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc157)
-    %411 = "linalg.generic"(%410, %407, %220) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg318: f32 loc(fused[#loc55, #loc49, #loc15, #loc53]), %arg319: f32 loc(fused[#loc55, #loc49, #loc15, #loc48]), %arg320: f32 loc(fused[#loc55, #loc36, #loc15, #loc53])):
-      %617 = "arith.divf"(%arg318, %arg319) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc158)
-    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc158)
-    %412 = "linalg.generic"(%411, %arg34, %220) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg315: f32 loc(fused[#loc55, #loc36, #loc15, #loc53]), %arg316: f32 loc(fused[#loc13, #loc19, #loc15, #loc53]), %arg317: f32 loc(fused[#loc55, #loc19, #loc15, #loc53])):
-      %616 = "arith.addf"(%arg315, %arg316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%616) : (f32) -> () loc(#loc159)
-    }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc159)
-    %413 = "linalg.generic"(%398, %412, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg312: f32 loc(fused[#loc55, #loc19, #loc15, #loc16]), %arg313: f32 loc(fused[#loc55, #loc19, #loc15, #loc53]), %arg314: f32 loc(fused[#loc55, #loc36, #loc15, #loc54])):
-      %615 = "arith.divf"(%arg312, %arg313) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc160)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc160)
-    %414 = "linalg.generic"(%408, %413, %220) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg309: f32 loc(fused[#loc55, #loc36, #loc15, #loc50]), %arg310: f32 loc(fused[#loc55, #loc36, #loc15, #loc54]), %arg311: f32 loc(fused[#loc55, #loc23, #loc15, #loc54])):
-      %614 = "arith.mulf"(%arg309, %arg310) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%614) : (f32) -> () loc(#loc161)
-    }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc161)
-    %415 = "linalg.generic"(%394, %414, %220) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg306: f32 loc(fused[#loc55, #loc23, #loc15, #loc43]), %arg307: f32 loc(fused[#loc55, #loc23, #loc15, #loc54]), %arg308: f32 loc(fused[#loc55, #loc8, #loc15, #loc54])):
-      %613 = "arith.subf"(%arg306, %arg307) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
-      "linalg.yield"(%613) : (f32) -> () loc(#loc162)
-    }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc162)
-    %416 = "linalg.generic"(%arg14, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg304: f32 loc(fused[#loc56, #loc19, #loc15, #loc42]), %arg305: f32 loc(fused[#loc56, #loc19, #loc15, #loc42])):
-      %612 = "arith.addf"(%arg304, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
-      "linalg.yield"(%612) : (f32) -> () loc(#loc163)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc163)
-    %417 = "linalg.generic"(%arg2, %363, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg301: f32 loc(fused[#loc10, #loc19, #loc9, #loc12]), %arg302: f32 loc(fused[#loc56, #loc8, #loc15, #loc43]), %arg303: f32 loc(fused[#loc56, #loc23, #loc15, #loc43])):
-      %611 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc164)
-      "linalg.yield"(%611) : (f32) -> () loc(#loc164)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc164)
-    %418 = "linalg.generic"(%368, %355, %arg15, %256) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg297: i1 loc(fused[#loc56, #loc14, #loc15, #loc16]), %arg298: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg299: f32 loc(fused[#loc56, #loc3, #loc15, #loc16]), %arg300: f32 loc(fused[#loc56, #loc3, #loc15, #loc16])):
-      %610 = "arith.select"(%arg297, %arg298, %arg299) : (i1, f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%610) : (f32) -> () loc(#loc166)
-    }) : (tensor<i1>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc166)
-    %419 = "linalg.generic"(%355, %arg15, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg294: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg295: f32 loc(fused[#loc56, #loc3, #loc15, #loc16]), %arg296: f32 loc(fused[#loc56, #loc8, #loc15, #loc16])):
-      %609 = "arith.subf"(%arg294, %arg295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%609) : (f32) -> () loc(#loc168)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc168)
-    %420 = "linalg.generic"(%370, %419, %256) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg291: f32 loc(fused[#loc56, #loc3, #loc15, #loc16]), %arg292: f32 loc(fused[#loc56, #loc8, #loc15, #loc16]), %arg293: f32 loc(fused[#loc56, #loc23, #loc15, #loc16])):
-      %608 = "arith.mulf"(%arg291, %arg292) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%608) : (f32) -> () loc(#loc169)
-    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc169)
-    %421 = "linalg.generic"(%420, %418, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg288: f32 loc(fused[#loc56, #loc23, #loc15, #loc16]), %arg289: f32 loc(fused[#loc56, #loc3, #loc15, #loc16]), %arg290: f32 loc(fused[#loc56, #loc19, #loc15, #loc16])):
-      %607 = "arith.addf"(%arg288, %arg289) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%607) : (f32) -> () loc(#loc170)
+    %439 = "linalg.generic"(%arg14, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg304: f32 loc(fused[#loc62, #loc25, #loc17, #loc48]), %arg305: f32 loc(fused[#loc62, #loc25, #loc17, #loc48])):
+      %635 = "arith.addf"(%arg304, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
+      "linalg.yield"(%635) : (f32) -> () loc(#loc157)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc157)
+    %440 = "linalg.generic"(%arg2, %386, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg301: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg302: f32 loc(fused[#loc62, #loc50, #loc17, #loc49]), %arg303: f32 loc(fused[#loc62, #loc14, #loc17, #loc49])):
+      %634 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
+      "linalg.yield"(%634) : (f32) -> () loc(#loc158)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc158)
+    %441 = "linalg.generic"(%391, %383, %arg15, %270) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg297: i1 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg298: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg299: f32 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg300: f32 loc(fused[#loc62, #loc16, #loc17, #loc18])):
+      %633 = "arith.select"(%arg297, %arg298, %arg299) : (i1, f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%633) : (f32) -> () loc(#loc160)
+    }) : (tensor<i1>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
+    %442 = "linalg.generic"(%383, %arg15, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg294: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg295: f32 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg296: f32 loc(fused[#loc62, #loc16, #loc17, #loc18])):
+      %632 = "arith.subf"(%arg294, %arg295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%632) : (f32) -> () loc(#loc160)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
+    %443 = "linalg.generic"(%393, %442, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg291: f32 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg292: f32 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg293: f32 loc(fused[#loc62, #loc16, #loc17, #loc18])):
+      %631 = "arith.mulf"(%arg291, %arg292) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc160)
+    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
+    %444 = "linalg.generic"(%443, %441, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg288: f32 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg289: f32 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg290: f32 loc(fused[#loc62, #loc16, #loc17, #loc18])):
+      %630 = "arith.addf"(%arg288, %arg289) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%630) : (f32) -> () loc(#loc160)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
+    %445 = "linalg.generic"(%arg16, %arg33, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg285: f32 loc(fused[#loc62, #loc14, #loc17, #loc51]), %arg286: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg287: f32 loc(fused[#loc62, #loc14, #loc17, #loc51])):
+      %629 = "arith.mulf"(%arg285, %arg286) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%629) : (f32) -> () loc(#loc161)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc161)
+    %446 = "linalg.generic"(%399, %383, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg282: f32 loc(fused[#loc62, #loc50, #loc17, #loc51]), %arg283: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg284: f32 loc(fused[#loc62, #loc14, #loc17, #loc51])):
+      %628 = "arith.mulf"(%arg282, %arg283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%628) : (f32) -> () loc(#loc161)
+    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc161)
+    %447 = "linalg.generic"(%446, %383, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg279: f32 loc(fused[#loc62, #loc14, #loc17, #loc51]), %arg280: f32 loc(fused[#loc11, #loc23, #loc4, #loc13]), %arg281: f32 loc(fused[#loc62, #loc14, #loc17, #loc51])):
+      %627 = "arith.mulf"(%arg279, %arg280) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%627) : (f32) -> () loc(#loc161)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc161)
+    %448 = "linalg.generic"(%445, %447, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg276: f32 loc(fused[#loc62, #loc14, #loc17, #loc51]), %arg277: f32 loc(fused[#loc62, #loc14, #loc17, #loc51]), %arg278: f32 loc(fused[#loc62, #loc25, #loc17, #loc51])):
+      %626 = "arith.addf"(%arg276, %arg277) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%626) : (f32) -> () loc(#loc163)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc163)
+    %449 = "linalg.generic"(%arg32, %439, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg273: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg274: f32 loc(fused[#loc62, #loc25, #loc17, #loc48]), %arg275: f32 loc(fused[#loc62, #loc52, #loc17, #loc53])):
+      %625 = "math.powf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc164)
+      "linalg.yield"(%625) : (f32) -> () loc(#loc164)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc164)
+    %450 = "linalg.generic"(%10, %449, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg270: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg271: f32 loc(fused[#loc62, #loc52, #loc17, #loc53]), %arg272: f32 loc(fused[#loc62, #loc50, #loc17, #loc53])):
+      %623 = "arith.sitofp"(%arg270) : (i64) -> f32 loc(#loc165)
+      %624 = "arith.subf"(%623, %arg271) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%624) : (f32) -> () loc(#loc165)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc165)
+    %451 = "linalg.generic"(%arg33, %439, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg267: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg268: f32 loc(fused[#loc62, #loc25, #loc17, #loc48]), %arg269: f32 loc(fused[#loc62, #loc52, #loc17, #loc54])):
+      %622 = "math.powf"(%arg267, %arg268) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
+      "linalg.yield"(%622) : (f32) -> () loc(#loc166)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc166)
+    %452 = "linalg.generic"(%10, %451, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg264: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg265: f32 loc(fused[#loc62, #loc52, #loc17, #loc54]), %arg266: f32 loc(fused[#loc62, #loc50, #loc17, #loc54])):
+      %620 = "arith.sitofp"(%arg264) : (i64) -> f32 loc(#loc167)
+      %621 = "arith.subf"(%620, %arg265) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
+      "linalg.yield"(%621) : (f32) -> () loc(#loc167)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc167)
+    %453 = "linalg.generic"(%452, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg262: f32 loc(fused[#loc62, #loc50, #loc17, #loc54]), %arg263: f32 loc(fused[#loc62, #loc55, #loc17, #loc54])):
+      %619 = "math.sqrt"(%arg262) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc168)
+      "linalg.yield"(%619) : (f32) -> () loc(#loc168)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc168)
+    %454 = "linalg.generic"(%arg30, %450, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg259: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg260: f32 loc(fused[#loc62, #loc50, #loc17, #loc53]), %arg261: f32 loc(fused[#loc62, #loc40, #loc17, #loc56])):
+      %618 = "arith.divf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc169)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc169)
+    %455 = "linalg.generic"(%arg17, %448, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg256: f32 loc(fused[#loc62, #loc57, #loc17, #loc58]), %arg257: f32 loc(fused[#loc62, #loc25, #loc17, #loc51]), %arg258: f32 loc(fused[#loc62, #loc57, #loc17, #loc58])):
+      %616 = "arith.cmpf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc170)
+      %617 = "arith.select"(%616, %arg256, %arg257) : (i1, f32, f32) -> f32 loc(#loc170)
+      "linalg.yield"(%617) : (f32) -> () loc(#loc170)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc170)
-    %422 = "linalg.generic"(%arg16, %arg33, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg285: f32 loc(fused[#loc56, #loc23, #loc15, #loc45]), %arg286: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg287: f32 loc(fused[#loc56, #loc23, #loc15, #loc45])):
-      %606 = "arith.mulf"(%arg285, %arg286) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc171)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc171)
-    %423 = "linalg.generic"(%376, %355, %256) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg282: f32 loc(fused[#loc56, #loc8, #loc15, #loc45]), %arg283: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg284: f32 loc(fused[#loc56, #loc23, #loc15, #loc45])):
-      %605 = "arith.mulf"(%arg282, %arg283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
-      "linalg.yield"(%605) : (f32) -> () loc(#loc171)
-    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc171)
-    %424 = "linalg.generic"(%423, %355, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg279: f32 loc(fused[#loc56, #loc23, #loc15, #loc45]), %arg280: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg281: f32 loc(fused[#loc56, #loc23, #loc15, #loc45])):
-      %604 = "arith.mulf"(%arg279, %arg280) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc171)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc171)
-    %425 = "linalg.generic"(%422, %424, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg276: f32 loc(fused[#loc56, #loc23, #loc15, #loc45]), %arg277: f32 loc(fused[#loc56, #loc23, #loc15, #loc45]), %arg278: f32 loc(fused[#loc56, #loc19, #loc15, #loc45])):
-      %603 = "arith.addf"(%arg276, %arg277) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc173)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc173)
-    %426 = "linalg.generic"(%arg32, %416, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg273: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg274: f32 loc(fused[#loc56, #loc19, #loc15, #loc42]), %arg275: f32 loc(fused[#loc56, #loc46, #loc15, #loc47])):
-      %602 = "math.powf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc174)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc174)
-    %427 = "linalg.generic"(%9, %426, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg270: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg271: f32 loc(fused[#loc56, #loc46, #loc15, #loc47]), %arg272: f32 loc(fused[#loc56, #loc8, #loc15, #loc47])):
-      %600 = "arith.sitofp"(%arg270) : (i64) -> f32 loc(#loc175)
-      %601 = "arith.subf"(%600, %arg271) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc175)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc175)
-    %428 = "linalg.generic"(%arg33, %416, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg267: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg268: f32 loc(fused[#loc56, #loc19, #loc15, #loc42]), %arg269: f32 loc(fused[#loc56, #loc46, #loc15, #loc48])):
-      %599 = "math.powf"(%arg267, %arg268) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%599) : (f32) -> () loc(#loc176)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc176)
-    %429 = "linalg.generic"(%9, %428, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg264: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg265: f32 loc(fused[#loc56, #loc46, #loc15, #loc48]), %arg266: f32 loc(fused[#loc56, #loc8, #loc15, #loc48])):
-      %597 = "arith.sitofp"(%arg264) : (i64) -> f32 loc(#loc177)
-      %598 = "arith.subf"(%597, %arg265) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
-      "linalg.yield"(%598) : (f32) -> () loc(#loc177)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc177)
-    %430 = "linalg.generic"(%429, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg262: f32 loc(fused[#loc56, #loc8, #loc15, #loc48]), %arg263: f32 loc(fused[#loc56, #loc49, #loc15, #loc48])):
-      %596 = "math.sqrt"(%arg262) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc178)
-      "linalg.yield"(%596) : (f32) -> () loc(#loc178)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc178)
-    %431 = "linalg.generic"(%arg30, %427, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg259: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg260: f32 loc(fused[#loc56, #loc8, #loc15, #loc47]), %arg261: f32 loc(fused[#loc56, #loc36, #loc15, #loc50])):
-      %595 = "arith.divf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
-      "linalg.yield"(%595) : (f32) -> () loc(#loc179)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc179)
-    %432 = "linalg.generic"(%arg17, %425, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg256: f32 loc(fused[#loc56, #loc51, #loc15, #loc52]), %arg257: f32 loc(fused[#loc56, #loc19, #loc15, #loc45]), %arg258: f32 loc(fused[#loc56, #loc51, #loc15, #loc52])):
-      %593 = "arith.cmpf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc180)
-      %594 = "arith.select"(%593, %arg256, %arg257) : (i1, f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%594) : (f32) -> () loc(#loc180)
+    %456 = "linalg.generic"(%455, %270) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg254: f32 loc(fused[#loc62, #loc57, #loc17, #loc58]), %arg255: f32 loc(fused[#loc62, #loc55, #loc17, #loc59])):
+      %615 = "math.sqrt"(%arg254) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc171)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc171)
+    }) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc171)
+    %457 = "linalg.generic"(%456, %453, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg251: f32 loc(fused[#loc62, #loc55, #loc17, #loc59]), %arg252: f32 loc(fused[#loc62, #loc55, #loc17, #loc54]), %arg253: f32 loc(fused[#loc62, #loc40, #loc17, #loc59])):
+      %614 = "arith.divf"(%arg251, %arg252) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc172)
+      "linalg.yield"(%614) : (f32) -> () loc(#loc172)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc172)
+    %458 = "linalg.generic"(%457, %arg34, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg248: f32 loc(fused[#loc62, #loc40, #loc17, #loc59]), %arg249: f32 loc(fused[#loc15, #loc25, #loc17, #loc59]), %arg250: f32 loc(fused[#loc62, #loc25, #loc17, #loc59])):
+      %613 = "arith.addf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
+      "linalg.yield"(%613) : (f32) -> () loc(#loc173)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc173)
+    %459 = "linalg.generic"(%444, %458, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg245: f32 loc(fused[#loc62, #loc16, #loc17, #loc18]), %arg246: f32 loc(fused[#loc62, #loc25, #loc17, #loc59]), %arg247: f32 loc(fused[#loc62, #loc40, #loc17, #loc60])):
+      %612 = "arith.divf"(%arg245, %arg246) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
+      "linalg.yield"(%612) : (f32) -> () loc(#loc174)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc174)
+    %460 = "linalg.generic"(%454, %459, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg242: f32 loc(fused[#loc62, #loc40, #loc17, #loc56]), %arg243: f32 loc(fused[#loc62, #loc40, #loc17, #loc60]), %arg244: f32 loc(fused[#loc62, #loc14, #loc17, #loc60])):
+      %611 = "arith.mulf"(%arg242, %arg243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%611) : (f32) -> () loc(#loc175)
+    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc175)
+    %461 = "linalg.generic"(%440, %460, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg239: f32 loc(fused[#loc62, #loc14, #loc17, #loc49]), %arg240: f32 loc(fused[#loc62, #loc14, #loc17, #loc60]), %arg241: f32 loc(fused[#loc62, #loc9, #loc17, #loc60])):
+      %610 = "arith.subf"(%arg239, %arg240) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%610) : (f32) -> () loc(#loc176)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc176)
+    %462 = "linalg.generic"(%arg18, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg237: f32 loc(fused[#loc63, #loc25, #loc17, #loc48]), %arg238: f32 loc(fused[#loc63, #loc25, #loc17, #loc48])):
+      %609 = "arith.addf"(%arg237, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
+      "linalg.yield"(%609) : (f32) -> () loc(#loc177)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc177)
+    %463 = "linalg.generic"(%arg3, %386, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg234: f32 loc(fused[#loc11, #loc12, #loc10, #loc13]), %arg235: f32 loc(fused[#loc63, #loc50, #loc17, #loc49]), %arg236: f32 loc(fused[#loc63, #loc14, #loc17, #loc49])):
+      %608 = "arith.mulf"(%arg234, %arg235) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
+      "linalg.yield"(%608) : (f32) -> () loc(#loc178)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc178)
+    %464 = "linalg.generic"(%391, %374, %arg19, %270) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg230: i1 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg231: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg232: f32 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg233: f32 loc(fused[#loc63, #loc16, #loc17, #loc18])):
+      %607 = "arith.select"(%arg230, %arg231, %arg232) : (i1, f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%607) : (f32) -> () loc(#loc180)
+    }) : (tensor<i1>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
+    %465 = "linalg.generic"(%374, %arg19, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg227: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg228: f32 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg229: f32 loc(fused[#loc63, #loc16, #loc17, #loc18])):
+      %606 = "arith.subf"(%arg227, %arg228) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc180)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
-    %433 = "linalg.generic"(%432, %256) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg254: f32 loc(fused[#loc56, #loc51, #loc15, #loc52]), %arg255: f32 loc(fused[#loc56, #loc49, #loc15, #loc53])):
-      %592 = "math.sqrt"(%arg254) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc181)
-      "linalg.yield"(%592) : (f32) -> () loc(#loc181)
-    }) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc181)
-    %434 = "linalg.generic"(%433, %430, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg251: f32 loc(fused[#loc56, #loc49, #loc15, #loc53]), %arg252: f32 loc(fused[#loc56, #loc49, #loc15, #loc48]), %arg253: f32 loc(fused[#loc56, #loc36, #loc15, #loc53])):
-      %591 = "arith.divf"(%arg251, %arg252) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
-      "linalg.yield"(%591) : (f32) -> () loc(#loc182)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc182)
-    %435 = "linalg.generic"(%434, %arg34, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg248: f32 loc(fused[#loc56, #loc36, #loc15, #loc53]), %arg249: f32 loc(fused[#loc13, #loc19, #loc15, #loc53]), %arg250: f32 loc(fused[#loc56, #loc19, #loc15, #loc53])):
-      %590 = "arith.addf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%590) : (f32) -> () loc(#loc183)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc183)
-    %436 = "linalg.generic"(%421, %435, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg245: f32 loc(fused[#loc56, #loc19, #loc15, #loc16]), %arg246: f32 loc(fused[#loc56, #loc19, #loc15, #loc53]), %arg247: f32 loc(fused[#loc56, #loc36, #loc15, #loc54])):
-      %589 = "arith.divf"(%arg245, %arg246) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%589) : (f32) -> () loc(#loc184)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc184)
-    %437 = "linalg.generic"(%431, %436, %256) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg242: f32 loc(fused[#loc56, #loc36, #loc15, #loc50]), %arg243: f32 loc(fused[#loc56, #loc36, #loc15, #loc54]), %arg244: f32 loc(fused[#loc56, #loc23, #loc15, #loc54])):
-      %588 = "arith.mulf"(%arg242, %arg243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc185)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc185)
-    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc185)
-    %438 = "linalg.generic"(%417, %437, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg239: f32 loc(fused[#loc56, #loc23, #loc15, #loc43]), %arg240: f32 loc(fused[#loc56, #loc23, #loc15, #loc54]), %arg241: f32 loc(fused[#loc56, #loc8, #loc15, #loc54])):
-      %587 = "arith.subf"(%arg239, %arg240) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc186)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc186)
-    %439 = "linalg.generic"(%arg18, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg237: f32 loc(fused[#loc57, #loc19, #loc15, #loc42]), %arg238: f32 loc(fused[#loc57, #loc19, #loc15, #loc42])):
-      %586 = "arith.addf"(%arg237, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
-      "linalg.yield"(%586) : (f32) -> () loc(#loc187)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc187)
-    %440 = "linalg.generic"(%arg3, %363, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg234: f32 loc(fused[#loc10, #loc22, #loc9, #loc12]), %arg235: f32 loc(fused[#loc57, #loc8, #loc15, #loc43]), %arg236: f32 loc(fused[#loc57, #loc23, #loc15, #loc43])):
-      %585 = "arith.mulf"(%arg234, %arg235) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
-      "linalg.yield"(%585) : (f32) -> () loc(#loc188)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc188)
-    %441 = "linalg.generic"(%368, %348, %arg19, %256) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg230: i1 loc(fused[#loc57, #loc14, #loc15, #loc16]), %arg231: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg232: f32 loc(fused[#loc57, #loc3, #loc15, #loc16]), %arg233: f32 loc(fused[#loc57, #loc3, #loc15, #loc16])):
-      %584 = "arith.select"(%arg230, %arg231, %arg232) : (i1, f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%584) : (f32) -> () loc(#loc190)
-    }) : (tensor<i1>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc190)
-    %442 = "linalg.generic"(%348, %arg19, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg227: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg228: f32 loc(fused[#loc57, #loc3, #loc15, #loc16]), %arg229: f32 loc(fused[#loc57, #loc8, #loc15, #loc16])):
-      %583 = "arith.subf"(%arg227, %arg228) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
-      "linalg.yield"(%583) : (f32) -> () loc(#loc192)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc192)
-    %443 = "linalg.generic"(%370, %442, %256) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg224: f32 loc(fused[#loc57, #loc3, #loc15, #loc16]), %arg225: f32 loc(fused[#loc57, #loc8, #loc15, #loc16]), %arg226: f32 loc(fused[#loc57, #loc23, #loc15, #loc16])):
-      %582 = "arith.mulf"(%arg224, %arg225) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
-      "linalg.yield"(%582) : (f32) -> () loc(#loc193)
-    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc193)
-    %444 = "linalg.generic"(%443, %441, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg221: f32 loc(fused[#loc57, #loc23, #loc15, #loc16]), %arg222: f32 loc(fused[#loc57, #loc3, #loc15, #loc16]), %arg223: f32 loc(fused[#loc57, #loc19, #loc15, #loc16])):
-      %581 = "arith.addf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc194)
-      "linalg.yield"(%581) : (f32) -> () loc(#loc194)
+    %466 = "linalg.generic"(%393, %465, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg224: f32 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg225: f32 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg226: f32 loc(fused[#loc63, #loc16, #loc17, #loc18])):
+      %605 = "arith.mulf"(%arg224, %arg225) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%605) : (f32) -> () loc(#loc180)
+    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
+    %467 = "linalg.generic"(%466, %464, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg221: f32 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg222: f32 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg223: f32 loc(fused[#loc63, #loc16, #loc17, #loc18])):
+      %604 = "arith.addf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc180)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
+    %468 = "linalg.generic"(%arg20, %arg33, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg218: f32 loc(fused[#loc63, #loc14, #loc17, #loc51]), %arg219: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg220: f32 loc(fused[#loc63, #loc14, #loc17, #loc51])):
+      %603 = "arith.mulf"(%arg218, %arg219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc181)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc181)
+    %469 = "linalg.generic"(%399, %374, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg215: f32 loc(fused[#loc63, #loc50, #loc17, #loc51]), %arg216: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg217: f32 loc(fused[#loc63, #loc14, #loc17, #loc51])):
+      %602 = "arith.mulf"(%arg215, %arg216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc181)
+    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc181)
+    %470 = "linalg.generic"(%469, %374, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg212: f32 loc(fused[#loc63, #loc14, #loc17, #loc51]), %arg213: f32 loc(fused[#loc11, #loc25, #loc4, #loc13]), %arg214: f32 loc(fused[#loc63, #loc14, #loc17, #loc51])):
+      %601 = "arith.mulf"(%arg212, %arg213) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%601) : (f32) -> () loc(#loc181)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc181)
+    %471 = "linalg.generic"(%468, %470, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg209: f32 loc(fused[#loc63, #loc14, #loc17, #loc51]), %arg210: f32 loc(fused[#loc63, #loc14, #loc17, #loc51]), %arg211: f32 loc(fused[#loc63, #loc25, #loc17, #loc51])):
+      %600 = "arith.addf"(%arg209, %arg210) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%600) : (f32) -> () loc(#loc183)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc183)
+    %472 = "linalg.generic"(%arg32, %462, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg206: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg207: f32 loc(fused[#loc63, #loc25, #loc17, #loc48]), %arg208: f32 loc(fused[#loc63, #loc52, #loc17, #loc53])):
+      %599 = "math.powf"(%arg206, %arg207) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
+      "linalg.yield"(%599) : (f32) -> () loc(#loc184)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc184)
+    %473 = "linalg.generic"(%10, %472, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg203: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg204: f32 loc(fused[#loc63, #loc52, #loc17, #loc53]), %arg205: f32 loc(fused[#loc63, #loc50, #loc17, #loc53])):
+      %597 = "arith.sitofp"(%arg203) : (i64) -> f32 loc(#loc185)
+      %598 = "arith.subf"(%597, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc185)
+      "linalg.yield"(%598) : (f32) -> () loc(#loc185)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc185)
+    %474 = "linalg.generic"(%arg33, %462, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg200: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg201: f32 loc(fused[#loc63, #loc25, #loc17, #loc48]), %arg202: f32 loc(fused[#loc63, #loc52, #loc17, #loc54])):
+      %596 = "math.powf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%596) : (f32) -> () loc(#loc186)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc186)
+    %475 = "linalg.generic"(%10, %474, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg197: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg198: f32 loc(fused[#loc63, #loc52, #loc17, #loc54]), %arg199: f32 loc(fused[#loc63, #loc50, #loc17, #loc54])):
+      %594 = "arith.sitofp"(%arg197) : (i64) -> f32 loc(#loc187)
+      %595 = "arith.subf"(%594, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
+      "linalg.yield"(%595) : (f32) -> () loc(#loc187)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc187)
+    %476 = "linalg.generic"(%475, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg195: f32 loc(fused[#loc63, #loc50, #loc17, #loc54]), %arg196: f32 loc(fused[#loc63, #loc55, #loc17, #loc54])):
+      %593 = "math.sqrt"(%arg195) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc188)
+      "linalg.yield"(%593) : (f32) -> () loc(#loc188)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc188)
+    %477 = "linalg.generic"(%arg30, %473, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg192: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg193: f32 loc(fused[#loc63, #loc50, #loc17, #loc53]), %arg194: f32 loc(fused[#loc63, #loc40, #loc17, #loc56])):
+      %592 = "arith.divf"(%arg192, %arg193) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
+      "linalg.yield"(%592) : (f32) -> () loc(#loc189)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc189)
+    %478 = "linalg.generic"(%arg21, %471, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg189: f32 loc(fused[#loc63, #loc57, #loc17, #loc58]), %arg190: f32 loc(fused[#loc63, #loc25, #loc17, #loc51]), %arg191: f32 loc(fused[#loc63, #loc57, #loc17, #loc58])):
+      %590 = "arith.cmpf"(%arg189, %arg190) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc190)
+      %591 = "arith.select"(%590, %arg189, %arg190) : (i1, f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%591) : (f32) -> () loc(#loc190)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc190)
+    %479 = "linalg.generic"(%478, %270) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg187: f32 loc(fused[#loc63, #loc57, #loc17, #loc58]), %arg188: f32 loc(fused[#loc63, #loc55, #loc17, #loc59])):
+      %589 = "math.sqrt"(%arg187) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc191)
+      "linalg.yield"(%589) : (f32) -> () loc(#loc191)
+    }) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc191)
+    %480 = "linalg.generic"(%479, %476, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg184: f32 loc(fused[#loc63, #loc55, #loc17, #loc59]), %arg185: f32 loc(fused[#loc63, #loc55, #loc17, #loc54]), %arg186: f32 loc(fused[#loc63, #loc40, #loc17, #loc59])):
+      %588 = "arith.divf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
+      "linalg.yield"(%588) : (f32) -> () loc(#loc192)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc192)
+    %481 = "linalg.generic"(%480, %arg34, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg181: f32 loc(fused[#loc63, #loc40, #loc17, #loc59]), %arg182: f32 loc(fused[#loc15, #loc25, #loc17, #loc59]), %arg183: f32 loc(fused[#loc63, #loc25, #loc17, #loc59])):
+      %587 = "arith.addf"(%arg181, %arg182) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc193)
+    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc193)
+    %482 = "linalg.generic"(%467, %481, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg178: f32 loc(fused[#loc63, #loc16, #loc17, #loc18]), %arg179: f32 loc(fused[#loc63, #loc25, #loc17, #loc59]), %arg180: f32 loc(fused[#loc63, #loc40, #loc17, #loc60])):
+      %586 = "arith.divf"(%arg178, %arg179) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc194)
+      "linalg.yield"(%586) : (f32) -> () loc(#loc194)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc194)
-    %445 = "linalg.generic"(%arg20, %arg33, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg218: f32 loc(fused[#loc57, #loc23, #loc15, #loc45]), %arg219: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg220: f32 loc(fused[#loc57, #loc23, #loc15, #loc45])):
-      %580 = "arith.mulf"(%arg218, %arg219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
-      "linalg.yield"(%580) : (f32) -> () loc(#loc195)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc195)
-    %446 = "linalg.generic"(%376, %348, %256) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg215: f32 loc(fused[#loc57, #loc8, #loc15, #loc45]), %arg216: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg217: f32 loc(fused[#loc57, #loc23, #loc15, #loc45])):
-      %579 = "arith.mulf"(%arg215, %arg216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc195)
+    %483 = "linalg.generic"(%477, %482, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg175: f32 loc(fused[#loc63, #loc40, #loc17, #loc56]), %arg176: f32 loc(fused[#loc63, #loc40, #loc17, #loc60]), %arg177: f32 loc(fused[#loc63, #loc14, #loc17, #loc60])):
+      %585 = "arith.mulf"(%arg175, %arg176) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
+      "linalg.yield"(%585) : (f32) -> () loc(#loc195)
     }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc195)
-    %447 = "linalg.generic"(%446, %348, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg212: f32 loc(fused[#loc57, #loc23, #loc15, #loc45]), %arg213: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg214: f32 loc(fused[#loc57, #loc23, #loc15, #loc45])):
-      %578 = "arith.mulf"(%arg212, %arg213) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
-      "linalg.yield"(%578) : (f32) -> () loc(#loc195)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc195)
-    %448 = "linalg.generic"(%445, %447, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg209: f32 loc(fused[#loc57, #loc23, #loc15, #loc45]), %arg210: f32 loc(fused[#loc57, #loc23, #loc15, #loc45]), %arg211: f32 loc(fused[#loc57, #loc19, #loc15, #loc45])):
-      %577 = "arith.addf"(%arg209, %arg210) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc197)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc197)
-    %449 = "linalg.generic"(%arg32, %439, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg206: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg207: f32 loc(fused[#loc57, #loc19, #loc15, #loc42]), %arg208: f32 loc(fused[#loc57, #loc46, #loc15, #loc47])):
-      %576 = "math.powf"(%arg206, %arg207) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%576) : (f32) -> () loc(#loc198)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc198)
-    %450 = "linalg.generic"(%9, %449, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg203: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg204: f32 loc(fused[#loc57, #loc46, #loc15, #loc47]), %arg205: f32 loc(fused[#loc57, #loc8, #loc15, #loc47])):
-      %574 = "arith.sitofp"(%arg203) : (i64) -> f32 loc(#loc199)
-      %575 = "arith.subf"(%574, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
-      "linalg.yield"(%575) : (f32) -> () loc(#loc199)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc199)
-    %451 = "linalg.generic"(%arg33, %439, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg200: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg201: f32 loc(fused[#loc57, #loc19, #loc15, #loc42]), %arg202: f32 loc(fused[#loc57, #loc46, #loc15, #loc48])):
-      %573 = "math.powf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%573) : (f32) -> () loc(#loc200)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc200)
-    %452 = "linalg.generic"(%9, %451, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg197: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg198: f32 loc(fused[#loc57, #loc46, #loc15, #loc48]), %arg199: f32 loc(fused[#loc57, #loc8, #loc15, #loc48])):
-      %571 = "arith.sitofp"(%arg197) : (i64) -> f32 loc(#loc201)
-      %572 = "arith.subf"(%571, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc201)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc201)
-    %453 = "linalg.generic"(%452, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg195: f32 loc(fused[#loc57, #loc8, #loc15, #loc48]), %arg196: f32 loc(fused[#loc57, #loc49, #loc15, #loc48])):
-      %570 = "math.sqrt"(%arg195) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc202)
-      "linalg.yield"(%570) : (f32) -> () loc(#loc202)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc202)
-    %454 = "linalg.generic"(%arg30, %450, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg192: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg193: f32 loc(fused[#loc57, #loc8, #loc15, #loc47]), %arg194: f32 loc(fused[#loc57, #loc36, #loc15, #loc50])):
-      %569 = "arith.divf"(%arg192, %arg193) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
-      "linalg.yield"(%569) : (f32) -> () loc(#loc203)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc203)
-    %455 = "linalg.generic"(%arg21, %448, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg189: f32 loc(fused[#loc57, #loc51, #loc15, #loc52]), %arg190: f32 loc(fused[#loc57, #loc19, #loc15, #loc45]), %arg191: f32 loc(fused[#loc57, #loc51, #loc15, #loc52])):
-      %567 = "arith.cmpf"(%arg189, %arg190) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc204)
-      %568 = "arith.select"(%567, %arg189, %arg190) : (i1, f32, f32) -> f32 loc(#loc204)
-      "linalg.yield"(%568) : (f32) -> () loc(#loc204)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc204)
-    %456 = "linalg.generic"(%455, %256) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg187: f32 loc(fused[#loc57, #loc51, #loc15, #loc52]), %arg188: f32 loc(fused[#loc57, #loc49, #loc15, #loc53])):
-      %566 = "math.sqrt"(%arg187) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc205)
-      "linalg.yield"(%566) : (f32) -> () loc(#loc205)
-    }) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc205)
-    %457 = "linalg.generic"(%456, %453, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg184: f32 loc(fused[#loc57, #loc49, #loc15, #loc53]), %arg185: f32 loc(fused[#loc57, #loc49, #loc15, #loc48]), %arg186: f32 loc(fused[#loc57, #loc36, #loc15, #loc53])):
-      %565 = "arith.divf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
-      "linalg.yield"(%565) : (f32) -> () loc(#loc206)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc206)
-    %458 = "linalg.generic"(%457, %arg34, %256) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg181: f32 loc(fused[#loc57, #loc36, #loc15, #loc53]), %arg182: f32 loc(fused[#loc13, #loc19, #loc15, #loc53]), %arg183: f32 loc(fused[#loc57, #loc19, #loc15, #loc53])):
-      %564 = "arith.addf"(%arg181, %arg182) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
-      "linalg.yield"(%564) : (f32) -> () loc(#loc207)
-    }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc207)
-    %459 = "linalg.generic"(%444, %458, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg178: f32 loc(fused[#loc57, #loc19, #loc15, #loc16]), %arg179: f32 loc(fused[#loc57, #loc19, #loc15, #loc53]), %arg180: f32 loc(fused[#loc57, #loc36, #loc15, #loc54])):
-      %563 = "arith.divf"(%arg178, %arg179) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
-      "linalg.yield"(%563) : (f32) -> () loc(#loc208)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc208)
-    %460 = "linalg.generic"(%454, %459, %256) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg175: f32 loc(fused[#loc57, #loc36, #loc15, #loc50]), %arg176: f32 loc(fused[#loc57, #loc36, #loc15, #loc54]), %arg177: f32 loc(fused[#loc57, #loc23, #loc15, #loc54])):
-      %562 = "arith.mulf"(%arg175, %arg176) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
-      "linalg.yield"(%562) : (f32) -> () loc(#loc209)
-    }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc209)
-    %461 = "linalg.generic"(%440, %460, %256) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg172: f32 loc(fused[#loc57, #loc23, #loc15, #loc43]), %arg173: f32 loc(fused[#loc57, #loc23, #loc15, #loc54]), %arg174: f32 loc(fused[#loc57, #loc8, #loc15, #loc54])):
-      %561 = "arith.subf"(%arg172, %arg173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
-      "linalg.yield"(%561) : (f32) -> () loc(#loc210)
-    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc210)
-    %462 = "linalg.generic"(%arg22, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg170: f32 loc(fused[#loc58, #loc19, #loc15, #loc42]), %arg171: f32 loc(fused[#loc58, #loc19, #loc15, #loc42])):
-      %560 = "arith.addf"(%arg170, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
-      "linalg.yield"(%560) : (f32) -> () loc(#loc211)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc211)
-    %463 = "linalg.generic"(%arg4, %363, %169) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg167: f32 loc(fused[#loc29, #loc17, #loc9, #loc5]), %arg168: f32 loc(fused[#loc58, #loc8, #loc15, #loc43]), %arg169: f32 loc(fused[#loc58, #loc23, #loc15, #loc43])):
-      %559 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
-      "linalg.yield"(%559) : (f32) -> () loc(#loc212)
+    %484 = "linalg.generic"(%463, %483, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg172: f32 loc(fused[#loc63, #loc14, #loc17, #loc49]), %arg173: f32 loc(fused[#loc63, #loc14, #loc17, #loc60]), %arg174: f32 loc(fused[#loc63, #loc9, #loc17, #loc60])):
+      %584 = "arith.subf"(%arg172, %arg173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
+      "linalg.yield"(%584) : (f32) -> () loc(#loc196)
+    }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc196)
+    %485 = "linalg.generic"(%arg22, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg170: f32 loc(fused[#loc64, #loc25, #loc17, #loc48]), %arg171: f32 loc(fused[#loc64, #loc25, #loc17, #loc48])):
+      %583 = "arith.addf"(%arg170, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
+      "linalg.yield"(%583) : (f32) -> () loc(#loc197)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc197)
+    %486 = "linalg.generic"(%arg4, %386, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg167: f32 loc(fused[#loc31, #loc22, #loc10, #loc5]), %arg168: f32 loc(fused[#loc64, #loc50, #loc17, #loc49]), %arg169: f32 loc(fused[#loc64, #loc14, #loc17, #loc49])):
+      %582 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%582) : (f32) -> () loc(#loc198)
+    }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc198)
+    %487 = "linalg.generic"(%391, %182, %arg23, %180) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg163: i1 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg164: f32 loc(fused[#loc31, #loc22, #loc4, #loc5]), %arg165: f32 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg166: f32 loc(fused[#loc64, #loc16, #loc17, #loc18])):
+      %581 = "arith.select"(%arg163, %arg164, %arg165) : (i1, f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%581) : (f32) -> () loc(#loc200)
+    }) : (tensor<i1>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
+    %488 = "linalg.generic"(%182, %arg23, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg160: f32 loc(fused[#loc31, #loc22, #loc4, #loc5]), %arg161: f32 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg162: f32 loc(fused[#loc64, #loc16, #loc17, #loc18])):
+      %580 = "arith.subf"(%arg160, %arg161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc200)
+    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
+    %489 = "linalg.generic"(%393, %488, %180) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg157: f32 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg158: f32 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg159: f32 loc(fused[#loc64, #loc16, #loc17, #loc18])):
+      %579 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%579) : (f32) -> () loc(#loc200)
+    }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
+    %490 = "linalg.generic"(%489, %487, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg154: f32 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg155: f32 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg156: f32 loc(fused[#loc64, #loc16, #loc17, #loc18])):
+      %578 = "arith.addf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%578) : (f32) -> () loc(#loc200)
+    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
+    %491 = "linalg.generic"(%arg24, %arg33, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg151: f32 loc(fused[#loc64, #loc14, #loc17, #loc51]), %arg152: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg153: f32 loc(fused[#loc64, #loc14, #loc17, #loc51])):
+      %577 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%577) : (f32) -> () loc(#loc201)
+    }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc201)
+    %492 = "linalg.generic"(%399, %182, %180) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg148: f32 loc(fused[#loc64, #loc50, #loc17, #loc51]), %arg149: f32 loc(fused[#loc31, #loc22, #loc4, #loc5]), %arg150: f32 loc(fused[#loc64, #loc14, #loc17, #loc51])):
+      %576 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%576) : (f32) -> () loc(#loc201)
+    }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc201)
+    %493 = "linalg.generic"(%492, %182, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg145: f32 loc(fused[#loc64, #loc14, #loc17, #loc51]), %arg146: f32 loc(fused[#loc31, #loc22, #loc4, #loc5]), %arg147: f32 loc(fused[#loc64, #loc14, #loc17, #loc51])):
+      %575 = "arith.mulf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%575) : (f32) -> () loc(#loc201)
+    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc201)
+    %494 = "linalg.generic"(%491, %493, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg142: f32 loc(fused[#loc64, #loc14, #loc17, #loc51]), %arg143: f32 loc(fused[#loc64, #loc14, #loc17, #loc51]), %arg144: f32 loc(fused[#loc64, #loc25, #loc17, #loc51])):
+      %574 = "arith.addf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc203)
+    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc203)
+    %495 = "linalg.generic"(%arg32, %485, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg139: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg140: f32 loc(fused[#loc64, #loc25, #loc17, #loc48]), %arg141: f32 loc(fused[#loc64, #loc52, #loc17, #loc53])):
+      %573 = "math.powf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc204)
+      "linalg.yield"(%573) : (f32) -> () loc(#loc204)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc204)
+    %496 = "linalg.generic"(%10, %495, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg136: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg137: f32 loc(fused[#loc64, #loc52, #loc17, #loc53]), %arg138: f32 loc(fused[#loc64, #loc50, #loc17, #loc53])):
+      %571 = "arith.sitofp"(%arg136) : (i64) -> f32 loc(#loc205)
+      %572 = "arith.subf"(%571, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc205)
+      "linalg.yield"(%572) : (f32) -> () loc(#loc205)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc205)
+    %497 = "linalg.generic"(%arg33, %485, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg133: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg134: f32 loc(fused[#loc64, #loc25, #loc17, #loc48]), %arg135: f32 loc(fused[#loc64, #loc52, #loc17, #loc54])):
+      %570 = "math.powf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
+      "linalg.yield"(%570) : (f32) -> () loc(#loc206)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc206)
+    %498 = "linalg.generic"(%10, %497, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg130: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg131: f32 loc(fused[#loc64, #loc52, #loc17, #loc54]), %arg132: f32 loc(fused[#loc64, #loc50, #loc17, #loc54])):
+      %568 = "arith.sitofp"(%arg130) : (i64) -> f32 loc(#loc207)
+      %569 = "arith.subf"(%568, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
+      "linalg.yield"(%569) : (f32) -> () loc(#loc207)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc207)
+    %499 = "linalg.generic"(%498, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg128: f32 loc(fused[#loc64, #loc50, #loc17, #loc54]), %arg129: f32 loc(fused[#loc64, #loc55, #loc17, #loc54])):
+      %567 = "math.sqrt"(%arg128) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc208)
+      "linalg.yield"(%567) : (f32) -> () loc(#loc208)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc208)
+    %500 = "linalg.generic"(%arg30, %496, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg125: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg126: f32 loc(fused[#loc64, #loc50, #loc17, #loc53]), %arg127: f32 loc(fused[#loc64, #loc40, #loc17, #loc56])):
+      %566 = "arith.divf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
+      "linalg.yield"(%566) : (f32) -> () loc(#loc209)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc209)
+    %501 = "linalg.generic"(%arg25, %494, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg122: f32 loc(fused[#loc64, #loc57, #loc17, #loc58]), %arg123: f32 loc(fused[#loc64, #loc25, #loc17, #loc51]), %arg124: f32 loc(fused[#loc64, #loc57, #loc17, #loc58])):
+      %564 = "arith.cmpf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc210)
+      %565 = "arith.select"(%564, %arg122, %arg123) : (i1, f32, f32) -> f32 loc(#loc210)
+      "linalg.yield"(%565) : (f32) -> () loc(#loc210)
+    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc210)
+    %502 = "linalg.generic"(%501, %180) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg120: f32 loc(fused[#loc64, #loc57, #loc17, #loc58]), %arg121: f32 loc(fused[#loc64, #loc55, #loc17, #loc59])):
+      %563 = "math.sqrt"(%arg120) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc211)
+      "linalg.yield"(%563) : (f32) -> () loc(#loc211)
+    }) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc211)
+    %503 = "linalg.generic"(%502, %499, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg117: f32 loc(fused[#loc64, #loc55, #loc17, #loc59]), %arg118: f32 loc(fused[#loc64, #loc55, #loc17, #loc54]), %arg119: f32 loc(fused[#loc64, #loc40, #loc17, #loc59])):
+      %562 = "arith.divf"(%arg117, %arg118) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
+      "linalg.yield"(%562) : (f32) -> () loc(#loc212)
     }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc212)
-    %464 = "linalg.generic"(%368, %171, %arg23, %169) <{indexing_maps = [#map12, #map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg163: i1 loc(fused[#loc58, #loc14, #loc15, #loc16]), %arg164: f32 loc(fused[#loc29, #loc17, #loc4, #loc5]), %arg165: f32 loc(fused[#loc58, #loc3, #loc15, #loc16]), %arg166: f32 loc(fused[#loc58, #loc3, #loc15, #loc16])):
-      %558 = "arith.select"(%arg163, %arg164, %arg165) : (i1, f32, f32) -> f32 loc(#loc214)
-      "linalg.yield"(%558) : (f32) -> () loc(#loc214)
-    }) : (tensor<i1>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc214)
-    %465 = "linalg.generic"(%171, %arg23, %169) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg160: f32 loc(fused[#loc29, #loc17, #loc4, #loc5]), %arg161: f32 loc(fused[#loc58, #loc3, #loc15, #loc16]), %arg162: f32 loc(fused[#loc58, #loc8, #loc15, #loc16])):
-      %557 = "arith.subf"(%arg160, %arg161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%557) : (f32) -> () loc(#loc216)
+    %504 = "linalg.generic"(%503, %arg34, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg114: f32 loc(fused[#loc64, #loc40, #loc17, #loc59]), %arg115: f32 loc(fused[#loc15, #loc25, #loc17, #loc59]), %arg116: f32 loc(fused[#loc64, #loc25, #loc17, #loc59])):
+      %561 = "arith.addf"(%arg114, %arg115) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
+      "linalg.yield"(%561) : (f32) -> () loc(#loc213)
+    }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc213)
+    %505 = "linalg.generic"(%490, %504, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg111: f32 loc(fused[#loc64, #loc16, #loc17, #loc18]), %arg112: f32 loc(fused[#loc64, #loc25, #loc17, #loc59]), %arg113: f32 loc(fused[#loc64, #loc40, #loc17, #loc60])):
+      %560 = "arith.divf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc214)
+      "linalg.yield"(%560) : (f32) -> () loc(#loc214)
+    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc214)
+    %506 = "linalg.generic"(%500, %505, %180) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg108: f32 loc(fused[#loc64, #loc40, #loc17, #loc56]), %arg109: f32 loc(fused[#loc64, #loc40, #loc17, #loc60]), %arg110: f32 loc(fused[#loc64, #loc14, #loc17, #loc60])):
+      %559 = "arith.mulf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%559) : (f32) -> () loc(#loc215)
+    }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc215)
+    %507 = "linalg.generic"(%486, %506, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg105: f32 loc(fused[#loc64, #loc14, #loc17, #loc49]), %arg106: f32 loc(fused[#loc64, #loc14, #loc17, #loc60]), %arg107: f32 loc(fused[#loc64, #loc9, #loc17, #loc60])):
+      %558 = "arith.subf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%558) : (f32) -> () loc(#loc216)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc216)
-    %466 = "linalg.generic"(%370, %465, %169) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg157: f32 loc(fused[#loc58, #loc3, #loc15, #loc16]), %arg158: f32 loc(fused[#loc58, #loc8, #loc15, #loc16]), %arg159: f32 loc(fused[#loc58, #loc23, #loc15, #loc16])):
-      %556 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
-      "linalg.yield"(%556) : (f32) -> () loc(#loc217)
-    }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc217)
-    %467 = "linalg.generic"(%466, %464, %169) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg154: f32 loc(fused[#loc58, #loc23, #loc15, #loc16]), %arg155: f32 loc(fused[#loc58, #loc3, #loc15, #loc16]), %arg156: f32 loc(fused[#loc58, #loc19, #loc15, #loc16])):
-      %555 = "arith.addf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
-      "linalg.yield"(%555) : (f32) -> () loc(#loc218)
-    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc218)
-    %468 = "linalg.generic"(%arg24, %arg33, %169) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg151: f32 loc(fused[#loc58, #loc23, #loc15, #loc45]), %arg152: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg153: f32 loc(fused[#loc58, #loc23, #loc15, #loc45])):
-      %554 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
-      "linalg.yield"(%554) : (f32) -> () loc(#loc219)
-    }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc219)
-    %469 = "linalg.generic"(%376, %171, %169) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg148: f32 loc(fused[#loc58, #loc8, #loc15, #loc45]), %arg149: f32 loc(fused[#loc29, #loc17, #loc4, #loc5]), %arg150: f32 loc(fused[#loc58, #loc23, #loc15, #loc45])):
-      %553 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
-      "linalg.yield"(%553) : (f32) -> () loc(#loc219)
-    }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc219)
-    %470 = "linalg.generic"(%469, %171, %169) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg145: f32 loc(fused[#loc58, #loc23, #loc15, #loc45]), %arg146: f32 loc(fused[#loc29, #loc17, #loc4, #loc5]), %arg147: f32 loc(fused[#loc58, #loc23, #loc15, #loc45])):
-      %552 = "arith.mulf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
-      "linalg.yield"(%552) : (f32) -> () loc(#loc219)
-    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc219)
-    %471 = "linalg.generic"(%468, %470, %169) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg142: f32 loc(fused[#loc58, #loc23, #loc15, #loc45]), %arg143: f32 loc(fused[#loc58, #loc23, #loc15, #loc45]), %arg144: f32 loc(fused[#loc58, #loc19, #loc15, #loc45])):
-      %551 = "arith.addf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+    %508 = "linalg.generic"(%arg26, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg103: f32 loc(fused[#loc65, #loc25, #loc17, #loc48]), %arg104: f32 loc(fused[#loc65, #loc25, #loc17, #loc48])):
+      %557 = "arith.addf"(%arg103, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
+      "linalg.yield"(%557) : (f32) -> () loc(#loc217)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc217)
+    %509 = "tensor.empty"() : () -> tensor<1xf32> loc(#loc218)
+    %510 = "linalg.generic"(%arg5, %386, %509) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg100: f32 loc(fused[#loc31, #loc12, #loc10, #loc5]), %arg101: f32 loc(fused[#loc65, #loc50, #loc17, #loc49]), %arg102: f32 loc(fused[#loc65, #loc14, #loc17, #loc49])):
+      %556 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
+      "linalg.yield"(%556) : (f32) -> () loc(#loc218)
+    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc218)
+    %511 = "linalg.generic"(%391, %186, %arg27, %509) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg96: i1 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg97: f32 loc(fused[#loc31, #loc23, #loc4, #loc5]), %arg98: f32 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg99: f32 loc(fused[#loc65, #loc16, #loc17, #loc18])):
+      %555 = "arith.select"(%arg96, %arg97, %arg98) : (i1, f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%555) : (f32) -> () loc(#loc220)
+    }) : (tensor<i1>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc220)
+    %512 = "linalg.generic"(%186, %arg27, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg93: f32 loc(fused[#loc31, #loc23, #loc4, #loc5]), %arg94: f32 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg95: f32 loc(fused[#loc65, #loc16, #loc17, #loc18])):
+      %554 = "arith.subf"(%arg93, %arg94) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%554) : (f32) -> () loc(#loc220)
+    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc220)
+    %513 = "linalg.generic"(%393, %512, %509) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg90: f32 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg91: f32 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg92: f32 loc(fused[#loc65, #loc16, #loc17, #loc18])):
+      %553 = "arith.mulf"(%arg90, %arg91) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%553) : (f32) -> () loc(#loc220)
+    }) : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc220)
+    %514 = "linalg.generic"(%513, %511, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg87: f32 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg88: f32 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg89: f32 loc(fused[#loc65, #loc16, #loc17, #loc18])):
+      %552 = "arith.addf"(%arg87, %arg88) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%552) : (f32) -> () loc(#loc220)
+    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc220)
+    %515 = "linalg.generic"(%arg28, %arg33, %509) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg84: f32 loc(fused[#loc65, #loc14, #loc17, #loc51]), %arg85: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg86: f32 loc(fused[#loc65, #loc14, #loc17, #loc51])):
+      %551 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
       "linalg.yield"(%551) : (f32) -> () loc(#loc221)
-    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc221)
-    %472 = "linalg.generic"(%arg32, %462, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg139: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg140: f32 loc(fused[#loc58, #loc19, #loc15, #loc42]), %arg141: f32 loc(fused[#loc58, #loc46, #loc15, #loc47])):
-      %550 = "math.powf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc222)
-      "linalg.yield"(%550) : (f32) -> () loc(#loc222)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc222)
-    %473 = "linalg.generic"(%9, %472, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg136: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg137: f32 loc(fused[#loc58, #loc46, #loc15, #loc47]), %arg138: f32 loc(fused[#loc58, #loc8, #loc15, #loc47])):
-      %548 = "arith.sitofp"(%arg136) : (i64) -> f32 loc(#loc223)
-      %549 = "arith.subf"(%548, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
-      "linalg.yield"(%549) : (f32) -> () loc(#loc223)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc223)
-    %474 = "linalg.generic"(%arg33, %462, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg133: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg134: f32 loc(fused[#loc58, #loc19, #loc15, #loc42]), %arg135: f32 loc(fused[#loc58, #loc46, #loc15, #loc48])):
-      %547 = "math.powf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc224)
+    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc221)
+    %516 = "linalg.generic"(%399, %186, %509) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg81: f32 loc(fused[#loc65, #loc50, #loc17, #loc51]), %arg82: f32 loc(fused[#loc31, #loc23, #loc4, #loc5]), %arg83: f32 loc(fused[#loc65, #loc14, #loc17, #loc51])):
+      %550 = "arith.mulf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%550) : (f32) -> () loc(#loc221)
+    }) : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc221)
+    %517 = "linalg.generic"(%516, %186, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg78: f32 loc(fused[#loc65, #loc14, #loc17, #loc51]), %arg79: f32 loc(fused[#loc31, #loc23, #loc4, #loc5]), %arg80: f32 loc(fused[#loc65, #loc14, #loc17, #loc51])):
+      %549 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%549) : (f32) -> () loc(#loc221)
+    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc221)
+    %518 = "linalg.generic"(%515, %517, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg75: f32 loc(fused[#loc65, #loc14, #loc17, #loc51]), %arg76: f32 loc(fused[#loc65, #loc14, #loc17, #loc51]), %arg77: f32 loc(fused[#loc65, #loc25, #loc17, #loc51])):
+      %548 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
+      "linalg.yield"(%548) : (f32) -> () loc(#loc223)
+    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc223)
+    %519 = "linalg.generic"(%arg32, %508, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg72: f32 loc(fused[#loc15, #loc50, #loc17, #loc18]), %arg73: f32 loc(fused[#loc65, #loc25, #loc17, #loc48]), %arg74: f32 loc(fused[#loc65, #loc52, #loc17, #loc53])):
+      %547 = "math.powf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc224)
       "linalg.yield"(%547) : (f32) -> () loc(#loc224)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc224)
-    %475 = "linalg.generic"(%9, %474, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg130: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg131: f32 loc(fused[#loc58, #loc46, #loc15, #loc48]), %arg132: f32 loc(fused[#loc58, #loc8, #loc15, #loc48])):
-      %545 = "arith.sitofp"(%arg130) : (i64) -> f32 loc(#loc225)
-      %546 = "arith.subf"(%545, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc225)
+    %520 = "linalg.generic"(%10, %519, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg69: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg70: f32 loc(fused[#loc65, #loc52, #loc17, #loc53]), %arg71: f32 loc(fused[#loc65, #loc50, #loc17, #loc53])):
+      %545 = "arith.sitofp"(%arg69) : (i64) -> f32 loc(#loc225)
+      %546 = "arith.subf"(%545, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc225)
       "linalg.yield"(%546) : (f32) -> () loc(#loc225)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc225)
-    %476 = "linalg.generic"(%475, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg128: f32 loc(fused[#loc58, #loc8, #loc15, #loc48]), %arg129: f32 loc(fused[#loc58, #loc49, #loc15, #loc48])):
-      %544 = "math.sqrt"(%arg128) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc226)
+    %521 = "linalg.generic"(%arg33, %508, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg66: f32 loc(fused[#loc15, #loc14, #loc17, #loc51]), %arg67: f32 loc(fused[#loc65, #loc25, #loc17, #loc48]), %arg68: f32 loc(fused[#loc65, #loc52, #loc17, #loc54])):
+      %544 = "math.powf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
       "linalg.yield"(%544) : (f32) -> () loc(#loc226)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc226)
-    %477 = "linalg.generic"(%arg30, %473, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg125: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg126: f32 loc(fused[#loc58, #loc8, #loc15, #loc47]), %arg127: f32 loc(fused[#loc58, #loc36, #loc15, #loc50])):
-      %543 = "arith.divf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc226)
+    %522 = "linalg.generic"(%10, %521, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg63: i64 loc(fused[#loc11, #loc19, #loc4, #loc13]), %arg64: f32 loc(fused[#loc65, #loc52, #loc17, #loc54]), %arg65: f32 loc(fused[#loc65, #loc50, #loc17, #loc54])):
+      %542 = "arith.sitofp"(%arg63) : (i64) -> f32 loc(#loc227)
+      %543 = "arith.subf"(%542, %arg64) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
       "linalg.yield"(%543) : (f32) -> () loc(#loc227)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc227)
-    %478 = "linalg.generic"(%arg25, %471, %169) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg122: f32 loc(fused[#loc58, #loc51, #loc15, #loc52]), %arg123: f32 loc(fused[#loc58, #loc19, #loc15, #loc45]), %arg124: f32 loc(fused[#loc58, #loc51, #loc15, #loc52])):
-      %541 = "arith.cmpf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc228)
-      %542 = "arith.select"(%541, %arg122, %arg123) : (i1, f32, f32) -> f32 loc(#loc228)
-      "linalg.yield"(%542) : (f32) -> () loc(#loc228)
-    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc228)
-    %479 = "linalg.generic"(%478, %169) <{indexing_maps = [#map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg120: f32 loc(fused[#loc58, #loc51, #loc15, #loc52]), %arg121: f32 loc(fused[#loc58, #loc49, #loc15, #loc53])):
-      %540 = "math.sqrt"(%arg120) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc229)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc227)
+    %523 = "linalg.generic"(%522, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg61: f32 loc(fused[#loc65, #loc50, #loc17, #loc54]), %arg62: f32 loc(fused[#loc65, #loc55, #loc17, #loc54])):
+      %541 = "math.sqrt"(%arg61) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc228)
+      "linalg.yield"(%541) : (f32) -> () loc(#loc228)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc228)
+    %524 = "linalg.generic"(%arg30, %520, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg58: f32 loc(fused[#loc15, #loc14, #loc17, #loc49]), %arg59: f32 loc(fused[#loc65, #loc50, #loc17, #loc53]), %arg60: f32 loc(fused[#loc65, #loc40, #loc17, #loc56])):
+      %540 = "arith.divf"(%arg58, %arg59) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
       "linalg.yield"(%540) : (f32) -> () loc(#loc229)
-    }) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc229)
-    %480 = "linalg.generic"(%479, %476, %169) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg117: f32 loc(fused[#loc58, #loc49, #loc15, #loc53]), %arg118: f32 loc(fused[#loc58, #loc49, #loc15, #loc48]), %arg119: f32 loc(fused[#loc58, #loc36, #loc15, #loc53])):
-      %539 = "arith.divf"(%arg117, %arg118) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc229)
+    %525 = "linalg.generic"(%arg29, %518, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg55: f32 loc(fused[#loc65, #loc57, #loc17, #loc58]), %arg56: f32 loc(fused[#loc65, #loc25, #loc17, #loc51]), %arg57: f32 loc(fused[#loc65, #loc57, #loc17, #loc58])):
+      %538 = "arith.cmpf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc230)
+      %539 = "arith.select"(%538, %arg55, %arg56) : (i1, f32, f32) -> f32 loc(#loc230)
       "linalg.yield"(%539) : (f32) -> () loc(#loc230)
-    }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc230)
-    %481 = "linalg.generic"(%480, %arg34, %169) <{indexing_maps = [#map6, #map12, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg114: f32 loc(fused[#loc58, #loc36, #loc15, #loc53]), %arg115: f32 loc(fused[#loc13, #loc19, #loc15, #loc53]), %arg116: f32 loc(fused[#loc58, #loc19, #loc15, #loc53])):
-      %538 = "arith.addf"(%arg114, %arg115) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
-      "linalg.yield"(%538) : (f32) -> () loc(#loc231)
-    }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc231)
-    %482 = "linalg.generic"(%467, %481, %169) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg111: f32 loc(fused[#loc58, #loc19, #loc15, #loc16]), %arg112: f32 loc(fused[#loc58, #loc19, #loc15, #loc53]), %arg113: f32 loc(fused[#loc58, #loc36, #loc15, #loc54])):
-      %537 = "arith.divf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
-      "linalg.yield"(%537) : (f32) -> () loc(#loc232)
-    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc232)
-    %483 = "linalg.generic"(%477, %482, %169) <{indexing_maps = [#map12, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg108: f32 loc(fused[#loc58, #loc36, #loc15, #loc50]), %arg109: f32 loc(fused[#loc58, #loc36, #loc15, #loc54]), %arg110: f32 loc(fused[#loc58, #loc23, #loc15, #loc54])):
-      %536 = "arith.mulf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
-      "linalg.yield"(%536) : (f32) -> () loc(#loc233)
-    }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc233)
-    %484 = "linalg.generic"(%463, %483, %169) <{indexing_maps = [#map6, #map6, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg105: f32 loc(fused[#loc58, #loc23, #loc15, #loc43]), %arg106: f32 loc(fused[#loc58, #loc23, #loc15, #loc54]), %arg107: f32 loc(fused[#loc58, #loc8, #loc15, #loc54])):
-      %535 = "arith.subf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc234)
-      "linalg.yield"(%535) : (f32) -> () loc(#loc234)
-    }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc234)
-    %485 = "linalg.generic"(%arg26, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg103: f32 loc(fused[#loc59, #loc19, #loc15, #loc42]), %arg104: f32 loc(fused[#loc59, #loc19, #loc15, #loc42])):
-      %534 = "arith.addf"(%arg103, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc235)
-      "linalg.yield"(%534) : (f32) -> () loc(#loc235)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc235)
-    %486 = "tensor.empty"() : () -> tensor<1xf32> loc(#loc236)
-    %487 = "linalg.generic"(%arg5, %363, %486) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg100: f32 loc(fused[#loc29, #loc22, #loc9, #loc5]), %arg101: f32 loc(fused[#loc59, #loc8, #loc15, #loc43]), %arg102: f32 loc(fused[#loc59, #loc23, #loc15, #loc43])):
-      %533 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
-      "linalg.yield"(%533) : (f32) -> () loc(#loc236)
-    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc236)
-    %488 = "linalg.generic"(%368, %175, %arg27, %486) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg96: i1 loc(fused[#loc59, #loc14, #loc15, #loc16]), %arg97: f32 loc(fused[#loc29, #loc18, #loc4, #loc5]), %arg98: f32 loc(fused[#loc59, #loc3, #loc15, #loc16]), %arg99: f32 loc(fused[#loc59, #loc3, #loc15, #loc16])):
-      %532 = "arith.select"(%arg96, %arg97, %arg98) : (i1, f32, f32) -> f32 loc(#loc238)
-      "linalg.yield"(%532) : (f32) -> () loc(#loc238)
-    }) : (tensor<i1>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc238)
-    %489 = "linalg.generic"(%175, %arg27, %486) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg93: f32 loc(fused[#loc29, #loc18, #loc4, #loc5]), %arg94: f32 loc(fused[#loc59, #loc3, #loc15, #loc16]), %arg95: f32 loc(fused[#loc59, #loc8, #loc15, #loc16])):
-      %531 = "arith.subf"(%arg93, %arg94) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
-      "linalg.yield"(%531) : (f32) -> () loc(#loc240)
-    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc240)
-    %490 = "linalg.generic"(%370, %489, %486) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg90: f32 loc(fused[#loc59, #loc3, #loc15, #loc16]), %arg91: f32 loc(fused[#loc59, #loc8, #loc15, #loc16]), %arg92: f32 loc(fused[#loc59, #loc23, #loc15, #loc16])):
-      %530 = "arith.mulf"(%arg90, %arg91) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
-      "linalg.yield"(%530) : (f32) -> () loc(#loc241)
-    }) : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc241)
-    %491 = "linalg.generic"(%490, %488, %486) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg87: f32 loc(fused[#loc59, #loc23, #loc15, #loc16]), %arg88: f32 loc(fused[#loc59, #loc3, #loc15, #loc16]), %arg89: f32 loc(fused[#loc59, #loc19, #loc15, #loc16])):
-      %529 = "arith.addf"(%arg87, %arg88) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc242)
-      "linalg.yield"(%529) : (f32) -> () loc(#loc242)
-    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc242)
-    %492 = "linalg.generic"(%arg28, %arg33, %486) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg84: f32 loc(fused[#loc59, #loc23, #loc15, #loc45]), %arg85: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg86: f32 loc(fused[#loc59, #loc23, #loc15, #loc45])):
-      %528 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
-      "linalg.yield"(%528) : (f32) -> () loc(#loc243)
-    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc243)
-    %493 = "linalg.generic"(%376, %175, %486) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg81: f32 loc(fused[#loc59, #loc8, #loc15, #loc45]), %arg82: f32 loc(fused[#loc29, #loc18, #loc4, #loc5]), %arg83: f32 loc(fused[#loc59, #loc23, #loc15, #loc45])):
-      %527 = "arith.mulf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
-      "linalg.yield"(%527) : (f32) -> () loc(#loc243)
-    }) : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc243)
-    %494 = "linalg.generic"(%493, %175, %486) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg78: f32 loc(fused[#loc59, #loc23, #loc15, #loc45]), %arg79: f32 loc(fused[#loc29, #loc18, #loc4, #loc5]), %arg80: f32 loc(fused[#loc59, #loc23, #loc15, #loc45])):
-      %526 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
-      "linalg.yield"(%526) : (f32) -> () loc(#loc243)
-    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc243)
-    %495 = "linalg.generic"(%492, %494, %486) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg75: f32 loc(fused[#loc59, #loc23, #loc15, #loc45]), %arg76: f32 loc(fused[#loc59, #loc23, #loc15, #loc45]), %arg77: f32 loc(fused[#loc59, #loc19, #loc15, #loc45])):
-      %525 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc245)
-      "linalg.yield"(%525) : (f32) -> () loc(#loc245)
-    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc245)
-    %496 = "linalg.generic"(%arg32, %485, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg72: f32 loc(fused[#loc13, #loc8, #loc15, #loc16]), %arg73: f32 loc(fused[#loc59, #loc19, #loc15, #loc42]), %arg74: f32 loc(fused[#loc59, #loc46, #loc15, #loc47])):
-      %524 = "math.powf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
-      "linalg.yield"(%524) : (f32) -> () loc(#loc246)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc246)
-    %497 = "linalg.generic"(%9, %496, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg69: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg70: f32 loc(fused[#loc59, #loc46, #loc15, #loc47]), %arg71: f32 loc(fused[#loc59, #loc8, #loc15, #loc47])):
-      %522 = "arith.sitofp"(%arg69) : (i64) -> f32 loc(#loc247)
-      %523 = "arith.subf"(%522, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
-      "linalg.yield"(%523) : (f32) -> () loc(#loc247)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc247)
-    %498 = "linalg.generic"(%arg33, %485, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg66: f32 loc(fused[#loc13, #loc23, #loc15, #loc45]), %arg67: f32 loc(fused[#loc59, #loc19, #loc15, #loc42]), %arg68: f32 loc(fused[#loc59, #loc46, #loc15, #loc48])):
-      %521 = "math.powf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
-      "linalg.yield"(%521) : (f32) -> () loc(#loc248)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc248)
-    %499 = "linalg.generic"(%9, %498, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg63: i64 loc(fused[#loc10, #loc8, #loc4, #loc12]), %arg64: f32 loc(fused[#loc59, #loc46, #loc15, #loc48]), %arg65: f32 loc(fused[#loc59, #loc8, #loc15, #loc48])):
-      %519 = "arith.sitofp"(%arg63) : (i64) -> f32 loc(#loc249)
-      %520 = "arith.subf"(%519, %arg64) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
-      "linalg.yield"(%520) : (f32) -> () loc(#loc249)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc249)
-    %500 = "linalg.generic"(%499, %144) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg61: f32 loc(fused[#loc59, #loc8, #loc15, #loc48]), %arg62: f32 loc(fused[#loc59, #loc49, #loc15, #loc48])):
-      %518 = "math.sqrt"(%arg61) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc250)
-      "linalg.yield"(%518) : (f32) -> () loc(#loc250)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc250)
-    %501 = "linalg.generic"(%arg30, %497, %144) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg58: f32 loc(fused[#loc13, #loc23, #loc15, #loc43]), %arg59: f32 loc(fused[#loc59, #loc8, #loc15, #loc47]), %arg60: f32 loc(fused[#loc59, #loc36, #loc15, #loc50])):
-      %517 = "arith.divf"(%arg58, %arg59) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
-      "linalg.yield"(%517) : (f32) -> () loc(#loc251)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc251)
-    %502 = "linalg.generic"(%arg29, %495, %486) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg55: f32 loc(fused[#loc59, #loc51, #loc15, #loc52]), %arg56: f32 loc(fused[#loc59, #loc19, #loc15, #loc45]), %arg57: f32 loc(fused[#loc59, #loc51, #loc15, #loc52])):
-      %515 = "arith.cmpf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc252)
-      %516 = "arith.select"(%515, %arg55, %arg56) : (i1, f32, f32) -> f32 loc(#loc252)
-      "linalg.yield"(%516) : (f32) -> () loc(#loc252)
-    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc252)
-    %503 = "linalg.generic"(%502, %486) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg53: f32 loc(fused[#loc59, #loc51, #loc15, #loc52]), %arg54: f32 loc(fused[#loc59, #loc49, #loc15, #loc53])):
-      %514 = "math.sqrt"(%arg53) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc253)
-      "linalg.yield"(%514) : (f32) -> () loc(#loc253)
-    }) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc253)
-    %504 = "linalg.generic"(%503, %500, %486) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg50: f32 loc(fused[#loc59, #loc49, #loc15, #loc53]), %arg51: f32 loc(fused[#loc59, #loc49, #loc15, #loc48]), %arg52: f32 loc(fused[#loc59, #loc36, #loc15, #loc53])):
-      %513 = "arith.divf"(%arg50, %arg51) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc254)
-      "linalg.yield"(%513) : (f32) -> () loc(#loc254)
-    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc254)
-    %505 = "linalg.generic"(%504, %arg34, %486) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg47: f32 loc(fused[#loc59, #loc36, #loc15, #loc53]), %arg48: f32 loc(fused[#loc13, #loc19, #loc15, #loc53]), %arg49: f32 loc(fused[#loc59, #loc19, #loc15, #loc53])):
-      %512 = "arith.addf"(%arg47, %arg48) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc255)
-      "linalg.yield"(%512) : (f32) -> () loc(#loc255)
-    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc255)
-    %506 = "linalg.generic"(%491, %505, %486) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg44: f32 loc(fused[#loc59, #loc19, #loc15, #loc16]), %arg45: f32 loc(fused[#loc59, #loc19, #loc15, #loc53]), %arg46: f32 loc(fused[#loc59, #loc36, #loc15, #loc54])):
-      %511 = "arith.divf"(%arg44, %arg45) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
-      "linalg.yield"(%511) : (f32) -> () loc(#loc256)
-    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc256)
-    %507 = "linalg.generic"(%501, %506, %486) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg41: f32 loc(fused[#loc59, #loc36, #loc15, #loc50]), %arg42: f32 loc(fused[#loc59, #loc36, #loc15, #loc54]), %arg43: f32 loc(fused[#loc59, #loc23, #loc15, #loc54])):
-      %510 = "arith.mulf"(%arg41, %arg42) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
-      "linalg.yield"(%510) : (f32) -> () loc(#loc257)
-    }) : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc257)
-    %508 = "linalg.generic"(%487, %507, %486) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg38: f32 loc(fused[#loc59, #loc23, #loc15, #loc43]), %arg39: f32 loc(fused[#loc59, #loc23, #loc15, #loc54]), %arg40: f32 loc(fused[#loc59, #loc8, #loc15, #loc54])):
-      %509 = "arith.subf"(%arg38, %arg39) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
-      "linalg.yield"(%509) : (f32) -> () loc(#loc258)
-    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc258)
-    "func.return"(%147, %360, %349, %355, %348, %171, %175, %392, %415, %438, %461, %484, %508, %361, %374, %379, %386, %393, %398, %402, %409, %416, %421, %425, %432, %439, %444, %448, %455, %462, %467, %471, %478, %485, %491, %495, %502) : (tensor<f32>, tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<f32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> () loc(#loc1)
+    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc230)
+    %526 = "linalg.generic"(%525, %509) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg53: f32 loc(fused[#loc65, #loc57, #loc17, #loc58]), %arg54: f32 loc(fused[#loc65, #loc55, #loc17, #loc59])):
+      %537 = "math.sqrt"(%arg53) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc231)
+      "linalg.yield"(%537) : (f32) -> () loc(#loc231)
+    }) : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc231)
+    %527 = "linalg.generic"(%526, %523, %509) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg50: f32 loc(fused[#loc65, #loc55, #loc17, #loc59]), %arg51: f32 loc(fused[#loc65, #loc55, #loc17, #loc54]), %arg52: f32 loc(fused[#loc65, #loc40, #loc17, #loc59])):
+      %536 = "arith.divf"(%arg50, %arg51) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
+      "linalg.yield"(%536) : (f32) -> () loc(#loc232)
+    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc232)
+    %528 = "linalg.generic"(%527, %arg34, %509) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg47: f32 loc(fused[#loc65, #loc40, #loc17, #loc59]), %arg48: f32 loc(fused[#loc15, #loc25, #loc17, #loc59]), %arg49: f32 loc(fused[#loc65, #loc25, #loc17, #loc59])):
+      %535 = "arith.addf"(%arg47, %arg48) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
+      "linalg.yield"(%535) : (f32) -> () loc(#loc233)
+    }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc233)
+    %529 = "linalg.generic"(%514, %528, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg44: f32 loc(fused[#loc65, #loc16, #loc17, #loc18]), %arg45: f32 loc(fused[#loc65, #loc25, #loc17, #loc59]), %arg46: f32 loc(fused[#loc65, #loc40, #loc17, #loc60])):
+      %534 = "arith.divf"(%arg44, %arg45) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc234)
+      "linalg.yield"(%534) : (f32) -> () loc(#loc234)
+    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc234)
+    %530 = "linalg.generic"(%524, %529, %509) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg41: f32 loc(fused[#loc65, #loc40, #loc17, #loc56]), %arg42: f32 loc(fused[#loc65, #loc40, #loc17, #loc60]), %arg43: f32 loc(fused[#loc65, #loc14, #loc17, #loc60])):
+      %533 = "arith.mulf"(%arg41, %arg42) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc235)
+      "linalg.yield"(%533) : (f32) -> () loc(#loc235)
+    }) : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc235)
+    %531 = "linalg.generic"(%510, %530, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg38: f32 loc(fused[#loc65, #loc14, #loc17, #loc49]), %arg39: f32 loc(fused[#loc65, #loc14, #loc17, #loc60]), %arg40: f32 loc(fused[#loc65, #loc9, #loc17, #loc60])):
+      %532 = "arith.subf"(%arg38, %arg39) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
+      "linalg.yield"(%532) : (f32) -> () loc(#loc236)
+    }) : (tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc236)
+    "func.return"(%157, %381, %375, %383, %374, %182, %186, %415, %438, %461, %484, %507, %531, %384, %397, %402, %409, %416, %421, %425, %432, %439, %444, %448, %455, %462, %467, %471, %478, %485, %490, %494, %501, %508, %514, %518, %525) : (tensor<f32>, tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<32x4xf32>, tensor<32x8xf32>, tensor<32xf32>, tensor<32xf32>, tensor<1x8xf32>, tensor<1xf32>, tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<f32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
-#loc20 = loc("aten.slice.Tensor")
-#loc69 = loc(fused[#loc10, #loc20, #loc9, #loc12])
-#loc76 = loc(fused[#loc10, #loc27, #loc9, #loc12])
-#loc77 = loc(fused[#loc2, #loc28, #loc9, #loc5])
-#loc79 = loc(fused[#loc29, #loc11, #loc9, #loc5])
-#loc99 = loc(fused[#loc29, #loc11, #loc4, #loc5])
+#loc21 = loc("aten._unsafe_view.default")
+#loc30 = loc("aten.select.int")
+#loc43 = loc("aten.mm.default")
+#loc47 = loc("aten.stack.default")
+#loc74 = loc(fused[#loc11, #loc21, #loc10, #loc13])
+#loc83 = loc(fused[#loc2, #loc30, #loc10, #loc5])
+#loc102 = loc(fused[#loc31, #loc43, #loc4, #loc5])
+#loc113 = loc(fused[#loc11, #loc43, #loc4, #loc13])
+#loc116 = loc(fused[#loc11, #loc47, #loc4, #loc13])

@@ -3,26 +3,26 @@
 #loc = loc(unknown)
 #loc1 = loc("train_step")
 #loc2 = loc("<loss>")
-#loc3 = loc("aten.ne.Scalar")
+#loc3 = loc("aten.nll_loss_forward.default")
 #loc4 = loc("forward")
 #loc5 = loc("test/python/torch/zoo.py":41:0)
-#loc6 = loc("aten.amax.default")
-#loc7 = loc("aten.any.dim")
+#loc6 = loc("aten._log_softmax.default")
+#loc7 = loc("aten.nll_loss_backward.default")
 #loc8 = loc("backward")
-#loc9 = loc("aten.where.self")
-#loc10 = loc("layer1.0.downsample.1")
-#loc11 = loc("aten.mul.Tensor")
-#loc12 = loc("test/python/torch/zoo.py":124:0)
-#loc13 = loc("aten.add.Tensor")
-#loc14 = loc("<optimizer>/stem.weight")
-#loc15 = loc("aten.sub.Tensor")
-#loc16 = loc("optimizer")
-#loc17 = loc("python-bindings/amp_mlir/torch/optim.py":198:0)
-#loc18 = loc("stem")
-#loc19 = loc("aten.convolution.default")
-#loc20 = loc("test/python/torch/zoo.py":140:0)
-#loc21 = loc("layer1.0.downsample.0")
-#loc22 = loc("aten.mean.dim")
+#loc9 = loc("layer1.0.downsample.1")
+#loc10 = loc("aten.mul.Tensor")
+#loc11 = loc("test/python/torch/zoo.py":124:0)
+#loc12 = loc("aten.add.Tensor")
+#loc13 = loc("<optimizer>/stem.weight")
+#loc14 = loc("aten.rsub.Scalar")
+#loc15 = loc("optimizer")
+#loc16 = loc("python-bindings/amp_mlir/torch/optim.py":198:0)
+#loc17 = loc("stem")
+#loc18 = loc("aten.convolution.default")
+#loc19 = loc("test/python/torch/zoo.py":140:0)
+#loc20 = loc("layer1.0.downsample.0")
+#loc21 = loc("aten.mean.dim")
+#loc22 = loc("aten.sub.Tensor")
 #loc23 = loc("aten.rsqrt.default")
 #loc24 = loc("aten.view.default")
 #loc25 = loc("aten.sum.dim_IntList")
@@ -41,37 +41,33 @@
 #loc38 = loc("pool")
 #loc40 = loc("test/python/torch/zoo.py":141:0)
 #loc41 = loc("fc")
-#loc42 = loc("aten.permute.default")
-#loc44 = loc("aten.expand.default")
-#loc45 = loc("aten.exp.default")
-#loc46 = loc("aten.log.default")
-#loc47 = loc("aten.unsqueeze.default")
-#loc48 = loc("aten.arange.start_step")
-#loc49 = loc("aten.eq.Tensor")
-#loc50 = loc("prims.squeeze.default")
+#loc42 = loc("aten.t.default")
+#loc43 = loc("aten.addmm.default")
+#loc44 = loc("aten._log_softmax_backward_data.default")
+#loc46 = loc("aten.expand.default")
+#loc47 = loc("aten.div.Scalar")
+#loc48 = loc("aten.threshold_backward.default")
+#loc49 = loc("aten.pow.Tensor_Scalar")
+#loc50 = loc("aten.mul.Scalar")
 #loc51 = loc("aten.neg.default")
-#loc52 = loc("prims.convert_element_type.default")
-#loc53 = loc("aten.div.Scalar")
-#loc54 = loc("aten.le.Scalar")
-#loc55 = loc("aten.pow.Tensor_Scalar")
-#loc56 = loc("aten.mul.Scalar")
-#loc57 = loc("aten.convolution_backward.default")
-#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":195:0)
-#loc59 = loc("aten.eq.Scalar")
-#loc60 = loc("python-bindings/amp_mlir/torch/optim.py":200:0)
-#loc61 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
-#loc62 = loc("python-bindings/amp_mlir/torch/optim.py":203:0)
-#loc63 = loc("<optimizer>/layer1.0.conv1.weight")
-#loc64 = loc("<optimizer>/layer1.0.bn1.weight")
-#loc65 = loc("<optimizer>/layer1.0.bn1.bias")
-#loc66 = loc("<optimizer>/layer1.0.conv2.weight")
-#loc67 = loc("<optimizer>/layer1.0.bn2.weight")
-#loc68 = loc("<optimizer>/layer1.0.bn2.bias")
-#loc69 = loc("<optimizer>/layer1.0.downsample.0.weight")
-#loc70 = loc("<optimizer>/layer1.0.downsample.1.weight")
-#loc71 = loc("<optimizer>/layer1.0.downsample.1.bias")
-#loc72 = loc("<optimizer>/fc.weight")
-#loc73 = loc("<optimizer>/fc.bias")
+#loc52 = loc("aten.convolution_backward.default")
+#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":195:0)
+#loc54 = loc("aten.eq.Scalar")
+#loc55 = loc("python-bindings/amp_mlir/torch/optim.py":200:0)
+#loc56 = loc("aten.where.self")
+#loc57 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
+#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":203:0)
+#loc59 = loc("<optimizer>/layer1.0.conv1.weight")
+#loc60 = loc("<optimizer>/layer1.0.bn1.weight")
+#loc61 = loc("<optimizer>/layer1.0.bn1.bias")
+#loc62 = loc("<optimizer>/layer1.0.conv2.weight")
+#loc63 = loc("<optimizer>/layer1.0.bn2.weight")
+#loc64 = loc("<optimizer>/layer1.0.bn2.bias")
+#loc65 = loc("<optimizer>/layer1.0.downsample.0.weight")
+#loc66 = loc("<optimizer>/layer1.0.downsample.1.weight")
+#loc67 = loc("<optimizer>/layer1.0.downsample.1.bias")
+#loc68 = loc("<optimizer>/fc.weight")
+#loc69 = loc("<optimizer>/fc.bias")
 #map = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
 #map1 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
 #map2 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
@@ -98,250 +94,220 @@
 #map23 = affine_map<(d0, d1) -> (0, d1)>
 #map24 = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 #map25 = affine_map<(d0, d1, d2, d3) -> ()>
-#map26 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6 * 2, d4 + d7 * 2)>
-#map27 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
-#map28 = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
-#map29 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
-#map30 = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3, d4)>
-#loc74 = loc(fused[#loc2, #loc3, #loc4, #loc5])
-#loc75 = loc(fused[#loc2, #loc6, #loc4, #loc5])
-#loc76 = loc(fused[#loc2, #loc7, #loc8, #loc5])
-#loc77 = loc(fused[#loc2, #loc9, #loc8, #loc5])
-#loc78 = loc(fused[#loc2, #loc9, #loc4, #loc5])
-#loc79 = loc(fused[#loc10, #loc11, #loc4, #loc12])
-#loc80 = loc(fused[#loc10, #loc13, #loc4, #loc12])
-#loc81 = loc(fused[#loc14, #loc15, #loc16, #loc17])
-#loc82 = loc(fused[#loc18, #loc19, #loc4, #loc20])
-#loc83 = loc(fused[#loc21, #loc19, #loc4, #loc12])
-#loc84 = loc(fused[#loc10, #loc22, #loc4, #loc12])
-#loc85 = loc(fused[#loc10, #loc15, #loc4, #loc12])
-#loc86 = loc(fused[#loc10, #loc23, #loc4, #loc12])
-#loc87 = loc(fused[#loc10, #loc24, #loc4, #loc12])
-#loc88 = loc(fused[#loc10, #loc25, #loc4, #loc12])
-#loc89 = loc(fused[#loc10, #loc26, #loc4, #loc12])
-#loc90 = loc(fused[#loc27, #loc19, #loc4, #loc28])
-#loc91 = loc(fused[#loc29, #loc13, #loc4, #loc28])
-#loc92 = loc(fused[#loc29, #loc22, #loc4, #loc28])
-#loc93 = loc(fused[#loc29, #loc15, #loc4, #loc28])
-#loc94 = loc(fused[#loc29, #loc11, #loc4, #loc28])
-#loc95 = loc(fused[#loc29, #loc23, #loc4, #loc28])
-#loc96 = loc(fused[#loc29, #loc24, #loc4, #loc28])
-#loc97 = loc(fused[#loc29, #loc25, #loc4, #loc28])
-#loc98 = loc(fused[#loc29, #loc26, #loc4, #loc28])
-#loc99 = loc(fused[#loc30, #loc31, #loc4, #loc28])
-#loc100 = loc(fused[#loc32, #loc19, #loc4, #loc33])
-#loc101 = loc(fused[#loc34, #loc13, #loc4, #loc33])
-#loc102 = loc(fused[#loc34, #loc22, #loc4, #loc33])
-#loc103 = loc(fused[#loc34, #loc15, #loc4, #loc33])
-#loc104 = loc(fused[#loc34, #loc11, #loc4, #loc33])
-#loc105 = loc(fused[#loc34, #loc23, #loc4, #loc33])
-#loc106 = loc(fused[#loc34, #loc24, #loc4, #loc33])
-#loc107 = loc(fused[#loc34, #loc25, #loc4, #loc33])
-#loc108 = loc(fused[#loc34, #loc26, #loc4, #loc33])
-#loc109 = loc(fused[#loc35, #loc13, #loc4, #loc36])
-#loc110 = loc(fused[#loc30, #loc31, #loc4, #loc37])
-#loc111 = loc(fused[#loc38, #loc22, #loc4, #loc20])
-#loc113 = loc(fused[#loc41, #loc42, #loc4, #loc40])
-#loc115 = loc(fused[#loc41, #loc44, #loc4, #loc40])
-#loc116 = loc(fused[#loc41, #loc13, #loc4, #loc40])
-#loc117 = loc(fused[#loc41, #loc11, #loc4, #loc40])
-#loc118 = loc(fused[#loc2, #loc15, #loc4, #loc5])
-#loc119 = loc(fused[#loc2, #loc45, #loc4, #loc5])
-#loc120 = loc(fused[#loc2, #loc25, #loc4, #loc5])
-#loc121 = loc(fused[#loc2, #loc46, #loc4, #loc5])
-#loc122 = loc(fused[#loc2, #loc47, #loc4, #loc5])
-#loc123 = loc(fused[#loc2, #loc48, #loc4, #loc5])
-#loc124 = loc(fused[#loc2, #loc49, #loc4, #loc5])
-#loc125 = loc(fused[#loc2, #loc50, #loc4, #loc5])
-#loc126 = loc(fused[#loc2, #loc51, #loc4, #loc5])
-#loc127 = loc(fused[#loc2, #loc52, #loc4, #loc5])
-#loc128 = loc(fused[#loc2, #loc26, #loc4, #loc5])
-#loc129 = loc(fused[#loc2, #loc26, #loc8, #loc5])
-#loc130 = loc(fused[#loc2, #loc47, #loc8, #loc5])
-#loc131 = loc(fused[#loc2, #loc3, #loc8, #loc5])
-#loc132 = loc(fused[#loc2, #loc49, #loc8, #loc5])
-#loc133 = loc(fused[#loc2, #loc48, #loc8, #loc5])
-#loc134 = loc(fused[#loc2, #loc25, #loc8, #loc5])
-#loc135 = loc(fused[#loc2, #loc42, #loc8, #loc5])
-#loc136 = loc(fused[#loc2, #loc11, #loc8, #loc5])
-#loc137 = loc(fused[#loc2, #loc45, #loc8, #loc5])
-#loc138 = loc(fused[#loc2, #loc15, #loc8, #loc5])
-#loc140 = loc(fused[#loc41, #loc42, #loc8, #loc40])
-#loc141 = loc(fused[#loc41, #loc25, #loc8, #loc40])
-#loc142 = loc(fused[#loc41, #loc24, #loc8, #loc40])
-#loc143 = loc(fused[#loc38, #loc44, #loc8, #loc20])
-#loc144 = loc(fused[#loc38, #loc53, #loc8, #loc20])
-#loc145 = loc(fused[#loc30, #loc54, #loc8, #loc37])
-#loc146 = loc(fused[#loc30, #loc9, #loc8, #loc37])
-#loc147 = loc(fused[#loc34, #loc25, #loc8, #loc33])
-#loc148 = loc(fused[#loc34, #loc24, #loc8, #loc33])
-#loc149 = loc(fused[#loc34, #loc11, #loc8, #loc33])
-#loc150 = loc(fused[#loc34, #loc55, #loc8, #loc33])
-#loc151 = loc(fused[#loc34, #loc56, #loc8, #loc33])
-#loc152 = loc(fused[#loc34, #loc44, #loc8, #loc33])
-#loc153 = loc(fused[#loc34, #loc53, #loc8, #loc33])
-#loc154 = loc(fused[#loc34, #loc13, #loc8, #loc33])
-#loc155 = loc(fused[#loc34, #loc51, #loc8, #loc33])
-#loc156 = loc(fused[#loc32, #loc57, #loc8, #loc33])
-#loc157 = loc(fused[#loc30, #loc54, #loc8, #loc28])
-#loc158 = loc(fused[#loc30, #loc9, #loc8, #loc28])
-#loc159 = loc(fused[#loc29, #loc25, #loc8, #loc28])
-#loc160 = loc(fused[#loc29, #loc24, #loc8, #loc28])
-#loc161 = loc(fused[#loc29, #loc11, #loc8, #loc28])
-#loc162 = loc(fused[#loc29, #loc55, #loc8, #loc28])
-#loc163 = loc(fused[#loc29, #loc56, #loc8, #loc28])
-#loc164 = loc(fused[#loc29, #loc44, #loc8, #loc28])
-#loc165 = loc(fused[#loc29, #loc53, #loc8, #loc28])
-#loc166 = loc(fused[#loc29, #loc13, #loc8, #loc28])
-#loc167 = loc(fused[#loc29, #loc51, #loc8, #loc28])
-#loc168 = loc(fused[#loc27, #loc57, #loc8, #loc28])
-#loc169 = loc(fused[#loc10, #loc11, #loc8, #loc12])
-#loc170 = loc(fused[#loc10, #loc25, #loc8, #loc12])
-#loc171 = loc(fused[#loc10, #loc24, #loc8, #loc12])
-#loc172 = loc(fused[#loc10, #loc55, #loc8, #loc12])
-#loc173 = loc(fused[#loc10, #loc56, #loc8, #loc12])
-#loc174 = loc(fused[#loc10, #loc44, #loc8, #loc12])
-#loc175 = loc(fused[#loc10, #loc53, #loc8, #loc12])
-#loc176 = loc(fused[#loc10, #loc13, #loc8, #loc12])
-#loc177 = loc(fused[#loc10, #loc51, #loc8, #loc12])
-#loc178 = loc(fused[#loc21, #loc57, #loc8, #loc12])
-#loc179 = loc(fused[#loc21, #loc13, #loc8, #loc12])
-#loc180 = loc(fused[#loc18, #loc57, #loc8, #loc20])
-#loc181 = loc(fused[#loc14, #loc11, #loc16, #loc58])
-#loc182 = loc(fused[#loc14, #loc13, #loc16, #loc58])
-#loc183 = loc(fused[#loc14, #loc11, #loc16, #loc17])
-#loc184 = loc(fused[#loc14, #loc13, #loc16, #loc17])
-#loc185 = loc(fused[#loc14, #loc59, #loc16, #loc60])
-#loc186 = loc(fused[#loc14, #loc9, #loc16, #loc60])
-#loc187 = loc(fused[#loc14, #loc13, #loc16, #loc61])
-#loc188 = loc(fused[#loc14, #loc11, #loc16, #loc62])
-#loc189 = loc(fused[#loc14, #loc15, #loc16, #loc62])
-#loc190 = loc(fused[#loc63, #loc11, #loc16, #loc58])
-#loc191 = loc(fused[#loc63, #loc13, #loc16, #loc58])
-#loc192 = loc(fused[#loc63, #loc11, #loc16, #loc17])
-#loc193 = loc(fused[#loc63, #loc15, #loc16, #loc17])
-#loc194 = loc(fused[#loc63, #loc13, #loc16, #loc17])
-#loc195 = loc(fused[#loc63, #loc59, #loc16, #loc60])
-#loc196 = loc(fused[#loc63, #loc9, #loc16, #loc60])
-#loc197 = loc(fused[#loc63, #loc13, #loc16, #loc61])
-#loc198 = loc(fused[#loc63, #loc11, #loc16, #loc62])
-#loc199 = loc(fused[#loc63, #loc15, #loc16, #loc62])
-#loc200 = loc(fused[#loc64, #loc11, #loc16, #loc58])
-#loc201 = loc(fused[#loc64, #loc13, #loc16, #loc58])
-#loc202 = loc(fused[#loc64, #loc11, #loc16, #loc17])
-#loc203 = loc(fused[#loc64, #loc15, #loc16, #loc17])
-#loc204 = loc(fused[#loc64, #loc13, #loc16, #loc17])
-#loc205 = loc(fused[#loc64, #loc59, #loc16, #loc60])
-#loc206 = loc(fused[#loc64, #loc9, #loc16, #loc60])
-#loc207 = loc(fused[#loc64, #loc13, #loc16, #loc61])
-#loc208 = loc(fused[#loc64, #loc11, #loc16, #loc62])
-#loc209 = loc(fused[#loc64, #loc15, #loc16, #loc62])
-#loc210 = loc(fused[#loc65, #loc11, #loc16, #loc58])
-#loc211 = loc(fused[#loc65, #loc13, #loc16, #loc58])
-#loc212 = loc(fused[#loc65, #loc11, #loc16, #loc17])
-#loc213 = loc(fused[#loc65, #loc15, #loc16, #loc17])
-#loc214 = loc(fused[#loc65, #loc13, #loc16, #loc17])
-#loc215 = loc(fused[#loc65, #loc59, #loc16, #loc60])
-#loc216 = loc(fused[#loc65, #loc9, #loc16, #loc60])
-#loc217 = loc(fused[#loc65, #loc13, #loc16, #loc61])
-#loc218 = loc(fused[#loc65, #loc11, #loc16, #loc62])
-#loc219 = loc(fused[#loc65, #loc15, #loc16, #loc62])
-#loc220 = loc(fused[#loc66, #loc11, #loc16, #loc58])
-#loc221 = loc(fused[#loc66, #loc13, #loc16, #loc58])
-#loc222 = loc(fused[#loc66, #loc11, #loc16, #loc17])
-#loc223 = loc(fused[#loc66, #loc15, #loc16, #loc17])
-#loc224 = loc(fused[#loc66, #loc13, #loc16, #loc17])
-#loc225 = loc(fused[#loc66, #loc59, #loc16, #loc60])
-#loc226 = loc(fused[#loc66, #loc9, #loc16, #loc60])
-#loc227 = loc(fused[#loc66, #loc13, #loc16, #loc61])
-#loc228 = loc(fused[#loc66, #loc11, #loc16, #loc62])
-#loc229 = loc(fused[#loc66, #loc15, #loc16, #loc62])
-#loc230 = loc(fused[#loc67, #loc11, #loc16, #loc58])
-#loc231 = loc(fused[#loc67, #loc13, #loc16, #loc58])
-#loc232 = loc(fused[#loc67, #loc11, #loc16, #loc17])
-#loc233 = loc(fused[#loc67, #loc15, #loc16, #loc17])
-#loc234 = loc(fused[#loc67, #loc13, #loc16, #loc17])
-#loc235 = loc(fused[#loc67, #loc59, #loc16, #loc60])
-#loc236 = loc(fused[#loc67, #loc9, #loc16, #loc60])
-#loc237 = loc(fused[#loc67, #loc13, #loc16, #loc61])
-#loc238 = loc(fused[#loc67, #loc11, #loc16, #loc62])
-#loc239 = loc(fused[#loc67, #loc15, #loc16, #loc62])
-#loc240 = loc(fused[#loc68, #loc11, #loc16, #loc58])
-#loc241 = loc(fused[#loc68, #loc13, #loc16, #loc58])
-#loc242 = loc(fused[#loc68, #loc11, #loc16, #loc17])
-#loc243 = loc(fused[#loc68, #loc15, #loc16, #loc17])
-#loc244 = loc(fused[#loc68, #loc13, #loc16, #loc17])
-#loc245 = loc(fused[#loc68, #loc59, #loc16, #loc60])
-#loc246 = loc(fused[#loc68, #loc9, #loc16, #loc60])
-#loc247 = loc(fused[#loc68, #loc13, #loc16, #loc61])
-#loc248 = loc(fused[#loc68, #loc11, #loc16, #loc62])
-#loc249 = loc(fused[#loc68, #loc15, #loc16, #loc62])
-#loc250 = loc(fused[#loc69, #loc11, #loc16, #loc58])
-#loc251 = loc(fused[#loc69, #loc13, #loc16, #loc58])
-#loc252 = loc(fused[#loc69, #loc11, #loc16, #loc17])
-#loc253 = loc(fused[#loc69, #loc15, #loc16, #loc17])
-#loc254 = loc(fused[#loc69, #loc13, #loc16, #loc17])
-#loc255 = loc(fused[#loc69, #loc59, #loc16, #loc60])
-#loc256 = loc(fused[#loc69, #loc9, #loc16, #loc60])
-#loc257 = loc(fused[#loc69, #loc13, #loc16, #loc61])
-#loc258 = loc(fused[#loc69, #loc11, #loc16, #loc62])
-#loc259 = loc(fused[#loc69, #loc15, #loc16, #loc62])
-#loc260 = loc(fused[#loc70, #loc11, #loc16, #loc58])
-#loc261 = loc(fused[#loc70, #loc13, #loc16, #loc58])
-#loc262 = loc(fused[#loc70, #loc11, #loc16, #loc17])
-#loc263 = loc(fused[#loc70, #loc15, #loc16, #loc17])
-#loc264 = loc(fused[#loc70, #loc13, #loc16, #loc17])
-#loc265 = loc(fused[#loc70, #loc59, #loc16, #loc60])
-#loc266 = loc(fused[#loc70, #loc9, #loc16, #loc60])
-#loc267 = loc(fused[#loc70, #loc13, #loc16, #loc61])
-#loc268 = loc(fused[#loc70, #loc11, #loc16, #loc62])
-#loc269 = loc(fused[#loc70, #loc15, #loc16, #loc62])
-#loc270 = loc(fused[#loc71, #loc11, #loc16, #loc58])
-#loc271 = loc(fused[#loc71, #loc13, #loc16, #loc58])
-#loc272 = loc(fused[#loc71, #loc11, #loc16, #loc17])
-#loc273 = loc(fused[#loc71, #loc15, #loc16, #loc17])
-#loc274 = loc(fused[#loc71, #loc13, #loc16, #loc17])
-#loc275 = loc(fused[#loc71, #loc59, #loc16, #loc60])
-#loc276 = loc(fused[#loc71, #loc9, #loc16, #loc60])
-#loc277 = loc(fused[#loc71, #loc13, #loc16, #loc61])
-#loc278 = loc(fused[#loc71, #loc11, #loc16, #loc62])
-#loc279 = loc(fused[#loc71, #loc15, #loc16, #loc62])
-#loc280 = loc(fused[#loc72, #loc11, #loc16, #loc58])
-#loc281 = loc(fused[#loc72, #loc13, #loc16, #loc58])
-#loc282 = loc(fused[#loc72, #loc11, #loc16, #loc17])
-#loc283 = loc(fused[#loc72, #loc15, #loc16, #loc17])
-#loc284 = loc(fused[#loc72, #loc13, #loc16, #loc17])
-#loc285 = loc(fused[#loc72, #loc59, #loc16, #loc60])
-#loc286 = loc(fused[#loc72, #loc9, #loc16, #loc60])
-#loc287 = loc(fused[#loc72, #loc13, #loc16, #loc61])
-#loc288 = loc(fused[#loc72, #loc11, #loc16, #loc62])
-#loc289 = loc(fused[#loc72, #loc15, #loc16, #loc62])
-#loc290 = loc(fused[#loc73, #loc11, #loc16, #loc58])
-#loc291 = loc(fused[#loc73, #loc13, #loc16, #loc58])
-#loc292 = loc(fused[#loc73, #loc11, #loc16, #loc17])
-#loc293 = loc(fused[#loc73, #loc15, #loc16, #loc17])
-#loc294 = loc(fused[#loc73, #loc13, #loc16, #loc17])
-#loc295 = loc(fused[#loc73, #loc59, #loc16, #loc60])
-#loc296 = loc(fused[#loc73, #loc9, #loc16, #loc60])
-#loc297 = loc(fused[#loc73, #loc13, #loc16, #loc61])
-#loc298 = loc(fused[#loc73, #loc11, #loc16, #loc62])
-#loc299 = loc(fused[#loc73, #loc15, #loc16, #loc62])
+#map26 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5 * 2, d3 + d6 * 2)>
+#loc70 = loc(fused[#loc2, #loc3, #loc4, #loc5])
+#loc71 = loc(fused[#loc2, #loc6, #loc4, #loc5])
+#loc72 = loc(fused[#loc2, #loc7, #loc8, #loc5])
+#loc73 = loc(fused[#loc9, #loc10, #loc4, #loc11])
+#loc74 = loc(fused[#loc9, #loc12, #loc4, #loc11])
+#loc75 = loc(fused[#loc13, #loc14, #loc15, #loc16])
+#loc76 = loc(fused[#loc17, #loc18, #loc4, #loc19])
+#loc77 = loc(fused[#loc20, #loc18, #loc4, #loc11])
+#loc78 = loc(fused[#loc9, #loc21, #loc4, #loc11])
+#loc79 = loc(fused[#loc9, #loc22, #loc4, #loc11])
+#loc80 = loc(fused[#loc9, #loc23, #loc4, #loc11])
+#loc81 = loc(fused[#loc9, #loc24, #loc4, #loc11])
+#loc82 = loc(fused[#loc9, #loc25, #loc4, #loc11])
+#loc83 = loc(fused[#loc9, #loc26, #loc4, #loc11])
+#loc84 = loc(fused[#loc27, #loc18, #loc4, #loc28])
+#loc85 = loc(fused[#loc29, #loc12, #loc4, #loc28])
+#loc86 = loc(fused[#loc29, #loc21, #loc4, #loc28])
+#loc87 = loc(fused[#loc29, #loc22, #loc4, #loc28])
+#loc88 = loc(fused[#loc29, #loc10, #loc4, #loc28])
+#loc89 = loc(fused[#loc29, #loc23, #loc4, #loc28])
+#loc90 = loc(fused[#loc29, #loc24, #loc4, #loc28])
+#loc91 = loc(fused[#loc29, #loc25, #loc4, #loc28])
+#loc92 = loc(fused[#loc29, #loc26, #loc4, #loc28])
+#loc93 = loc(fused[#loc30, #loc31, #loc4, #loc28])
+#loc94 = loc(fused[#loc32, #loc18, #loc4, #loc33])
+#loc95 = loc(fused[#loc34, #loc12, #loc4, #loc33])
+#loc96 = loc(fused[#loc34, #loc21, #loc4, #loc33])
+#loc97 = loc(fused[#loc34, #loc22, #loc4, #loc33])
+#loc98 = loc(fused[#loc34, #loc10, #loc4, #loc33])
+#loc99 = loc(fused[#loc34, #loc23, #loc4, #loc33])
+#loc100 = loc(fused[#loc34, #loc24, #loc4, #loc33])
+#loc101 = loc(fused[#loc34, #loc25, #loc4, #loc33])
+#loc102 = loc(fused[#loc34, #loc26, #loc4, #loc33])
+#loc103 = loc(fused[#loc35, #loc12, #loc4, #loc36])
+#loc104 = loc(fused[#loc30, #loc31, #loc4, #loc37])
+#loc105 = loc(fused[#loc38, #loc21, #loc4, #loc19])
+#loc107 = loc(fused[#loc41, #loc42, #loc4, #loc40])
+#loc108 = loc(fused[#loc41, #loc43, #loc4, #loc40])
+#loc109 = loc(fused[#loc2, #loc44, #loc8, #loc5])
+#loc111 = loc(fused[#loc41, #loc42, #loc8, #loc40])
+#loc112 = loc(fused[#loc41, #loc25, #loc8, #loc40])
+#loc113 = loc(fused[#loc41, #loc24, #loc8, #loc40])
+#loc114 = loc(fused[#loc38, #loc46, #loc8, #loc19])
+#loc115 = loc(fused[#loc38, #loc47, #loc8, #loc19])
+#loc116 = loc(fused[#loc30, #loc48, #loc8, #loc37])
+#loc117 = loc(fused[#loc34, #loc25, #loc8, #loc33])
+#loc118 = loc(fused[#loc34, #loc24, #loc8, #loc33])
+#loc119 = loc(fused[#loc34, #loc10, #loc8, #loc33])
+#loc120 = loc(fused[#loc34, #loc49, #loc8, #loc33])
+#loc121 = loc(fused[#loc34, #loc50, #loc8, #loc33])
+#loc122 = loc(fused[#loc34, #loc46, #loc8, #loc33])
+#loc123 = loc(fused[#loc34, #loc47, #loc8, #loc33])
+#loc124 = loc(fused[#loc34, #loc12, #loc8, #loc33])
+#loc125 = loc(fused[#loc34, #loc51, #loc8, #loc33])
+#loc126 = loc(fused[#loc32, #loc52, #loc8, #loc33])
+#loc127 = loc(fused[#loc30, #loc48, #loc8, #loc28])
+#loc128 = loc(fused[#loc29, #loc25, #loc8, #loc28])
+#loc129 = loc(fused[#loc29, #loc24, #loc8, #loc28])
+#loc130 = loc(fused[#loc29, #loc10, #loc8, #loc28])
+#loc131 = loc(fused[#loc29, #loc49, #loc8, #loc28])
+#loc132 = loc(fused[#loc29, #loc50, #loc8, #loc28])
+#loc133 = loc(fused[#loc29, #loc46, #loc8, #loc28])
+#loc134 = loc(fused[#loc29, #loc47, #loc8, #loc28])
+#loc135 = loc(fused[#loc29, #loc12, #loc8, #loc28])
+#loc136 = loc(fused[#loc29, #loc51, #loc8, #loc28])
+#loc137 = loc(fused[#loc27, #loc52, #loc8, #loc28])
+#loc138 = loc(fused[#loc9, #loc10, #loc8, #loc11])
+#loc139 = loc(fused[#loc9, #loc25, #loc8, #loc11])
+#loc140 = loc(fused[#loc9, #loc24, #loc8, #loc11])
+#loc141 = loc(fused[#loc9, #loc49, #loc8, #loc11])
+#loc142 = loc(fused[#loc9, #loc50, #loc8, #loc11])
+#loc143 = loc(fused[#loc9, #loc46, #loc8, #loc11])
+#loc144 = loc(fused[#loc9, #loc47, #loc8, #loc11])
+#loc145 = loc(fused[#loc9, #loc12, #loc8, #loc11])
+#loc146 = loc(fused[#loc9, #loc51, #loc8, #loc11])
+#loc147 = loc(fused[#loc20, #loc52, #loc8, #loc11])
+#loc148 = loc(fused[#loc20, #loc12, #loc8, #loc11])
+#loc149 = loc(fused[#loc17, #loc52, #loc8, #loc19])
+#loc150 = loc(fused[#loc13, #loc10, #loc15, #loc53])
+#loc151 = loc(fused[#loc13, #loc12, #loc15, #loc53])
+#loc152 = loc(fused[#loc13, #loc10, #loc15, #loc16])
+#loc153 = loc(fused[#loc13, #loc12, #loc15, #loc16])
+#loc154 = loc(fused[#loc13, #loc54, #loc15, #loc55])
+#loc155 = loc(fused[#loc13, #loc56, #loc15, #loc55])
+#loc156 = loc(fused[#loc13, #loc12, #loc15, #loc57])
+#loc157 = loc(fused[#loc13, #loc10, #loc15, #loc58])
+#loc158 = loc(fused[#loc13, #loc22, #loc15, #loc58])
+#loc159 = loc(fused[#loc59, #loc10, #loc15, #loc53])
+#loc160 = loc(fused[#loc59, #loc12, #loc15, #loc53])
+#loc161 = loc(fused[#loc59, #loc10, #loc15, #loc16])
+#loc162 = loc(fused[#loc59, #loc14, #loc15, #loc16])
+#loc163 = loc(fused[#loc59, #loc12, #loc15, #loc16])
+#loc164 = loc(fused[#loc59, #loc54, #loc15, #loc55])
+#loc165 = loc(fused[#loc59, #loc56, #loc15, #loc55])
+#loc166 = loc(fused[#loc59, #loc12, #loc15, #loc57])
+#loc167 = loc(fused[#loc59, #loc10, #loc15, #loc58])
+#loc168 = loc(fused[#loc59, #loc22, #loc15, #loc58])
+#loc169 = loc(fused[#loc60, #loc10, #loc15, #loc53])
+#loc170 = loc(fused[#loc60, #loc12, #loc15, #loc53])
+#loc171 = loc(fused[#loc60, #loc10, #loc15, #loc16])
+#loc172 = loc(fused[#loc60, #loc14, #loc15, #loc16])
+#loc173 = loc(fused[#loc60, #loc12, #loc15, #loc16])
+#loc174 = loc(fused[#loc60, #loc54, #loc15, #loc55])
+#loc175 = loc(fused[#loc60, #loc56, #loc15, #loc55])
+#loc176 = loc(fused[#loc60, #loc12, #loc15, #loc57])
+#loc177 = loc(fused[#loc60, #loc10, #loc15, #loc58])
+#loc178 = loc(fused[#loc60, #loc22, #loc15, #loc58])
+#loc179 = loc(fused[#loc61, #loc10, #loc15, #loc53])
+#loc180 = loc(fused[#loc61, #loc12, #loc15, #loc53])
+#loc181 = loc(fused[#loc61, #loc10, #loc15, #loc16])
+#loc182 = loc(fused[#loc61, #loc14, #loc15, #loc16])
+#loc183 = loc(fused[#loc61, #loc12, #loc15, #loc16])
+#loc184 = loc(fused[#loc61, #loc54, #loc15, #loc55])
+#loc185 = loc(fused[#loc61, #loc56, #loc15, #loc55])
+#loc186 = loc(fused[#loc61, #loc12, #loc15, #loc57])
+#loc187 = loc(fused[#loc61, #loc10, #loc15, #loc58])
+#loc188 = loc(fused[#loc61, #loc22, #loc15, #loc58])
+#loc189 = loc(fused[#loc62, #loc10, #loc15, #loc53])
+#loc190 = loc(fused[#loc62, #loc12, #loc15, #loc53])
+#loc191 = loc(fused[#loc62, #loc10, #loc15, #loc16])
+#loc192 = loc(fused[#loc62, #loc14, #loc15, #loc16])
+#loc193 = loc(fused[#loc62, #loc12, #loc15, #loc16])
+#loc194 = loc(fused[#loc62, #loc54, #loc15, #loc55])
+#loc195 = loc(fused[#loc62, #loc56, #loc15, #loc55])
+#loc196 = loc(fused[#loc62, #loc12, #loc15, #loc57])
+#loc197 = loc(fused[#loc62, #loc10, #loc15, #loc58])
+#loc198 = loc(fused[#loc62, #loc22, #loc15, #loc58])
+#loc199 = loc(fused[#loc63, #loc10, #loc15, #loc53])
+#loc200 = loc(fused[#loc63, #loc12, #loc15, #loc53])
+#loc201 = loc(fused[#loc63, #loc10, #loc15, #loc16])
+#loc202 = loc(fused[#loc63, #loc14, #loc15, #loc16])
+#loc203 = loc(fused[#loc63, #loc12, #loc15, #loc16])
+#loc204 = loc(fused[#loc63, #loc54, #loc15, #loc55])
+#loc205 = loc(fused[#loc63, #loc56, #loc15, #loc55])
+#loc206 = loc(fused[#loc63, #loc12, #loc15, #loc57])
+#loc207 = loc(fused[#loc63, #loc10, #loc15, #loc58])
+#loc208 = loc(fused[#loc63, #loc22, #loc15, #loc58])
+#loc209 = loc(fused[#loc64, #loc10, #loc15, #loc53])
+#loc210 = loc(fused[#loc64, #loc12, #loc15, #loc53])
+#loc211 = loc(fused[#loc64, #loc10, #loc15, #loc16])
+#loc212 = loc(fused[#loc64, #loc14, #loc15, #loc16])
+#loc213 = loc(fused[#loc64, #loc12, #loc15, #loc16])
+#loc214 = loc(fused[#loc64, #loc54, #loc15, #loc55])
+#loc215 = loc(fused[#loc64, #loc56, #loc15, #loc55])
+#loc216 = loc(fused[#loc64, #loc12, #loc15, #loc57])
+#loc217 = loc(fused[#loc64, #loc10, #loc15, #loc58])
+#loc218 = loc(fused[#loc64, #loc22, #loc15, #loc58])
+#loc219 = loc(fused[#loc65, #loc10, #loc15, #loc53])
+#loc220 = loc(fused[#loc65, #loc12, #loc15, #loc53])
+#loc221 = loc(fused[#loc65, #loc10, #loc15, #loc16])
+#loc222 = loc(fused[#loc65, #loc14, #loc15, #loc16])
+#loc223 = loc(fused[#loc65, #loc12, #loc15, #loc16])
+#loc224 = loc(fused[#loc65, #loc54, #loc15, #loc55])
+#loc225 = loc(fused[#loc65, #loc56, #loc15, #loc55])
+#loc226 = loc(fused[#loc65, #loc12, #loc15, #loc57])
+#loc227 = loc(fused[#loc65, #loc10, #loc15, #loc58])
+#loc228 = loc(fused[#loc65, #loc22, #loc15, #loc58])
+#loc229 = loc(fused[#loc66, #loc10, #loc15, #loc53])
+#loc230 = loc(fused[#loc66, #loc12, #loc15, #loc53])
+#loc231 = loc(fused[#loc66, #loc10, #loc15, #loc16])
+#loc232 = loc(fused[#loc66, #loc14, #loc15, #loc16])
+#loc233 = loc(fused[#loc66, #loc12, #loc15, #loc16])
+#loc234 = loc(fused[#loc66, #loc54, #loc15, #loc55])
+#loc235 = loc(fused[#loc66, #loc56, #loc15, #loc55])
+#loc236 = loc(fused[#loc66, #loc12, #loc15, #loc57])
+#loc237 = loc(fused[#loc66, #loc10, #loc15, #loc58])
+#loc238 = loc(fused[#loc66, #loc22, #loc15, #loc58])
+#loc239 = loc(fused[#loc67, #loc10, #loc15, #loc53])
+#loc240 = loc(fused[#loc67, #loc12, #loc15, #loc53])
+#loc241 = loc(fused[#loc67, #loc10, #loc15, #loc16])
+#loc242 = loc(fused[#loc67, #loc14, #loc15, #loc16])
+#loc243 = loc(fused[#loc67, #loc12, #loc15, #loc16])
+#loc244 = loc(fused[#loc67, #loc54, #loc15, #loc55])
+#loc245 = loc(fused[#loc67, #loc56, #loc15, #loc55])
+#loc246 = loc(fused[#loc67, #loc12, #loc15, #loc57])
+#loc247 = loc(fused[#loc67, #loc10, #loc15, #loc58])
+#loc248 = loc(fused[#loc67, #loc22, #loc15, #loc58])
+#loc249 = loc(fused[#loc68, #loc10, #loc15, #loc53])
+#loc250 = loc(fused[#loc68, #loc12, #loc15, #loc53])
+#loc251 = loc(fused[#loc68, #loc10, #loc15, #loc16])
+#loc252 = loc(fused[#loc68, #loc14, #loc15, #loc16])
+#loc253 = loc(fused[#loc68, #loc12, #loc15, #loc16])
+#loc254 = loc(fused[#loc68, #loc54, #loc15, #loc55])
+#loc255 = loc(fused[#loc68, #loc56, #loc15, #loc55])
+#loc256 = loc(fused[#loc68, #loc12, #loc15, #loc57])
+#loc257 = loc(fused[#loc68, #loc10, #loc15, #loc58])
+#loc258 = loc(fused[#loc68, #loc22, #loc15, #loc58])
+#loc259 = loc(fused[#loc69, #loc10, #loc15, #loc53])
+#loc260 = loc(fused[#loc69, #loc12, #loc15, #loc53])
+#loc261 = loc(fused[#loc69, #loc10, #loc15, #loc16])
+#loc262 = loc(fused[#loc69, #loc14, #loc15, #loc16])
+#loc263 = loc(fused[#loc69, #loc12, #loc15, #loc16])
+#loc264 = loc(fused[#loc69, #loc54, #loc15, #loc55])
+#loc265 = loc(fused[#loc69, #loc56, #loc15, #loc55])
+#loc266 = loc(fused[#loc69, #loc12, #loc15, #loc57])
+#loc267 = loc(fused[#loc69, #loc10, #loc15, #loc58])
+#loc268 = loc(fused[#loc69, #loc22, #loc15, #loc58])
 "builtin.module"() ({
   "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.weight_decay", amp.value = 5.000000e-04 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<3x3x8x8xf32>, tensor<3xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "stem.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.num_batches_tracked"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<4x3x3x3xf32> loc("train_step"), %arg1: tensor<8x4x3x3xf32> loc("train_step"), %arg2: tensor<8xf32> loc("train_step"), %arg3: tensor<8xf32> loc("train_step"), %arg4: tensor<8x8x3x3xf32> loc("train_step"), %arg5: tensor<8xf32> loc("train_step"), %arg6: tensor<8xf32> loc("train_step"), %arg7: tensor<8x4x1x1xf32> loc("train_step"), %arg8: tensor<8xf32> loc("train_step"), %arg9: tensor<8xf32> loc("train_step"), %arg10: tensor<3x8xf32> loc("train_step"), %arg11: tensor<3xf32> loc("train_step"), %arg12: tensor<8xf32> loc("train_step"), %arg13: tensor<8xf32> loc("train_step"), %arg14: tensor<i64> loc("train_step"), %arg15: tensor<8xf32> loc("train_step"), %arg16: tensor<8xf32> loc("train_step"), %arg17: tensor<i64> loc("train_step"), %arg18: tensor<8xf32> loc("train_step"), %arg19: tensor<8xf32> loc("train_step"), %arg20: tensor<i64> loc("train_step"), %arg21: tensor<f32> loc("train_step"), %arg22: tensor<4x3x3x3xf32> loc("train_step"), %arg23: tensor<f32> loc("train_step"), %arg24: tensor<8x4x3x3xf32> loc("train_step"), %arg25: tensor<f32> loc("train_step"), %arg26: tensor<8xf32> loc("train_step"), %arg27: tensor<f32> loc("train_step"), %arg28: tensor<8xf32> loc("train_step"), %arg29: tensor<f32> loc("train_step"), %arg30: tensor<8x8x3x3xf32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<8xf32> loc("train_step"), %arg33: tensor<f32> loc("train_step"), %arg34: tensor<8xf32> loc("train_step"), %arg35: tensor<f32> loc("train_step"), %arg36: tensor<8x4x1x1xf32> loc("train_step"), %arg37: tensor<f32> loc("train_step"), %arg38: tensor<8xf32> loc("train_step"), %arg39: tensor<f32> loc("train_step"), %arg40: tensor<8xf32> loc("train_step"), %arg41: tensor<f32> loc("train_step"), %arg42: tensor<3x8xf32> loc("train_step"), %arg43: tensor<f32> loc("train_step"), %arg44: tensor<3xf32> loc("train_step"), %arg45: tensor<f32> loc("train_step"), %arg46: tensor<f32> loc("train_step"), %arg47: tensor<f32> loc("train_step"), %arg48: tensor<f32> loc("train_step"), %arg49: tensor<3x3x8x8xf32> loc("train_step"), %arg50: tensor<3xi64> loc("train_step"), %arg51: tensor<f32> loc("train_step")):
-    %0 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc74)
+    %0 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc70)
     %1 = "arith.constant"() <{value = 3 : i64}> : () -> i64 loc(#loc)
     %2 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc)
     %3 = "arith.constant"() <{value = 1 : i64}> : () -> i64 loc(#loc)
     %4 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc)
-    %5 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc75)
-    %6 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc76)
-    %7 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x3xf32>}> : () -> tensor<3x3xf32> loc(#loc77)
-    %8 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc78)
-    %9 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc77)
-    %10 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc79)
-    %11 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc79)
-    %12 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc80)
+    %5 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc71)
+    %6 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc72)
+    %7 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x3xf32>}> : () -> tensor<3x3xf32> loc(#loc72)
+    %8 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc70)
+    %9 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc72)
+    %10 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc73)
+    %11 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc73)
+    %12 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc74)
     %13 = "arith.constant"() <{value = 4.800000e+01 : f32}> : () -> f32 loc(#loc)
     %14 = "arith.constant"() <{value = 4.700000e+01 : f32}> : () -> f32 loc(#loc)
     %15 = "arith.constant"() <{value = 1.600000e+01 : f32}> : () -> f32 loc(#loc)
@@ -349,1839 +315,1816 @@
     %17 = "arith.constant"() <{value = 2 : index}> : () -> index loc(#loc)
     %18 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc)
     %19 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc)
-    %20 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc78)
-    %21 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc81)
+    %20 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc70)
+    %21 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc75)
     %22 = "tensor.pad"(%arg49) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg954: index loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg955: index loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg956: index loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg957: index loc(fused[#loc18, #loc19, #loc4, #loc20])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc82)
-    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc82)
-    %23 = "tensor.empty"() : () -> tensor<3x4x8x8xf32> loc(#loc82)
+    ^bb0(%arg950: index loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg951: index loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg952: index loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg953: index loc(fused[#loc17, #loc18, #loc4, #loc19])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc76)
+    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc76)
+    %23 = "tensor.empty"() : () -> tensor<3x4x8x8xf32> loc(#loc76)
     %24 = "linalg.fill"(%4, %23) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg952: f32 loc(unknown), %arg953: f32 loc(unknown)):
-      "linalg.yield"(%arg952) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc82)
+    ^bb0(%arg948: f32 loc(unknown), %arg949: f32 loc(unknown)):
+      "linalg.yield"(%arg948) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc76)
     %25 = "linalg.conv_2d_nchw_fchw"(%22, %arg0, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg949: f32 loc(unknown), %arg950: f32 loc(unknown), %arg951: f32 loc(unknown)):
-      %802 = "arith.mulf"(%arg949, %arg950) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %803 = "arith.addf"(%arg951, %802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%803) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc82)
-    %26 = "tensor.empty"() : () -> tensor<3x8x4x4xf32> loc(#loc83)
+    ^bb0(%arg945: f32 loc(unknown), %arg946: f32 loc(unknown), %arg947: f32 loc(unknown)):
+      %786 = "arith.mulf"(%arg945, %arg946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %787 = "arith.addf"(%arg947, %786) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc76)
+    %26 = "tensor.empty"() : () -> tensor<3x8x4x4xf32> loc(#loc77)
     %27 = "linalg.fill"(%4, %26) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg947: f32 loc(unknown), %arg948: f32 loc(unknown)):
-      "linalg.yield"(%arg947) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc83)
+    ^bb0(%arg943: f32 loc(unknown), %arg944: f32 loc(unknown)):
+      "linalg.yield"(%arg943) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
     %28 = "linalg.conv_2d_nchw_fchw"(%25, %arg7, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
-    ^bb0(%arg944: f32 loc(unknown), %arg945: f32 loc(unknown), %arg946: f32 loc(unknown)):
-      %800 = "arith.mulf"(%arg944, %arg945) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %801 = "arith.addf"(%arg946, %800) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%801) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc83)
-    %29 = "tensor.empty"() : () -> tensor<i64> loc(#loc80)
+    ^bb0(%arg940: f32 loc(unknown), %arg941: f32 loc(unknown), %arg942: f32 loc(unknown)):
+      %784 = "arith.mulf"(%arg940, %arg941) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %785 = "arith.addf"(%arg942, %784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
+    %29 = "tensor.empty"() : () -> tensor<i64> loc(#loc74)
     %30 = "linalg.generic"(%arg20, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg942: i64 loc(fused[#loc10, #loc13, #loc4, #loc12]), %arg943: i64 loc(fused[#loc10, #loc13, #loc4, #loc12])):
-      %799 = "arith.addi"(%arg942, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc80)
-      "linalg.yield"(%799) : (i64) -> () loc(#loc80)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc80)
-    %31 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc84)
+    ^bb0(%arg938: i64 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg939: i64 loc(fused[#loc9, #loc12, #loc4, #loc11])):
+      %783 = "arith.addi"(%arg938, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc74)
+      "linalg.yield"(%783) : (i64) -> () loc(#loc74)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc74)
+    %31 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc78)
     %32 = "linalg.fill"(%4, %31) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg940: f32 loc(unknown), %arg941: f32 loc(unknown)):
-      "linalg.yield"(%arg940) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
+    ^bb0(%arg936: f32 loc(unknown), %arg937: f32 loc(unknown)):
+      "linalg.yield"(%arg936) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %33 = "linalg.generic"(%28, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg938: f32 loc(fused[#loc21, #loc19, #loc4, #loc12]), %arg939: f32 loc(fused[#loc10, #loc22, #loc4, #loc12])):
-      %798 = "arith.addf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
-      "linalg.yield"(%798) : (f32) -> () loc(#loc84)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
+    ^bb0(%arg934: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg935: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
+      %782 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%782) : (f32) -> () loc(#loc78)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %34 = "linalg.generic"(%33, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg936: f32 loc(fused[#loc10, #loc22, #loc4, #loc12]), %arg937: f32 loc(fused[#loc10, #loc22, #loc4, #loc12])):
-      %797 = "arith.divf"(%arg936, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
-      "linalg.yield"(%797) : (f32) -> () loc(#loc84)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
+    ^bb0(%arg932: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg933: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
+      %781 = "arith.divf"(%arg932, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%781) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %35 = "linalg.generic"(%28, %34, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg933: f32 loc(fused[#loc21, #loc19, #loc4, #loc12]), %arg934: f32 loc(fused[#loc10, #loc22, #loc4, #loc12]), %arg935: f32 loc(fused[#loc10, #loc15, #loc4, #loc12])):
-      %796 = "arith.subf"(%arg933, %arg934) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%796) : (f32) -> () loc(#loc85)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc85)
+    ^bb0(%arg929: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg930: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg931: f32 loc(fused[#loc9, #loc22, #loc4, #loc11])):
+      %780 = "arith.subf"(%arg929, %arg930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      "linalg.yield"(%780) : (f32) -> () loc(#loc79)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
     %36 = "linalg.generic"(%35, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg930: f32 loc(fused[#loc10, #loc15, #loc4, #loc12]), %arg931: f32 loc(fused[#loc10, #loc15, #loc4, #loc12]), %arg932: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %795 = "arith.mulf"(%arg930, %arg931) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%795) : (f32) -> () loc(#loc79)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
+    ^bb0(%arg926: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg927: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg928: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
+      %779 = "arith.mulf"(%arg926, %arg927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%779) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
     %37 = "linalg.generic"(%36, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg928: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg929: f32 loc(fused[#loc10, #loc22, #loc4, #loc12])):
-      %794 = "arith.addf"(%arg928, %arg929) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
-      "linalg.yield"(%794) : (f32) -> () loc(#loc84)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
+    ^bb0(%arg924: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg925: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
+      %778 = "arith.addf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%778) : (f32) -> () loc(#loc78)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %38 = "linalg.generic"(%37, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg926: f32 loc(fused[#loc10, #loc22, #loc4, #loc12]), %arg927: f32 loc(fused[#loc10, #loc22, #loc4, #loc12])):
-      %793 = "arith.divf"(%arg926, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
-      "linalg.yield"(%793) : (f32) -> () loc(#loc84)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
+    ^bb0(%arg922: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg923: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
+      %777 = "arith.divf"(%arg922, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%777) : (f32) -> () loc(#loc78)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %39 = "linalg.generic"(%38, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg924: f32 loc(fused[#loc10, #loc22, #loc4, #loc12]), %arg925: f32 loc(fused[#loc10, #loc13, #loc4, #loc12])):
-      %791 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc80)
-      %792 = "arith.addf"(%arg924, %791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%792) : (f32) -> () loc(#loc80)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
+    ^bb0(%arg920: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg921: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
+      %775 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc74)
+      %776 = "arith.addf"(%arg920, %775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%776) : (f32) -> () loc(#loc74)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc74)
     %40 = "linalg.generic"(%39, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg922: f32 loc(fused[#loc10, #loc13, #loc4, #loc12]), %arg923: f32 loc(fused[#loc10, #loc23, #loc4, #loc12])):
-      %790 = "math.rsqrt"(%arg922) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc86)
-      "linalg.yield"(%790) : (f32) -> () loc(#loc86)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    ^bb0(%arg918: f32 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg919: f32 loc(fused[#loc9, #loc23, #loc4, #loc11])):
+      %774 = "math.rsqrt"(%arg918) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
     %41 = "linalg.generic"(%35, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg919: f32 loc(fused[#loc10, #loc15, #loc4, #loc12]), %arg920: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg921: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %789 = "arith.mulf"(%arg919, %arg920) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%789) : (f32) -> () loc(#loc79)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
-    %42 = "tensor.expand_shape"(%arg8) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
+    ^bb0(%arg915: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg916: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg917: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
+      %773 = "arith.mulf"(%arg915, %arg916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%773) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
+    %42 = "tensor.expand_shape"(%arg8) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %43 = "linalg.generic"(%41, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg916: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg917: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg918: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %788 = "arith.mulf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%788) : (f32) -> () loc(#loc79)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
-    %44 = "tensor.expand_shape"(%arg9) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
+    ^bb0(%arg912: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg913: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg914: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
+      %772 = "arith.mulf"(%arg912, %arg913) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%772) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
+    %44 = "tensor.expand_shape"(%arg9) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %45 = "linalg.generic"(%43, %44, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg913: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg914: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg915: f32 loc(fused[#loc10, #loc13, #loc4, #loc12])):
-      %787 = "arith.addf"(%arg913, %arg914) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%787) : (f32) -> () loc(#loc80)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc80)
-    %46 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc88)
+    ^bb0(%arg909: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg910: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg911: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
+      %771 = "arith.addf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc74)
+    %46 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc82)
     %47 = "linalg.fill"(%4, %46) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg911: f32 loc(unknown), %arg912: f32 loc(unknown)):
-      "linalg.yield"(%arg911) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
+    ^bb0(%arg907: f32 loc(unknown), %arg908: f32 loc(unknown)):
+      "linalg.yield"(%arg907) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc82)
     %48 = "linalg.generic"(%36, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg909: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg910: f32 loc(fused[#loc10, #loc25, #loc4, #loc12])):
-      %786 = "arith.addf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%786) : (f32) -> () loc(#loc88)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
+    ^bb0(%arg905: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg906: f32 loc(fused[#loc9, #loc25, #loc4, #loc11])):
+      %770 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%770) : (f32) -> () loc(#loc82)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc82)
     %49 = "linalg.generic"(%48, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg907: f32 loc(fused[#loc10, #loc25, #loc4, #loc12]), %arg908: f32 loc(fused[#loc10, #loc26, #loc4, #loc12])):
-      %785 = "arith.divf"(%arg907, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
-      "linalg.yield"(%785) : (f32) -> () loc(#loc89)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc89)
-    %50 = "tensor.collapse_shape"(%34) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc87)
+    ^bb0(%arg903: f32 loc(fused[#loc9, #loc25, #loc4, #loc11]), %arg904: f32 loc(fused[#loc9, #loc26, #loc4, #loc11])):
+      %769 = "arith.divf"(%arg903, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc83)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc83)
+    %50 = "tensor.collapse_shape"(%34) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc81)
     %51 = "linalg.generic"(%50, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg905: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg906: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %783 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc79)
-      %784 = "arith.mulf"(%arg905, %783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%784) : (f32) -> () loc(#loc79)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc79)
+    ^bb0(%arg901: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg902: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
+      %767 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
+      %768 = "arith.mulf"(%arg901, %767) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%768) : (f32) -> () loc(#loc73)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %52 = "linalg.generic"(%arg18, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg903: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg904: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %781 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc79)
-      %782 = "arith.mulf"(%arg903, %781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%782) : (f32) -> () loc(#loc79)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc79)
+    ^bb0(%arg899: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg900: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
+      %765 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
+      %766 = "arith.mulf"(%arg899, %765) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%766) : (f32) -> () loc(#loc73)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %53 = "linalg.generic"(%51, %52, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg900: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg901: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg902: f32 loc(fused[#loc10, #loc13, #loc4, #loc12])):
-      %780 = "arith.addf"(%arg900, %arg901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%780) : (f32) -> () loc(#loc80)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc80)
+    ^bb0(%arg896: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg897: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg898: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
+      %764 = "arith.addf"(%arg896, %arg897) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%764) : (f32) -> () loc(#loc74)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc74)
     %54 = "linalg.generic"(%49, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg898: f32 loc(fused[#loc10, #loc26, #loc4, #loc12]), %arg899: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %778 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc79)
-      %779 = "arith.mulf"(%arg898, %778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc79)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc79)
+    ^bb0(%arg894: f32 loc(fused[#loc9, #loc26, #loc4, #loc11]), %arg895: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
+      %762 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
+      %763 = "arith.mulf"(%arg894, %762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%763) : (f32) -> () loc(#loc73)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %55 = "linalg.generic"(%arg19, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg896: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg897: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %776 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc79)
-      %777 = "arith.mulf"(%arg896, %776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc79)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc79)
+    ^bb0(%arg892: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg893: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
+      %760 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
+      %761 = "arith.mulf"(%arg892, %760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%761) : (f32) -> () loc(#loc73)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %56 = "linalg.generic"(%54, %55, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg893: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg894: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg895: f32 loc(fused[#loc10, #loc13, #loc4, #loc12])):
-      %775 = "arith.addf"(%arg893, %arg894) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%775) : (f32) -> () loc(#loc80)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc80)
+    ^bb0(%arg889: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg890: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg891: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
+      %759 = "arith.addf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%759) : (f32) -> () loc(#loc74)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc74)
     %57 = "tensor.pad"(%25) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg889: index loc(fused[#loc27, #loc19, #loc4, #loc28]), %arg890: index loc(fused[#loc27, #loc19, #loc4, #loc28]), %arg891: index loc(fused[#loc27, #loc19, #loc4, #loc28]), %arg892: index loc(fused[#loc27, #loc19, #loc4, #loc28])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc90)
-    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc90)
+    ^bb0(%arg885: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg886: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg887: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg888: index loc(fused[#loc27, #loc18, #loc4, #loc28])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc84)
+    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc84)
     %58 = "linalg.conv_2d_nchw_fchw"(%57, %arg1, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
-    ^bb0(%arg886: f32 loc(unknown), %arg887: f32 loc(unknown), %arg888: f32 loc(unknown)):
-      %773 = "arith.mulf"(%arg886, %arg887) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %774 = "arith.addf"(%arg888, %773) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc90)
+    ^bb0(%arg882: f32 loc(unknown), %arg883: f32 loc(unknown), %arg884: f32 loc(unknown)):
+      %757 = "arith.mulf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %758 = "arith.addf"(%arg884, %757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%758) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc84)
     %59 = "linalg.generic"(%arg14, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg884: i64 loc(fused[#loc29, #loc13, #loc4, #loc28]), %arg885: i64 loc(fused[#loc29, #loc13, #loc4, #loc28])):
-      %772 = "arith.addi"(%arg884, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc91)
-      "linalg.yield"(%772) : (i64) -> () loc(#loc91)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc91)
+    ^bb0(%arg880: i64 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg881: i64 loc(fused[#loc29, #loc12, #loc4, #loc28])):
+      %756 = "arith.addi"(%arg880, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc85)
+      "linalg.yield"(%756) : (i64) -> () loc(#loc85)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc85)
     %60 = "linalg.generic"(%58, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg882: f32 loc(fused[#loc27, #loc19, #loc4, #loc28]), %arg883: f32 loc(fused[#loc29, #loc22, #loc4, #loc28])):
-      %771 = "arith.addf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc92)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc92)
+    ^bb0(%arg878: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg879: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
+      %755 = "arith.addf"(%arg878, %arg879) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%755) : (f32) -> () loc(#loc86)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %61 = "linalg.generic"(%60, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg880: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg881: f32 loc(fused[#loc29, #loc22, #loc4, #loc28])):
-      %770 = "arith.divf"(%arg880, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc92)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc92)
+    ^bb0(%arg876: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg877: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
+      %754 = "arith.divf"(%arg876, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%754) : (f32) -> () loc(#loc86)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %62 = "linalg.generic"(%58, %61, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg877: f32 loc(fused[#loc27, #loc19, #loc4, #loc28]), %arg878: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg879: f32 loc(fused[#loc29, #loc15, #loc4, #loc28])):
-      %769 = "arith.subf"(%arg877, %arg878) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc93)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc93)
+    ^bb0(%arg873: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg874: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg875: f32 loc(fused[#loc29, #loc22, #loc4, #loc28])):
+      %753 = "arith.subf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%753) : (f32) -> () loc(#loc87)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc87)
     %63 = "linalg.generic"(%62, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg874: f32 loc(fused[#loc29, #loc15, #loc4, #loc28]), %arg875: f32 loc(fused[#loc29, #loc15, #loc4, #loc28]), %arg876: f32 loc(fused[#loc29, #loc11, #loc4, #loc28])):
-      %768 = "arith.mulf"(%arg874, %arg875) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc94)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
+    ^bb0(%arg870: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg871: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg872: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
+      %752 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%752) : (f32) -> () loc(#loc88)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
     %64 = "linalg.generic"(%63, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg872: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg873: f32 loc(fused[#loc29, #loc22, #loc4, #loc28])):
-      %767 = "arith.addf"(%arg872, %arg873) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc92)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc92)
+    ^bb0(%arg868: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg869: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
+      %751 = "arith.addf"(%arg868, %arg869) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%751) : (f32) -> () loc(#loc86)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %65 = "linalg.generic"(%64, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg870: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg871: f32 loc(fused[#loc29, #loc22, #loc4, #loc28])):
-      %766 = "arith.divf"(%arg870, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc92)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc92)
+    ^bb0(%arg866: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg867: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
+      %750 = "arith.divf"(%arg866, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%750) : (f32) -> () loc(#loc86)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %66 = "linalg.generic"(%65, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg868: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg869: f32 loc(fused[#loc29, #loc13, #loc4, #loc28])):
-      %764 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc91)
-      %765 = "arith.addf"(%arg868, %764) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc91)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc91)
+    ^bb0(%arg864: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg865: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
+      %748 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc85)
+      %749 = "arith.addf"(%arg864, %748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%749) : (f32) -> () loc(#loc85)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc85)
     %67 = "linalg.generic"(%66, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg866: f32 loc(fused[#loc29, #loc13, #loc4, #loc28]), %arg867: f32 loc(fused[#loc29, #loc23, #loc4, #loc28])):
-      %763 = "math.rsqrt"(%arg866) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc95)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc95)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
+    ^bb0(%arg862: f32 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg863: f32 loc(fused[#loc29, #loc23, #loc4, #loc28])):
+      %747 = "math.rsqrt"(%arg862) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
+      "linalg.yield"(%747) : (f32) -> () loc(#loc89)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
     %68 = "linalg.generic"(%62, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg863: f32 loc(fused[#loc29, #loc15, #loc4, #loc28]), %arg864: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg865: f32 loc(fused[#loc29, #loc11, #loc4, #loc28])):
-      %762 = "arith.mulf"(%arg863, %arg864) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc94)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
-    %69 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
+    ^bb0(%arg859: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg860: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg861: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
+      %746 = "arith.mulf"(%arg859, %arg860) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%746) : (f32) -> () loc(#loc88)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
+    %69 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
     %70 = "linalg.generic"(%68, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg860: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg861: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg862: f32 loc(fused[#loc29, #loc11, #loc4, #loc28])):
-      %761 = "arith.mulf"(%arg860, %arg861) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc94)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
-    %71 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
+    ^bb0(%arg856: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg857: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg858: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
+      %745 = "arith.mulf"(%arg856, %arg857) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%745) : (f32) -> () loc(#loc88)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
+    %71 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
     %72 = "linalg.generic"(%70, %71, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg857: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg858: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg859: f32 loc(fused[#loc29, #loc13, #loc4, #loc28])):
-      %760 = "arith.addf"(%arg857, %arg858) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%760) : (f32) -> () loc(#loc91)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc91)
+    ^bb0(%arg853: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg854: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg855: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
+      %744 = "arith.addf"(%arg853, %arg854) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%744) : (f32) -> () loc(#loc85)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc85)
     %73 = "linalg.generic"(%63, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg855: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg856: f32 loc(fused[#loc29, #loc25, #loc4, #loc28])):
-      %759 = "arith.addf"(%arg855, %arg856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%759) : (f32) -> () loc(#loc97)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
+    ^bb0(%arg851: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg852: f32 loc(fused[#loc29, #loc25, #loc4, #loc28])):
+      %743 = "arith.addf"(%arg851, %arg852) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%743) : (f32) -> () loc(#loc91)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
     %74 = "linalg.generic"(%73, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg853: f32 loc(fused[#loc29, #loc25, #loc4, #loc28]), %arg854: f32 loc(fused[#loc29, #loc26, #loc4, #loc28])):
-      %758 = "arith.divf"(%arg853, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%758) : (f32) -> () loc(#loc98)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
-    %75 = "tensor.collapse_shape"(%61) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc96)
+    ^bb0(%arg849: f32 loc(fused[#loc29, #loc25, #loc4, #loc28]), %arg850: f32 loc(fused[#loc29, #loc26, #loc4, #loc28])):
+      %742 = "arith.divf"(%arg849, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%742) : (f32) -> () loc(#loc92)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc92)
+    %75 = "tensor.collapse_shape"(%61) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc90)
     %76 = "linalg.generic"(%75, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg851: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg852: f32 loc(fused[#loc29, #loc11, #loc4, #loc28])):
-      %756 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc94)
-      %757 = "arith.mulf"(%arg851, %756) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%757) : (f32) -> () loc(#loc94)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
+    ^bb0(%arg847: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg848: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
+      %740 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
+      %741 = "arith.mulf"(%arg847, %740) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%741) : (f32) -> () loc(#loc88)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %77 = "linalg.generic"(%arg12, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg849: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg850: f32 loc(fused[#loc29, #loc11, #loc4, #loc28])):
-      %754 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc94)
-      %755 = "arith.mulf"(%arg849, %754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc94)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
+    ^bb0(%arg845: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg846: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
+      %738 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
+      %739 = "arith.mulf"(%arg845, %738) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%739) : (f32) -> () loc(#loc88)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %78 = "linalg.generic"(%76, %77, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg846: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg847: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg848: f32 loc(fused[#loc29, #loc13, #loc4, #loc28])):
-      %753 = "arith.addf"(%arg846, %arg847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc91)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
+    ^bb0(%arg842: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg843: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg844: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
+      %737 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%737) : (f32) -> () loc(#loc85)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
     %79 = "linalg.generic"(%74, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg844: f32 loc(fused[#loc29, #loc26, #loc4, #loc28]), %arg845: f32 loc(fused[#loc29, #loc11, #loc4, #loc28])):
-      %751 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc94)
-      %752 = "arith.mulf"(%arg844, %751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%752) : (f32) -> () loc(#loc94)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
+    ^bb0(%arg840: f32 loc(fused[#loc29, #loc26, #loc4, #loc28]), %arg841: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
+      %735 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
+      %736 = "arith.mulf"(%arg840, %735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%736) : (f32) -> () loc(#loc88)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %80 = "linalg.generic"(%arg13, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg842: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg843: f32 loc(fused[#loc29, #loc11, #loc4, #loc28])):
-      %749 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc94)
-      %750 = "arith.mulf"(%arg842, %749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%750) : (f32) -> () loc(#loc94)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
+    ^bb0(%arg838: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg839: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
+      %733 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
+      %734 = "arith.mulf"(%arg838, %733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%734) : (f32) -> () loc(#loc88)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %81 = "linalg.generic"(%79, %80, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg839: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg840: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg841: f32 loc(fused[#loc29, #loc13, #loc4, #loc28])):
-      %748 = "arith.addf"(%arg839, %arg840) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%748) : (f32) -> () loc(#loc91)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
+    ^bb0(%arg835: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg836: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg837: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
+      %732 = "arith.addf"(%arg835, %arg836) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%732) : (f32) -> () loc(#loc85)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
     %82 = "linalg.generic"(%72, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg837: f32 loc(fused[#loc29, #loc13, #loc4, #loc28]), %arg838: f32 loc(fused[#loc30, #loc31, #loc4, #loc28])):
-      %746 = "arith.cmpf"(%arg837, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc99)
-      %747 = "arith.select"(%746, %arg837, %4) : (i1, f32, f32) -> f32 loc(#loc99)
-      "linalg.yield"(%747) : (f32) -> () loc(#loc99)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc99)
+    ^bb0(%arg833: f32 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg834: f32 loc(fused[#loc30, #loc31, #loc4, #loc28])):
+      %730 = "arith.cmpf"(%arg833, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc93)
+      %731 = "arith.select"(%730, %arg833, %4) : (i1, f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%731) : (f32) -> () loc(#loc93)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc93)
     %83 = "tensor.pad"(%82) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg833: index loc(fused[#loc32, #loc19, #loc4, #loc33]), %arg834: index loc(fused[#loc32, #loc19, #loc4, #loc33]), %arg835: index loc(fused[#loc32, #loc19, #loc4, #loc33]), %arg836: index loc(fused[#loc32, #loc19, #loc4, #loc33])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc100)
-    }) : (tensor<3x8x4x4xf32>) -> tensor<3x8x6x6xf32> loc(#loc100)
+    ^bb0(%arg829: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg830: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg831: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg832: index loc(fused[#loc32, #loc18, #loc4, #loc33])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc94)
+    }) : (tensor<3x8x4x4xf32>) -> tensor<3x8x6x6xf32> loc(#loc94)
     %84 = "linalg.conv_2d_nchw_fchw"(%83, %arg4, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg830: f32 loc(unknown), %arg831: f32 loc(unknown), %arg832: f32 loc(unknown)):
-      %744 = "arith.mulf"(%arg830, %arg831) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %745 = "arith.addf"(%arg832, %744) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%745) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc100)
+    ^bb0(%arg826: f32 loc(unknown), %arg827: f32 loc(unknown), %arg828: f32 loc(unknown)):
+      %728 = "arith.mulf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %729 = "arith.addf"(%arg828, %728) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%729) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
     %85 = "linalg.generic"(%arg17, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg828: i64 loc(fused[#loc34, #loc13, #loc4, #loc33]), %arg829: i64 loc(fused[#loc34, #loc13, #loc4, #loc33])):
-      %743 = "arith.addi"(%arg828, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc101)
-      "linalg.yield"(%743) : (i64) -> () loc(#loc101)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc101)
+    ^bb0(%arg824: i64 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg825: i64 loc(fused[#loc34, #loc12, #loc4, #loc33])):
+      %727 = "arith.addi"(%arg824, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc95)
+      "linalg.yield"(%727) : (i64) -> () loc(#loc95)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc95)
     %86 = "linalg.generic"(%84, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg826: f32 loc(fused[#loc32, #loc19, #loc4, #loc33]), %arg827: f32 loc(fused[#loc34, #loc22, #loc4, #loc33])):
-      %742 = "arith.addf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%742) : (f32) -> () loc(#loc102)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc102)
+    ^bb0(%arg822: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg823: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
+      %726 = "arith.addf"(%arg822, %arg823) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%726) : (f32) -> () loc(#loc96)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %87 = "linalg.generic"(%86, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg824: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg825: f32 loc(fused[#loc34, #loc22, #loc4, #loc33])):
-      %741 = "arith.divf"(%arg824, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%741) : (f32) -> () loc(#loc102)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc102)
+    ^bb0(%arg820: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg821: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
+      %725 = "arith.divf"(%arg820, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%725) : (f32) -> () loc(#loc96)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %88 = "linalg.generic"(%84, %87, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg821: f32 loc(fused[#loc32, #loc19, #loc4, #loc33]), %arg822: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg823: f32 loc(fused[#loc34, #loc15, #loc4, #loc33])):
-      %740 = "arith.subf"(%arg821, %arg822) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%740) : (f32) -> () loc(#loc103)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc103)
+    ^bb0(%arg817: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg818: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg819: f32 loc(fused[#loc34, #loc22, #loc4, #loc33])):
+      %724 = "arith.subf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%724) : (f32) -> () loc(#loc97)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
     %89 = "linalg.generic"(%88, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg818: f32 loc(fused[#loc34, #loc15, #loc4, #loc33]), %arg819: f32 loc(fused[#loc34, #loc15, #loc4, #loc33]), %arg820: f32 loc(fused[#loc34, #loc11, #loc4, #loc33])):
-      %739 = "arith.mulf"(%arg818, %arg819) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%739) : (f32) -> () loc(#loc104)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
+    ^bb0(%arg814: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg815: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg816: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
+      %723 = "arith.mulf"(%arg814, %arg815) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%723) : (f32) -> () loc(#loc98)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
     %90 = "linalg.generic"(%89, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg816: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg817: f32 loc(fused[#loc34, #loc22, #loc4, #loc33])):
-      %738 = "arith.addf"(%arg816, %arg817) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%738) : (f32) -> () loc(#loc102)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc102)
+    ^bb0(%arg812: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg813: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
+      %722 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%722) : (f32) -> () loc(#loc96)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %91 = "linalg.generic"(%90, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg814: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg815: f32 loc(fused[#loc34, #loc22, #loc4, #loc33])):
-      %737 = "arith.divf"(%arg814, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%737) : (f32) -> () loc(#loc102)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc102)
+    ^bb0(%arg810: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg811: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
+      %721 = "arith.divf"(%arg810, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc96)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %92 = "linalg.generic"(%91, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg812: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg813: f32 loc(fused[#loc34, #loc13, #loc4, #loc33])):
-      %735 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc101)
-      %736 = "arith.addf"(%arg812, %735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%736) : (f32) -> () loc(#loc101)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc101)
+    ^bb0(%arg808: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg809: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
+      %719 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc95)
+      %720 = "arith.addf"(%arg808, %719) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%720) : (f32) -> () loc(#loc95)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
     %93 = "linalg.generic"(%92, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg810: f32 loc(fused[#loc34, #loc13, #loc4, #loc33]), %arg811: f32 loc(fused[#loc34, #loc23, #loc4, #loc33])):
-      %734 = "math.rsqrt"(%arg810) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc105)
-      "linalg.yield"(%734) : (f32) -> () loc(#loc105)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
+    ^bb0(%arg806: f32 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg807: f32 loc(fused[#loc34, #loc23, #loc4, #loc33])):
+      %718 = "math.rsqrt"(%arg806) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
+      "linalg.yield"(%718) : (f32) -> () loc(#loc99)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc99)
     %94 = "linalg.generic"(%88, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg807: f32 loc(fused[#loc34, #loc15, #loc4, #loc33]), %arg808: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg809: f32 loc(fused[#loc34, #loc11, #loc4, #loc33])):
-      %733 = "arith.mulf"(%arg807, %arg808) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%733) : (f32) -> () loc(#loc104)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
-    %95 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc106)
+    ^bb0(%arg803: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg804: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg805: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
+      %717 = "arith.mulf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%717) : (f32) -> () loc(#loc98)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
+    %95 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %96 = "linalg.generic"(%94, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg804: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg805: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg806: f32 loc(fused[#loc34, #loc11, #loc4, #loc33])):
-      %732 = "arith.mulf"(%arg804, %arg805) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%732) : (f32) -> () loc(#loc104)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
-    %97 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc106)
+    ^bb0(%arg800: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg801: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg802: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
+      %716 = "arith.mulf"(%arg800, %arg801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%716) : (f32) -> () loc(#loc98)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
+    %97 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %98 = "linalg.generic"(%96, %97, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg801: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg802: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg803: f32 loc(fused[#loc34, #loc13, #loc4, #loc33])):
-      %731 = "arith.addf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%731) : (f32) -> () loc(#loc101)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc101)
+    ^bb0(%arg797: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg798: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg799: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
+      %715 = "arith.addf"(%arg797, %arg798) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%715) : (f32) -> () loc(#loc95)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc95)
     %99 = "linalg.generic"(%89, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg799: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg800: f32 loc(fused[#loc34, #loc25, #loc4, #loc33])):
-      %730 = "arith.addf"(%arg799, %arg800) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%730) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
+    ^bb0(%arg795: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg796: f32 loc(fused[#loc34, #loc25, #loc4, #loc33])):
+      %714 = "arith.addf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%714) : (f32) -> () loc(#loc101)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc101)
     %100 = "linalg.generic"(%99, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg797: f32 loc(fused[#loc34, #loc25, #loc4, #loc33]), %arg798: f32 loc(fused[#loc34, #loc26, #loc4, #loc33])):
-      %729 = "arith.divf"(%arg797, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%729) : (f32) -> () loc(#loc108)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc108)
-    %101 = "tensor.collapse_shape"(%87) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc106)
+    ^bb0(%arg793: f32 loc(fused[#loc34, #loc25, #loc4, #loc33]), %arg794: f32 loc(fused[#loc34, #loc26, #loc4, #loc33])):
+      %713 = "arith.divf"(%arg793, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%713) : (f32) -> () loc(#loc102)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc102)
+    %101 = "tensor.collapse_shape"(%87) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc100)
     %102 = "linalg.generic"(%101, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg795: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg796: f32 loc(fused[#loc34, #loc11, #loc4, #loc33])):
-      %727 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc104)
-      %728 = "arith.mulf"(%arg795, %727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%728) : (f32) -> () loc(#loc104)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
+    ^bb0(%arg791: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg792: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
+      %711 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
+      %712 = "arith.mulf"(%arg791, %711) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%712) : (f32) -> () loc(#loc98)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %103 = "linalg.generic"(%arg15, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg793: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg794: f32 loc(fused[#loc34, #loc11, #loc4, #loc33])):
-      %725 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc104)
-      %726 = "arith.mulf"(%arg793, %725) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc104)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
+    ^bb0(%arg789: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg790: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
+      %709 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
+      %710 = "arith.mulf"(%arg789, %709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%710) : (f32) -> () loc(#loc98)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %104 = "linalg.generic"(%102, %103, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg790: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg791: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg792: f32 loc(fused[#loc34, #loc13, #loc4, #loc33])):
-      %724 = "arith.addf"(%arg790, %arg791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc101)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc101)
+    ^bb0(%arg786: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg787: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg788: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
+      %708 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%708) : (f32) -> () loc(#loc95)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc95)
     %105 = "linalg.generic"(%100, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg788: f32 loc(fused[#loc34, #loc26, #loc4, #loc33]), %arg789: f32 loc(fused[#loc34, #loc11, #loc4, #loc33])):
-      %722 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc104)
-      %723 = "arith.mulf"(%arg788, %722) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%723) : (f32) -> () loc(#loc104)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
+    ^bb0(%arg784: f32 loc(fused[#loc34, #loc26, #loc4, #loc33]), %arg785: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
+      %706 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
+      %707 = "arith.mulf"(%arg784, %706) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%707) : (f32) -> () loc(#loc98)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %106 = "linalg.generic"(%arg16, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg786: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg787: f32 loc(fused[#loc34, #loc11, #loc4, #loc33])):
-      %720 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc104)
-      %721 = "arith.mulf"(%arg786, %720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%721) : (f32) -> () loc(#loc104)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
+    ^bb0(%arg782: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg783: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
+      %704 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
+      %705 = "arith.mulf"(%arg782, %704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%705) : (f32) -> () loc(#loc98)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %107 = "linalg.generic"(%105, %106, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg783: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg784: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg785: f32 loc(fused[#loc34, #loc13, #loc4, #loc33])):
-      %719 = "arith.addf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%719) : (f32) -> () loc(#loc101)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc101)
+    ^bb0(%arg779: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg780: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg781: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
+      %703 = "arith.addf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%703) : (f32) -> () loc(#loc95)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc95)
     %108 = "linalg.generic"(%98, %45, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg780: f32 loc(fused[#loc34, #loc13, #loc4, #loc33]), %arg781: f32 loc(fused[#loc10, #loc13, #loc4, #loc12]), %arg782: f32 loc(fused[#loc35, #loc13, #loc4, #loc36])):
-      %718 = "arith.addf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%718) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc109)
+    ^bb0(%arg776: f32 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg777: f32 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg778: f32 loc(fused[#loc35, #loc12, #loc4, #loc36])):
+      %702 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%702) : (f32) -> () loc(#loc103)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc103)
     %109 = "linalg.generic"(%108, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg778: f32 loc(fused[#loc35, #loc13, #loc4, #loc36]), %arg779: f32 loc(fused[#loc30, #loc31, #loc4, #loc37])):
-      %716 = "arith.cmpf"(%arg778, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc110)
-      %717 = "arith.select"(%716, %arg778, %4) : (i1, f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%717) : (f32) -> () loc(#loc110)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc110)
-    %110 = "tensor.empty"() : () -> tensor<3x8x1x1xf32> loc(#loc111)
+    ^bb0(%arg774: f32 loc(fused[#loc35, #loc12, #loc4, #loc36]), %arg775: f32 loc(fused[#loc30, #loc31, #loc4, #loc37])):
+      %700 = "arith.cmpf"(%arg774, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc104)
+      %701 = "arith.select"(%700, %arg774, %4) : (i1, f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%701) : (f32) -> () loc(#loc104)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
+    %110 = "tensor.empty"() : () -> tensor<3x8x1x1xf32> loc(#loc105)
     %111 = "linalg.fill"(%4, %110) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg776: f32 loc(unknown), %arg777: f32 loc(unknown)):
-      "linalg.yield"(%arg776) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc111)
+    ^bb0(%arg772: f32 loc(unknown), %arg773: f32 loc(unknown)):
+      "linalg.yield"(%arg772) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
     %112 = "linalg.generic"(%109, %111) <{indexing_maps = [#map5, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg774: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg775: f32 loc(fused[#loc38, #loc22, #loc4, #loc20])):
-      %715 = "arith.addf"(%arg774, %arg775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%715) : (f32) -> () loc(#loc111)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc111)
+    ^bb0(%arg770: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg771: f32 loc(fused[#loc38, #loc21, #loc4, #loc19])):
+      %699 = "arith.addf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%699) : (f32) -> () loc(#loc105)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
     %113 = "linalg.generic"(%112, %110) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg772: f32 loc(fused[#loc38, #loc22, #loc4, #loc20]), %arg773: f32 loc(fused[#loc38, #loc22, #loc4, #loc20])):
-      %714 = "arith.divf"(%arg772, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%714) : (f32) -> () loc(#loc111)
-    }) : (tensor<3x8x1x1xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc111)
-    %114 = "tensor.collapse_shape"(%113) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<3x8x1x1xf32>) -> tensor<3x8xf32> loc(#loc112)
-    %115 = "tensor.empty"() : () -> tensor<8x3xf32> loc(#loc113)
+    ^bb0(%arg768: f32 loc(fused[#loc38, #loc21, #loc4, #loc19]), %arg769: f32 loc(fused[#loc38, #loc21, #loc4, #loc19])):
+      %698 = "arith.divf"(%arg768, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%698) : (f32) -> () loc(#loc105)
+    }) : (tensor<3x8x1x1xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
+    %114 = "tensor.collapse_shape"(%113) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<3x8x1x1xf32>) -> tensor<3x8xf32> loc(#loc106)
+    %115 = "tensor.empty"() : () -> tensor<8x3xf32> loc(#loc107)
     %116 = "linalg.transpose"(%arg10, %115) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg770: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg771: f32 loc(fused[#loc41, #loc42, #loc4, #loc40])):
-      "linalg.yield"(%arg770) : (f32) -> () loc(#loc113)
-    }) : (tensor<3x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32> loc(#loc113)
-    %117 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc114)
+    ^bb0(%arg766: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg767: f32 loc(fused[#loc41, #loc42, #loc4, #loc40])):
+      "linalg.yield"(%arg766) : (f32) -> () loc(#loc107)
+    }) : (tensor<3x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32> loc(#loc107)
+    %117 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc108)
     %118 = "linalg.fill"(%4, %117) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg768: f32 loc(unknown), %arg769: f32 loc(unknown)):
-      "linalg.yield"(%arg768) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc114)
+    ^bb0(%arg764: f32 loc(unknown), %arg765: f32 loc(unknown)):
+      "linalg.yield"(%arg764) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
     %119 = "linalg.matmul"(%114, %116, %118) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg765: f32 loc(unknown), %arg766: f32 loc(unknown), %arg767: f32 loc(unknown)):
-      %712 = "arith.mulf"(%arg765, %arg766) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %713 = "arith.addf"(%arg767, %712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc114)
+    ^bb0(%arg761: f32 loc(unknown), %arg762: f32 loc(unknown), %arg763: f32 loc(unknown)):
+      %696 = "arith.mulf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %697 = "arith.addf"(%arg763, %696) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%697) : (f32) -> () loc(#loc)
+    }) : (tensor<3x8xf32>, tensor<8x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
     %120 = "linalg.generic"(%arg11, %117) <{indexing_maps = [#map13, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg763: f32 loc(fused[#loc41, #loc44, #loc4, #loc40]), %arg764: f32 loc(fused[#loc41, #loc44, #loc4, #loc40])):
-      "linalg.yield"(%arg763) : (f32) -> () loc(#loc115)
-    }) : (tensor<3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc115)
+    ^bb0(%arg759: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg760: f32 loc(fused[#loc41, #loc43, #loc4, #loc40])):
+      "linalg.yield"(%arg759) : (f32) -> () loc(#loc108)
+    }) : (tensor<3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
     %121 = "linalg.generic"(%119, %120, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg760: f32 loc(fused[#loc41, #loc11, #loc4, #loc40]), %arg761: f32 loc(fused[#loc41, #loc11, #loc4, #loc40]), %arg762: f32 loc(fused[#loc41, #loc13, #loc4, #loc40])):
-      %711 = "arith.addf"(%arg760, %arg761) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%711) : (f32) -> () loc(#loc116)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
-    %122 = "tensor.empty"() : () -> tensor<3xi64> loc(#loc75)
+    ^bb0(%arg756: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg757: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg758: f32 loc(fused[#loc41, #loc43, #loc4, #loc40])):
+      %695 = "arith.addf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%695) : (f32) -> () loc(#loc108)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
+    %122 = "tensor.empty"() : () -> tensor<3xi64> loc(#loc71)
     %123 = "linalg.fill"(%2, %122) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg758: i64 loc(unknown), %arg759: i64 loc(unknown)):
-      "linalg.yield"(%arg758) : (i64) -> () loc(#loc)
-    }) : (i64, tensor<3xi64>) -> tensor<3xi64> loc(#loc75)
-    %124 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc75)
+    ^bb0(%arg754: i64 loc(unknown), %arg755: i64 loc(unknown)):
+      "linalg.yield"(%arg754) : (i64) -> () loc(#loc)
+    }) : (i64, tensor<3xi64>) -> tensor<3xi64> loc(#loc71)
+    %124 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc71)
     %125 = "linalg.fill"(%5, %124) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg756: f32 loc(unknown), %arg757: f32 loc(unknown)):
-      "linalg.yield"(%arg756) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3xf32>) -> tensor<3xf32> loc(#loc75)
+    ^bb0(%arg752: f32 loc(unknown), %arg753: f32 loc(unknown)):
+      "linalg.yield"(%arg752) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3xf32>) -> tensor<3xf32> loc(#loc71)
     %126:2 = "linalg.generic"(%121, %125, %123) <{indexing_maps = [#map14, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%arg753: f32 loc(fused[#loc41, #loc13, #loc4, #loc40]), %arg754: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg755: i64 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %706 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc75)
-      %707 = "arith.index_cast"(%706) : (index) -> i64 loc(#loc75)
-      %708 = "arith.maximumf"(%arg753, %arg754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      %709 = "arith.cmpf"(%arg753, %arg754) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc75)
-      %710 = "arith.select"(%709, %707, %arg755) : (i1, i64, i64) -> i64 loc(#loc75)
-      "linalg.yield"(%708, %710) : (f32, i64) -> () loc(#loc75)
-    }) : (tensor<3x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3xi64>) loc(#loc75)
-    %127 = "tensor.expand_shape"(%126#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc75)
+    ^bb0(%arg749: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg750: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg751: i64 loc(fused[#loc2, #loc6, #loc4, #loc5])):
+      %690 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc71)
+      %691 = "arith.index_cast"(%690) : (index) -> i64 loc(#loc71)
+      %692 = "arith.maximumf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %693 = "arith.cmpf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc71)
+      %694 = "arith.select"(%693, %691, %arg751) : (i1, i64, i64) -> i64 loc(#loc71)
+      "linalg.yield"(%692, %694) : (f32, i64) -> () loc(#loc71)
+    }) : (tensor<3x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3xi64>) loc(#loc71)
+    %127 = "tensor.expand_shape"(%126#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc71)
     %128 = "linalg.generic"(%121, %127, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg750: f32 loc(fused[#loc41, #loc13, #loc4, #loc40]), %arg751: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg752: f32 loc(fused[#loc2, #loc15, #loc4, #loc5])):
-      %705 = "arith.subf"(%arg750, %arg751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%705) : (f32) -> () loc(#loc118)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc118)
+    ^bb0(%arg746: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg747: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg748: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
+      %689 = "arith.subf"(%arg746, %arg747) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%689) : (f32) -> () loc(#loc71)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
     %129 = "linalg.generic"(%128, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg748: f32 loc(fused[#loc2, #loc15, #loc4, #loc5]), %arg749: f32 loc(fused[#loc2, #loc45, #loc4, #loc5])):
-      %704 = "math.exp"(%arg748) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc119)
-      "linalg.yield"(%704) : (f32) -> () loc(#loc119)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc119)
-    %130 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc120)
+    ^bb0(%arg744: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg745: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
+      %688 = "math.exp"(%arg744) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
+      "linalg.yield"(%688) : (f32) -> () loc(#loc71)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
+    %130 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc71)
     %131 = "linalg.fill"(%4, %130) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg746: f32 loc(unknown), %arg747: f32 loc(unknown)):
-      "linalg.yield"(%arg746) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc120)
+    ^bb0(%arg742: f32 loc(unknown), %arg743: f32 loc(unknown)):
+      "linalg.yield"(%arg742) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
     %132 = "linalg.generic"(%129, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg744: f32 loc(fused[#loc2, #loc45, #loc4, #loc5]), %arg745: f32 loc(fused[#loc2, #loc25, #loc4, #loc5])):
-      %703 = "arith.addf"(%arg744, %arg745) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc120)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc120)
+    ^bb0(%arg740: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg741: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
+      %687 = "arith.addf"(%arg740, %arg741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%687) : (f32) -> () loc(#loc71)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
     %133 = "linalg.generic"(%132, %130) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg742: f32 loc(fused[#loc2, #loc25, #loc4, #loc5]), %arg743: f32 loc(fused[#loc2, #loc46, #loc4, #loc5])):
-      %702 = "math.log"(%arg742) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc121)
-      "linalg.yield"(%702) : (f32) -> () loc(#loc121)
-    }) : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc121)
+    ^bb0(%arg738: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg739: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
+      %686 = "math.log"(%arg738) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
+      "linalg.yield"(%686) : (f32) -> () loc(#loc71)
+    }) : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
     %134 = "linalg.generic"(%128, %133, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg739: f32 loc(fused[#loc2, #loc15, #loc4, #loc5]), %arg740: f32 loc(fused[#loc2, #loc46, #loc4, #loc5]), %arg741: f32 loc(fused[#loc2, #loc15, #loc4, #loc5])):
-      %701 = "arith.subf"(%arg739, %arg740) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%701) : (f32) -> () loc(#loc118)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc118)
-    %135 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc74)
+    ^bb0(%arg735: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg736: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg737: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
+      %685 = "arith.subf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%685) : (f32) -> () loc(#loc71)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
+    %135 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc70)
     %136 = "linalg.generic"(%arg50, %135) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg737: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg738: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %700 = "arith.cmpi"(%arg737, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc74)
-      "linalg.yield"(%700) : (i1) -> () loc(#loc74)
-    }) : (tensor<3xi64>, tensor<3xi1>) -> tensor<3xi1> loc(#loc74)
+    ^bb0(%arg733: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg734: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %684 = "arith.cmpi"(%arg733, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc70)
+      "linalg.yield"(%684) : (i1) -> () loc(#loc70)
+    }) : (tensor<3xi64>, tensor<3xi1>) -> tensor<3xi1> loc(#loc70)
     %137 = "linalg.generic"(%136, %arg50, %20, %122) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg733: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg734: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg735: i64 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg736: i64 loc(fused[#loc2, #loc9, #loc4, #loc5])):
-      %699 = "arith.select"(%arg733, %arg734, %arg735) : (i1, i64, i64) -> i64 loc(#loc78)
-      "linalg.yield"(%699) : (i64) -> () loc(#loc78)
-    }) : (tensor<3xi1>, tensor<3xi64>, tensor<i64>, tensor<3xi64>) -> tensor<3xi64> loc(#loc78)
-    %138 = "tensor.expand_shape"(%137) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3xi64>) -> tensor<3x1x1xi64> loc(#loc122)
+    ^bb0(%arg729: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg730: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg731: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg732: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %683 = "arith.select"(%arg729, %arg730, %arg731) : (i1, i64, i64) -> i64 loc(#loc70)
+      "linalg.yield"(%683) : (i64) -> () loc(#loc70)
+    }) : (tensor<3xi1>, tensor<3xi64>, tensor<i64>, tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
+    %138 = "tensor.expand_shape"(%137) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3xi64>) -> tensor<3x1x1xi64> loc(#loc70)
     %139 = "linalg.generic"(%122) <{indexing_maps = [#map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg732: i64 loc(fused[#loc2, #loc48, #loc4, #loc5])):
-      %697 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc123)
-      %698 = "arith.index_cast"(%697) : (index) -> i64 loc(#loc123)
-      "linalg.yield"(%698) : (i64) -> () loc(#loc123)
-    }) : (tensor<3xi64>) -> tensor<3xi64> loc(#loc123)
-    %140 = "tensor.empty"() : () -> tensor<3x1x3xi1> loc(#loc124)
+    ^bb0(%arg728: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %681 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc70)
+      %682 = "arith.index_cast"(%681) : (index) -> i64 loc(#loc70)
+      "linalg.yield"(%682) : (i64) -> () loc(#loc70)
+    }) : (tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
+    %140 = "tensor.empty"() : () -> tensor<3x1x3xi1> loc(#loc70)
     %141 = "linalg.generic"(%138, %139, %140) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg729: i64 loc(fused[#loc2, #loc47, #loc4, #loc5]), %arg730: i64 loc(fused[#loc2, #loc48, #loc4, #loc5]), %arg731: i1 loc(fused[#loc2, #loc49, #loc4, #loc5])):
-      %696 = "arith.cmpi"(%arg729, %arg730) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc124)
-      "linalg.yield"(%696) : (i1) -> () loc(#loc124)
-    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc124)
-    %142 = "tensor.expand_shape"(%134) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 3>}> : (tensor<3x3xf32>) -> tensor<3x1x3xf32> loc(#loc122)
-    %143 = "tensor.empty"() : () -> tensor<3x1x3xf32> loc(#loc78)
+    ^bb0(%arg725: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg726: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg727: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %680 = "arith.cmpi"(%arg725, %arg726) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc70)
+      "linalg.yield"(%680) : (i1) -> () loc(#loc70)
+    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc70)
+    %142 = "tensor.expand_shape"(%134) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 3>}> : (tensor<3x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
+    %143 = "tensor.empty"() : () -> tensor<3x1x3xf32> loc(#loc70)
     %144 = "linalg.generic"(%141, %142, %8, %143) <{indexing_maps = [#map20, #map20, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg725: i1 loc(fused[#loc2, #loc49, #loc4, #loc5]), %arg726: f32 loc(fused[#loc2, #loc47, #loc4, #loc5]), %arg727: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg728: f32 loc(fused[#loc2, #loc9, #loc4, #loc5])):
-      %695 = "arith.select"(%arg725, %arg726, %arg727) : (i1, f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%695) : (f32) -> () loc(#loc78)
-    }) : (tensor<3x1x3xi1>, tensor<3x1x3xf32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc78)
+    ^bb0(%arg721: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg722: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg723: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg724: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %679 = "arith.select"(%arg721, %arg722, %arg723) : (i1, f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%679) : (f32) -> () loc(#loc70)
+    }) : (tensor<3x1x3xi1>, tensor<3x1x3xf32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
     %145 = "linalg.generic"(%144, %131) <{indexing_maps = [#map20, #map12], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg723: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg724: f32 loc(fused[#loc2, #loc25, #loc4, #loc5])):
-      %694 = "arith.addf"(%arg723, %arg724) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%694) : (f32) -> () loc(#loc120)
-    }) : (tensor<3x1x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc120)
-    %146 = "tensor.collapse_shape"(%145) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc125)
+    ^bb0(%arg719: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg720: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %678 = "arith.addf"(%arg719, %arg720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%678) : (f32) -> () loc(#loc70)
+    }) : (tensor<3x1x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc70)
+    %146 = "tensor.collapse_shape"(%145) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc70)
     %147 = "linalg.generic"(%146, %124) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg721: f32 loc(fused[#loc2, #loc50, #loc4, #loc5]), %arg722: f32 loc(fused[#loc2, #loc51, #loc4, #loc5])):
-      %693 = "arith.negf"(%arg721) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc126)
-      "linalg.yield"(%693) : (f32) -> () loc(#loc126)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc126)
+    ^bb0(%arg717: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg718: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %677 = "arith.negf"(%arg717) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc70)
+      "linalg.yield"(%677) : (f32) -> () loc(#loc70)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
     %148 = "linalg.generic"(%136, %147, %8, %124) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg717: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg718: f32 loc(fused[#loc2, #loc51, #loc4, #loc5]), %arg719: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg720: f32 loc(fused[#loc2, #loc9, #loc4, #loc5])):
-      %692 = "arith.select"(%arg717, %arg718, %arg719) : (i1, f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%692) : (f32) -> () loc(#loc78)
-    }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc78)
+    ^bb0(%arg713: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg714: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg715: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg716: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %676 = "arith.select"(%arg713, %arg714, %arg715) : (i1, f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%676) : (f32) -> () loc(#loc70)
+    }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
     %149 = "linalg.fill"(%2, %29) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg715: i64 loc(unknown), %arg716: i64 loc(unknown)):
-      "linalg.yield"(%arg715) : (i64) -> () loc(#loc)
-    }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc120)
+    ^bb0(%arg711: i64 loc(unknown), %arg712: i64 loc(unknown)):
+      "linalg.yield"(%arg711) : (i64) -> () loc(#loc)
+    }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc70)
     %150 = "linalg.generic"(%136, %149) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg713: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg714: i64 loc(fused[#loc2, #loc25, #loc4, #loc5])):
-      %690 = "arith.extui"(%arg713) : (i1) -> i64 loc(#loc120)
-      %691 = "arith.addi"(%690, %arg714) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc120)
-      "linalg.yield"(%691) : (i64) -> () loc(#loc120)
-    }) : (tensor<3xi1>, tensor<i64>) -> tensor<i64> loc(#loc120)
-    %151 = "tensor.empty"() : () -> tensor<f32> loc(#loc127)
+    ^bb0(%arg709: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg710: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %674 = "arith.extui"(%arg709) : (i1) -> i64 loc(#loc70)
+      %675 = "arith.addi"(%674, %arg710) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc70)
+      "linalg.yield"(%675) : (i64) -> () loc(#loc70)
+    }) : (tensor<3xi1>, tensor<i64>) -> tensor<i64> loc(#loc70)
+    %151 = "tensor.empty"() : () -> tensor<f32> loc(#loc70)
     %152 = "linalg.generic"(%150, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg711: i64 loc(fused[#loc2, #loc25, #loc4, #loc5]), %arg712: f32 loc(fused[#loc2, #loc52, #loc4, #loc5])):
-      %689 = "arith.sitofp"(%arg711) : (i64) -> f32 loc(#loc127)
-      "linalg.yield"(%689) : (f32) -> () loc(#loc127)
-    }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc127)
+    ^bb0(%arg707: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg708: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %673 = "arith.sitofp"(%arg707) : (i64) -> f32 loc(#loc70)
+      "linalg.yield"(%673) : (f32) -> () loc(#loc70)
+    }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %153 = "linalg.fill"(%4, %151) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg709: f32 loc(unknown), %arg710: f32 loc(unknown)):
-      "linalg.yield"(%arg709) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc120)
+    ^bb0(%arg705: f32 loc(unknown), %arg706: f32 loc(unknown)):
+      "linalg.yield"(%arg705) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc70)
     %154 = "linalg.generic"(%148, %153) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg707: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg708: f32 loc(fused[#loc2, #loc25, #loc4, #loc5])):
-      %688 = "arith.addf"(%arg707, %arg708) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%688) : (f32) -> () loc(#loc120)
-    }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc120)
+    ^bb0(%arg703: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg704: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %672 = "arith.addf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%672) : (f32) -> () loc(#loc70)
+    }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %155 = "linalg.generic"(%154, %152, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg704: f32 loc(fused[#loc2, #loc25, #loc4, #loc5]), %arg705: f32 loc(fused[#loc2, #loc52, #loc4, #loc5]), %arg706: f32 loc(fused[#loc2, #loc26, #loc4, #loc5])):
-      %687 = "arith.divf"(%arg704, %arg705) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%687) : (f32) -> () loc(#loc128)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc128)
+    ^bb0(%arg700: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg701: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg702: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %671 = "arith.divf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%671) : (f32) -> () loc(#loc70)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %156 = "linalg.generic"(%arg51, %152, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg701: f32 loc(fused[#loc2, #loc26, #loc8, #loc5]), %arg702: f32 loc(fused[#loc2, #loc52, #loc4, #loc5]), %arg703: f32 loc(fused[#loc2, #loc26, #loc8, #loc5])):
-      %686 = "arith.divf"(%arg701, %arg702) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
-      "linalg.yield"(%686) : (f32) -> () loc(#loc129)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc129)
-    %157 = "tensor.expand_shape"(%arg50) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xi64>) -> tensor<3x1xi64> loc(#loc130)
-    %158 = "tensor.empty"() : () -> tensor<3x1xi1> loc(#loc131)
+    ^bb0(%arg697: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg698: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg699: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %670 = "arith.divf"(%arg697, %arg698) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%670) : (f32) -> () loc(#loc72)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc72)
+    %157 = "tensor.expand_shape"(%arg50) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xi64>) -> tensor<3x1xi64> loc(#loc72)
+    %158 = "tensor.empty"() : () -> tensor<3x1xi1> loc(#loc72)
     %159 = "linalg.generic"(%157, %158) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg699: i64 loc(fused[#loc2, #loc47, #loc8, #loc5]), %arg700: i1 loc(fused[#loc2, #loc3, #loc8, #loc5])):
-      %685 = "arith.cmpi"(%arg699, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc131)
-      "linalg.yield"(%685) : (i1) -> () loc(#loc131)
-    }) : (tensor<3x1xi64>, tensor<3x1xi1>) -> tensor<3x1xi1> loc(#loc131)
-    %160 = "tensor.empty"() : () -> tensor<3x1xi64> loc(#loc77)
+    ^bb0(%arg695: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg696: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %669 = "arith.cmpi"(%arg695, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc72)
+      "linalg.yield"(%669) : (i1) -> () loc(#loc72)
+    }) : (tensor<3x1xi64>, tensor<3x1xi1>) -> tensor<3x1xi1> loc(#loc72)
+    %160 = "tensor.empty"() : () -> tensor<3x1xi64> loc(#loc72)
     %161 = "linalg.generic"(%159, %157, %20, %160) <{indexing_maps = [#map14, #map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg695: i1 loc(fused[#loc2, #loc3, #loc8, #loc5]), %arg696: i64 loc(fused[#loc2, #loc47, #loc8, #loc5]), %arg697: i64 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg698: i64 loc(fused[#loc2, #loc9, #loc8, #loc5])):
-      %684 = "arith.select"(%arg695, %arg696, %arg697) : (i1, i64, i64) -> i64 loc(#loc77)
-      "linalg.yield"(%684) : (i64) -> () loc(#loc77)
-    }) : (tensor<3x1xi1>, tensor<3x1xi64>, tensor<i64>, tensor<3x1xi64>) -> tensor<3x1xi64> loc(#loc77)
-    %162 = "tensor.expand_shape"(%161) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3x1xi64>) -> tensor<3x1x1xi64> loc(#loc130)
+    ^bb0(%arg691: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg692: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg693: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg694: i64 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %668 = "arith.select"(%arg691, %arg692, %arg693) : (i1, i64, i64) -> i64 loc(#loc72)
+      "linalg.yield"(%668) : (i64) -> () loc(#loc72)
+    }) : (tensor<3x1xi1>, tensor<3x1xi64>, tensor<i64>, tensor<3x1xi64>) -> tensor<3x1xi64> loc(#loc72)
+    %162 = "tensor.expand_shape"(%161) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3x1xi64>) -> tensor<3x1x1xi64> loc(#loc72)
     %163 = "linalg.generic"(%162, %139, %140) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg692: i64 loc(fused[#loc2, #loc47, #loc8, #loc5]), %arg693: i64 loc(fused[#loc2, #loc48, #loc8, #loc5]), %arg694: i1 loc(fused[#loc2, #loc49, #loc8, #loc5])):
-      %683 = "arith.cmpi"(%arg692, %arg693) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc132)
-      "linalg.yield"(%683) : (i1) -> () loc(#loc132)
-    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc132)
-    %164 = "tensor.empty"() : () -> tensor<3x3xi1> loc(#loc76)
+    ^bb0(%arg688: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg689: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg690: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %667 = "arith.cmpi"(%arg688, %arg689) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc72)
+      "linalg.yield"(%667) : (i1) -> () loc(#loc72)
+    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc72)
+    %164 = "tensor.empty"() : () -> tensor<3x3xi1> loc(#loc72)
     %165 = "linalg.fill"(%6, %164) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg690: i1 loc(unknown), %arg691: i1 loc(unknown)):
-      "linalg.yield"(%arg690) : (i1) -> () loc(#loc)
-    }) : (i1, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc76)
+    ^bb0(%arg686: i1 loc(unknown), %arg687: i1 loc(unknown)):
+      "linalg.yield"(%arg686) : (i1) -> () loc(#loc)
+    }) : (i1, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc72)
     %166 = "linalg.generic"(%163, %165) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg688: i1 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg689: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %682 = "arith.ori"(%arg688, %arg689) : (i1, i1) -> i1 loc(#loc76)
-      "linalg.yield"(%682) : (i1) -> () loc(#loc76)
-    }) : (tensor<3x1x3xi1>, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc76)
+    ^bb0(%arg684: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg685: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %666 = "arith.ori"(%arg684, %arg685) : (i1, i1) -> i1 loc(#loc72)
+      "linalg.yield"(%666) : (i1) -> () loc(#loc72)
+    }) : (tensor<3x1x3xi1>, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc72)
     %167 = "linalg.generic"(%163, %9, %8, %143) <{indexing_maps = [#map20, #map21, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg684: i1 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg685: f32 loc(fused[#loc2, #loc9, #loc8, #loc5]), %arg686: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg687: f32 loc(fused[#loc2, #loc9, #loc8, #loc5])):
-      %681 = "arith.select"(%arg684, %arg685, %arg686) : (i1, f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%681) : (f32) -> () loc(#loc77)
-    }) : (tensor<3x1x3xi1>, tensor<f32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc77)
+    ^bb0(%arg680: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg681: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg682: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg683: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %665 = "arith.select"(%arg680, %arg681, %arg682) : (i1, f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x1x3xi1>, tensor<f32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc72)
     %168 = "linalg.generic"(%167, %118) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg682: f32 loc(fused[#loc2, #loc9, #loc8, #loc5]), %arg683: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
-      %680 = "arith.addf"(%arg682, %arg683) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%680) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x1x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc134)
+    ^bb0(%arg678: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg679: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %664 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x1x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
     %169 = "linalg.generic"(%166, %168, %7, %117) <{indexing_maps = [#map14, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg678: i1 loc(fused[#loc2, #loc42, #loc8, #loc5]), %arg679: f32 loc(fused[#loc2, #loc42, #loc8, #loc5]), %arg680: f32 loc(fused[#loc2, #loc9, #loc8, #loc5]), %arg681: f32 loc(fused[#loc2, #loc9, #loc8, #loc5])):
-      %679 = "arith.select"(%arg678, %arg679, %arg680) : (i1, f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%679) : (f32) -> () loc(#loc77)
-    }) : (tensor<3x3xi1>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc77)
+    ^bb0(%arg674: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg675: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg676: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg677: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %663 = "arith.select"(%arg674, %arg675, %arg676) : (i1, f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%663) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x3xi1>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
     %170 = "linalg.generic"(%159, %156, %8, %130) <{indexing_maps = [#map14, #map22, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg674: i1 loc(fused[#loc2, #loc3, #loc8, #loc5]), %arg675: f32 loc(fused[#loc2, #loc26, #loc8, #loc5]), %arg676: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg677: f32 loc(fused[#loc2, #loc9, #loc8, #loc5])):
-      %678 = "arith.select"(%arg674, %arg675, %arg676) : (i1, f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%678) : (f32) -> () loc(#loc77)
-    }) : (tensor<3x1xi1>, tensor<f32>, tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc77)
+    ^bb0(%arg670: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg671: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg672: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg673: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %662 = "arith.select"(%arg670, %arg671, %arg672) : (i1, f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%662) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x1xi1>, tensor<f32>, tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc72)
     %171 = "linalg.generic"(%169, %170, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg671: f32 loc(fused[#loc2, #loc9, #loc8, #loc5]), %arg672: f32 loc(fused[#loc2, #loc9, #loc8, #loc5]), %arg673: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %677 = "arith.mulf"(%arg671, %arg672) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%677) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc136)
+    ^bb0(%arg667: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg668: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg669: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
+      %661 = "arith.mulf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%661) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
     %172 = "linalg.generic"(%134, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg669: f32 loc(fused[#loc2, #loc15, #loc4, #loc5]), %arg670: f32 loc(fused[#loc2, #loc45, #loc8, #loc5])):
-      %676 = "math.exp"(%arg669) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc137)
-      "linalg.yield"(%676) : (f32) -> () loc(#loc137)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc137)
+    ^bb0(%arg665: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg666: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
+      %660 = "math.exp"(%arg665) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc109)
+      "linalg.yield"(%660) : (f32) -> () loc(#loc109)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
     %173 = "linalg.generic"(%171, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg667: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg668: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
-      %675 = "arith.addf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%675) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc134)
+    ^bb0(%arg663: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg664: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
+      %659 = "arith.addf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%659) : (f32) -> () loc(#loc109)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc109)
     %174 = "linalg.generic"(%172, %173, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg664: f32 loc(fused[#loc2, #loc45, #loc8, #loc5]), %arg665: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg666: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %674 = "arith.mulf"(%arg664, %arg665) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%674) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc136)
+    ^bb0(%arg660: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg661: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg662: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
+      %658 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%658) : (f32) -> () loc(#loc109)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
     %175 = "linalg.generic"(%171, %174, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg661: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg662: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg663: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %673 = "arith.subf"(%arg661, %arg662) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%673) : (f32) -> () loc(#loc138)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc138)
-    %176 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc139)
+    ^bb0(%arg657: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg658: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg659: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
+      %657 = "arith.subf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%657) : (f32) -> () loc(#loc109)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
+    %176 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc110)
     %177 = "linalg.fill"(%4, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg659: f32 loc(unknown), %arg660: f32 loc(unknown)):
-      "linalg.yield"(%arg659) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc139)
+    ^bb0(%arg655: f32 loc(unknown), %arg656: f32 loc(unknown)):
+      "linalg.yield"(%arg655) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
     %178 = "linalg.matmul"(%175, %arg10, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg656: f32 loc(unknown), %arg657: f32 loc(unknown), %arg658: f32 loc(unknown)):
-      %671 = "arith.mulf"(%arg656, %arg657) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %672 = "arith.addf"(%arg658, %671) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%672) : (f32) -> () loc(#loc)
-    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc139)
+    ^bb0(%arg652: f32 loc(unknown), %arg653: f32 loc(unknown), %arg654: f32 loc(unknown)):
+      %655 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %656 = "arith.addf"(%arg654, %655) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%656) : (f32) -> () loc(#loc)
+    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
     %179 = "linalg.transpose"(%175, %117) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg654: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg655: f32 loc(fused[#loc41, #loc42, #loc8, #loc40])):
-      "linalg.yield"(%arg654) : (f32) -> () loc(#loc140)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc140)
+    ^bb0(%arg650: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg651: f32 loc(fused[#loc41, #loc42, #loc8, #loc40])):
+      "linalg.yield"(%arg650) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc111)
     %180 = "linalg.matmul"(%179, %114, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg651: f32 loc(unknown), %arg652: f32 loc(unknown), %arg653: f32 loc(unknown)):
-      %669 = "arith.mulf"(%arg651, %arg652) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %670 = "arith.addf"(%arg653, %669) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%670) : (f32) -> () loc(#loc)
-    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc139)
-    %181 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc141)
+    ^bb0(%arg647: f32 loc(unknown), %arg648: f32 loc(unknown), %arg649: f32 loc(unknown)):
+      %653 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %654 = "arith.addf"(%arg649, %653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%654) : (f32) -> () loc(#loc)
+    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
+    %181 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc112)
     %182 = "linalg.fill"(%4, %181) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg649: f32 loc(unknown), %arg650: f32 loc(unknown)):
-      "linalg.yield"(%arg649) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc141)
+    ^bb0(%arg645: f32 loc(unknown), %arg646: f32 loc(unknown)):
+      "linalg.yield"(%arg645) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc112)
     %183 = "linalg.generic"(%175, %182) <{indexing_maps = [#map14, #map23], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg647: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg648: f32 loc(fused[#loc41, #loc25, #loc8, #loc40])):
-      %668 = "arith.addf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%668) : (f32) -> () loc(#loc141)
-    }) : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc141)
-    %184 = "tensor.collapse_shape"(%183) <{reassociation = [[0, 1]]}> : (tensor<1x3xf32>) -> tensor<3xf32> loc(#loc142)
+    ^bb0(%arg643: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg644: f32 loc(fused[#loc41, #loc25, #loc8, #loc40])):
+      %652 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%652) : (f32) -> () loc(#loc112)
+    }) : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc112)
+    %184 = "tensor.collapse_shape"(%183) <{reassociation = [[0, 1]]}> : (tensor<1x3xf32>) -> tensor<3xf32> loc(#loc113)
     %185 = "linalg.generic"(%178, %26) <{indexing_maps = [#map24, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg645: f32 loc(fused[#loc38, #loc44, #loc8, #loc20]), %arg646: f32 loc(fused[#loc38, #loc44, #loc8, #loc20])):
-      "linalg.yield"(%arg645) : (f32) -> () loc(#loc143)
-    }) : (tensor<3x8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
+    ^bb0(%arg641: f32 loc(fused[#loc38, #loc46, #loc8, #loc19]), %arg642: f32 loc(fused[#loc38, #loc46, #loc8, #loc19])):
+      "linalg.yield"(%arg641) : (f32) -> () loc(#loc114)
+    }) : (tensor<3x8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc114)
     %186 = "linalg.generic"(%185, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg643: f32 loc(fused[#loc38, #loc44, #loc8, #loc20]), %arg644: f32 loc(fused[#loc38, #loc53, #loc8, #loc20])):
-      %667 = "arith.divf"(%arg643, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%667) : (f32) -> () loc(#loc144)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc144)
-    %187 = "tensor.empty"() : () -> tensor<3x8x4x4xi1> loc(#loc145)
+    ^bb0(%arg639: f32 loc(fused[#loc38, #loc46, #loc8, #loc19]), %arg640: f32 loc(fused[#loc38, #loc47, #loc8, #loc19])):
+      %651 = "arith.divf"(%arg639, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%651) : (f32) -> () loc(#loc115)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc115)
+    %187 = "tensor.empty"() : () -> tensor<3x8x4x4xi1> loc(#loc116)
     %188 = "linalg.generic"(%109, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg641: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg642: i1 loc(fused[#loc30, #loc54, #loc8, #loc37])):
-      %666 = "arith.cmpf"(%arg641, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc145)
-      "linalg.yield"(%666) : (i1) -> () loc(#loc145)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc145)
+    ^bb0(%arg637: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg638: i1 loc(fused[#loc30, #loc48, #loc8, #loc37])):
+      %650 = "arith.cmpf"(%arg637, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc116)
+      "linalg.yield"(%650) : (i1) -> () loc(#loc116)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc116)
     %189 = "linalg.generic"(%188, %8, %186, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg637: i1 loc(fused[#loc30, #loc54, #loc8, #loc37]), %arg638: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg639: f32 loc(fused[#loc38, #loc53, #loc8, #loc20]), %arg640: f32 loc(fused[#loc30, #loc9, #loc8, #loc37])):
-      %665 = "arith.select"(%arg637, %arg638, %arg639) : (i1, f32, f32) -> f32 loc(#loc146)
-      "linalg.yield"(%665) : (f32) -> () loc(#loc146)
-    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc146)
+    ^bb0(%arg633: i1 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg634: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg635: f32 loc(fused[#loc38, #loc47, #loc8, #loc19]), %arg636: f32 loc(fused[#loc30, #loc48, #loc8, #loc37])):
+      %649 = "arith.select"(%arg633, %arg634, %arg635) : (i1, f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%649) : (f32) -> () loc(#loc116)
+    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc116)
     %190 = "linalg.generic"(%189, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg635: f32 loc(fused[#loc30, #loc9, #loc8, #loc37]), %arg636: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %664 = "arith.addf"(%arg635, %arg636) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%664) : (f32) -> () loc(#loc147)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc147)
-    %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc148)
+    ^bb0(%arg631: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg632: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
+      %648 = "arith.addf"(%arg631, %arg632) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%648) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
+    %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc118)
     %192 = "linalg.generic"(%189, %94, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg632: f32 loc(fused[#loc30, #loc9, #loc8, #loc37]), %arg633: f32 loc(fused[#loc34, #loc11, #loc4, #loc33]), %arg634: f32 loc(fused[#loc34, #loc11, #loc8, #loc33])):
-      %663 = "arith.mulf"(%arg632, %arg633) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%663) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc149)
+    ^bb0(%arg628: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg629: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg630: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
+      %647 = "arith.mulf"(%arg628, %arg629) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%647) : (f32) -> () loc(#loc119)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %193 = "linalg.generic"(%189, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg629: f32 loc(fused[#loc30, #loc9, #loc8, #loc37]), %arg630: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg631: f32 loc(fused[#loc34, #loc11, #loc8, #loc33])):
-      %662 = "arith.mulf"(%arg629, %arg630) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%662) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc149)
+    ^bb0(%arg625: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg626: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg627: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
+      %646 = "arith.mulf"(%arg625, %arg626) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%646) : (f32) -> () loc(#loc119)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %194 = "linalg.generic"(%192, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg627: f32 loc(fused[#loc34, #loc11, #loc8, #loc33]), %arg628: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %661 = "arith.addf"(%arg627, %arg628) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%661) : (f32) -> () loc(#loc147)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc147)
-    %195 = "tensor.collapse_shape"(%194) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc148)
+    ^bb0(%arg623: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg624: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
+      %645 = "arith.addf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%645) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
+    %195 = "tensor.collapse_shape"(%194) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc118)
     %196 = "linalg.generic"(%193, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg624: f32 loc(fused[#loc34, #loc11, #loc8, #loc33]), %arg625: f32 loc(fused[#loc34, #loc15, #loc4, #loc33]), %arg626: f32 loc(fused[#loc34, #loc11, #loc8, #loc33])):
-      %660 = "arith.mulf"(%arg624, %arg625) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%660) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc149)
+    ^bb0(%arg620: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg621: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg622: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
+      %644 = "arith.mulf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%644) : (f32) -> () loc(#loc119)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %197 = "linalg.generic"(%193, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg621: f32 loc(fused[#loc34, #loc11, #loc8, #loc33]), %arg622: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg623: f32 loc(fused[#loc34, #loc11, #loc8, #loc33])):
-      %659 = "arith.mulf"(%arg621, %arg622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%659) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc149)
+    ^bb0(%arg617: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg618: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg619: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
+      %643 = "arith.mulf"(%arg617, %arg618) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%643) : (f32) -> () loc(#loc119)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %198 = "linalg.generic"(%196, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg619: f32 loc(fused[#loc34, #loc11, #loc8, #loc33]), %arg620: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %658 = "arith.addf"(%arg619, %arg620) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%658) : (f32) -> () loc(#loc147)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc147)
+    ^bb0(%arg615: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg616: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
+      %642 = "arith.addf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%642) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
     %199 = "linalg.generic"(%93, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg617: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg618: f32 loc(fused[#loc34, #loc55, #loc8, #loc33])):
-      %657 = "math.fpowi"(%arg617, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc150)
-      "linalg.yield"(%657) : (f32) -> () loc(#loc150)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc150)
+    ^bb0(%arg613: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg614: f32 loc(fused[#loc34, #loc49, #loc8, #loc33])):
+      %641 = "math.fpowi"(%arg613, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc120)
+      "linalg.yield"(%641) : (f32) -> () loc(#loc120)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc120)
     %200 = "linalg.generic"(%198, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg615: f32 loc(fused[#loc34, #loc25, #loc8, #loc33]), %arg616: f32 loc(fused[#loc34, #loc56, #loc8, #loc33])):
-      %656 = "arith.mulf"(%arg615, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%656) : (f32) -> () loc(#loc151)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc151)
+    ^bb0(%arg611: f32 loc(fused[#loc34, #loc25, #loc8, #loc33]), %arg612: f32 loc(fused[#loc34, #loc50, #loc8, #loc33])):
+      %640 = "arith.mulf"(%arg611, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%640) : (f32) -> () loc(#loc121)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc121)
     %201 = "linalg.generic"(%200, %199, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg612: f32 loc(fused[#loc34, #loc56, #loc8, #loc33]), %arg613: f32 loc(fused[#loc34, #loc55, #loc8, #loc33]), %arg614: f32 loc(fused[#loc34, #loc11, #loc8, #loc33])):
-      %655 = "arith.mulf"(%arg612, %arg613) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%655) : (f32) -> () loc(#loc149)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc149)
-    %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc152)
+    ^bb0(%arg608: f32 loc(fused[#loc34, #loc50, #loc8, #loc33]), %arg609: f32 loc(fused[#loc34, #loc49, #loc8, #loc33]), %arg610: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
+      %639 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc119)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc119)
+    %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc122)
     %203 = "linalg.generic"(%202, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg610: f32 loc(fused[#loc34, #loc44, #loc8, #loc33]), %arg611: f32 loc(fused[#loc34, #loc44, #loc8, #loc33])):
-      "linalg.yield"(%arg610) : (f32) -> () loc(#loc152)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc152)
+    ^bb0(%arg606: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg607: f32 loc(fused[#loc34, #loc46, #loc8, #loc33])):
+      "linalg.yield"(%arg606) : (f32) -> () loc(#loc122)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
     %204 = "linalg.generic"(%203, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg608: f32 loc(fused[#loc34, #loc44, #loc8, #loc33]), %arg609: f32 loc(fused[#loc34, #loc53, #loc8, #loc33])):
-      %654 = "arith.divf"(%arg608, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%654) : (f32) -> () loc(#loc153)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc153)
+    ^bb0(%arg604: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg605: f32 loc(fused[#loc34, #loc47, #loc8, #loc33])):
+      %638 = "arith.divf"(%arg604, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%638) : (f32) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
     %205 = "linalg.generic"(%204, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg605: f32 loc(fused[#loc34, #loc53, #loc8, #loc33]), %arg606: f32 loc(fused[#loc34, #loc15, #loc4, #loc33]), %arg607: f32 loc(fused[#loc34, #loc11, #loc8, #loc33])):
-      %653 = "arith.mulf"(%arg605, %arg606) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%653) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc149)
+    ^bb0(%arg601: f32 loc(fused[#loc34, #loc47, #loc8, #loc33]), %arg602: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg603: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
+      %637 = "arith.mulf"(%arg601, %arg602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc119)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %206 = "linalg.generic"(%197, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg602: f32 loc(fused[#loc34, #loc11, #loc8, #loc33]), %arg603: f32 loc(fused[#loc34, #loc11, #loc8, #loc33]), %arg604: f32 loc(fused[#loc34, #loc13, #loc8, #loc33])):
-      %652 = "arith.addf"(%arg602, %arg603) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
-      "linalg.yield"(%652) : (f32) -> () loc(#loc154)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc154)
+    ^bb0(%arg598: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg599: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg600: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
+      %636 = "arith.addf"(%arg598, %arg599) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%636) : (f32) -> () loc(#loc124)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
     %207 = "linalg.generic"(%206, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg599: f32 loc(fused[#loc34, #loc13, #loc8, #loc33]), %arg600: f32 loc(fused[#loc34, #loc11, #loc8, #loc33]), %arg601: f32 loc(fused[#loc34, #loc13, #loc8, #loc33])):
-      %651 = "arith.addf"(%arg599, %arg600) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
-      "linalg.yield"(%651) : (f32) -> () loc(#loc154)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc154)
+    ^bb0(%arg595: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg596: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg597: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
+      %635 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%635) : (f32) -> () loc(#loc124)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
     %208 = "linalg.generic"(%207, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg597: f32 loc(fused[#loc34, #loc13, #loc8, #loc33]), %arg598: f32 loc(fused[#loc34, #loc51, #loc8, #loc33])):
-      %650 = "arith.negf"(%arg597) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc155)
-      "linalg.yield"(%650) : (f32) -> () loc(#loc155)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc155)
+    ^bb0(%arg593: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg594: f32 loc(fused[#loc34, #loc51, #loc8, #loc33])):
+      %634 = "arith.negf"(%arg593) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc125)
+      "linalg.yield"(%634) : (f32) -> () loc(#loc125)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
     %209 = "linalg.generic"(%208, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg595: f32 loc(fused[#loc34, #loc51, #loc8, #loc33]), %arg596: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %649 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%649) : (f32) -> () loc(#loc147)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc147)
-    %210 = "tensor.collapse_shape"(%209) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc152)
+    ^bb0(%arg591: f32 loc(fused[#loc34, #loc51, #loc8, #loc33]), %arg592: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
+      %633 = "arith.addf"(%arg591, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%633) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
+    %210 = "tensor.collapse_shape"(%209) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc122)
     %211 = "linalg.generic"(%210, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg593: f32 loc(fused[#loc34, #loc44, #loc8, #loc33]), %arg594: f32 loc(fused[#loc34, #loc44, #loc8, #loc33])):
-      "linalg.yield"(%arg593) : (f32) -> () loc(#loc152)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc152)
+    ^bb0(%arg589: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg590: f32 loc(fused[#loc34, #loc46, #loc8, #loc33])):
+      "linalg.yield"(%arg589) : (f32) -> () loc(#loc122)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
     %212 = "linalg.generic"(%211, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg591: f32 loc(fused[#loc34, #loc44, #loc8, #loc33]), %arg592: f32 loc(fused[#loc34, #loc53, #loc8, #loc33])):
-      %648 = "arith.divf"(%arg591, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%648) : (f32) -> () loc(#loc153)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc153)
+    ^bb0(%arg587: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg588: f32 loc(fused[#loc34, #loc47, #loc8, #loc33])):
+      %632 = "arith.divf"(%arg587, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%632) : (f32) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
     %213 = "linalg.generic"(%207, %212, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg588: f32 loc(fused[#loc34, #loc13, #loc8, #loc33]), %arg589: f32 loc(fused[#loc34, #loc53, #loc8, #loc33]), %arg590: f32 loc(fused[#loc34, #loc13, #loc8, #loc33])):
-      %647 = "arith.addf"(%arg588, %arg589) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
-      "linalg.yield"(%647) : (f32) -> () loc(#loc154)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc154)
-    %214 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc156)
+    ^bb0(%arg584: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg585: f32 loc(fused[#loc34, #loc47, #loc8, #loc33]), %arg586: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
+      %631 = "arith.addf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc124)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
+    %214 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc126)
     %215 = "linalg.fill"(%4, %214) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg586: f32 loc(unknown), %arg587: f32 loc(unknown)):
-      "linalg.yield"(%arg586) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc156)
+    ^bb0(%arg582: f32 loc(unknown), %arg583: f32 loc(unknown)):
+      "linalg.yield"(%arg582) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
     %216 = "linalg.generic"(%215) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg585: f32 loc(fused[#loc32, #loc57, #loc8, #loc33])):
-      %640 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc156)
-      %641 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc156)
-      %642 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc156)
-      %643 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc156)
-      %644 = "arith.subi"(%17, %642) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc156)
-      %645 = "arith.subi"(%17, %643) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc156)
-      %646 = "tensor.extract"(%arg4, %641, %640, %644, %645) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc156)
-      "linalg.yield"(%646) : (f32) -> () loc(#loc156)
-    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc156)
-    %217 = "tensor.empty"() : () -> tensor<3x8x6x6xf32> loc(#loc156)
+    ^bb0(%arg581: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
+      %624 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc126)
+      %625 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc126)
+      %626 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc126)
+      %627 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc126)
+      %628 = "arith.subi"(%17, %626) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
+      %629 = "arith.subi"(%17, %627) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
+      %630 = "tensor.extract"(%arg4, %625, %624, %628, %629) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc126)
+      "linalg.yield"(%630) : (f32) -> () loc(#loc126)
+    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
+    %217 = "tensor.empty"() : () -> tensor<3x8x6x6xf32> loc(#loc126)
     %218 = "linalg.fill"(%4, %217) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg583: f32 loc(unknown), %arg584: f32 loc(unknown)):
-      "linalg.yield"(%arg583) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc156)
-    %219 = "tensor.insert_slice"(%213, %218) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<3x8x4x4xf32>, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc156)
+    ^bb0(%arg579: f32 loc(unknown), %arg580: f32 loc(unknown)):
+      "linalg.yield"(%arg579) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc126)
+    %219 = "tensor.insert_slice"(%213, %218) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<3x8x4x4xf32>, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc126)
     %220 = "linalg.conv_2d_nchw_fchw"(%219, %216, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg580: f32 loc(unknown), %arg581: f32 loc(unknown), %arg582: f32 loc(unknown)):
-      %638 = "arith.mulf"(%arg580, %arg581) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %639 = "arith.addf"(%arg582, %638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc156)
-    %221 = "tensor.empty"() : () -> tensor<8x3x4x4xf32> loc(#loc156)
+    ^bb0(%arg576: f32 loc(unknown), %arg577: f32 loc(unknown), %arg578: f32 loc(unknown)):
+      %622 = "arith.mulf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %623 = "arith.addf"(%arg578, %622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%623) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
+    %221 = "tensor.empty"() : () -> tensor<8x3x4x4xf32> loc(#loc126)
     %222 = "linalg.transpose"(%82, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg578: f32 loc(fused[#loc30, #loc31, #loc4, #loc28]), %arg579: f32 loc(fused[#loc32, #loc57, #loc8, #loc33])):
-      "linalg.yield"(%arg578) : (f32) -> () loc(#loc156)
-    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc156)
+    ^bb0(%arg574: f32 loc(fused[#loc30, #loc31, #loc4, #loc28]), %arg575: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
+      "linalg.yield"(%arg574) : (f32) -> () loc(#loc126)
+    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
     %223 = "linalg.transpose"(%213, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg576: f32 loc(fused[#loc34, #loc13, #loc8, #loc33]), %arg577: f32 loc(fused[#loc32, #loc57, #loc8, #loc33])):
-      "linalg.yield"(%arg576) : (f32) -> () loc(#loc156)
-    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc156)
+    ^bb0(%arg572: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg573: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
+      "linalg.yield"(%arg572) : (f32) -> () loc(#loc126)
+    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
     %224 = "tensor.pad"(%222) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg572: index loc(fused[#loc32, #loc57, #loc8, #loc33]), %arg573: index loc(fused[#loc32, #loc57, #loc8, #loc33]), %arg574: index loc(fused[#loc32, #loc57, #loc8, #loc33]), %arg575: index loc(fused[#loc32, #loc57, #loc8, #loc33])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc156)
-    }) : (tensor<8x3x4x4xf32>) -> tensor<8x3x6x6xf32> loc(#loc156)
+    ^bb0(%arg568: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg569: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg570: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg571: index loc(fused[#loc32, #loc52, #loc8, #loc33])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc126)
+    }) : (tensor<8x3x4x4xf32>) -> tensor<8x3x6x6xf32> loc(#loc126)
     %225 = "linalg.conv_2d_nchw_fchw"(%224, %223, %215) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg569: f32 loc(unknown), %arg570: f32 loc(unknown), %arg571: f32 loc(unknown)):
-      %636 = "arith.mulf"(%arg569, %arg570) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %637 = "arith.addf"(%arg571, %636) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x3x6x6xf32>, tensor<8x3x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc156)
+    ^bb0(%arg565: f32 loc(unknown), %arg566: f32 loc(unknown), %arg567: f32 loc(unknown)):
+      %620 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %621 = "arith.addf"(%arg567, %620) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%621) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x3x6x6xf32>, tensor<8x3x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
     %226 = "linalg.transpose"(%225, %214) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg567: f32 loc(fused[#loc32, #loc57, #loc8, #loc33]), %arg568: f32 loc(fused[#loc32, #loc57, #loc8, #loc33])):
-      "linalg.yield"(%arg567) : (f32) -> () loc(#loc156)
-    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc156)
+    ^bb0(%arg563: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg564: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
+      "linalg.yield"(%arg563) : (f32) -> () loc(#loc126)
+    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
     %227 = "linalg.generic"(%82, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg565: f32 loc(fused[#loc30, #loc31, #loc4, #loc28]), %arg566: i1 loc(fused[#loc30, #loc54, #loc8, #loc28])):
-      %635 = "arith.cmpf"(%arg565, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc157)
-      "linalg.yield"(%635) : (i1) -> () loc(#loc157)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc157)
+    ^bb0(%arg561: f32 loc(fused[#loc30, #loc31, #loc4, #loc28]), %arg562: i1 loc(fused[#loc30, #loc48, #loc8, #loc28])):
+      %619 = "arith.cmpf"(%arg561, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc127)
+      "linalg.yield"(%619) : (i1) -> () loc(#loc127)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc127)
     %228 = "linalg.generic"(%227, %8, %220, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg561: i1 loc(fused[#loc30, #loc54, #loc8, #loc28]), %arg562: f32 loc(fused[#loc2, #loc9, #loc4, #loc5]), %arg563: f32 loc(fused[#loc32, #loc57, #loc8, #loc33]), %arg564: f32 loc(fused[#loc30, #loc9, #loc8, #loc28])):
-      %634 = "arith.select"(%arg561, %arg562, %arg563) : (i1, f32, f32) -> f32 loc(#loc158)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc158)
-    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc158)
+    ^bb0(%arg557: i1 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg558: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg559: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg560: f32 loc(fused[#loc30, #loc48, #loc8, #loc28])):
+      %618 = "arith.select"(%arg557, %arg558, %arg559) : (i1, f32, f32) -> f32 loc(#loc127)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc127)
+    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc127)
     %229 = "linalg.generic"(%228, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg559: f32 loc(fused[#loc30, #loc9, #loc8, #loc28]), %arg560: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %633 = "arith.addf"(%arg559, %arg560) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc159)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc159)
-    %230 = "tensor.collapse_shape"(%229) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc160)
+    ^bb0(%arg555: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg556: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
+      %617 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%617) : (f32) -> () loc(#loc128)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
+    %230 = "tensor.collapse_shape"(%229) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
     %231 = "linalg.generic"(%228, %68, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg556: f32 loc(fused[#loc30, #loc9, #loc8, #loc28]), %arg557: f32 loc(fused[#loc29, #loc11, #loc4, #loc28]), %arg558: f32 loc(fused[#loc29, #loc11, #loc8, #loc28])):
-      %632 = "arith.mulf"(%arg556, %arg557) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc161)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc161)
+    ^bb0(%arg552: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg553: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg554: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
+      %616 = "arith.mulf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%616) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
     %232 = "linalg.generic"(%228, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg553: f32 loc(fused[#loc30, #loc9, #loc8, #loc28]), %arg554: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg555: f32 loc(fused[#loc29, #loc11, #loc8, #loc28])):
-      %631 = "arith.mulf"(%arg553, %arg554) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc161)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc161)
+    ^bb0(%arg549: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg550: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg551: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
+      %615 = "arith.mulf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
     %233 = "linalg.generic"(%231, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg551: f32 loc(fused[#loc29, #loc11, #loc8, #loc28]), %arg552: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %630 = "arith.addf"(%arg551, %arg552) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc159)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc159)
-    %234 = "tensor.collapse_shape"(%233) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc160)
+    ^bb0(%arg547: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg548: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
+      %614 = "arith.addf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%614) : (f32) -> () loc(#loc128)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
+    %234 = "tensor.collapse_shape"(%233) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
     %235 = "linalg.generic"(%232, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg548: f32 loc(fused[#loc29, #loc11, #loc8, #loc28]), %arg549: f32 loc(fused[#loc29, #loc15, #loc4, #loc28]), %arg550: f32 loc(fused[#loc29, #loc11, #loc8, #loc28])):
-      %629 = "arith.mulf"(%arg548, %arg549) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%629) : (f32) -> () loc(#loc161)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc161)
+    ^bb0(%arg544: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg545: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg546: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
+      %613 = "arith.mulf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%613) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
     %236 = "linalg.generic"(%232, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg545: f32 loc(fused[#loc29, #loc11, #loc8, #loc28]), %arg546: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg547: f32 loc(fused[#loc29, #loc11, #loc8, #loc28])):
-      %628 = "arith.mulf"(%arg545, %arg546) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%628) : (f32) -> () loc(#loc161)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc161)
+    ^bb0(%arg541: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg542: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg543: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
+      %612 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%612) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
     %237 = "linalg.generic"(%235, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg543: f32 loc(fused[#loc29, #loc11, #loc8, #loc28]), %arg544: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %627 = "arith.addf"(%arg543, %arg544) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%627) : (f32) -> () loc(#loc159)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc159)
+    ^bb0(%arg539: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg540: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
+      %611 = "arith.addf"(%arg539, %arg540) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%611) : (f32) -> () loc(#loc128)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
     %238 = "linalg.generic"(%67, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg541: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg542: f32 loc(fused[#loc29, #loc55, #loc8, #loc28])):
-      %626 = "math.fpowi"(%arg541, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc162)
-      "linalg.yield"(%626) : (f32) -> () loc(#loc162)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc162)
+    ^bb0(%arg537: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg538: f32 loc(fused[#loc29, #loc49, #loc8, #loc28])):
+      %610 = "math.fpowi"(%arg537, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc131)
+      "linalg.yield"(%610) : (f32) -> () loc(#loc131)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc131)
     %239 = "linalg.generic"(%237, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg539: f32 loc(fused[#loc29, #loc25, #loc8, #loc28]), %arg540: f32 loc(fused[#loc29, #loc56, #loc8, #loc28])):
-      %625 = "arith.mulf"(%arg539, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
-      "linalg.yield"(%625) : (f32) -> () loc(#loc163)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc163)
+    ^bb0(%arg535: f32 loc(fused[#loc29, #loc25, #loc8, #loc28]), %arg536: f32 loc(fused[#loc29, #loc50, #loc8, #loc28])):
+      %609 = "arith.mulf"(%arg535, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%609) : (f32) -> () loc(#loc132)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc132)
     %240 = "linalg.generic"(%239, %238, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg536: f32 loc(fused[#loc29, #loc56, #loc8, #loc28]), %arg537: f32 loc(fused[#loc29, #loc55, #loc8, #loc28]), %arg538: f32 loc(fused[#loc29, #loc11, #loc8, #loc28])):
-      %624 = "arith.mulf"(%arg536, %arg537) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%624) : (f32) -> () loc(#loc161)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc161)
-    %241 = "tensor.collapse_shape"(%240) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc164)
+    ^bb0(%arg532: f32 loc(fused[#loc29, #loc50, #loc8, #loc28]), %arg533: f32 loc(fused[#loc29, #loc49, #loc8, #loc28]), %arg534: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
+      %608 = "arith.mulf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%608) : (f32) -> () loc(#loc130)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc130)
+    %241 = "tensor.collapse_shape"(%240) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
     %242 = "linalg.generic"(%241, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg534: f32 loc(fused[#loc29, #loc44, #loc8, #loc28]), %arg535: f32 loc(fused[#loc29, #loc44, #loc8, #loc28])):
-      "linalg.yield"(%arg534) : (f32) -> () loc(#loc164)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc164)
+    ^bb0(%arg530: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg531: f32 loc(fused[#loc29, #loc46, #loc8, #loc28])):
+      "linalg.yield"(%arg530) : (f32) -> () loc(#loc133)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
     %243 = "linalg.generic"(%242, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg532: f32 loc(fused[#loc29, #loc44, #loc8, #loc28]), %arg533: f32 loc(fused[#loc29, #loc53, #loc8, #loc28])):
-      %623 = "arith.divf"(%arg532, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
-      "linalg.yield"(%623) : (f32) -> () loc(#loc165)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc165)
+    ^bb0(%arg528: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg529: f32 loc(fused[#loc29, #loc47, #loc8, #loc28])):
+      %607 = "arith.divf"(%arg528, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%607) : (f32) -> () loc(#loc134)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc134)
     %244 = "linalg.generic"(%243, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg529: f32 loc(fused[#loc29, #loc53, #loc8, #loc28]), %arg530: f32 loc(fused[#loc29, #loc15, #loc4, #loc28]), %arg531: f32 loc(fused[#loc29, #loc11, #loc8, #loc28])):
-      %622 = "arith.mulf"(%arg529, %arg530) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%622) : (f32) -> () loc(#loc161)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc161)
+    ^bb0(%arg525: f32 loc(fused[#loc29, #loc47, #loc8, #loc28]), %arg526: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg527: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
+      %606 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
     %245 = "linalg.generic"(%236, %244, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg526: f32 loc(fused[#loc29, #loc11, #loc8, #loc28]), %arg527: f32 loc(fused[#loc29, #loc11, #loc8, #loc28]), %arg528: f32 loc(fused[#loc29, #loc13, #loc8, #loc28])):
-      %621 = "arith.addf"(%arg526, %arg527) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc166)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc166)
+    ^bb0(%arg522: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg523: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg524: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
+      %605 = "arith.addf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%605) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
     %246 = "linalg.generic"(%245, %244, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg523: f32 loc(fused[#loc29, #loc13, #loc8, #loc28]), %arg524: f32 loc(fused[#loc29, #loc11, #loc8, #loc28]), %arg525: f32 loc(fused[#loc29, #loc13, #loc8, #loc28])):
-      %620 = "arith.addf"(%arg523, %arg524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%620) : (f32) -> () loc(#loc166)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc166)
+    ^bb0(%arg519: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg520: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg521: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
+      %604 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
     %247 = "linalg.generic"(%246, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg521: f32 loc(fused[#loc29, #loc13, #loc8, #loc28]), %arg522: f32 loc(fused[#loc29, #loc51, #loc8, #loc28])):
-      %619 = "arith.negf"(%arg521) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc167)
-      "linalg.yield"(%619) : (f32) -> () loc(#loc167)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc167)
+    ^bb0(%arg517: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg518: f32 loc(fused[#loc29, #loc51, #loc8, #loc28])):
+      %603 = "arith.negf"(%arg517) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc136)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc136)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
     %248 = "linalg.generic"(%247, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg519: f32 loc(fused[#loc29, #loc51, #loc8, #loc28]), %arg520: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %618 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc159)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc159)
-    %249 = "tensor.collapse_shape"(%248) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc164)
+    ^bb0(%arg515: f32 loc(fused[#loc29, #loc51, #loc8, #loc28]), %arg516: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
+      %602 = "arith.addf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc128)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
+    %249 = "tensor.collapse_shape"(%248) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
     %250 = "linalg.generic"(%249, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg517: f32 loc(fused[#loc29, #loc44, #loc8, #loc28]), %arg518: f32 loc(fused[#loc29, #loc44, #loc8, #loc28])):
-      "linalg.yield"(%arg517) : (f32) -> () loc(#loc164)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc164)
+    ^bb0(%arg513: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg514: f32 loc(fused[#loc29, #loc46, #loc8, #loc28])):
+      "linalg.yield"(%arg513) : (f32) -> () loc(#loc133)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
     %251 = "linalg.generic"(%250, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg515: f32 loc(fused[#loc29, #loc44, #loc8, #loc28]), %arg516: f32 loc(fused[#loc29, #loc53, #loc8, #loc28])):
-      %617 = "arith.divf"(%arg515, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc165)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc165)
+    ^bb0(%arg511: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg512: f32 loc(fused[#loc29, #loc47, #loc8, #loc28])):
+      %601 = "arith.divf"(%arg511, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%601) : (f32) -> () loc(#loc134)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc134)
     %252 = "linalg.generic"(%246, %251, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg512: f32 loc(fused[#loc29, #loc13, #loc8, #loc28]), %arg513: f32 loc(fused[#loc29, #loc53, #loc8, #loc28]), %arg514: f32 loc(fused[#loc29, #loc13, #loc8, #loc28])):
-      %616 = "arith.addf"(%arg512, %arg513) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%616) : (f32) -> () loc(#loc166)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc166)
-    %253 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc168)
+    ^bb0(%arg508: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg509: f32 loc(fused[#loc29, #loc47, #loc8, #loc28]), %arg510: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
+      %600 = "arith.addf"(%arg508, %arg509) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%600) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    %253 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc137)
     %254 = "linalg.fill"(%4, %253) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg510: f32 loc(unknown), %arg511: f32 loc(unknown)):
-      "linalg.yield"(%arg510) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc168)
+    ^bb0(%arg506: f32 loc(unknown), %arg507: f32 loc(unknown)):
+      "linalg.yield"(%arg506) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
     %255 = "linalg.generic"(%254) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg509: f32 loc(fused[#loc27, #loc57, #loc8, #loc28])):
-      %609 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc168)
-      %610 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc168)
-      %611 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc168)
-      %612 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc168)
-      %613 = "arith.subi"(%17, %611) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc168)
-      %614 = "arith.subi"(%17, %612) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc168)
-      %615 = "tensor.extract"(%arg1, %610, %609, %613, %614) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc168)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc168)
-    }) : (tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc168)
-    %256 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc168)
+    ^bb0(%arg505: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
+      %593 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc137)
+      %594 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc137)
+      %595 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc137)
+      %596 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc137)
+      %597 = "arith.subi"(%17, %595) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
+      %598 = "arith.subi"(%17, %596) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
+      %599 = "tensor.extract"(%arg1, %594, %593, %597, %598) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc137)
+      "linalg.yield"(%599) : (f32) -> () loc(#loc137)
+    }) : (tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
+    %256 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc137)
     %257 = "linalg.fill"(%4, %256) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg507: f32 loc(unknown), %arg508: f32 loc(unknown)):
-      "linalg.yield"(%arg507) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc168)
-    %258 = "tensor.insert_slice"(%252, %257) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc168)
+    ^bb0(%arg503: f32 loc(unknown), %arg504: f32 loc(unknown)):
+      "linalg.yield"(%arg503) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc137)
+    %258 = "tensor.insert_slice"(%252, %257) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc137)
     %259 = "linalg.conv_2d_nchw_fchw"(%258, %255, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg504: f32 loc(unknown), %arg505: f32 loc(unknown), %arg506: f32 loc(unknown)):
-      %607 = "arith.mulf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %608 = "arith.addf"(%arg506, %607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%608) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x10x10xf32>, tensor<4x8x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc168)
-    %260 = "tensor.empty"() : () -> tensor<4x3x8x8xf32> loc(#loc168)
+    ^bb0(%arg500: f32 loc(unknown), %arg501: f32 loc(unknown), %arg502: f32 loc(unknown)):
+      %591 = "arith.mulf"(%arg500, %arg501) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %592 = "arith.addf"(%arg502, %591) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%592) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x10x10xf32>, tensor<4x8x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc137)
+    %260 = "tensor.empty"() : () -> tensor<4x3x8x8xf32> loc(#loc137)
     %261 = "linalg.transpose"(%25, %260) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg502: f32 loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg503: f32 loc(fused[#loc27, #loc57, #loc8, #loc28])):
-      "linalg.yield"(%arg502) : (f32) -> () loc(#loc168)
-    }) : (tensor<3x4x8x8xf32>, tensor<4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc168)
-    %262 = "tensor.pad"(%261) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg498: index loc(fused[#loc27, #loc57, #loc8, #loc28]), %arg499: index loc(fused[#loc27, #loc57, #loc8, #loc28]), %arg500: index loc(fused[#loc27, #loc57, #loc8, #loc28]), %arg501: index loc(fused[#loc27, #loc57, #loc8, #loc28])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc168)
-    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc168)
-    %263 = "tensor.empty"() : () -> tensor<4x24x4x4xf32> loc(#loc168)
-    %264 = "tensor.expand_shape"(%262) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 3, 1, 10, 10>}> : (tensor<4x3x10x10xf32>) -> tensor<4x3x1x10x10xf32> loc(#loc168)
-    %265 = "tensor.expand_shape"(%252) <{reassociation = [[0], [1], [2, 3], [4]], static_output_shape = array<i64: 3, 8, 1, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x8x1x4x4xf32> loc(#loc168)
-    %266 = "tensor.expand_shape"(%263) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 3, 8, 4, 4>}> : (tensor<4x24x4x4xf32>) -> tensor<4x3x8x4x4xf32> loc(#loc168)
-    %267 = "linalg.fill"(%4, %266) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg496: f32 loc(unknown), %arg497: f32 loc(unknown)):
-      "linalg.yield"(%arg496) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x3x8x4x4xf32>) -> tensor<4x3x8x4x4xf32> loc(#loc168)
-    %268 = "linalg.conv_2d_ngchw_gfchw"(%264, %265, %267) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg493: f32 loc(unknown), %arg494: f32 loc(unknown), %arg495: f32 loc(unknown)):
-      %605 = "arith.mulf"(%arg493, %arg494) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %606 = "arith.addf"(%arg495, %605) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map26, #map27, #map28]} : (tensor<4x3x1x10x10xf32>, tensor<3x8x1x4x4xf32>, tensor<4x3x8x4x4xf32>) -> tensor<4x3x8x4x4xf32> loc(#loc168)
-    %269 = "tensor.collapse_shape"(%268) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<4x3x8x4x4xf32>) -> tensor<4x24x4x4xf32> loc(#loc168)
-    %270 = "tensor.extract_slice"(%269) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 24, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x24x4x4xf32>) -> tensor<4x24x3x4xf32> loc(#loc168)
-    %271 = "tensor.extract_slice"(%270) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 24, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x24x3x4xf32>) -> tensor<4x24x3x3xf32> loc(#loc168)
-    %272 = "tensor.expand_shape"(%271) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 3, 8, 3, 3>}> : (tensor<4x24x3x3xf32>) -> tensor<4x3x8x3x3xf32> loc(#loc168)
-    %273 = "tensor.empty"() : () -> tensor<3x8x4x3x3xf32> loc(#loc168)
-    %274 = "linalg.transpose"(%272, %273) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg491: f32 loc(fused[#loc27, #loc57, #loc8, #loc28]), %arg492: f32 loc(fused[#loc27, #loc57, #loc8, #loc28])):
-      "linalg.yield"(%arg491) : (f32) -> () loc(#loc168)
-    }) : (tensor<4x3x8x3x3xf32>, tensor<3x8x4x3x3xf32>) -> tensor<3x8x4x3x3xf32> loc(#loc168)
-    %275 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc168)
-    %276 = "linalg.fill"(%4, %275) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg489: f32 loc(unknown), %arg490: f32 loc(unknown)):
-      "linalg.yield"(%arg489) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc168)
-    %277 = "linalg.generic"(%274, %276) <{indexing_maps = [#map29, #map30], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg487: f32 loc(fused[#loc27, #loc57, #loc8, #loc28]), %arg488: f32 loc(fused[#loc27, #loc57, #loc8, #loc28])):
-      %604 = "arith.addf"(%arg487, %arg488) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc168)
-    }) : (tensor<3x8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc168)
-    %278 = "linalg.generic"(%189, %41, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg484: f32 loc(fused[#loc30, #loc9, #loc8, #loc37]), %arg485: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg486: f32 loc(fused[#loc10, #loc11, #loc8, #loc12])):
-      %603 = "arith.mulf"(%arg484, %arg485) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc169)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc169)
-    %279 = "linalg.generic"(%189, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg481: f32 loc(fused[#loc30, #loc9, #loc8, #loc37]), %arg482: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg483: f32 loc(fused[#loc10, #loc11, #loc8, #loc12])):
-      %602 = "arith.mulf"(%arg481, %arg482) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc169)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc169)
-    %280 = "linalg.generic"(%278, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg479: f32 loc(fused[#loc10, #loc11, #loc8, #loc12]), %arg480: f32 loc(fused[#loc10, #loc25, #loc8, #loc12])):
-      %601 = "arith.addf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc170)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc170)
-    %281 = "tensor.collapse_shape"(%280) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc171)
-    %282 = "linalg.generic"(%279, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg476: f32 loc(fused[#loc10, #loc11, #loc8, #loc12]), %arg477: f32 loc(fused[#loc10, #loc15, #loc4, #loc12]), %arg478: f32 loc(fused[#loc10, #loc11, #loc8, #loc12])):
-      %600 = "arith.mulf"(%arg476, %arg477) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%600) : (f32) -> () loc(#loc169)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc169)
-    %283 = "linalg.generic"(%279, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg473: f32 loc(fused[#loc10, #loc11, #loc8, #loc12]), %arg474: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg475: f32 loc(fused[#loc10, #loc11, #loc8, #loc12])):
-      %599 = "arith.mulf"(%arg473, %arg474) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%599) : (f32) -> () loc(#loc169)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc169)
-    %284 = "linalg.generic"(%282, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg471: f32 loc(fused[#loc10, #loc11, #loc8, #loc12]), %arg472: f32 loc(fused[#loc10, #loc25, #loc8, #loc12])):
-      %598 = "arith.addf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%598) : (f32) -> () loc(#loc170)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc170)
-    %285 = "linalg.generic"(%40, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg469: f32 loc(fused[#loc10, #loc23, #loc4, #loc12]), %arg470: f32 loc(fused[#loc10, #loc55, #loc8, #loc12])):
-      %597 = "math.fpowi"(%arg469, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc172)
-      "linalg.yield"(%597) : (f32) -> () loc(#loc172)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc172)
-    %286 = "linalg.generic"(%284, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg467: f32 loc(fused[#loc10, #loc25, #loc8, #loc12]), %arg468: f32 loc(fused[#loc10, #loc56, #loc8, #loc12])):
-      %596 = "arith.mulf"(%arg467, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
-      "linalg.yield"(%596) : (f32) -> () loc(#loc173)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc173)
-    %287 = "linalg.generic"(%286, %285, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg464: f32 loc(fused[#loc10, #loc56, #loc8, #loc12]), %arg465: f32 loc(fused[#loc10, #loc55, #loc8, #loc12]), %arg466: f32 loc(fused[#loc10, #loc11, #loc8, #loc12])):
-      %595 = "arith.mulf"(%arg464, %arg465) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%595) : (f32) -> () loc(#loc169)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc169)
-    %288 = "tensor.collapse_shape"(%287) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc174)
-    %289 = "linalg.generic"(%288, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg462: f32 loc(fused[#loc10, #loc44, #loc8, #loc12]), %arg463: f32 loc(fused[#loc10, #loc44, #loc8, #loc12])):
-      "linalg.yield"(%arg462) : (f32) -> () loc(#loc174)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc174)
-    %290 = "linalg.generic"(%289, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg460: f32 loc(fused[#loc10, #loc44, #loc8, #loc12]), %arg461: f32 loc(fused[#loc10, #loc53, #loc8, #loc12])):
-      %594 = "arith.divf"(%arg460, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%594) : (f32) -> () loc(#loc175)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc175)
-    %291 = "linalg.generic"(%290, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg457: f32 loc(fused[#loc10, #loc53, #loc8, #loc12]), %arg458: f32 loc(fused[#loc10, #loc15, #loc4, #loc12]), %arg459: f32 loc(fused[#loc10, #loc11, #loc8, #loc12])):
-      %593 = "arith.mulf"(%arg457, %arg458) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%593) : (f32) -> () loc(#loc169)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc169)
-    %292 = "linalg.generic"(%283, %291, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg454: f32 loc(fused[#loc10, #loc11, #loc8, #loc12]), %arg455: f32 loc(fused[#loc10, #loc11, #loc8, #loc12]), %arg456: f32 loc(fused[#loc10, #loc13, #loc8, #loc12])):
-      %592 = "arith.addf"(%arg454, %arg455) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%592) : (f32) -> () loc(#loc176)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc176)
-    %293 = "linalg.generic"(%292, %291, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg451: f32 loc(fused[#loc10, #loc13, #loc8, #loc12]), %arg452: f32 loc(fused[#loc10, #loc11, #loc8, #loc12]), %arg453: f32 loc(fused[#loc10, #loc13, #loc8, #loc12])):
-      %591 = "arith.addf"(%arg451, %arg452) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%591) : (f32) -> () loc(#loc176)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc176)
-    %294 = "linalg.generic"(%293, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg449: f32 loc(fused[#loc10, #loc13, #loc8, #loc12]), %arg450: f32 loc(fused[#loc10, #loc51, #loc8, #loc12])):
-      %590 = "arith.negf"(%arg449) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc177)
-      "linalg.yield"(%590) : (f32) -> () loc(#loc177)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc177)
-    %295 = "linalg.generic"(%294, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg447: f32 loc(fused[#loc10, #loc51, #loc8, #loc12]), %arg448: f32 loc(fused[#loc10, #loc25, #loc8, #loc12])):
-      %589 = "arith.addf"(%arg447, %arg448) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%589) : (f32) -> () loc(#loc170)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc170)
-    %296 = "tensor.collapse_shape"(%295) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc174)
-    %297 = "linalg.generic"(%296, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg445: f32 loc(fused[#loc10, #loc44, #loc8, #loc12]), %arg446: f32 loc(fused[#loc10, #loc44, #loc8, #loc12])):
-      "linalg.yield"(%arg445) : (f32) -> () loc(#loc174)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc174)
-    %298 = "linalg.generic"(%297, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg443: f32 loc(fused[#loc10, #loc44, #loc8, #loc12]), %arg444: f32 loc(fused[#loc10, #loc53, #loc8, #loc12])):
-      %588 = "arith.divf"(%arg443, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc175)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc175)
-    %299 = "linalg.generic"(%293, %298, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg440: f32 loc(fused[#loc10, #loc13, #loc8, #loc12]), %arg441: f32 loc(fused[#loc10, #loc53, #loc8, #loc12]), %arg442: f32 loc(fused[#loc10, #loc13, #loc8, #loc12])):
-      %587 = "arith.addf"(%arg440, %arg441) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc176)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc176)
-    %300 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc178)
-    %301 = "linalg.fill"(%4, %300) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg438: f32 loc(unknown), %arg439: f32 loc(unknown)):
-      "linalg.yield"(%arg438) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc178)
-    %302 = "linalg.generic"(%301) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg437: f32 loc(fused[#loc21, #loc57, #loc8, #loc12])):
-      %584 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc178)
-      %585 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc178)
-      %586 = "tensor.extract"(%arg7, %585, %584, %18, %18) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc178)
-      "linalg.yield"(%586) : (f32) -> () loc(#loc178)
-    }) : (tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc178)
-    %303 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc178)
-    %304 = "linalg.fill"(%4, %303) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg435: f32 loc(unknown), %arg436: f32 loc(unknown)):
-      "linalg.yield"(%arg435) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc178)
-    %305 = "tensor.insert_slice"(%299, %304) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc178)
-    %306 = "linalg.conv_2d_nchw_fchw"(%305, %302, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg432: f32 loc(unknown), %arg433: f32 loc(unknown), %arg434: f32 loc(unknown)):
-      %582 = "arith.mulf"(%arg432, %arg433) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %583 = "arith.addf"(%arg434, %582) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%583) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x8x8xf32>, tensor<4x8x1x1xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc178)
-    %307 = "tensor.empty"() : () -> tensor<4x24x2x2xf32> loc(#loc178)
-    %308 = "tensor.expand_shape"(%261) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 3, 1, 8, 8>}> : (tensor<4x3x8x8xf32>) -> tensor<4x3x1x8x8xf32> loc(#loc178)
-    %309 = "tensor.expand_shape"(%299) <{reassociation = [[0], [1], [2, 3], [4]], static_output_shape = array<i64: 3, 8, 1, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x8x1x4x4xf32> loc(#loc178)
-    %310 = "tensor.expand_shape"(%307) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 3, 8, 2, 2>}> : (tensor<4x24x2x2xf32>) -> tensor<4x3x8x2x2xf32> loc(#loc178)
-    %311 = "linalg.fill"(%4, %310) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg430: f32 loc(unknown), %arg431: f32 loc(unknown)):
-      "linalg.yield"(%arg430) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x3x8x2x2xf32>) -> tensor<4x3x8x2x2xf32> loc(#loc178)
-    %312 = "linalg.conv_2d_ngchw_gfchw"(%308, %309, %311) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg427: f32 loc(unknown), %arg428: f32 loc(unknown), %arg429: f32 loc(unknown)):
-      %580 = "arith.mulf"(%arg427, %arg428) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %581 = "arith.addf"(%arg429, %580) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%581) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map26, #map27, #map28]} : (tensor<4x3x1x8x8xf32>, tensor<3x8x1x4x4xf32>, tensor<4x3x8x2x2xf32>) -> tensor<4x3x8x2x2xf32> loc(#loc178)
-    %313 = "tensor.collapse_shape"(%312) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<4x3x8x2x2xf32>) -> tensor<4x24x2x2xf32> loc(#loc178)
-    %314 = "tensor.extract_slice"(%313) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 24, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x24x2x2xf32>) -> tensor<4x24x1x2xf32> loc(#loc178)
-    %315 = "tensor.extract_slice"(%314) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 24, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x24x1x2xf32>) -> tensor<4x24x1x1xf32> loc(#loc178)
-    %316 = "tensor.expand_shape"(%315) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 3, 8, 1, 1>}> : (tensor<4x24x1x1xf32>) -> tensor<4x3x8x1x1xf32> loc(#loc178)
-    %317 = "tensor.empty"() : () -> tensor<3x8x4x1x1xf32> loc(#loc178)
-    %318 = "linalg.transpose"(%316, %317) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg425: f32 loc(fused[#loc21, #loc57, #loc8, #loc12]), %arg426: f32 loc(fused[#loc21, #loc57, #loc8, #loc12])):
-      "linalg.yield"(%arg425) : (f32) -> () loc(#loc178)
-    }) : (tensor<4x3x8x1x1xf32>, tensor<3x8x4x1x1xf32>) -> tensor<3x8x4x1x1xf32> loc(#loc178)
-    %319 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc178)
-    %320 = "linalg.fill"(%4, %319) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg423: f32 loc(unknown), %arg424: f32 loc(unknown)):
-      "linalg.yield"(%arg423) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc178)
-    %321 = "linalg.generic"(%318, %320) <{indexing_maps = [#map29, #map30], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg421: f32 loc(fused[#loc21, #loc57, #loc8, #loc12]), %arg422: f32 loc(fused[#loc21, #loc57, #loc8, #loc12])):
-      %579 = "arith.addf"(%arg421, %arg422) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc178)
-    }) : (tensor<3x8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc178)
-    %322 = "linalg.generic"(%259, %306, %23) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg418: f32 loc(fused[#loc27, #loc57, #loc8, #loc28]), %arg419: f32 loc(fused[#loc21, #loc57, #loc8, #loc12]), %arg420: f32 loc(fused[#loc21, #loc13, #loc8, #loc12])):
-      %578 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
-      "linalg.yield"(%578) : (f32) -> () loc(#loc179)
-    }) : (tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc179)
-    %323 = "tensor.empty"() : () -> tensor<3x3x8x8xf32> loc(#loc180)
-    %324 = "linalg.transpose"(%arg49, %323) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg416: f32 loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg417: f32 loc(fused[#loc18, #loc57, #loc8, #loc20])):
-      "linalg.yield"(%arg416) : (f32) -> () loc(#loc180)
-    }) : (tensor<3x3x8x8xf32>, tensor<3x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc180)
-    %325 = "linalg.transpose"(%322, %260) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg414: f32 loc(fused[#loc21, #loc13, #loc8, #loc12]), %arg415: f32 loc(fused[#loc18, #loc57, #loc8, #loc20])):
-      "linalg.yield"(%arg414) : (f32) -> () loc(#loc180)
-    }) : (tensor<3x4x8x8xf32>, tensor<4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc180)
-    %326 = "tensor.pad"(%324) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg410: index loc(fused[#loc18, #loc57, #loc8, #loc20]), %arg411: index loc(fused[#loc18, #loc57, #loc8, #loc20]), %arg412: index loc(fused[#loc18, #loc57, #loc8, #loc20]), %arg413: index loc(fused[#loc18, #loc57, #loc8, #loc20])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc180)
-    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc180)
-    %327 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc180)
-    %328 = "linalg.fill"(%4, %327) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg498: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg499: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
+      "linalg.yield"(%arg498) : (f32) -> () loc(#loc137)
+    }) : (tensor<3x4x8x8xf32>, tensor<4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc137)
+    %262 = "linalg.transpose"(%252, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg496: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg497: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
+      "linalg.yield"(%arg496) : (f32) -> () loc(#loc137)
+    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc137)
+    %263 = "tensor.pad"(%261) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg492: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg493: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg494: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg495: index loc(fused[#loc27, #loc52, #loc8, #loc28])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc137)
+    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc137)
+    %264 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc137)
+    %265 = "linalg.fill"(%4, %264) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg490: f32 loc(unknown), %arg491: f32 loc(unknown)):
+      "linalg.yield"(%arg490) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc137)
+    %266 = "linalg.conv_2d_nchw_fchw"(%263, %262, %265) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg487: f32 loc(unknown), %arg488: f32 loc(unknown), %arg489: f32 loc(unknown)):
+      %589 = "arith.mulf"(%arg487, %arg488) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %590 = "arith.addf"(%arg489, %589) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%590) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc137)
+    %267 = "tensor.extract_slice"(%266) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x3x4xf32> loc(#loc137)
+    %268 = "tensor.extract_slice"(%267) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x3x4xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
+    %269 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc137)
+    %270 = "linalg.transpose"(%268, %269) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg485: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg486: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
+      "linalg.yield"(%arg485) : (f32) -> () loc(#loc137)
+    }) : (tensor<4x8x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc137)
+    %271 = "linalg.generic"(%189, %41, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg482: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg483: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg484: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
+      %588 = "arith.mulf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%588) : (f32) -> () loc(#loc138)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    %272 = "linalg.generic"(%189, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg479: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg480: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg481: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
+      %587 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc138)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    %273 = "linalg.generic"(%271, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg477: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg478: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
+      %586 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%586) : (f32) -> () loc(#loc139)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
+    %274 = "tensor.collapse_shape"(%273) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc140)
+    %275 = "linalg.generic"(%272, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg474: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg475: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg476: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
+      %585 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%585) : (f32) -> () loc(#loc138)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    %276 = "linalg.generic"(%272, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg471: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg472: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg473: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
+      %584 = "arith.mulf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%584) : (f32) -> () loc(#loc138)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    %277 = "linalg.generic"(%275, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg469: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg470: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
+      %583 = "arith.addf"(%arg469, %arg470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%583) : (f32) -> () loc(#loc139)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
+    %278 = "linalg.generic"(%40, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg467: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg468: f32 loc(fused[#loc9, #loc49, #loc8, #loc11])):
+      %582 = "math.fpowi"(%arg467, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc141)
+      "linalg.yield"(%582) : (f32) -> () loc(#loc141)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc141)
+    %279 = "linalg.generic"(%277, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg465: f32 loc(fused[#loc9, #loc25, #loc8, #loc11]), %arg466: f32 loc(fused[#loc9, #loc50, #loc8, #loc11])):
+      %581 = "arith.mulf"(%arg465, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%581) : (f32) -> () loc(#loc142)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc142)
+    %280 = "linalg.generic"(%279, %278, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg462: f32 loc(fused[#loc9, #loc50, #loc8, #loc11]), %arg463: f32 loc(fused[#loc9, #loc49, #loc8, #loc11]), %arg464: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
+      %580 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc138)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc138)
+    %281 = "tensor.collapse_shape"(%280) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
+    %282 = "linalg.generic"(%281, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg460: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg461: f32 loc(fused[#loc9, #loc46, #loc8, #loc11])):
+      "linalg.yield"(%arg460) : (f32) -> () loc(#loc143)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
+    %283 = "linalg.generic"(%282, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg458: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg459: f32 loc(fused[#loc9, #loc47, #loc8, #loc11])):
+      %579 = "arith.divf"(%arg458, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%579) : (f32) -> () loc(#loc144)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc144)
+    %284 = "linalg.generic"(%283, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg455: f32 loc(fused[#loc9, #loc47, #loc8, #loc11]), %arg456: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg457: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
+      %578 = "arith.mulf"(%arg455, %arg456) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%578) : (f32) -> () loc(#loc138)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    %285 = "linalg.generic"(%276, %284, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg452: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg453: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg454: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
+      %577 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%577) : (f32) -> () loc(#loc145)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
+    %286 = "linalg.generic"(%285, %284, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg449: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg450: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg451: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
+      %576 = "arith.addf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%576) : (f32) -> () loc(#loc145)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
+    %287 = "linalg.generic"(%286, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg447: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg448: f32 loc(fused[#loc9, #loc51, #loc8, #loc11])):
+      %575 = "arith.negf"(%arg447) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc146)
+      "linalg.yield"(%575) : (f32) -> () loc(#loc146)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc146)
+    %288 = "linalg.generic"(%287, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg445: f32 loc(fused[#loc9, #loc51, #loc8, #loc11]), %arg446: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
+      %574 = "arith.addf"(%arg445, %arg446) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc139)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
+    %289 = "tensor.collapse_shape"(%288) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
+    %290 = "linalg.generic"(%289, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg443: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg444: f32 loc(fused[#loc9, #loc46, #loc8, #loc11])):
+      "linalg.yield"(%arg443) : (f32) -> () loc(#loc143)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
+    %291 = "linalg.generic"(%290, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg441: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg442: f32 loc(fused[#loc9, #loc47, #loc8, #loc11])):
+      %573 = "arith.divf"(%arg441, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%573) : (f32) -> () loc(#loc144)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc144)
+    %292 = "linalg.generic"(%286, %291, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg438: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg439: f32 loc(fused[#loc9, #loc47, #loc8, #loc11]), %arg440: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
+      %572 = "arith.addf"(%arg438, %arg439) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%572) : (f32) -> () loc(#loc145)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
+    %293 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc147)
+    %294 = "linalg.fill"(%4, %293) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg436: f32 loc(unknown), %arg437: f32 loc(unknown)):
+      "linalg.yield"(%arg436) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
+    %295 = "linalg.generic"(%294) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg435: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
+      %569 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc147)
+      %570 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc147)
+      %571 = "tensor.extract"(%arg7, %570, %569, %18, %18) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc147)
+      "linalg.yield"(%571) : (f32) -> () loc(#loc147)
+    }) : (tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
+    %296 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc147)
+    %297 = "linalg.fill"(%4, %296) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg433: f32 loc(unknown), %arg434: f32 loc(unknown)):
+      "linalg.yield"(%arg433) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc147)
+    %298 = "tensor.insert_slice"(%292, %297) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc147)
+    %299 = "linalg.conv_2d_nchw_fchw"(%298, %295, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg430: f32 loc(unknown), %arg431: f32 loc(unknown), %arg432: f32 loc(unknown)):
+      %567 = "arith.mulf"(%arg430, %arg431) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %568 = "arith.addf"(%arg432, %567) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%568) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x8x8xf32>, tensor<4x8x1x1xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc147)
+    %300 = "linalg.transpose"(%292, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg428: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg429: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
+      "linalg.yield"(%arg428) : (f32) -> () loc(#loc147)
+    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc147)
+    %301 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc147)
+    %302 = "linalg.fill"(%4, %301) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg426: f32 loc(unknown), %arg427: f32 loc(unknown)):
+      "linalg.yield"(%arg426) : (f32) -> () loc(#loc)
+    }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc147)
+    %303 = "linalg.conv_2d_nchw_fchw"(%261, %300, %302) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg423: f32 loc(unknown), %arg424: f32 loc(unknown), %arg425: f32 loc(unknown)):
+      %565 = "arith.mulf"(%arg423, %arg424) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %566 = "arith.addf"(%arg425, %565) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%566) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x8x8xf32>, tensor<8x3x4x4xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc147)
+    %304 = "tensor.extract_slice"(%303) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x1x2xf32> loc(#loc147)
+    %305 = "tensor.extract_slice"(%304) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x1x2xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
+    %306 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc147)
+    %307 = "linalg.transpose"(%305, %306) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg421: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg422: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
+      "linalg.yield"(%arg421) : (f32) -> () loc(#loc147)
+    }) : (tensor<4x8x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc147)
+    %308 = "linalg.generic"(%259, %299, %23) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg418: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg419: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg420: f32 loc(fused[#loc20, #loc12, #loc8, #loc11])):
+      %564 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%564) : (f32) -> () loc(#loc148)
+    }) : (tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc148)
+    %309 = "tensor.empty"() : () -> tensor<3x3x8x8xf32> loc(#loc149)
+    %310 = "linalg.transpose"(%arg49, %309) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg416: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg417: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
+      "linalg.yield"(%arg416) : (f32) -> () loc(#loc149)
+    }) : (tensor<3x3x8x8xf32>, tensor<3x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc149)
+    %311 = "linalg.transpose"(%308, %260) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg414: f32 loc(fused[#loc20, #loc12, #loc8, #loc11]), %arg415: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
+      "linalg.yield"(%arg414) : (f32) -> () loc(#loc149)
+    }) : (tensor<3x4x8x8xf32>, tensor<4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc149)
+    %312 = "tensor.pad"(%310) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg410: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg411: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg412: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg413: index loc(fused[#loc17, #loc52, #loc8, #loc19])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc149)
+    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc149)
+    %313 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc149)
+    %314 = "linalg.fill"(%4, %313) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg408: f32 loc(unknown), %arg409: f32 loc(unknown)):
       "linalg.yield"(%arg408) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc180)
-    %329 = "linalg.conv_2d_nchw_fchw"(%326, %325, %328) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    }) : (f32, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc149)
+    %315 = "linalg.conv_2d_nchw_fchw"(%312, %311, %314) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg405: f32 loc(unknown), %arg406: f32 loc(unknown), %arg407: f32 loc(unknown)):
-      %576 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %577 = "arith.addf"(%arg407, %576) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc180)
-    %330 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc180)
-    %331 = "linalg.transpose"(%329, %330) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg403: f32 loc(fused[#loc18, #loc57, #loc8, #loc20]), %arg404: f32 loc(fused[#loc18, #loc57, #loc8, #loc20])):
-      "linalg.yield"(%arg403) : (f32) -> () loc(#loc180)
-    }) : (tensor<3x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc180)
-    %332 = "linalg.generic"(%arg46, %arg0, %330) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg400: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg401: f32 loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg402: f32 loc(fused[#loc14, #loc11, #loc16, #loc58])):
-      %575 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%575) : (f32) -> () loc(#loc181)
-    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc181)
-    %333 = "linalg.generic"(%331, %332, %330) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg397: f32 loc(fused[#loc18, #loc57, #loc8, #loc20]), %arg398: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg399: f32 loc(fused[#loc14, #loc13, #loc16, #loc58])):
-      %574 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
-      "linalg.yield"(%574) : (f32) -> () loc(#loc182)
-    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc182)
-    %334 = "linalg.generic"(%arg22, %arg47, %330) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg394: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg395: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg396: f32 loc(fused[#loc14, #loc11, #loc16, #loc17])):
-      %573 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%573) : (f32) -> () loc(#loc183)
-    }) : (tensor<4x3x3x3xf32>, tensor<f32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc183)
-    %335 = "linalg.generic"(%21, %arg48, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg391: i64 loc(fused[#loc14, #loc15, #loc16, #loc17]), %arg392: f32 loc(fused[#loc14, #loc15, #loc16, #loc17]), %arg393: f32 loc(fused[#loc14, #loc15, #loc16, #loc17])):
-      %571 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc81)
-      %572 = "arith.subf"(%571, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc81)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc81)
-    %336 = "linalg.generic"(%335, %333, %330) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg388: f32 loc(fused[#loc14, #loc15, #loc16, #loc17]), %arg389: f32 loc(fused[#loc14, #loc13, #loc16, #loc58]), %arg390: f32 loc(fused[#loc14, #loc11, #loc16, #loc17])):
-      %570 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%570) : (f32) -> () loc(#loc183)
-    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc183)
-    %337 = "linalg.generic"(%334, %336, %330) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg385: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg386: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg387: f32 loc(fused[#loc14, #loc13, #loc16, #loc17])):
-      %569 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%569) : (f32) -> () loc(#loc184)
-    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc184)
-    %338 = "tensor.empty"() : () -> tensor<i1> loc(#loc185)
-    %339 = "linalg.generic"(%arg21, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg383: f32 loc(fused[#loc14, #loc59, #loc16, #loc60]), %arg384: i1 loc(fused[#loc14, #loc59, #loc16, #loc60])):
-      %568 = "arith.cmpf"(%arg383, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc185)
-      "linalg.yield"(%568) : (i1) -> () loc(#loc185)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc185)
-    %340 = "linalg.generic"(%339, %333, %337, %330) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg379: i1 loc(fused[#loc14, #loc59, #loc16, #loc60]), %arg380: f32 loc(fused[#loc14, #loc13, #loc16, #loc58]), %arg381: f32 loc(fused[#loc14, #loc13, #loc16, #loc17]), %arg382: f32 loc(fused[#loc14, #loc9, #loc16, #loc60])):
-      %567 = "arith.select"(%arg379, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%567) : (f32) -> () loc(#loc186)
-    }) : (tensor<i1>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc186)
-    %341 = "linalg.generic"(%arg21, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg377: f32 loc(fused[#loc14, #loc59, #loc16, #loc60]), %arg378: f32 loc(fused[#loc14, #loc13, #loc16, #loc61])):
-      %566 = "arith.addf"(%arg377, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
-      "linalg.yield"(%566) : (f32) -> () loc(#loc187)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc187)
-    %342 = "linalg.generic"(%arg45, %340, %330) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg374: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg375: f32 loc(fused[#loc14, #loc9, #loc16, #loc60]), %arg376: f32 loc(fused[#loc14, #loc11, #loc16, #loc62])):
-      %565 = "arith.mulf"(%arg374, %arg375) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
-      "linalg.yield"(%565) : (f32) -> () loc(#loc188)
-    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc188)
-    %343 = "linalg.generic"(%arg0, %342, %330) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg371: f32 loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg372: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg373: f32 loc(fused[#loc14, #loc15, #loc16, #loc62])):
-      %564 = "arith.subf"(%arg371, %arg372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
-      "linalg.yield"(%564) : (f32) -> () loc(#loc189)
-    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc189)
-    %344 = "linalg.generic"(%arg46, %arg1, %275) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg368: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg369: f32 loc(fused[#loc27, #loc19, #loc4, #loc28]), %arg370: f32 loc(fused[#loc63, #loc11, #loc16, #loc58])):
-      %563 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%563) : (f32) -> () loc(#loc190)
-    }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc190)
-    %345 = "linalg.generic"(%277, %344, %275) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg365: f32 loc(fused[#loc27, #loc57, #loc8, #loc28]), %arg366: f32 loc(fused[#loc63, #loc11, #loc16, #loc58]), %arg367: f32 loc(fused[#loc63, #loc13, #loc16, #loc58])):
-      %562 = "arith.addf"(%arg365, %arg366) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
-      "linalg.yield"(%562) : (f32) -> () loc(#loc191)
-    }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc191)
-    %346 = "linalg.generic"(%arg24, %arg47, %275) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg362: f32 loc(fused[#loc63, #loc11, #loc16, #loc17]), %arg363: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg364: f32 loc(fused[#loc63, #loc11, #loc16, #loc17])):
-      %561 = "arith.mulf"(%arg362, %arg363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
-      "linalg.yield"(%561) : (f32) -> () loc(#loc192)
-    }) : (tensor<8x4x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc192)
-    %347 = "linalg.generic"(%335, %345, %275) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg359: f32 loc(fused[#loc63, #loc15, #loc16, #loc17]), %arg360: f32 loc(fused[#loc63, #loc13, #loc16, #loc58]), %arg361: f32 loc(fused[#loc63, #loc11, #loc16, #loc17])):
-      %560 = "arith.mulf"(%arg359, %arg360) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
-      "linalg.yield"(%560) : (f32) -> () loc(#loc192)
-    }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc192)
-    %348 = "linalg.generic"(%346, %347, %275) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg356: f32 loc(fused[#loc63, #loc11, #loc16, #loc17]), %arg357: f32 loc(fused[#loc63, #loc11, #loc16, #loc17]), %arg358: f32 loc(fused[#loc63, #loc13, #loc16, #loc17])):
-      %559 = "arith.addf"(%arg356, %arg357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc194)
-      "linalg.yield"(%559) : (f32) -> () loc(#loc194)
-    }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc194)
-    %349 = "linalg.generic"(%arg23, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg354: f32 loc(fused[#loc63, #loc59, #loc16, #loc60]), %arg355: i1 loc(fused[#loc63, #loc59, #loc16, #loc60])):
-      %558 = "arith.cmpf"(%arg354, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc195)
-      "linalg.yield"(%558) : (i1) -> () loc(#loc195)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc195)
-    %350 = "linalg.generic"(%349, %345, %348, %275) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg350: i1 loc(fused[#loc63, #loc59, #loc16, #loc60]), %arg351: f32 loc(fused[#loc63, #loc13, #loc16, #loc58]), %arg352: f32 loc(fused[#loc63, #loc13, #loc16, #loc17]), %arg353: f32 loc(fused[#loc63, #loc9, #loc16, #loc60])):
-      %557 = "arith.select"(%arg350, %arg351, %arg352) : (i1, f32, f32) -> f32 loc(#loc196)
-      "linalg.yield"(%557) : (f32) -> () loc(#loc196)
-    }) : (tensor<i1>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc196)
-    %351 = "linalg.generic"(%arg23, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg348: f32 loc(fused[#loc63, #loc59, #loc16, #loc60]), %arg349: f32 loc(fused[#loc63, #loc13, #loc16, #loc61])):
-      %556 = "arith.addf"(%arg348, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
-      "linalg.yield"(%556) : (f32) -> () loc(#loc197)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc197)
-    %352 = "linalg.generic"(%arg45, %350, %275) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg345: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg346: f32 loc(fused[#loc63, #loc9, #loc16, #loc60]), %arg347: f32 loc(fused[#loc63, #loc11, #loc16, #loc62])):
-      %555 = "arith.mulf"(%arg345, %arg346) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%555) : (f32) -> () loc(#loc198)
-    }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc198)
-    %353 = "linalg.generic"(%arg1, %352, %275) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg342: f32 loc(fused[#loc27, #loc19, #loc4, #loc28]), %arg343: f32 loc(fused[#loc63, #loc11, #loc16, #loc62]), %arg344: f32 loc(fused[#loc63, #loc15, #loc16, #loc62])):
-      %554 = "arith.subf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
-      "linalg.yield"(%554) : (f32) -> () loc(#loc199)
-    }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc199)
-    %354 = "linalg.generic"(%arg46, %arg2, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg339: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg340: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg341: f32 loc(fused[#loc64, #loc11, #loc16, #loc58])):
-      %553 = "arith.mulf"(%arg339, %arg340) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%553) : (f32) -> () loc(#loc200)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc200)
-    %355 = "linalg.generic"(%234, %354, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg336: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg337: f32 loc(fused[#loc64, #loc11, #loc16, #loc58]), %arg338: f32 loc(fused[#loc64, #loc13, #loc16, #loc58])):
-      %552 = "arith.addf"(%arg336, %arg337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%552) : (f32) -> () loc(#loc201)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
-    %356 = "linalg.generic"(%arg26, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg333: f32 loc(fused[#loc64, #loc11, #loc16, #loc17]), %arg334: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg335: f32 loc(fused[#loc64, #loc11, #loc16, #loc17])):
-      %551 = "arith.mulf"(%arg333, %arg334) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc202)
-      "linalg.yield"(%551) : (f32) -> () loc(#loc202)
-    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc202)
-    %357 = "linalg.generic"(%335, %355, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg330: f32 loc(fused[#loc64, #loc15, #loc16, #loc17]), %arg331: f32 loc(fused[#loc64, #loc13, #loc16, #loc58]), %arg332: f32 loc(fused[#loc64, #loc11, #loc16, #loc17])):
-      %550 = "arith.mulf"(%arg330, %arg331) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc202)
-      "linalg.yield"(%550) : (f32) -> () loc(#loc202)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc202)
-    %358 = "linalg.generic"(%356, %357, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg327: f32 loc(fused[#loc64, #loc11, #loc16, #loc17]), %arg328: f32 loc(fused[#loc64, #loc11, #loc16, #loc17]), %arg329: f32 loc(fused[#loc64, #loc13, #loc16, #loc17])):
-      %549 = "arith.addf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc204)
-      "linalg.yield"(%549) : (f32) -> () loc(#loc204)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc204)
-    %359 = "linalg.generic"(%arg25, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg325: f32 loc(fused[#loc64, #loc59, #loc16, #loc60]), %arg326: i1 loc(fused[#loc64, #loc59, #loc16, #loc60])):
-      %548 = "arith.cmpf"(%arg325, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc205)
-      "linalg.yield"(%548) : (i1) -> () loc(#loc205)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc205)
-    %360 = "linalg.generic"(%359, %355, %358, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg321: i1 loc(fused[#loc64, #loc59, #loc16, #loc60]), %arg322: f32 loc(fused[#loc64, #loc13, #loc16, #loc58]), %arg323: f32 loc(fused[#loc64, #loc13, #loc16, #loc17]), %arg324: f32 loc(fused[#loc64, #loc9, #loc16, #loc60])):
-      %547 = "arith.select"(%arg321, %arg322, %arg323) : (i1, f32, f32) -> f32 loc(#loc206)
-      "linalg.yield"(%547) : (f32) -> () loc(#loc206)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc206)
-    %361 = "linalg.generic"(%arg25, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg319: f32 loc(fused[#loc64, #loc59, #loc16, #loc60]), %arg320: f32 loc(fused[#loc64, #loc13, #loc16, #loc61])):
-      %546 = "arith.addf"(%arg319, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
-      "linalg.yield"(%546) : (f32) -> () loc(#loc207)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc207)
-    %362 = "linalg.generic"(%arg45, %360, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg316: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg317: f32 loc(fused[#loc64, #loc9, #loc16, #loc60]), %arg318: f32 loc(fused[#loc64, #loc11, #loc16, #loc62])):
-      %545 = "arith.mulf"(%arg316, %arg317) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
-      "linalg.yield"(%545) : (f32) -> () loc(#loc208)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc208)
-    %363 = "linalg.generic"(%arg2, %362, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg313: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg314: f32 loc(fused[#loc64, #loc11, #loc16, #loc62]), %arg315: f32 loc(fused[#loc64, #loc15, #loc16, #loc62])):
-      %544 = "arith.subf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
-      "linalg.yield"(%544) : (f32) -> () loc(#loc209)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc209)
-    %364 = "linalg.generic"(%arg46, %arg3, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg310: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg311: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg312: f32 loc(fused[#loc65, #loc11, #loc16, #loc58])):
-      %543 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
-      "linalg.yield"(%543) : (f32) -> () loc(#loc210)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc210)
-    %365 = "linalg.generic"(%230, %364, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg307: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg308: f32 loc(fused[#loc65, #loc11, #loc16, #loc58]), %arg309: f32 loc(fused[#loc65, #loc13, #loc16, #loc58])):
-      %542 = "arith.addf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
-      "linalg.yield"(%542) : (f32) -> () loc(#loc211)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
-    %366 = "linalg.generic"(%arg28, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg304: f32 loc(fused[#loc65, #loc11, #loc16, #loc17]), %arg305: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg306: f32 loc(fused[#loc65, #loc11, #loc16, #loc17])):
-      %541 = "arith.mulf"(%arg304, %arg305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
-      "linalg.yield"(%541) : (f32) -> () loc(#loc212)
-    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc212)
-    %367 = "linalg.generic"(%335, %365, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg301: f32 loc(fused[#loc65, #loc15, #loc16, #loc17]), %arg302: f32 loc(fused[#loc65, #loc13, #loc16, #loc58]), %arg303: f32 loc(fused[#loc65, #loc11, #loc16, #loc17])):
-      %540 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
-      "linalg.yield"(%540) : (f32) -> () loc(#loc212)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc212)
-    %368 = "linalg.generic"(%366, %367, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg298: f32 loc(fused[#loc65, #loc11, #loc16, #loc17]), %arg299: f32 loc(fused[#loc65, #loc11, #loc16, #loc17]), %arg300: f32 loc(fused[#loc65, #loc13, #loc16, #loc17])):
-      %539 = "arith.addf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc214)
-      "linalg.yield"(%539) : (f32) -> () loc(#loc214)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc214)
-    %369 = "linalg.generic"(%arg27, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg296: f32 loc(fused[#loc65, #loc59, #loc16, #loc60]), %arg297: i1 loc(fused[#loc65, #loc59, #loc16, #loc60])):
-      %538 = "arith.cmpf"(%arg296, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc215)
-      "linalg.yield"(%538) : (i1) -> () loc(#loc215)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc215)
-    %370 = "linalg.generic"(%369, %365, %368, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg292: i1 loc(fused[#loc65, #loc59, #loc16, #loc60]), %arg293: f32 loc(fused[#loc65, #loc13, #loc16, #loc58]), %arg294: f32 loc(fused[#loc65, #loc13, #loc16, #loc17]), %arg295: f32 loc(fused[#loc65, #loc9, #loc16, #loc60])):
-      %537 = "arith.select"(%arg292, %arg293, %arg294) : (i1, f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%537) : (f32) -> () loc(#loc216)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc216)
-    %371 = "linalg.generic"(%arg27, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg290: f32 loc(fused[#loc65, #loc59, #loc16, #loc60]), %arg291: f32 loc(fused[#loc65, #loc13, #loc16, #loc61])):
-      %536 = "arith.addf"(%arg290, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
-      "linalg.yield"(%536) : (f32) -> () loc(#loc217)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc217)
-    %372 = "linalg.generic"(%arg45, %370, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg287: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg288: f32 loc(fused[#loc65, #loc9, #loc16, #loc60]), %arg289: f32 loc(fused[#loc65, #loc11, #loc16, #loc62])):
-      %535 = "arith.mulf"(%arg287, %arg288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
-      "linalg.yield"(%535) : (f32) -> () loc(#loc218)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc218)
-    %373 = "linalg.generic"(%arg3, %372, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg284: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg285: f32 loc(fused[#loc65, #loc11, #loc16, #loc62]), %arg286: f32 loc(fused[#loc65, #loc15, #loc16, #loc62])):
-      %534 = "arith.subf"(%arg284, %arg285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
-      "linalg.yield"(%534) : (f32) -> () loc(#loc219)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc219)
-    %374 = "linalg.generic"(%arg46, %arg4, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg281: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg282: f32 loc(fused[#loc32, #loc19, #loc4, #loc33]), %arg283: f32 loc(fused[#loc66, #loc11, #loc16, #loc58])):
-      %533 = "arith.mulf"(%arg281, %arg282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
-      "linalg.yield"(%533) : (f32) -> () loc(#loc220)
-    }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc220)
-    %375 = "linalg.generic"(%226, %374, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg278: f32 loc(fused[#loc32, #loc57, #loc8, #loc33]), %arg279: f32 loc(fused[#loc66, #loc11, #loc16, #loc58]), %arg280: f32 loc(fused[#loc66, #loc13, #loc16, #loc58])):
-      %532 = "arith.addf"(%arg278, %arg279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
-      "linalg.yield"(%532) : (f32) -> () loc(#loc221)
-    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc221)
-    %376 = "linalg.generic"(%arg30, %arg47, %214) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg275: f32 loc(fused[#loc66, #loc11, #loc16, #loc17]), %arg276: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg277: f32 loc(fused[#loc66, #loc11, #loc16, #loc17])):
-      %531 = "arith.mulf"(%arg275, %arg276) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc222)
-      "linalg.yield"(%531) : (f32) -> () loc(#loc222)
-    }) : (tensor<8x8x3x3xf32>, tensor<f32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc222)
-    %377 = "linalg.generic"(%335, %375, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg272: f32 loc(fused[#loc66, #loc15, #loc16, #loc17]), %arg273: f32 loc(fused[#loc66, #loc13, #loc16, #loc58]), %arg274: f32 loc(fused[#loc66, #loc11, #loc16, #loc17])):
-      %530 = "arith.mulf"(%arg272, %arg273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc222)
-      "linalg.yield"(%530) : (f32) -> () loc(#loc222)
-    }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc222)
-    %378 = "linalg.generic"(%376, %377, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg269: f32 loc(fused[#loc66, #loc11, #loc16, #loc17]), %arg270: f32 loc(fused[#loc66, #loc11, #loc16, #loc17]), %arg271: f32 loc(fused[#loc66, #loc13, #loc16, #loc17])):
-      %529 = "arith.addf"(%arg269, %arg270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc224)
-      "linalg.yield"(%529) : (f32) -> () loc(#loc224)
-    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc224)
-    %379 = "linalg.generic"(%arg29, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg267: f32 loc(fused[#loc66, #loc59, #loc16, #loc60]), %arg268: i1 loc(fused[#loc66, #loc59, #loc16, #loc60])):
-      %528 = "arith.cmpf"(%arg267, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc225)
-      "linalg.yield"(%528) : (i1) -> () loc(#loc225)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc225)
-    %380 = "linalg.generic"(%379, %375, %378, %214) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg263: i1 loc(fused[#loc66, #loc59, #loc16, #loc60]), %arg264: f32 loc(fused[#loc66, #loc13, #loc16, #loc58]), %arg265: f32 loc(fused[#loc66, #loc13, #loc16, #loc17]), %arg266: f32 loc(fused[#loc66, #loc9, #loc16, #loc60])):
-      %527 = "arith.select"(%arg263, %arg264, %arg265) : (i1, f32, f32) -> f32 loc(#loc226)
-      "linalg.yield"(%527) : (f32) -> () loc(#loc226)
-    }) : (tensor<i1>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc226)
-    %381 = "linalg.generic"(%arg29, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg261: f32 loc(fused[#loc66, #loc59, #loc16, #loc60]), %arg262: f32 loc(fused[#loc66, #loc13, #loc16, #loc61])):
-      %526 = "arith.addf"(%arg261, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
-      "linalg.yield"(%526) : (f32) -> () loc(#loc227)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc227)
-    %382 = "linalg.generic"(%arg45, %380, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg258: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg259: f32 loc(fused[#loc66, #loc9, #loc16, #loc60]), %arg260: f32 loc(fused[#loc66, #loc11, #loc16, #loc62])):
-      %525 = "arith.mulf"(%arg258, %arg259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
-      "linalg.yield"(%525) : (f32) -> () loc(#loc228)
-    }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc228)
-    %383 = "linalg.generic"(%arg4, %382, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg255: f32 loc(fused[#loc32, #loc19, #loc4, #loc33]), %arg256: f32 loc(fused[#loc66, #loc11, #loc16, #loc62]), %arg257: f32 loc(fused[#loc66, #loc15, #loc16, #loc62])):
-      %524 = "arith.subf"(%arg255, %arg256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
-      "linalg.yield"(%524) : (f32) -> () loc(#loc229)
-    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc229)
-    %384 = "linalg.generic"(%arg46, %arg5, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg252: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg253: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg254: f32 loc(fused[#loc67, #loc11, #loc16, #loc58])):
-      %523 = "arith.mulf"(%arg252, %arg253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
-      "linalg.yield"(%523) : (f32) -> () loc(#loc230)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc230)
-    %385 = "linalg.generic"(%195, %384, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg249: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg250: f32 loc(fused[#loc67, #loc11, #loc16, #loc58]), %arg251: f32 loc(fused[#loc67, #loc13, #loc16, #loc58])):
-      %522 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
-      "linalg.yield"(%522) : (f32) -> () loc(#loc231)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
-    %386 = "linalg.generic"(%arg32, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg246: f32 loc(fused[#loc67, #loc11, #loc16, #loc17]), %arg247: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg248: f32 loc(fused[#loc67, #loc11, #loc16, #loc17])):
-      %521 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
-      "linalg.yield"(%521) : (f32) -> () loc(#loc232)
-    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc232)
-    %387 = "linalg.generic"(%335, %385, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg243: f32 loc(fused[#loc67, #loc15, #loc16, #loc17]), %arg244: f32 loc(fused[#loc67, #loc13, #loc16, #loc58]), %arg245: f32 loc(fused[#loc67, #loc11, #loc16, #loc17])):
-      %520 = "arith.mulf"(%arg243, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
-      "linalg.yield"(%520) : (f32) -> () loc(#loc232)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc232)
-    %388 = "linalg.generic"(%386, %387, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg240: f32 loc(fused[#loc67, #loc11, #loc16, #loc17]), %arg241: f32 loc(fused[#loc67, #loc11, #loc16, #loc17]), %arg242: f32 loc(fused[#loc67, #loc13, #loc16, #loc17])):
-      %519 = "arith.addf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc234)
-      "linalg.yield"(%519) : (f32) -> () loc(#loc234)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc234)
-    %389 = "linalg.generic"(%arg31, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg238: f32 loc(fused[#loc67, #loc59, #loc16, #loc60]), %arg239: i1 loc(fused[#loc67, #loc59, #loc16, #loc60])):
-      %518 = "arith.cmpf"(%arg238, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc235)
-      "linalg.yield"(%518) : (i1) -> () loc(#loc235)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc235)
-    %390 = "linalg.generic"(%389, %385, %388, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg234: i1 loc(fused[#loc67, #loc59, #loc16, #loc60]), %arg235: f32 loc(fused[#loc67, #loc13, #loc16, #loc58]), %arg236: f32 loc(fused[#loc67, #loc13, #loc16, #loc17]), %arg237: f32 loc(fused[#loc67, #loc9, #loc16, #loc60])):
-      %517 = "arith.select"(%arg234, %arg235, %arg236) : (i1, f32, f32) -> f32 loc(#loc236)
-      "linalg.yield"(%517) : (f32) -> () loc(#loc236)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc236)
-    %391 = "linalg.generic"(%arg31, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg232: f32 loc(fused[#loc67, #loc59, #loc16, #loc60]), %arg233: f32 loc(fused[#loc67, #loc13, #loc16, #loc61])):
-      %516 = "arith.addf"(%arg232, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
-      "linalg.yield"(%516) : (f32) -> () loc(#loc237)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc237)
-    %392 = "linalg.generic"(%arg45, %390, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg229: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg230: f32 loc(fused[#loc67, #loc9, #loc16, #loc60]), %arg231: f32 loc(fused[#loc67, #loc11, #loc16, #loc62])):
-      %515 = "arith.mulf"(%arg229, %arg230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
-      "linalg.yield"(%515) : (f32) -> () loc(#loc238)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc238)
-    %393 = "linalg.generic"(%arg5, %392, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg226: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg227: f32 loc(fused[#loc67, #loc11, #loc16, #loc62]), %arg228: f32 loc(fused[#loc67, #loc15, #loc16, #loc62])):
-      %514 = "arith.subf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
-      "linalg.yield"(%514) : (f32) -> () loc(#loc239)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc239)
-    %394 = "linalg.generic"(%arg46, %arg6, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg223: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg224: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg225: f32 loc(fused[#loc68, #loc11, #loc16, #loc58])):
-      %513 = "arith.mulf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
-      "linalg.yield"(%513) : (f32) -> () loc(#loc240)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc240)
-    %395 = "linalg.generic"(%191, %394, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg220: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg221: f32 loc(fused[#loc68, #loc11, #loc16, #loc58]), %arg222: f32 loc(fused[#loc68, #loc13, #loc16, #loc58])):
-      %512 = "arith.addf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
-      "linalg.yield"(%512) : (f32) -> () loc(#loc241)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
-    %396 = "linalg.generic"(%arg34, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg217: f32 loc(fused[#loc68, #loc11, #loc16, #loc17]), %arg218: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg219: f32 loc(fused[#loc68, #loc11, #loc16, #loc17])):
-      %511 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc242)
-      "linalg.yield"(%511) : (f32) -> () loc(#loc242)
-    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc242)
-    %397 = "linalg.generic"(%335, %395, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg214: f32 loc(fused[#loc68, #loc15, #loc16, #loc17]), %arg215: f32 loc(fused[#loc68, #loc13, #loc16, #loc58]), %arg216: f32 loc(fused[#loc68, #loc11, #loc16, #loc17])):
-      %510 = "arith.mulf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc242)
-      "linalg.yield"(%510) : (f32) -> () loc(#loc242)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc242)
-    %398 = "linalg.generic"(%396, %397, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg211: f32 loc(fused[#loc68, #loc11, #loc16, #loc17]), %arg212: f32 loc(fused[#loc68, #loc11, #loc16, #loc17]), %arg213: f32 loc(fused[#loc68, #loc13, #loc16, #loc17])):
-      %509 = "arith.addf"(%arg211, %arg212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc244)
-      "linalg.yield"(%509) : (f32) -> () loc(#loc244)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc244)
-    %399 = "linalg.generic"(%arg33, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg209: f32 loc(fused[#loc68, #loc59, #loc16, #loc60]), %arg210: i1 loc(fused[#loc68, #loc59, #loc16, #loc60])):
-      %508 = "arith.cmpf"(%arg209, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc245)
-      "linalg.yield"(%508) : (i1) -> () loc(#loc245)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc245)
-    %400 = "linalg.generic"(%399, %395, %398, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg205: i1 loc(fused[#loc68, #loc59, #loc16, #loc60]), %arg206: f32 loc(fused[#loc68, #loc13, #loc16, #loc58]), %arg207: f32 loc(fused[#loc68, #loc13, #loc16, #loc17]), %arg208: f32 loc(fused[#loc68, #loc9, #loc16, #loc60])):
-      %507 = "arith.select"(%arg205, %arg206, %arg207) : (i1, f32, f32) -> f32 loc(#loc246)
-      "linalg.yield"(%507) : (f32) -> () loc(#loc246)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc246)
-    %401 = "linalg.generic"(%arg33, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg203: f32 loc(fused[#loc68, #loc59, #loc16, #loc60]), %arg204: f32 loc(fused[#loc68, #loc13, #loc16, #loc61])):
-      %506 = "arith.addf"(%arg203, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
-      "linalg.yield"(%506) : (f32) -> () loc(#loc247)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc247)
-    %402 = "linalg.generic"(%arg45, %400, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg200: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg201: f32 loc(fused[#loc68, #loc9, #loc16, #loc60]), %arg202: f32 loc(fused[#loc68, #loc11, #loc16, #loc62])):
-      %505 = "arith.mulf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
-      "linalg.yield"(%505) : (f32) -> () loc(#loc248)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc248)
-    %403 = "linalg.generic"(%arg6, %402, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg197: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg198: f32 loc(fused[#loc68, #loc11, #loc16, #loc62]), %arg199: f32 loc(fused[#loc68, #loc15, #loc16, #loc62])):
-      %504 = "arith.subf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
-      "linalg.yield"(%504) : (f32) -> () loc(#loc249)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc249)
-    %404 = "linalg.generic"(%arg46, %arg7, %319) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg194: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg195: f32 loc(fused[#loc21, #loc19, #loc4, #loc12]), %arg196: f32 loc(fused[#loc69, #loc11, #loc16, #loc58])):
-      %503 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
-      "linalg.yield"(%503) : (f32) -> () loc(#loc250)
-    }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc250)
-    %405 = "linalg.generic"(%321, %404, %319) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg191: f32 loc(fused[#loc21, #loc57, #loc8, #loc12]), %arg192: f32 loc(fused[#loc69, #loc11, #loc16, #loc58]), %arg193: f32 loc(fused[#loc69, #loc13, #loc16, #loc58])):
-      %502 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
-      "linalg.yield"(%502) : (f32) -> () loc(#loc251)
-    }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc251)
-    %406 = "linalg.generic"(%arg36, %arg47, %319) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg188: f32 loc(fused[#loc69, #loc11, #loc16, #loc17]), %arg189: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg190: f32 loc(fused[#loc69, #loc11, #loc16, #loc17])):
-      %501 = "arith.mulf"(%arg188, %arg189) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc252)
-      "linalg.yield"(%501) : (f32) -> () loc(#loc252)
-    }) : (tensor<8x4x1x1xf32>, tensor<f32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc252)
-    %407 = "linalg.generic"(%335, %405, %319) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg185: f32 loc(fused[#loc69, #loc15, #loc16, #loc17]), %arg186: f32 loc(fused[#loc69, #loc13, #loc16, #loc58]), %arg187: f32 loc(fused[#loc69, #loc11, #loc16, #loc17])):
-      %500 = "arith.mulf"(%arg185, %arg186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc252)
-      "linalg.yield"(%500) : (f32) -> () loc(#loc252)
-    }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc252)
-    %408 = "linalg.generic"(%406, %407, %319) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg182: f32 loc(fused[#loc69, #loc11, #loc16, #loc17]), %arg183: f32 loc(fused[#loc69, #loc11, #loc16, #loc17]), %arg184: f32 loc(fused[#loc69, #loc13, #loc16, #loc17])):
-      %499 = "arith.addf"(%arg182, %arg183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc254)
-      "linalg.yield"(%499) : (f32) -> () loc(#loc254)
-    }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc254)
-    %409 = "linalg.generic"(%arg35, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg180: f32 loc(fused[#loc69, #loc59, #loc16, #loc60]), %arg181: i1 loc(fused[#loc69, #loc59, #loc16, #loc60])):
-      %498 = "arith.cmpf"(%arg180, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc255)
-      "linalg.yield"(%498) : (i1) -> () loc(#loc255)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc255)
-    %410 = "linalg.generic"(%409, %405, %408, %319) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg176: i1 loc(fused[#loc69, #loc59, #loc16, #loc60]), %arg177: f32 loc(fused[#loc69, #loc13, #loc16, #loc58]), %arg178: f32 loc(fused[#loc69, #loc13, #loc16, #loc17]), %arg179: f32 loc(fused[#loc69, #loc9, #loc16, #loc60])):
-      %497 = "arith.select"(%arg176, %arg177, %arg178) : (i1, f32, f32) -> f32 loc(#loc256)
-      "linalg.yield"(%497) : (f32) -> () loc(#loc256)
-    }) : (tensor<i1>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc256)
-    %411 = "linalg.generic"(%arg35, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg174: f32 loc(fused[#loc69, #loc59, #loc16, #loc60]), %arg175: f32 loc(fused[#loc69, #loc13, #loc16, #loc61])):
-      %496 = "arith.addf"(%arg174, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
-      "linalg.yield"(%496) : (f32) -> () loc(#loc257)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc257)
-    %412 = "linalg.generic"(%arg45, %410, %319) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg171: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg172: f32 loc(fused[#loc69, #loc9, #loc16, #loc60]), %arg173: f32 loc(fused[#loc69, #loc11, #loc16, #loc62])):
-      %495 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
-      "linalg.yield"(%495) : (f32) -> () loc(#loc258)
-    }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc258)
-    %413 = "linalg.generic"(%arg7, %412, %319) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg168: f32 loc(fused[#loc21, #loc19, #loc4, #loc12]), %arg169: f32 loc(fused[#loc69, #loc11, #loc16, #loc62]), %arg170: f32 loc(fused[#loc69, #loc15, #loc16, #loc62])):
-      %494 = "arith.subf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc259)
-      "linalg.yield"(%494) : (f32) -> () loc(#loc259)
-    }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc259)
-    %414 = "linalg.generic"(%arg46, %arg8, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg165: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg166: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg167: f32 loc(fused[#loc70, #loc11, #loc16, #loc58])):
-      %493 = "arith.mulf"(%arg165, %arg166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
-      "linalg.yield"(%493) : (f32) -> () loc(#loc260)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc260)
-    %415 = "linalg.generic"(%281, %414, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg162: f32 loc(fused[#loc10, #loc24, #loc8, #loc12]), %arg163: f32 loc(fused[#loc70, #loc11, #loc16, #loc58]), %arg164: f32 loc(fused[#loc70, #loc13, #loc16, #loc58])):
-      %492 = "arith.addf"(%arg162, %arg163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
-      "linalg.yield"(%492) : (f32) -> () loc(#loc261)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc261)
-    %416 = "linalg.generic"(%arg38, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg159: f32 loc(fused[#loc70, #loc11, #loc16, #loc17]), %arg160: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg161: f32 loc(fused[#loc70, #loc11, #loc16, #loc17])):
-      %491 = "arith.mulf"(%arg159, %arg160) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc262)
-      "linalg.yield"(%491) : (f32) -> () loc(#loc262)
-    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc262)
-    %417 = "linalg.generic"(%335, %415, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg156: f32 loc(fused[#loc70, #loc15, #loc16, #loc17]), %arg157: f32 loc(fused[#loc70, #loc13, #loc16, #loc58]), %arg158: f32 loc(fused[#loc70, #loc11, #loc16, #loc17])):
-      %490 = "arith.mulf"(%arg156, %arg157) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc262)
-      "linalg.yield"(%490) : (f32) -> () loc(#loc262)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc262)
-    %418 = "linalg.generic"(%416, %417, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg153: f32 loc(fused[#loc70, #loc11, #loc16, #loc17]), %arg154: f32 loc(fused[#loc70, #loc11, #loc16, #loc17]), %arg155: f32 loc(fused[#loc70, #loc13, #loc16, #loc17])):
-      %489 = "arith.addf"(%arg153, %arg154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc264)
-      "linalg.yield"(%489) : (f32) -> () loc(#loc264)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc264)
-    %419 = "linalg.generic"(%arg37, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg151: f32 loc(fused[#loc70, #loc59, #loc16, #loc60]), %arg152: i1 loc(fused[#loc70, #loc59, #loc16, #loc60])):
-      %488 = "arith.cmpf"(%arg151, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc265)
-      "linalg.yield"(%488) : (i1) -> () loc(#loc265)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc265)
-    %420 = "linalg.generic"(%419, %415, %418, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg147: i1 loc(fused[#loc70, #loc59, #loc16, #loc60]), %arg148: f32 loc(fused[#loc70, #loc13, #loc16, #loc58]), %arg149: f32 loc(fused[#loc70, #loc13, #loc16, #loc17]), %arg150: f32 loc(fused[#loc70, #loc9, #loc16, #loc60])):
-      %487 = "arith.select"(%arg147, %arg148, %arg149) : (i1, f32, f32) -> f32 loc(#loc266)
-      "linalg.yield"(%487) : (f32) -> () loc(#loc266)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc266)
-    %421 = "linalg.generic"(%arg37, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg145: f32 loc(fused[#loc70, #loc59, #loc16, #loc60]), %arg146: f32 loc(fused[#loc70, #loc13, #loc16, #loc61])):
-      %486 = "arith.addf"(%arg145, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
-      "linalg.yield"(%486) : (f32) -> () loc(#loc267)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc267)
-    %422 = "linalg.generic"(%arg45, %420, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg142: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg143: f32 loc(fused[#loc70, #loc9, #loc16, #loc60]), %arg144: f32 loc(fused[#loc70, #loc11, #loc16, #loc62])):
-      %485 = "arith.mulf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc268)
-      "linalg.yield"(%485) : (f32) -> () loc(#loc268)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc268)
-    %423 = "linalg.generic"(%arg8, %422, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg139: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg140: f32 loc(fused[#loc70, #loc11, #loc16, #loc62]), %arg141: f32 loc(fused[#loc70, #loc15, #loc16, #loc62])):
-      %484 = "arith.subf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc269)
-      "linalg.yield"(%484) : (f32) -> () loc(#loc269)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc269)
-    %424 = "linalg.generic"(%arg46, %arg9, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg136: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg137: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg138: f32 loc(fused[#loc71, #loc11, #loc16, #loc58])):
-      %483 = "arith.mulf"(%arg136, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc270)
-      "linalg.yield"(%483) : (f32) -> () loc(#loc270)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc270)
-    %425 = "linalg.generic"(%191, %424, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg133: f32 loc(fused[#loc10, #loc24, #loc8, #loc12]), %arg134: f32 loc(fused[#loc71, #loc11, #loc16, #loc58]), %arg135: f32 loc(fused[#loc71, #loc13, #loc16, #loc58])):
-      %482 = "arith.addf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc271)
-      "linalg.yield"(%482) : (f32) -> () loc(#loc271)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc271)
-    %426 = "linalg.generic"(%arg40, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg130: f32 loc(fused[#loc71, #loc11, #loc16, #loc17]), %arg131: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg132: f32 loc(fused[#loc71, #loc11, #loc16, #loc17])):
-      %481 = "arith.mulf"(%arg130, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc272)
-      "linalg.yield"(%481) : (f32) -> () loc(#loc272)
-    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc272)
-    %427 = "linalg.generic"(%335, %425, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg127: f32 loc(fused[#loc71, #loc15, #loc16, #loc17]), %arg128: f32 loc(fused[#loc71, #loc13, #loc16, #loc58]), %arg129: f32 loc(fused[#loc71, #loc11, #loc16, #loc17])):
-      %480 = "arith.mulf"(%arg127, %arg128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc272)
-      "linalg.yield"(%480) : (f32) -> () loc(#loc272)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc272)
-    %428 = "linalg.generic"(%426, %427, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg124: f32 loc(fused[#loc71, #loc11, #loc16, #loc17]), %arg125: f32 loc(fused[#loc71, #loc11, #loc16, #loc17]), %arg126: f32 loc(fused[#loc71, #loc13, #loc16, #loc17])):
-      %479 = "arith.addf"(%arg124, %arg125) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc274)
-      "linalg.yield"(%479) : (f32) -> () loc(#loc274)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc274)
-    %429 = "linalg.generic"(%arg39, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg122: f32 loc(fused[#loc71, #loc59, #loc16, #loc60]), %arg123: i1 loc(fused[#loc71, #loc59, #loc16, #loc60])):
-      %478 = "arith.cmpf"(%arg122, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc275)
-      "linalg.yield"(%478) : (i1) -> () loc(#loc275)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc275)
-    %430 = "linalg.generic"(%429, %425, %428, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg118: i1 loc(fused[#loc71, #loc59, #loc16, #loc60]), %arg119: f32 loc(fused[#loc71, #loc13, #loc16, #loc58]), %arg120: f32 loc(fused[#loc71, #loc13, #loc16, #loc17]), %arg121: f32 loc(fused[#loc71, #loc9, #loc16, #loc60])):
-      %477 = "arith.select"(%arg118, %arg119, %arg120) : (i1, f32, f32) -> f32 loc(#loc276)
-      "linalg.yield"(%477) : (f32) -> () loc(#loc276)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc276)
-    %431 = "linalg.generic"(%arg39, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg116: f32 loc(fused[#loc71, #loc59, #loc16, #loc60]), %arg117: f32 loc(fused[#loc71, #loc13, #loc16, #loc61])):
-      %476 = "arith.addf"(%arg116, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc277)
-      "linalg.yield"(%476) : (f32) -> () loc(#loc277)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc277)
-    %432 = "linalg.generic"(%arg45, %430, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg113: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg114: f32 loc(fused[#loc71, #loc9, #loc16, #loc60]), %arg115: f32 loc(fused[#loc71, #loc11, #loc16, #loc62])):
-      %475 = "arith.mulf"(%arg113, %arg114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc278)
-      "linalg.yield"(%475) : (f32) -> () loc(#loc278)
-    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc278)
-    %433 = "linalg.generic"(%arg9, %432, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg110: f32 loc(fused[#loc10, #loc24, #loc4, #loc12]), %arg111: f32 loc(fused[#loc71, #loc11, #loc16, #loc62]), %arg112: f32 loc(fused[#loc71, #loc15, #loc16, #loc62])):
-      %474 = "arith.subf"(%arg110, %arg111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc279)
-      "linalg.yield"(%474) : (f32) -> () loc(#loc279)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc279)
-    %434 = "linalg.generic"(%arg46, %arg10, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg107: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg108: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg109: f32 loc(fused[#loc72, #loc11, #loc16, #loc58])):
-      %473 = "arith.mulf"(%arg107, %arg108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc280)
-      "linalg.yield"(%473) : (f32) -> () loc(#loc280)
-    }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc280)
-    %435 = "linalg.generic"(%180, %434, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg104: f32 loc(fused[#loc41, #loc42, #loc8, #loc40]), %arg105: f32 loc(fused[#loc72, #loc11, #loc16, #loc58]), %arg106: f32 loc(fused[#loc72, #loc13, #loc16, #loc58])):
-      %472 = "arith.addf"(%arg104, %arg105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc281)
-      "linalg.yield"(%472) : (f32) -> () loc(#loc281)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc281)
-    %436 = "linalg.generic"(%arg42, %arg47, %176) <{indexing_maps = [#map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg101: f32 loc(fused[#loc72, #loc11, #loc16, #loc17]), %arg102: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg103: f32 loc(fused[#loc72, #loc11, #loc16, #loc17])):
-      %471 = "arith.mulf"(%arg101, %arg102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc282)
-      "linalg.yield"(%471) : (f32) -> () loc(#loc282)
-    }) : (tensor<3x8xf32>, tensor<f32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc282)
-    %437 = "linalg.generic"(%335, %435, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg98: f32 loc(fused[#loc72, #loc15, #loc16, #loc17]), %arg99: f32 loc(fused[#loc72, #loc13, #loc16, #loc58]), %arg100: f32 loc(fused[#loc72, #loc11, #loc16, #loc17])):
-      %470 = "arith.mulf"(%arg98, %arg99) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc282)
-      "linalg.yield"(%470) : (f32) -> () loc(#loc282)
-    }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc282)
-    %438 = "linalg.generic"(%436, %437, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg95: f32 loc(fused[#loc72, #loc11, #loc16, #loc17]), %arg96: f32 loc(fused[#loc72, #loc11, #loc16, #loc17]), %arg97: f32 loc(fused[#loc72, #loc13, #loc16, #loc17])):
-      %469 = "arith.addf"(%arg95, %arg96) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc284)
-      "linalg.yield"(%469) : (f32) -> () loc(#loc284)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc284)
-    %439 = "linalg.generic"(%arg41, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg93: f32 loc(fused[#loc72, #loc59, #loc16, #loc60]), %arg94: i1 loc(fused[#loc72, #loc59, #loc16, #loc60])):
-      %468 = "arith.cmpf"(%arg93, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc285)
-      "linalg.yield"(%468) : (i1) -> () loc(#loc285)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc285)
-    %440 = "linalg.generic"(%439, %435, %438, %176) <{indexing_maps = [#map22, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg89: i1 loc(fused[#loc72, #loc59, #loc16, #loc60]), %arg90: f32 loc(fused[#loc72, #loc13, #loc16, #loc58]), %arg91: f32 loc(fused[#loc72, #loc13, #loc16, #loc17]), %arg92: f32 loc(fused[#loc72, #loc9, #loc16, #loc60])):
-      %467 = "arith.select"(%arg89, %arg90, %arg91) : (i1, f32, f32) -> f32 loc(#loc286)
-      "linalg.yield"(%467) : (f32) -> () loc(#loc286)
-    }) : (tensor<i1>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc286)
-    %441 = "linalg.generic"(%arg41, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg87: f32 loc(fused[#loc72, #loc59, #loc16, #loc60]), %arg88: f32 loc(fused[#loc72, #loc13, #loc16, #loc61])):
-      %466 = "arith.addf"(%arg87, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc287)
-      "linalg.yield"(%466) : (f32) -> () loc(#loc287)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc287)
-    %442 = "linalg.generic"(%arg45, %440, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg84: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg85: f32 loc(fused[#loc72, #loc9, #loc16, #loc60]), %arg86: f32 loc(fused[#loc72, #loc11, #loc16, #loc62])):
-      %465 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc288)
-      "linalg.yield"(%465) : (f32) -> () loc(#loc288)
-    }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc288)
-    %443 = "linalg.generic"(%arg10, %442, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg81: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg82: f32 loc(fused[#loc72, #loc11, #loc16, #loc62]), %arg83: f32 loc(fused[#loc72, #loc15, #loc16, #loc62])):
-      %464 = "arith.subf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc289)
-      "linalg.yield"(%464) : (f32) -> () loc(#loc289)
-    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc289)
-    %444 = "linalg.generic"(%arg46, %arg11, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg78: f32 loc(fused[#loc14, #loc11, #loc16, #loc58]), %arg79: f32 loc(fused[#loc41, #loc44, #loc4, #loc40]), %arg80: f32 loc(fused[#loc73, #loc11, #loc16, #loc58])):
-      %463 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc290)
-      "linalg.yield"(%463) : (f32) -> () loc(#loc290)
-    }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc290)
-    %445 = "linalg.generic"(%184, %444, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg75: f32 loc(fused[#loc41, #loc24, #loc8, #loc40]), %arg76: f32 loc(fused[#loc73, #loc11, #loc16, #loc58]), %arg77: f32 loc(fused[#loc73, #loc13, #loc16, #loc58])):
-      %462 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc291)
-      "linalg.yield"(%462) : (f32) -> () loc(#loc291)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc291)
-    %446 = "linalg.generic"(%arg44, %arg47, %124) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg72: f32 loc(fused[#loc73, #loc11, #loc16, #loc17]), %arg73: f32 loc(fused[#loc14, #loc11, #loc16, #loc17]), %arg74: f32 loc(fused[#loc73, #loc11, #loc16, #loc17])):
-      %461 = "arith.mulf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc292)
-      "linalg.yield"(%461) : (f32) -> () loc(#loc292)
-    }) : (tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc292)
-    %447 = "linalg.generic"(%335, %445, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg69: f32 loc(fused[#loc73, #loc15, #loc16, #loc17]), %arg70: f32 loc(fused[#loc73, #loc13, #loc16, #loc58]), %arg71: f32 loc(fused[#loc73, #loc11, #loc16, #loc17])):
-      %460 = "arith.mulf"(%arg69, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc292)
-      "linalg.yield"(%460) : (f32) -> () loc(#loc292)
-    }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc292)
-    %448 = "linalg.generic"(%446, %447, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg66: f32 loc(fused[#loc73, #loc11, #loc16, #loc17]), %arg67: f32 loc(fused[#loc73, #loc11, #loc16, #loc17]), %arg68: f32 loc(fused[#loc73, #loc13, #loc16, #loc17])):
-      %459 = "arith.addf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc294)
-      "linalg.yield"(%459) : (f32) -> () loc(#loc294)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc294)
-    %449 = "linalg.generic"(%arg43, %338) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg64: f32 loc(fused[#loc73, #loc59, #loc16, #loc60]), %arg65: i1 loc(fused[#loc73, #loc59, #loc16, #loc60])):
-      %458 = "arith.cmpf"(%arg64, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc295)
-      "linalg.yield"(%458) : (i1) -> () loc(#loc295)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc295)
-    %450 = "linalg.generic"(%449, %445, %448, %124) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg60: i1 loc(fused[#loc73, #loc59, #loc16, #loc60]), %arg61: f32 loc(fused[#loc73, #loc13, #loc16, #loc58]), %arg62: f32 loc(fused[#loc73, #loc13, #loc16, #loc17]), %arg63: f32 loc(fused[#loc73, #loc9, #loc16, #loc60])):
-      %457 = "arith.select"(%arg60, %arg61, %arg62) : (i1, f32, f32) -> f32 loc(#loc296)
-      "linalg.yield"(%457) : (f32) -> () loc(#loc296)
-    }) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc296)
-    %451 = "linalg.generic"(%arg43, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg58: f32 loc(fused[#loc73, #loc59, #loc16, #loc60]), %arg59: f32 loc(fused[#loc73, #loc13, #loc16, #loc61])):
-      %456 = "arith.addf"(%arg58, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc297)
-      "linalg.yield"(%456) : (f32) -> () loc(#loc297)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc297)
-    %452 = "linalg.generic"(%arg45, %450, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg55: f32 loc(fused[#loc14, #loc11, #loc16, #loc62]), %arg56: f32 loc(fused[#loc73, #loc9, #loc16, #loc60]), %arg57: f32 loc(fused[#loc73, #loc11, #loc16, #loc62])):
-      %455 = "arith.mulf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc298)
-      "linalg.yield"(%455) : (f32) -> () loc(#loc298)
-    }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc298)
-    %453 = "linalg.generic"(%arg11, %452, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg52: f32 loc(fused[#loc41, #loc44, #loc4, #loc40]), %arg53: f32 loc(fused[#loc73, #loc11, #loc16, #loc62]), %arg54: f32 loc(fused[#loc73, #loc15, #loc16, #loc62])):
-      %454 = "arith.subf"(%arg52, %arg53) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc299)
-      "linalg.yield"(%454) : (f32) -> () loc(#loc299)
-    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc299)
-    "func.return"(%155, %331, %277, %234, %230, %226, %195, %191, %321, %281, %191, %180, %184, %343, %353, %363, %373, %383, %393, %403, %413, %423, %433, %443, %453, %341, %340, %351, %350, %361, %360, %371, %370, %381, %380, %391, %390, %401, %400, %411, %410, %421, %420, %431, %430, %441, %440, %451, %450, %78, %81, %59, %104, %107, %85, %53, %56, %30) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
+      %562 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %563 = "arith.addf"(%arg407, %562) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%563) : (f32) -> () loc(#loc)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc149)
+    %316 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc149)
+    %317 = "linalg.transpose"(%315, %316) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg403: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg404: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
+      "linalg.yield"(%arg403) : (f32) -> () loc(#loc149)
+    }) : (tensor<3x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc149)
+    %318 = "linalg.generic"(%arg46, %arg0, %316) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg400: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg401: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg402: f32 loc(fused[#loc13, #loc10, #loc15, #loc53])):
+      %561 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%561) : (f32) -> () loc(#loc150)
+    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc150)
+    %319 = "linalg.generic"(%317, %318, %316) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg397: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg398: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg399: f32 loc(fused[#loc13, #loc12, #loc15, #loc53])):
+      %560 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%560) : (f32) -> () loc(#loc151)
+    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc151)
+    %320 = "linalg.generic"(%arg22, %arg47, %316) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg394: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg395: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg396: f32 loc(fused[#loc13, #loc10, #loc15, #loc16])):
+      %559 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%559) : (f32) -> () loc(#loc152)
+    }) : (tensor<4x3x3x3xf32>, tensor<f32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
+    %321 = "linalg.generic"(%21, %arg48, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg391: i64 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg392: f32 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg393: f32 loc(fused[#loc13, #loc14, #loc15, #loc16])):
+      %557 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc75)
+      %558 = "arith.subf"(%557, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%558) : (f32) -> () loc(#loc75)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc75)
+    %322 = "linalg.generic"(%321, %319, %316) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg388: f32 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg389: f32 loc(fused[#loc13, #loc12, #loc15, #loc53]), %arg390: f32 loc(fused[#loc13, #loc10, #loc15, #loc16])):
+      %556 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%556) : (f32) -> () loc(#loc152)
+    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
+    %323 = "linalg.generic"(%320, %322, %316) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg385: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg386: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg387: f32 loc(fused[#loc13, #loc12, #loc15, #loc16])):
+      %555 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%555) : (f32) -> () loc(#loc153)
+    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc153)
+    %324 = "tensor.empty"() : () -> tensor<i1> loc(#loc154)
+    %325 = "linalg.generic"(%arg21, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg383: f32 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg384: i1 loc(fused[#loc13, #loc54, #loc15, #loc55])):
+      %554 = "arith.cmpf"(%arg383, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc154)
+      "linalg.yield"(%554) : (i1) -> () loc(#loc154)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc154)
+    %326 = "linalg.generic"(%325, %319, %323, %316) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg379: i1 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg380: f32 loc(fused[#loc13, #loc12, #loc15, #loc53]), %arg381: f32 loc(fused[#loc13, #loc12, #loc15, #loc16]), %arg382: f32 loc(fused[#loc13, #loc56, #loc15, #loc55])):
+      %553 = "arith.select"(%arg379, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc155)
+      "linalg.yield"(%553) : (f32) -> () loc(#loc155)
+    }) : (tensor<i1>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc155)
+    %327 = "linalg.generic"(%arg21, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg377: f32 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg378: f32 loc(fused[#loc13, #loc12, #loc15, #loc57])):
+      %552 = "arith.addf"(%arg377, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%552) : (f32) -> () loc(#loc156)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc156)
+    %328 = "linalg.generic"(%arg45, %326, %316) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg374: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg375: f32 loc(fused[#loc13, #loc56, #loc15, #loc55]), %arg376: f32 loc(fused[#loc13, #loc10, #loc15, #loc58])):
+      %551 = "arith.mulf"(%arg374, %arg375) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
+      "linalg.yield"(%551) : (f32) -> () loc(#loc157)
+    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc157)
+    %329 = "linalg.generic"(%arg0, %328, %316) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg371: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg372: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg373: f32 loc(fused[#loc13, #loc22, #loc15, #loc58])):
+      %550 = "arith.subf"(%arg371, %arg372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
+      "linalg.yield"(%550) : (f32) -> () loc(#loc158)
+    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc158)
+    %330 = "linalg.generic"(%arg46, %arg1, %269) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg368: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg369: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg370: f32 loc(fused[#loc59, #loc10, #loc15, #loc53])):
+      %549 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
+      "linalg.yield"(%549) : (f32) -> () loc(#loc159)
+    }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc159)
+    %331 = "linalg.generic"(%270, %330, %269) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg365: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg366: f32 loc(fused[#loc59, #loc10, #loc15, #loc53]), %arg367: f32 loc(fused[#loc59, #loc12, #loc15, #loc53])):
+      %548 = "arith.addf"(%arg365, %arg366) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%548) : (f32) -> () loc(#loc160)
+    }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc160)
+    %332 = "linalg.generic"(%arg24, %arg47, %269) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg362: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg363: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg364: f32 loc(fused[#loc59, #loc10, #loc15, #loc16])):
+      %547 = "arith.mulf"(%arg362, %arg363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%547) : (f32) -> () loc(#loc161)
+    }) : (tensor<8x4x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
+    %333 = "linalg.generic"(%321, %331, %269) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg359: f32 loc(fused[#loc59, #loc14, #loc15, #loc16]), %arg360: f32 loc(fused[#loc59, #loc12, #loc15, #loc53]), %arg361: f32 loc(fused[#loc59, #loc10, #loc15, #loc16])):
+      %546 = "arith.mulf"(%arg359, %arg360) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%546) : (f32) -> () loc(#loc161)
+    }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
+    %334 = "linalg.generic"(%332, %333, %269) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg356: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg357: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg358: f32 loc(fused[#loc59, #loc12, #loc15, #loc16])):
+      %545 = "arith.addf"(%arg356, %arg357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%545) : (f32) -> () loc(#loc163)
+    }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc163)
+    %335 = "linalg.generic"(%arg23, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg354: f32 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg355: i1 loc(fused[#loc59, #loc54, #loc15, #loc55])):
+      %544 = "arith.cmpf"(%arg354, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc164)
+      "linalg.yield"(%544) : (i1) -> () loc(#loc164)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc164)
+    %336 = "linalg.generic"(%335, %331, %334, %269) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg350: i1 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg351: f32 loc(fused[#loc59, #loc12, #loc15, #loc53]), %arg352: f32 loc(fused[#loc59, #loc12, #loc15, #loc16]), %arg353: f32 loc(fused[#loc59, #loc56, #loc15, #loc55])):
+      %543 = "arith.select"(%arg350, %arg351, %arg352) : (i1, f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%543) : (f32) -> () loc(#loc165)
+    }) : (tensor<i1>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc165)
+    %337 = "linalg.generic"(%arg23, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg348: f32 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg349: f32 loc(fused[#loc59, #loc12, #loc15, #loc57])):
+      %542 = "arith.addf"(%arg348, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
+      "linalg.yield"(%542) : (f32) -> () loc(#loc166)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc166)
+    %338 = "linalg.generic"(%arg45, %336, %269) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg345: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg346: f32 loc(fused[#loc59, #loc56, #loc15, #loc55]), %arg347: f32 loc(fused[#loc59, #loc10, #loc15, #loc58])):
+      %541 = "arith.mulf"(%arg345, %arg346) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
+      "linalg.yield"(%541) : (f32) -> () loc(#loc167)
+    }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc167)
+    %339 = "linalg.generic"(%arg1, %338, %269) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg342: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg343: f32 loc(fused[#loc59, #loc10, #loc15, #loc58]), %arg344: f32 loc(fused[#loc59, #loc22, #loc15, #loc58])):
+      %540 = "arith.subf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%540) : (f32) -> () loc(#loc168)
+    }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc168)
+    %340 = "linalg.generic"(%arg46, %arg2, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg339: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg340: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg341: f32 loc(fused[#loc60, #loc10, #loc15, #loc53])):
+      %539 = "arith.mulf"(%arg339, %arg340) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
+      "linalg.yield"(%539) : (f32) -> () loc(#loc169)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc169)
+    %341 = "linalg.generic"(%234, %340, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg336: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg337: f32 loc(fused[#loc60, #loc10, #loc15, #loc53]), %arg338: f32 loc(fused[#loc60, #loc12, #loc15, #loc53])):
+      %538 = "arith.addf"(%arg336, %arg337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
+      "linalg.yield"(%538) : (f32) -> () loc(#loc170)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc170)
+    %342 = "linalg.generic"(%arg26, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg333: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg334: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg335: f32 loc(fused[#loc60, #loc10, #loc15, #loc16])):
+      %537 = "arith.mulf"(%arg333, %arg334) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
+      "linalg.yield"(%537) : (f32) -> () loc(#loc171)
+    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
+    %343 = "linalg.generic"(%321, %341, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg330: f32 loc(fused[#loc60, #loc14, #loc15, #loc16]), %arg331: f32 loc(fused[#loc60, #loc12, #loc15, #loc53]), %arg332: f32 loc(fused[#loc60, #loc10, #loc15, #loc16])):
+      %536 = "arith.mulf"(%arg330, %arg331) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
+      "linalg.yield"(%536) : (f32) -> () loc(#loc171)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
+    %344 = "linalg.generic"(%342, %343, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg327: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg328: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg329: f32 loc(fused[#loc60, #loc12, #loc15, #loc16])):
+      %535 = "arith.addf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
+      "linalg.yield"(%535) : (f32) -> () loc(#loc173)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc173)
+    %345 = "linalg.generic"(%arg25, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg325: f32 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg326: i1 loc(fused[#loc60, #loc54, #loc15, #loc55])):
+      %534 = "arith.cmpf"(%arg325, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc174)
+      "linalg.yield"(%534) : (i1) -> () loc(#loc174)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc174)
+    %346 = "linalg.generic"(%345, %341, %344, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg321: i1 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg322: f32 loc(fused[#loc60, #loc12, #loc15, #loc53]), %arg323: f32 loc(fused[#loc60, #loc12, #loc15, #loc16]), %arg324: f32 loc(fused[#loc60, #loc56, #loc15, #loc55])):
+      %533 = "arith.select"(%arg321, %arg322, %arg323) : (i1, f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%533) : (f32) -> () loc(#loc175)
+    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc175)
+    %347 = "linalg.generic"(%arg25, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg319: f32 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg320: f32 loc(fused[#loc60, #loc12, #loc15, #loc57])):
+      %532 = "arith.addf"(%arg319, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%532) : (f32) -> () loc(#loc176)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc176)
+    %348 = "linalg.generic"(%arg45, %346, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg316: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg317: f32 loc(fused[#loc60, #loc56, #loc15, #loc55]), %arg318: f32 loc(fused[#loc60, #loc10, #loc15, #loc58])):
+      %531 = "arith.mulf"(%arg316, %arg317) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
+      "linalg.yield"(%531) : (f32) -> () loc(#loc177)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc177)
+    %349 = "linalg.generic"(%arg2, %348, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg313: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg314: f32 loc(fused[#loc60, #loc10, #loc15, #loc58]), %arg315: f32 loc(fused[#loc60, #loc22, #loc15, #loc58])):
+      %530 = "arith.subf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
+      "linalg.yield"(%530) : (f32) -> () loc(#loc178)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc178)
+    %350 = "linalg.generic"(%arg46, %arg3, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg310: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg311: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg312: f32 loc(fused[#loc61, #loc10, #loc15, #loc53])):
+      %529 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
+      "linalg.yield"(%529) : (f32) -> () loc(#loc179)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc179)
+    %351 = "linalg.generic"(%230, %350, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg307: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg308: f32 loc(fused[#loc61, #loc10, #loc15, #loc53]), %arg309: f32 loc(fused[#loc61, #loc12, #loc15, #loc53])):
+      %528 = "arith.addf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%528) : (f32) -> () loc(#loc180)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc180)
+    %352 = "linalg.generic"(%arg28, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg304: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg305: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg306: f32 loc(fused[#loc61, #loc10, #loc15, #loc16])):
+      %527 = "arith.mulf"(%arg304, %arg305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%527) : (f32) -> () loc(#loc181)
+    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
+    %353 = "linalg.generic"(%321, %351, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg301: f32 loc(fused[#loc61, #loc14, #loc15, #loc16]), %arg302: f32 loc(fused[#loc61, #loc12, #loc15, #loc53]), %arg303: f32 loc(fused[#loc61, #loc10, #loc15, #loc16])):
+      %526 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%526) : (f32) -> () loc(#loc181)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
+    %354 = "linalg.generic"(%352, %353, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg298: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg299: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg300: f32 loc(fused[#loc61, #loc12, #loc15, #loc16])):
+      %525 = "arith.addf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%525) : (f32) -> () loc(#loc183)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc183)
+    %355 = "linalg.generic"(%arg27, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg296: f32 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg297: i1 loc(fused[#loc61, #loc54, #loc15, #loc55])):
+      %524 = "arith.cmpf"(%arg296, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc184)
+      "linalg.yield"(%524) : (i1) -> () loc(#loc184)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc184)
+    %356 = "linalg.generic"(%355, %351, %354, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg292: i1 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg293: f32 loc(fused[#loc61, #loc12, #loc15, #loc53]), %arg294: f32 loc(fused[#loc61, #loc12, #loc15, #loc16]), %arg295: f32 loc(fused[#loc61, #loc56, #loc15, #loc55])):
+      %523 = "arith.select"(%arg292, %arg293, %arg294) : (i1, f32, f32) -> f32 loc(#loc185)
+      "linalg.yield"(%523) : (f32) -> () loc(#loc185)
+    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc185)
+    %357 = "linalg.generic"(%arg27, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg290: f32 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg291: f32 loc(fused[#loc61, #loc12, #loc15, #loc57])):
+      %522 = "arith.addf"(%arg290, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%522) : (f32) -> () loc(#loc186)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc186)
+    %358 = "linalg.generic"(%arg45, %356, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg287: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg288: f32 loc(fused[#loc61, #loc56, #loc15, #loc55]), %arg289: f32 loc(fused[#loc61, #loc10, #loc15, #loc58])):
+      %521 = "arith.mulf"(%arg287, %arg288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
+      "linalg.yield"(%521) : (f32) -> () loc(#loc187)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc187)
+    %359 = "linalg.generic"(%arg3, %358, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg284: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg285: f32 loc(fused[#loc61, #loc10, #loc15, #loc58]), %arg286: f32 loc(fused[#loc61, #loc22, #loc15, #loc58])):
+      %520 = "arith.subf"(%arg284, %arg285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
+      "linalg.yield"(%520) : (f32) -> () loc(#loc188)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc188)
+    %360 = "linalg.generic"(%arg46, %arg4, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg281: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg282: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg283: f32 loc(fused[#loc62, #loc10, #loc15, #loc53])):
+      %519 = "arith.mulf"(%arg281, %arg282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
+      "linalg.yield"(%519) : (f32) -> () loc(#loc189)
+    }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc189)
+    %361 = "linalg.generic"(%226, %360, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg278: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg279: f32 loc(fused[#loc62, #loc10, #loc15, #loc53]), %arg280: f32 loc(fused[#loc62, #loc12, #loc15, #loc53])):
+      %518 = "arith.addf"(%arg278, %arg279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%518) : (f32) -> () loc(#loc190)
+    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc190)
+    %362 = "linalg.generic"(%arg30, %arg47, %214) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg275: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg276: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg277: f32 loc(fused[#loc62, #loc10, #loc15, #loc16])):
+      %517 = "arith.mulf"(%arg275, %arg276) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%517) : (f32) -> () loc(#loc191)
+    }) : (tensor<8x8x3x3xf32>, tensor<f32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
+    %363 = "linalg.generic"(%321, %361, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg272: f32 loc(fused[#loc62, #loc14, #loc15, #loc16]), %arg273: f32 loc(fused[#loc62, #loc12, #loc15, #loc53]), %arg274: f32 loc(fused[#loc62, #loc10, #loc15, #loc16])):
+      %516 = "arith.mulf"(%arg272, %arg273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%516) : (f32) -> () loc(#loc191)
+    }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
+    %364 = "linalg.generic"(%362, %363, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg269: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg270: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg271: f32 loc(fused[#loc62, #loc12, #loc15, #loc16])):
+      %515 = "arith.addf"(%arg269, %arg270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
+      "linalg.yield"(%515) : (f32) -> () loc(#loc193)
+    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc193)
+    %365 = "linalg.generic"(%arg29, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg267: f32 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg268: i1 loc(fused[#loc62, #loc54, #loc15, #loc55])):
+      %514 = "arith.cmpf"(%arg267, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc194)
+      "linalg.yield"(%514) : (i1) -> () loc(#loc194)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc194)
+    %366 = "linalg.generic"(%365, %361, %364, %214) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg263: i1 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg264: f32 loc(fused[#loc62, #loc12, #loc15, #loc53]), %arg265: f32 loc(fused[#loc62, #loc12, #loc15, #loc16]), %arg266: f32 loc(fused[#loc62, #loc56, #loc15, #loc55])):
+      %513 = "arith.select"(%arg263, %arg264, %arg265) : (i1, f32, f32) -> f32 loc(#loc195)
+      "linalg.yield"(%513) : (f32) -> () loc(#loc195)
+    }) : (tensor<i1>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc195)
+    %367 = "linalg.generic"(%arg29, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg261: f32 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg262: f32 loc(fused[#loc62, #loc12, #loc15, #loc57])):
+      %512 = "arith.addf"(%arg261, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
+      "linalg.yield"(%512) : (f32) -> () loc(#loc196)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc196)
+    %368 = "linalg.generic"(%arg45, %366, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg258: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg259: f32 loc(fused[#loc62, #loc56, #loc15, #loc55]), %arg260: f32 loc(fused[#loc62, #loc10, #loc15, #loc58])):
+      %511 = "arith.mulf"(%arg258, %arg259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
+      "linalg.yield"(%511) : (f32) -> () loc(#loc197)
+    }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc197)
+    %369 = "linalg.generic"(%arg4, %368, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg255: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg256: f32 loc(fused[#loc62, #loc10, #loc15, #loc58]), %arg257: f32 loc(fused[#loc62, #loc22, #loc15, #loc58])):
+      %510 = "arith.subf"(%arg255, %arg256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%510) : (f32) -> () loc(#loc198)
+    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc198)
+    %370 = "linalg.generic"(%arg46, %arg5, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg252: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg253: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg254: f32 loc(fused[#loc63, #loc10, #loc15, #loc53])):
+      %509 = "arith.mulf"(%arg252, %arg253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
+      "linalg.yield"(%509) : (f32) -> () loc(#loc199)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc199)
+    %371 = "linalg.generic"(%195, %370, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg249: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg250: f32 loc(fused[#loc63, #loc10, #loc15, #loc53]), %arg251: f32 loc(fused[#loc63, #loc12, #loc15, #loc53])):
+      %508 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%508) : (f32) -> () loc(#loc200)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc200)
+    %372 = "linalg.generic"(%arg32, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg246: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg247: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg248: f32 loc(fused[#loc63, #loc10, #loc15, #loc16])):
+      %507 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%507) : (f32) -> () loc(#loc201)
+    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
+    %373 = "linalg.generic"(%321, %371, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg243: f32 loc(fused[#loc63, #loc14, #loc15, #loc16]), %arg244: f32 loc(fused[#loc63, #loc12, #loc15, #loc53]), %arg245: f32 loc(fused[#loc63, #loc10, #loc15, #loc16])):
+      %506 = "arith.mulf"(%arg243, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%506) : (f32) -> () loc(#loc201)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
+    %374 = "linalg.generic"(%372, %373, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg240: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg241: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg242: f32 loc(fused[#loc63, #loc12, #loc15, #loc16])):
+      %505 = "arith.addf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
+      "linalg.yield"(%505) : (f32) -> () loc(#loc203)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc203)
+    %375 = "linalg.generic"(%arg31, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg238: f32 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg239: i1 loc(fused[#loc63, #loc54, #loc15, #loc55])):
+      %504 = "arith.cmpf"(%arg238, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc204)
+      "linalg.yield"(%504) : (i1) -> () loc(#loc204)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc204)
+    %376 = "linalg.generic"(%375, %371, %374, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg234: i1 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg235: f32 loc(fused[#loc63, #loc12, #loc15, #loc53]), %arg236: f32 loc(fused[#loc63, #loc12, #loc15, #loc16]), %arg237: f32 loc(fused[#loc63, #loc56, #loc15, #loc55])):
+      %503 = "arith.select"(%arg234, %arg235, %arg236) : (i1, f32, f32) -> f32 loc(#loc205)
+      "linalg.yield"(%503) : (f32) -> () loc(#loc205)
+    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc205)
+    %377 = "linalg.generic"(%arg31, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg232: f32 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg233: f32 loc(fused[#loc63, #loc12, #loc15, #loc57])):
+      %502 = "arith.addf"(%arg232, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
+      "linalg.yield"(%502) : (f32) -> () loc(#loc206)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc206)
+    %378 = "linalg.generic"(%arg45, %376, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg229: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg230: f32 loc(fused[#loc63, #loc56, #loc15, #loc55]), %arg231: f32 loc(fused[#loc63, #loc10, #loc15, #loc58])):
+      %501 = "arith.mulf"(%arg229, %arg230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
+      "linalg.yield"(%501) : (f32) -> () loc(#loc207)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc207)
+    %379 = "linalg.generic"(%arg5, %378, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg226: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg227: f32 loc(fused[#loc63, #loc10, #loc15, #loc58]), %arg228: f32 loc(fused[#loc63, #loc22, #loc15, #loc58])):
+      %500 = "arith.subf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
+      "linalg.yield"(%500) : (f32) -> () loc(#loc208)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc208)
+    %380 = "linalg.generic"(%arg46, %arg6, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg223: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg224: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg225: f32 loc(fused[#loc64, #loc10, #loc15, #loc53])):
+      %499 = "arith.mulf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
+      "linalg.yield"(%499) : (f32) -> () loc(#loc209)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc209)
+    %381 = "linalg.generic"(%191, %380, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg220: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg221: f32 loc(fused[#loc64, #loc10, #loc15, #loc53]), %arg222: f32 loc(fused[#loc64, #loc12, #loc15, #loc53])):
+      %498 = "arith.addf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
+      "linalg.yield"(%498) : (f32) -> () loc(#loc210)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc210)
+    %382 = "linalg.generic"(%arg34, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg217: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg218: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg219: f32 loc(fused[#loc64, #loc10, #loc15, #loc16])):
+      %497 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
+      "linalg.yield"(%497) : (f32) -> () loc(#loc211)
+    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
+    %383 = "linalg.generic"(%321, %381, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg214: f32 loc(fused[#loc64, #loc14, #loc15, #loc16]), %arg215: f32 loc(fused[#loc64, #loc12, #loc15, #loc53]), %arg216: f32 loc(fused[#loc64, #loc10, #loc15, #loc16])):
+      %496 = "arith.mulf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
+      "linalg.yield"(%496) : (f32) -> () loc(#loc211)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
+    %384 = "linalg.generic"(%382, %383, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg211: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg212: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg213: f32 loc(fused[#loc64, #loc12, #loc15, #loc16])):
+      %495 = "arith.addf"(%arg211, %arg212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
+      "linalg.yield"(%495) : (f32) -> () loc(#loc213)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc213)
+    %385 = "linalg.generic"(%arg33, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg209: f32 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg210: i1 loc(fused[#loc64, #loc54, #loc15, #loc55])):
+      %494 = "arith.cmpf"(%arg209, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc214)
+      "linalg.yield"(%494) : (i1) -> () loc(#loc214)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc214)
+    %386 = "linalg.generic"(%385, %381, %384, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg205: i1 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg206: f32 loc(fused[#loc64, #loc12, #loc15, #loc53]), %arg207: f32 loc(fused[#loc64, #loc12, #loc15, #loc16]), %arg208: f32 loc(fused[#loc64, #loc56, #loc15, #loc55])):
+      %493 = "arith.select"(%arg205, %arg206, %arg207) : (i1, f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%493) : (f32) -> () loc(#loc215)
+    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc215)
+    %387 = "linalg.generic"(%arg33, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg203: f32 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg204: f32 loc(fused[#loc64, #loc12, #loc15, #loc57])):
+      %492 = "arith.addf"(%arg203, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%492) : (f32) -> () loc(#loc216)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc216)
+    %388 = "linalg.generic"(%arg45, %386, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg200: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg201: f32 loc(fused[#loc64, #loc56, #loc15, #loc55]), %arg202: f32 loc(fused[#loc64, #loc10, #loc15, #loc58])):
+      %491 = "arith.mulf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
+      "linalg.yield"(%491) : (f32) -> () loc(#loc217)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc217)
+    %389 = "linalg.generic"(%arg6, %388, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg197: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg198: f32 loc(fused[#loc64, #loc10, #loc15, #loc58]), %arg199: f32 loc(fused[#loc64, #loc22, #loc15, #loc58])):
+      %490 = "arith.subf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
+      "linalg.yield"(%490) : (f32) -> () loc(#loc218)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc218)
+    %390 = "linalg.generic"(%arg46, %arg7, %306) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg194: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg195: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg196: f32 loc(fused[#loc65, #loc10, #loc15, #loc53])):
+      %489 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
+      "linalg.yield"(%489) : (f32) -> () loc(#loc219)
+    }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc219)
+    %391 = "linalg.generic"(%307, %390, %306) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg191: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg192: f32 loc(fused[#loc65, #loc10, #loc15, #loc53]), %arg193: f32 loc(fused[#loc65, #loc12, #loc15, #loc53])):
+      %488 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%488) : (f32) -> () loc(#loc220)
+    }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc220)
+    %392 = "linalg.generic"(%arg36, %arg47, %306) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg188: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg189: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg190: f32 loc(fused[#loc65, #loc10, #loc15, #loc16])):
+      %487 = "arith.mulf"(%arg188, %arg189) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%487) : (f32) -> () loc(#loc221)
+    }) : (tensor<8x4x1x1xf32>, tensor<f32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
+    %393 = "linalg.generic"(%321, %391, %306) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg185: f32 loc(fused[#loc65, #loc14, #loc15, #loc16]), %arg186: f32 loc(fused[#loc65, #loc12, #loc15, #loc53]), %arg187: f32 loc(fused[#loc65, #loc10, #loc15, #loc16])):
+      %486 = "arith.mulf"(%arg185, %arg186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%486) : (f32) -> () loc(#loc221)
+    }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
+    %394 = "linalg.generic"(%392, %393, %306) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg182: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg183: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg184: f32 loc(fused[#loc65, #loc12, #loc15, #loc16])):
+      %485 = "arith.addf"(%arg182, %arg183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
+      "linalg.yield"(%485) : (f32) -> () loc(#loc223)
+    }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc223)
+    %395 = "linalg.generic"(%arg35, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg180: f32 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg181: i1 loc(fused[#loc65, #loc54, #loc15, #loc55])):
+      %484 = "arith.cmpf"(%arg180, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc224)
+      "linalg.yield"(%484) : (i1) -> () loc(#loc224)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc224)
+    %396 = "linalg.generic"(%395, %391, %394, %306) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg176: i1 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg177: f32 loc(fused[#loc65, #loc12, #loc15, #loc53]), %arg178: f32 loc(fused[#loc65, #loc12, #loc15, #loc16]), %arg179: f32 loc(fused[#loc65, #loc56, #loc15, #loc55])):
+      %483 = "arith.select"(%arg176, %arg177, %arg178) : (i1, f32, f32) -> f32 loc(#loc225)
+      "linalg.yield"(%483) : (f32) -> () loc(#loc225)
+    }) : (tensor<i1>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc225)
+    %397 = "linalg.generic"(%arg35, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg174: f32 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg175: f32 loc(fused[#loc65, #loc12, #loc15, #loc57])):
+      %482 = "arith.addf"(%arg174, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
+      "linalg.yield"(%482) : (f32) -> () loc(#loc226)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc226)
+    %398 = "linalg.generic"(%arg45, %396, %306) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg171: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg172: f32 loc(fused[#loc65, #loc56, #loc15, #loc55]), %arg173: f32 loc(fused[#loc65, #loc10, #loc15, #loc58])):
+      %481 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
+      "linalg.yield"(%481) : (f32) -> () loc(#loc227)
+    }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc227)
+    %399 = "linalg.generic"(%arg7, %398, %306) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg168: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg169: f32 loc(fused[#loc65, #loc10, #loc15, #loc58]), %arg170: f32 loc(fused[#loc65, #loc22, #loc15, #loc58])):
+      %480 = "arith.subf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
+      "linalg.yield"(%480) : (f32) -> () loc(#loc228)
+    }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc228)
+    %400 = "linalg.generic"(%arg46, %arg8, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg165: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg166: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg167: f32 loc(fused[#loc66, #loc10, #loc15, #loc53])):
+      %479 = "arith.mulf"(%arg165, %arg166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
+      "linalg.yield"(%479) : (f32) -> () loc(#loc229)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc229)
+    %401 = "linalg.generic"(%274, %400, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg162: f32 loc(fused[#loc9, #loc24, #loc8, #loc11]), %arg163: f32 loc(fused[#loc66, #loc10, #loc15, #loc53]), %arg164: f32 loc(fused[#loc66, #loc12, #loc15, #loc53])):
+      %478 = "arith.addf"(%arg162, %arg163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
+      "linalg.yield"(%478) : (f32) -> () loc(#loc230)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc230)
+    %402 = "linalg.generic"(%arg38, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg159: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg160: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg161: f32 loc(fused[#loc66, #loc10, #loc15, #loc16])):
+      %477 = "arith.mulf"(%arg159, %arg160) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
+      "linalg.yield"(%477) : (f32) -> () loc(#loc231)
+    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
+    %403 = "linalg.generic"(%321, %401, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg156: f32 loc(fused[#loc66, #loc14, #loc15, #loc16]), %arg157: f32 loc(fused[#loc66, #loc12, #loc15, #loc53]), %arg158: f32 loc(fused[#loc66, #loc10, #loc15, #loc16])):
+      %476 = "arith.mulf"(%arg156, %arg157) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
+      "linalg.yield"(%476) : (f32) -> () loc(#loc231)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
+    %404 = "linalg.generic"(%402, %403, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg153: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg154: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg155: f32 loc(fused[#loc66, #loc12, #loc15, #loc16])):
+      %475 = "arith.addf"(%arg153, %arg154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
+      "linalg.yield"(%475) : (f32) -> () loc(#loc233)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc233)
+    %405 = "linalg.generic"(%arg37, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg151: f32 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg152: i1 loc(fused[#loc66, #loc54, #loc15, #loc55])):
+      %474 = "arith.cmpf"(%arg151, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc234)
+      "linalg.yield"(%474) : (i1) -> () loc(#loc234)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc234)
+    %406 = "linalg.generic"(%405, %401, %404, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg147: i1 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg148: f32 loc(fused[#loc66, #loc12, #loc15, #loc53]), %arg149: f32 loc(fused[#loc66, #loc12, #loc15, #loc16]), %arg150: f32 loc(fused[#loc66, #loc56, #loc15, #loc55])):
+      %473 = "arith.select"(%arg147, %arg148, %arg149) : (i1, f32, f32) -> f32 loc(#loc235)
+      "linalg.yield"(%473) : (f32) -> () loc(#loc235)
+    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc235)
+    %407 = "linalg.generic"(%arg37, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg145: f32 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg146: f32 loc(fused[#loc66, #loc12, #loc15, #loc57])):
+      %472 = "arith.addf"(%arg145, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
+      "linalg.yield"(%472) : (f32) -> () loc(#loc236)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc236)
+    %408 = "linalg.generic"(%arg45, %406, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg142: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg143: f32 loc(fused[#loc66, #loc56, #loc15, #loc55]), %arg144: f32 loc(fused[#loc66, #loc10, #loc15, #loc58])):
+      %471 = "arith.mulf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
+      "linalg.yield"(%471) : (f32) -> () loc(#loc237)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc237)
+    %409 = "linalg.generic"(%arg8, %408, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg139: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg140: f32 loc(fused[#loc66, #loc10, #loc15, #loc58]), %arg141: f32 loc(fused[#loc66, #loc22, #loc15, #loc58])):
+      %470 = "arith.subf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
+      "linalg.yield"(%470) : (f32) -> () loc(#loc238)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc238)
+    %410 = "linalg.generic"(%arg46, %arg9, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg136: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg137: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg138: f32 loc(fused[#loc67, #loc10, #loc15, #loc53])):
+      %469 = "arith.mulf"(%arg136, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
+      "linalg.yield"(%469) : (f32) -> () loc(#loc239)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc239)
+    %411 = "linalg.generic"(%191, %410, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg133: f32 loc(fused[#loc9, #loc24, #loc8, #loc11]), %arg134: f32 loc(fused[#loc67, #loc10, #loc15, #loc53]), %arg135: f32 loc(fused[#loc67, #loc12, #loc15, #loc53])):
+      %468 = "arith.addf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
+      "linalg.yield"(%468) : (f32) -> () loc(#loc240)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc240)
+    %412 = "linalg.generic"(%arg40, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg130: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg131: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg132: f32 loc(fused[#loc67, #loc10, #loc15, #loc16])):
+      %467 = "arith.mulf"(%arg130, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
+      "linalg.yield"(%467) : (f32) -> () loc(#loc241)
+    }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
+    %413 = "linalg.generic"(%321, %411, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg127: f32 loc(fused[#loc67, #loc14, #loc15, #loc16]), %arg128: f32 loc(fused[#loc67, #loc12, #loc15, #loc53]), %arg129: f32 loc(fused[#loc67, #loc10, #loc15, #loc16])):
+      %466 = "arith.mulf"(%arg127, %arg128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
+      "linalg.yield"(%466) : (f32) -> () loc(#loc241)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
+    %414 = "linalg.generic"(%412, %413, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg124: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg125: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg126: f32 loc(fused[#loc67, #loc12, #loc15, #loc16])):
+      %465 = "arith.addf"(%arg124, %arg125) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
+      "linalg.yield"(%465) : (f32) -> () loc(#loc243)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc243)
+    %415 = "linalg.generic"(%arg39, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg122: f32 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg123: i1 loc(fused[#loc67, #loc54, #loc15, #loc55])):
+      %464 = "arith.cmpf"(%arg122, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc244)
+      "linalg.yield"(%464) : (i1) -> () loc(#loc244)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc244)
+    %416 = "linalg.generic"(%415, %411, %414, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg118: i1 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg119: f32 loc(fused[#loc67, #loc12, #loc15, #loc53]), %arg120: f32 loc(fused[#loc67, #loc12, #loc15, #loc16]), %arg121: f32 loc(fused[#loc67, #loc56, #loc15, #loc55])):
+      %463 = "arith.select"(%arg118, %arg119, %arg120) : (i1, f32, f32) -> f32 loc(#loc245)
+      "linalg.yield"(%463) : (f32) -> () loc(#loc245)
+    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc245)
+    %417 = "linalg.generic"(%arg39, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg116: f32 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg117: f32 loc(fused[#loc67, #loc12, #loc15, #loc57])):
+      %462 = "arith.addf"(%arg116, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
+      "linalg.yield"(%462) : (f32) -> () loc(#loc246)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc246)
+    %418 = "linalg.generic"(%arg45, %416, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg113: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg114: f32 loc(fused[#loc67, #loc56, #loc15, #loc55]), %arg115: f32 loc(fused[#loc67, #loc10, #loc15, #loc58])):
+      %461 = "arith.mulf"(%arg113, %arg114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
+      "linalg.yield"(%461) : (f32) -> () loc(#loc247)
+    }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc247)
+    %419 = "linalg.generic"(%arg9, %418, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg110: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg111: f32 loc(fused[#loc67, #loc10, #loc15, #loc58]), %arg112: f32 loc(fused[#loc67, #loc22, #loc15, #loc58])):
+      %460 = "arith.subf"(%arg110, %arg111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
+      "linalg.yield"(%460) : (f32) -> () loc(#loc248)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc248)
+    %420 = "linalg.generic"(%arg46, %arg10, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg107: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg108: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg109: f32 loc(fused[#loc68, #loc10, #loc15, #loc53])):
+      %459 = "arith.mulf"(%arg107, %arg108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
+      "linalg.yield"(%459) : (f32) -> () loc(#loc249)
+    }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc249)
+    %421 = "linalg.generic"(%180, %420, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg104: f32 loc(fused[#loc41, #loc42, #loc8, #loc40]), %arg105: f32 loc(fused[#loc68, #loc10, #loc15, #loc53]), %arg106: f32 loc(fused[#loc68, #loc12, #loc15, #loc53])):
+      %458 = "arith.addf"(%arg104, %arg105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
+      "linalg.yield"(%458) : (f32) -> () loc(#loc250)
+    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc250)
+    %422 = "linalg.generic"(%arg42, %arg47, %176) <{indexing_maps = [#map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg101: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg102: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg103: f32 loc(fused[#loc68, #loc10, #loc15, #loc16])):
+      %457 = "arith.mulf"(%arg101, %arg102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
+      "linalg.yield"(%457) : (f32) -> () loc(#loc251)
+    }) : (tensor<3x8xf32>, tensor<f32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
+    %423 = "linalg.generic"(%321, %421, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg98: f32 loc(fused[#loc68, #loc14, #loc15, #loc16]), %arg99: f32 loc(fused[#loc68, #loc12, #loc15, #loc53]), %arg100: f32 loc(fused[#loc68, #loc10, #loc15, #loc16])):
+      %456 = "arith.mulf"(%arg98, %arg99) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
+      "linalg.yield"(%456) : (f32) -> () loc(#loc251)
+    }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
+    %424 = "linalg.generic"(%422, %423, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg95: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg96: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg97: f32 loc(fused[#loc68, #loc12, #loc15, #loc16])):
+      %455 = "arith.addf"(%arg95, %arg96) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
+      "linalg.yield"(%455) : (f32) -> () loc(#loc253)
+    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc253)
+    %425 = "linalg.generic"(%arg41, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg93: f32 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg94: i1 loc(fused[#loc68, #loc54, #loc15, #loc55])):
+      %454 = "arith.cmpf"(%arg93, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc254)
+      "linalg.yield"(%454) : (i1) -> () loc(#loc254)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc254)
+    %426 = "linalg.generic"(%425, %421, %424, %176) <{indexing_maps = [#map22, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg89: i1 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg90: f32 loc(fused[#loc68, #loc12, #loc15, #loc53]), %arg91: f32 loc(fused[#loc68, #loc12, #loc15, #loc16]), %arg92: f32 loc(fused[#loc68, #loc56, #loc15, #loc55])):
+      %453 = "arith.select"(%arg89, %arg90, %arg91) : (i1, f32, f32) -> f32 loc(#loc255)
+      "linalg.yield"(%453) : (f32) -> () loc(#loc255)
+    }) : (tensor<i1>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc255)
+    %427 = "linalg.generic"(%arg41, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg87: f32 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg88: f32 loc(fused[#loc68, #loc12, #loc15, #loc57])):
+      %452 = "arith.addf"(%arg87, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
+      "linalg.yield"(%452) : (f32) -> () loc(#loc256)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc256)
+    %428 = "linalg.generic"(%arg45, %426, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg84: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg85: f32 loc(fused[#loc68, #loc56, #loc15, #loc55]), %arg86: f32 loc(fused[#loc68, #loc10, #loc15, #loc58])):
+      %451 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
+      "linalg.yield"(%451) : (f32) -> () loc(#loc257)
+    }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc257)
+    %429 = "linalg.generic"(%arg10, %428, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg81: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg82: f32 loc(fused[#loc68, #loc10, #loc15, #loc58]), %arg83: f32 loc(fused[#loc68, #loc22, #loc15, #loc58])):
+      %450 = "arith.subf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
+      "linalg.yield"(%450) : (f32) -> () loc(#loc258)
+    }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc258)
+    %430 = "linalg.generic"(%arg46, %arg11, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg78: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg79: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg80: f32 loc(fused[#loc69, #loc10, #loc15, #loc53])):
+      %449 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc259)
+      "linalg.yield"(%449) : (f32) -> () loc(#loc259)
+    }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc259)
+    %431 = "linalg.generic"(%184, %430, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg75: f32 loc(fused[#loc41, #loc24, #loc8, #loc40]), %arg76: f32 loc(fused[#loc69, #loc10, #loc15, #loc53]), %arg77: f32 loc(fused[#loc69, #loc12, #loc15, #loc53])):
+      %448 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
+      "linalg.yield"(%448) : (f32) -> () loc(#loc260)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc260)
+    %432 = "linalg.generic"(%arg44, %arg47, %124) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg72: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg73: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg74: f32 loc(fused[#loc69, #loc10, #loc15, #loc16])):
+      %447 = "arith.mulf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
+      "linalg.yield"(%447) : (f32) -> () loc(#loc261)
+    }) : (tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
+    %433 = "linalg.generic"(%321, %431, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg69: f32 loc(fused[#loc69, #loc14, #loc15, #loc16]), %arg70: f32 loc(fused[#loc69, #loc12, #loc15, #loc53]), %arg71: f32 loc(fused[#loc69, #loc10, #loc15, #loc16])):
+      %446 = "arith.mulf"(%arg69, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
+      "linalg.yield"(%446) : (f32) -> () loc(#loc261)
+    }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
+    %434 = "linalg.generic"(%432, %433, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg66: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg67: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg68: f32 loc(fused[#loc69, #loc12, #loc15, #loc16])):
+      %445 = "arith.addf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
+      "linalg.yield"(%445) : (f32) -> () loc(#loc263)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc263)
+    %435 = "linalg.generic"(%arg43, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg64: f32 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg65: i1 loc(fused[#loc69, #loc54, #loc15, #loc55])):
+      %444 = "arith.cmpf"(%arg64, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc264)
+      "linalg.yield"(%444) : (i1) -> () loc(#loc264)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc264)
+    %436 = "linalg.generic"(%435, %431, %434, %124) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg60: i1 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg61: f32 loc(fused[#loc69, #loc12, #loc15, #loc53]), %arg62: f32 loc(fused[#loc69, #loc12, #loc15, #loc16]), %arg63: f32 loc(fused[#loc69, #loc56, #loc15, #loc55])):
+      %443 = "arith.select"(%arg60, %arg61, %arg62) : (i1, f32, f32) -> f32 loc(#loc265)
+      "linalg.yield"(%443) : (f32) -> () loc(#loc265)
+    }) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc265)
+    %437 = "linalg.generic"(%arg43, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg58: f32 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg59: f32 loc(fused[#loc69, #loc12, #loc15, #loc57])):
+      %442 = "arith.addf"(%arg58, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
+      "linalg.yield"(%442) : (f32) -> () loc(#loc266)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc266)
+    %438 = "linalg.generic"(%arg45, %436, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg55: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg56: f32 loc(fused[#loc69, #loc56, #loc15, #loc55]), %arg57: f32 loc(fused[#loc69, #loc10, #loc15, #loc58])):
+      %441 = "arith.mulf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
+      "linalg.yield"(%441) : (f32) -> () loc(#loc267)
+    }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc267)
+    %439 = "linalg.generic"(%arg11, %438, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg52: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg53: f32 loc(fused[#loc69, #loc10, #loc15, #loc58]), %arg54: f32 loc(fused[#loc69, #loc22, #loc15, #loc58])):
+      %440 = "arith.subf"(%arg52, %arg53) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc268)
+      "linalg.yield"(%440) : (f32) -> () loc(#loc268)
+    }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc268)
+    "func.return"(%155, %317, %270, %234, %230, %226, %195, %191, %307, %274, %191, %180, %184, %329, %339, %349, %359, %369, %379, %389, %399, %409, %419, %429, %439, %327, %326, %337, %336, %347, %346, %357, %356, %367, %366, %377, %376, %387, %386, %397, %396, %407, %406, %417, %416, %427, %426, %437, %436, %78, %81, %59, %104, %107, %85, %53, %56, %30) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
 #loc39 = loc("<root>")
-#loc43 = loc("aten.mm.default")
-#loc112 = loc(fused[#loc39, #loc24, #loc4, #loc40])
-#loc114 = loc(fused[#loc41, #loc43, #loc4, #loc40])
-#loc139 = loc(fused[#loc41, #loc43, #loc8, #loc40])
+#loc45 = loc("aten.mm.default")
+#loc106 = loc(fused[#loc39, #loc24, #loc4, #loc40])
+#loc110 = loc(fused[#loc41, #loc45, #loc8, #loc40])

@@ -191,6 +191,8 @@ def test_module_parses_in_mlir_22_and_is_linalg_only(name):
 
     module.operation.walk(visit)
     assert dialects <= ALLOWED_DIALECTS, dialects - ALLOWED_DIALECTS
+    # f64 tensors would escape mixed precision; f64 scalar constants are fine.
+    assert not re.search(r"tensor<[0-9x?]*f64>", step.module_text)
 
 
 @pytest.mark.parametrize("name", sorted(zoo.SETUPS))
@@ -250,7 +252,7 @@ def test_ops_are_located_by_module_path_and_aten_op():
 
 # -- dynamic batch ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["mlp", "cnn"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "resnet_block", "gpt_block", "lstm"])
 def test_dynamic_batch(name):
     setup, step = traced(name, dynamic_batch=True)
     data = [r for r in step.arguments if r.role == "data"]
@@ -285,6 +287,116 @@ def test_dynamic_batch_refuses_a_model_that_fixes_the_batch_size():
     with pytest.raises(tracer.TraceError, match=r"dynamic_batch.*input0.*6"):
         tracer.trace_training_step(model, lambda m, x: m(x).sum(), optimizer,
                                    [torch.randn(6, 4)], dynamic_batch=True)
+
+
+# -- decompositions: each one computes what the aten op computes --------------------
+
+aten = torch.ops.aten
+
+
+def decomposed(op, *args, **kwargs):
+    return tracer.decompositions.table()[op](*args, **kwargs)
+
+
+def test_gather_and_scatter_decompositions():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(3, 5, 4, generator=g)
+    for dim, index_shape in ((1, (3, 2, 4)), (1, (2, 3, 4)), (-1, (3, 5, 6)), (0, (4, 5, 4))):
+        size = x.shape[dim]
+        index = torch.randint(0, size, index_shape, generator=g)
+        torch.testing.assert_close(decomposed(aten.gather.default, x, dim, index),
+                                   aten.gather.default(x, dim, index))
+    # Position rows selected by an expanded index (what embedding layers do).
+    positions = torch.arange(4).expand(3, 4).unsqueeze(-1).expand(3, 4, 5)
+    table_rows = torch.randn(3, 6, 5, generator=g)
+    torch.testing.assert_close(decomposed(aten.gather.default, table_rows, 1, positions),
+                               torch.gather(table_rows, 1, positions))
+    # One target per row (cross-entropy's label gradient), and a smaller index.
+    target = torch.randint(0, 5, (3, 1, 4), generator=g)
+    src = torch.randn(3, 1, 4, generator=g)
+    for op, args in ((aten.scatter.value, (-1.0,)), (aten.scatter.src, (src,)),
+                     (aten.scatter_add.default, (src,))):
+        torch.testing.assert_close(decomposed(op, x, 1, target, *args), op(x, 1, target, *args))
+    small = torch.randint(0, 5, (2, 1, 3), generator=g)
+    torch.testing.assert_close(decomposed(aten.scatter_add.default, x, 1, small, src),
+                               aten.scatter_add.default(x, 1, small, src))
+
+
+def test_embedding_decompositions():
+    g = torch.Generator().manual_seed(0)
+    weight = torch.randn(7, 3, generator=g)
+    indices = torch.tensor([[0, 2, 2], [6, 1, 2]])
+    torch.testing.assert_close(decomposed(aten.embedding.default, weight, indices),
+                               aten.embedding.default(weight, indices))
+    grad = torch.randn(2, 3, 3, generator=g)
+    for padding_idx, by_frequency in ((-1, False), (2, False), (-1, True)):
+        torch.testing.assert_close(
+            decomposed(aten.embedding_dense_backward.default, grad, indices, 7, padding_idx,
+                       by_frequency),
+            aten.embedding_dense_backward.default(grad, indices, 7, padding_idx, by_frequency))
+
+
+POOLS = [  # kernel, stride, padding, dilation, ceil_mode
+    ((3, 3), (2, 2), (1, 1), (1, 1), False),  # overlapping windows, as ResNet's stem
+    ((2, 2), (2, 2), (0, 0), (1, 1), False),
+    ((3, 2), (1, 2), (1, 0), (1, 1), True),
+    ((2, 2), (2, 1), (0, 1), (2, 1), False),
+    ((3, 3), (2, 2), (0, 0), (1, 1), True),
+]
+
+
+@pytest.mark.parametrize("kernel, stride, padding, dilation, ceil_mode", POOLS)
+def test_max_pool_backward_decomposition(kernel, stride, padding, dilation, ceil_mode):
+    x = torch.randn(2, 3, 7, 8, generator=torch.Generator().manual_seed(0))
+    out, indices = aten.max_pool2d_with_indices.default(x, kernel, stride, padding, dilation,
+                                                       ceil_mode)
+    grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(1))
+    args = (grad, x, kernel, stride, padding, dilation, ceil_mode, indices)
+    torch.testing.assert_close(
+        decomposed(aten.max_pool2d_with_indices_backward.default, *args),
+        aten.max_pool2d_with_indices_backward.default(*args))
+
+
+@pytest.mark.parametrize("kernel, stride, padding, _, ceil_mode", POOLS)
+@pytest.mark.parametrize("count_include_pad, divisor", [(True, None), (False, None), (True, 5)])
+def test_avg_pool_backward_decomposition(kernel, stride, padding, _, ceil_mode,
+                                         count_include_pad, divisor):
+    if padding[0] * 2 > kernel[0] or padding[1] * 2 > kernel[1]:
+        pytest.skip("avg_pool2d wants padding at most half the kernel")
+    x = torch.randn(2, 3, 7, 8, generator=torch.Generator().manual_seed(0))
+    out = aten.avg_pool2d.default(x, kernel, stride, padding, ceil_mode, count_include_pad,
+                                  divisor)
+    grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(1))
+    args = (grad, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+    torch.testing.assert_close(decomposed(aten.avg_pool2d_backward.default, *args),
+                               aten.avg_pool2d_backward.default(*args))
+
+
+@pytest.mark.parametrize("stride, padding, dilation", [((1, 1), (1, 1), (1, 1)),
+                                                       ((2, 2), (1, 1), (1, 1)),
+                                                       ((2, 1), (0, 2), (2, 1))])
+def test_convolution_backward_decomposition(stride, padding, dilation):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 9, 8, generator=g)
+    weight = torch.randn(4, 3, 3, 2, generator=g)
+    out = aten.convolution.default(x, weight, None, stride, padding, dilation, False, [0, 0], 1)
+    grad = torch.randn(out.shape, generator=g)
+    args = (grad, x, weight, [4], stride, padding, dilation, False, [0, 0], 1, [True, True, True])
+    for actual, expected in zip(decomposed(aten.convolution_backward.default, *args),
+                                aten.convolution_backward.default(*args)):
+        torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_var_mean_decomposition_stays_in_f32():
+    x = torch.randn(2, 6, 16, generator=torch.Generator().manual_seed(0))
+    for dims, correction in (([-1], 0), ([0, 2], 1), (None, 1)):
+        var, mean = decomposed(aten.var_mean.correction, x, dims, correction=correction,
+                               keepdim=True)
+        expected_var, expected_mean = aten.var_mean.correction(x, dims, correction=correction,
+                                                               keepdim=True)
+        assert var.dtype == mean.dtype == torch.float32
+        torch.testing.assert_close(var, expected_var)
+        torch.testing.assert_close(mean, expected_mean)
 
 
 # -- errors ---------------------------------------------------------------------------------
