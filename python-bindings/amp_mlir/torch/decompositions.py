@@ -169,8 +169,8 @@ def _gather(self, dim, index, sparse_grad=False):
 def _scatter(self, dim, index, src, combine):
     """combine(self_region, hit_any, contributions) over the region of self
     that index covers; `contributions` sums src at each target position."""
-    if self.dim() == 0:
-        return combine(self, index == 0, src if isinstance(src, torch.Tensor) else self * 0 + src)
+    if self.dim() == 0:  # index is 0 too
+        return combine(self, index == 0, torch.as_tensor(src, dtype=self.dtype))
     dim = dim % self.dim()
     sizes = [self.shape[d] if d == dim else index.shape[d] for d in range(self.dim())]
 
@@ -225,8 +225,8 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
 # -- pooling backward as shifted, strided placements ------------------------------------
 # Each kernel offset (kh, kw) sends output position (oh, ow) to input row
 # oh * stride - padding + kh * dilation (and the same for columns). The
-# gradient of every offset is spread onto a stride-spaced grid by padding,
-# shifted to its offset, and the offsets are summed: no scatter.
+# gradient of every offset is spread onto a stride-spaced grid (zeros in
+# between), shifted to its offset, and the offsets are summed: no scatter.
 
 def _place(values, offset, stride, size, dim):
     """values along `dim` (length o) placed at offset + stride * i on a
@@ -259,16 +259,13 @@ def _pad_axis(values, dim, before, after):
     return torch.cat(parts, dim) if len(parts) > 1 else values
 
 
-def _window_offsets(kernel, stride, padding, dilation, out_size):
-    """Per kernel offset k: the input coordinate of each output position."""
-    return [[o * stride - padding + k * dilation for o in range(out_size)] for k in range(kernel)]
-
-
 def _pool_parameters(kernel_size, stride, padding, dilation=1):
     def pair(value, default=None):
         if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
             value = default
-        return tuple(value) * (2 // len(value)) if isinstance(value, (list, tuple)) else (value,) * 2
+        if isinstance(value, (list, tuple)):
+            return tuple(value) * (2 // len(value))  # [k] means [k, k]
+        return (value,) * 2
     kernel = pair(kernel_size)
     return kernel, pair(stride, kernel), pair(padding), pair(dilation)
 
@@ -327,10 +324,10 @@ def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_m
 
 def _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                           transposed, output_padding, groups, output_mask):
-    """A 2-D, ungrouped convolution's gradients as two convolutions. torch-mlir's
-    own lowering of the weight gradient groups the convolution by the batch
-    size, which fails for a dynamic batch."""
-    if transposed or groups != 1 or input.dim() != 4:
+    """A 2-D convolution's gradients as two convolutions. torch-mlir's own
+    lowering fails on the weight gradient of a grouped convolution, and of
+    any convolution with a dynamic batch (it groups by the batch size)."""
+    if transposed or input.dim() != 4:
         return NotImplemented
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
@@ -340,13 +337,22 @@ def _convolution_backward(grad_output, input, weight, bias_sizes, stride, paddin
                                        - 2 * padding[i] + dilation[i] * (weight.shape[2 + i] - 1)
                                        + 1) for i in range(2)]
         grad_input = aten.convolution.default(grad_output, weight, None, stride, padding,
-                                              dilation, True, extra, 1)
+                                              dilation, True, extra, groups)
     if output_mask[1]:
-        # grad_w[o, i, a, b] = sum over n, y, x of g[n, o, y, x] * x_pad[n, i, y s + a d, x s + b d]:
-        # a convolution of the input (channels <-> batch) by the gradient, stride and
-        # dilation swapped, cut to the kernel size.
-        swapped = aten.convolution.default(input.transpose(0, 1), grad_output.transpose(0, 1),
-                                           None, dilation, padding, stride, False, [0, 0], 1)
+        # grad_w[o, i, a, b] = sum over n, y, x of g[n, o, y, x] * x[n, i, y s + a d, x s + b d]
+        # (x zero-padded, i and o in one group): a convolution of the input, its
+        # channels of a group as the batch and (group, batch) as channels, by the
+        # gradient; stride and dilation swapped, cut to the kernel size.
+        batch, channels = input.shape[:2]
+        per_group = channels // groups
+        spatial = list(input.shape[2:])
+        images = input.reshape(batch, groups, per_group, *spatial).permute(2, 1, 0, 3, 4)
+        images = images.reshape(per_group, groups * batch, *spatial)
+        out_spatial = list(grad_output.shape[2:])
+        kernels = grad_output.reshape(batch, groups, -1, *out_spatial).permute(1, 2, 0, 3, 4)
+        kernels = kernels.reshape(-1, batch, *out_spatial)
+        swapped = aten.convolution.default(images, kernels, None, dilation, padding, stride,
+                                           False, [0, 0], groups)
         grad_weight = swapped.narrow(2, 0, weight.shape[2]).narrow(3, 0, weight.shape[3])
         grad_weight = grad_weight.transpose(0, 1)
     if output_mask[2]:

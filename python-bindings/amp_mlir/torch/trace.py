@@ -293,8 +293,9 @@ def _make_step(layout: _Layout, loss_module: _LossModule, provenance: _Provenanc
 
 @contextlib.contextmanager
 def _without_mkldnn():
-    """nn.LSTM under autograd on the CPU dispatches to aten.mkldnn_rnn_layer,
-    which torch-mlir cannot lower; without mkldnn it is the plain recurrence.
+    """With mkldnn on, recurrent layers on the CPU run aten.mkldnn_rnn_layer
+    (also torch's Python recurrence that decompositions.py routes them to),
+    which torch-mlir cannot lower; without it they are the plain recurrence.
     (Switching the flags warns about TF32 on Intel GPUs, irrelevant here.)"""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="TF32 acceleration on top of oneDNN")
@@ -310,8 +311,8 @@ def _without_mkldnn():
 
 def _fake_arguments(values: Sequence[torch.Tensor], dynamic: Sequence[bool]):
     """Fake tensors for tracing; dimension 0 of those marked dynamic is a
-    symbolic size (backed by the example's size, so no 0/1 specialization
-    beyond what the example implies)."""
+    symbolic size, backed by the example's size (which must be at least 2:
+    PyTorch specializes sizes 0 and 1)."""
     from torch._dynamo.source import ConstantSource
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import (DimDynamic, ShapeEnv,
@@ -473,13 +474,17 @@ def _set_signature_attributes(module, function_name, arguments, results, argumen
         def attributes(record, value=None):
             entries = {"amp.name": ir.StringAttr.get(record.name),
                        "amp.import_role": ir.StringAttr.get(record.role)}
-            if value is not None:
-                entries["amp.value"] = ir.FloatAttr.get(ir.F32Type.get(), value)
+            if record.role == "hyperparameter":
+                entries["amp.value"] = ir.FloatAttr.get(ir.F32Type.get(), float(value))
+            elif record.role in ("buffer", "optimizer_state") and value is not None:
+                # How a runner starts it (running variances start at one).
+                for init, fill in (("zeros", 0), ("ones", 1)):
+                    if bool((value == fill).all()):
+                        entries["amp.init"] = ir.StringAttr.get(init)
             return ir.DictAttr.get(entries)
 
         func.attributes["arg_attrs"] = ir.ArrayAttr.get([
-            attributes(r, float(argument_values[r.name]) if r.role == "hyperparameter" else None)
-            for r in arguments])
+            attributes(r, argument_values.get(r.name)) for r in arguments])
         func.attributes["res_attrs"] = ir.ArrayAttr.get([attributes(r) for r in results])
 
 
@@ -545,12 +550,16 @@ class TracedStep:
 
     def __init__(self, module_text: str, function_name: str, arguments: List[TensorRecord],
                  results: List[TensorRecord], graph_module: torch.fx.GraphModule,
-                 initial_values: Dict[str, torch.Tensor], optimizer: FunctionalOptimizer):
+                 initial_values: Dict[str, torch.Tensor], optimizer: FunctionalOptimizer,
+                 dropped_size_checks: List[str]):
         self.module_text = module_text
         self.function_name = function_name
         self.arguments = arguments
         self.results = results
         self.graph_module = graph_module
+        #: Messages of the cf.assert size checks removed from a dynamic-batch
+        #: step (they hold when all data inputs share one batch size).
+        self.dropped_size_checks = dropped_size_checks
         self._initial_values = initial_values
         self._optimizer = optimizer
 
@@ -607,17 +616,19 @@ def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: to
     is a torch.optim.SGD, Adam or AdamW over the model's parameters (any
     param groups). `clip_grad_norm=max_norm` clips the gradients by their
     global L2 norm first, as torch.nn.utils.clip_grad_norm_. With
-    `dynamic_batch`, dimension 0 of every data input is dynamic. The model
-    and optimizer are not changed."""
+    `dynamic_batch`, dimension 0 of every data input is dynamic (one batch
+    size for all of them, as traced); a model that fixes it is refused. The
+    model and optimizer are not changed."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     example_inputs = list(example_inputs)
     for i, value in enumerate(example_inputs):
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"example_inputs[{i}] must be a tensor, got {type(value).__name__}")
-        if dynamic_batch and value.dim() == 0:
-            raise TraceError(f"dynamic_batch: example_inputs[{i}] is 0-d, it has no batch "
-                             "dimension")
+        if dynamic_batch and (value.dim() == 0 or value.shape[0] < 2):
+            raise TraceError(f"dynamic_batch: example_inputs[{i}] needs a batch dimension of "
+                             f"size 2 or more (PyTorch fixes sizes 0 and 1), got shape "
+                             f"{tuple(value.shape)}")
     named_params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     named_buffers = list(model.named_buffers())
     try:
@@ -677,5 +688,6 @@ def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: to
     _check_dialects(module)
     _set_signature_attributes(module, model_name, arguments, results, initial)
     text = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
-    return TracedStep(text, model_name, arguments, results, gm, initial, functional_optimizer)
+    return TracedStep(text, model_name, arguments, results, gm, initial, functional_optimizer,
+                      dropped_checks)
 

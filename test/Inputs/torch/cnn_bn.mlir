@@ -223,7 +223,7 @@
 #loc190 = loc(fused[#loc61, #loc15, #loc20, #loc53])
 #loc191 = loc(fused[#loc61, #loc25, #loc20, #loc53])
 "builtin.module"() ({
-  "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "conv1.weight"}, {amp.import_role = "parameter", amp.name = "conv1.bias"}, {amp.import_role = "parameter", amp.name = "bn1.weight"}, {amp.import_role = "parameter", amp.name = "bn1.bias"}, {amp.import_role = "parameter", amp.name = "conv2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.name = "bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "bn1.running_var"}, {amp.import_role = "buffer", amp.name = "bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "bn2.running_var"}, {amp.import_role = "buffer", amp.name = "bn2.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x3x8x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "conv1.weight"}, {amp.import_role = "gradient", amp.name = "conv1.bias"}, {amp.import_role = "gradient", amp.name = "bn1.weight"}, {amp.import_role = "gradient", amp.name = "bn1.bias"}, {amp.import_role = "gradient", amp.name = "conv2.weight"}, {amp.import_role = "gradient", amp.name = "bn2.weight"}, {amp.import_role = "gradient", amp.name = "bn2.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "conv1.weight"}, {amp.import_role = "parameter", amp.name = "conv1.bias"}, {amp.import_role = "parameter", amp.name = "bn1.weight"}, {amp.import_role = "parameter", amp.name = "bn1.bias"}, {amp.import_role = "parameter", amp.name = "conv2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "bn1.running_var"}, {amp.import_role = "buffer", amp.name = "bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "bn2.running_var"}, {amp.import_role = "buffer", amp.name = "bn2.num_batches_tracked"}], sym_name = "train_step"}> ({
+  "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "conv1.weight"}, {amp.import_role = "parameter", amp.name = "conv1.bias"}, {amp.import_role = "parameter", amp.name = "bn1.weight"}, {amp.import_role = "parameter", amp.name = "bn1.bias"}, {amp.import_role = "parameter", amp.name = "conv2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "bn1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn2.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "bn2.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn2.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x3x8x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "conv1.weight"}, {amp.import_role = "gradient", amp.name = "conv1.bias"}, {amp.import_role = "gradient", amp.name = "bn1.weight"}, {amp.import_role = "gradient", amp.name = "bn1.bias"}, {amp.import_role = "gradient", amp.name = "conv2.weight"}, {amp.import_role = "gradient", amp.name = "bn2.weight"}, {amp.import_role = "gradient", amp.name = "bn2.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "conv1.weight"}, {amp.import_role = "parameter", amp.name = "conv1.bias"}, {amp.import_role = "parameter", amp.name = "bn1.weight"}, {amp.import_role = "parameter", amp.name = "bn1.bias"}, {amp.import_role = "parameter", amp.name = "conv2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "bn1.running_var"}, {amp.import_role = "buffer", amp.name = "bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "bn2.running_var"}, {amp.import_role = "buffer", amp.name = "bn2.num_batches_tracked"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<8x3x3x3xf32> loc("train_step"), %arg1: tensor<8xf32> loc("train_step"), %arg2: tensor<8xf32> loc("train_step"), %arg3: tensor<8xf32> loc("train_step"), %arg4: tensor<8x8x3x3xf32> loc("train_step"), %arg5: tensor<8xf32> loc("train_step"), %arg6: tensor<8xf32> loc("train_step"), %arg7: tensor<4x32xf32> loc("train_step"), %arg8: tensor<4xf32> loc("train_step"), %arg9: tensor<8xf32> loc("train_step"), %arg10: tensor<8xf32> loc("train_step"), %arg11: tensor<i64> loc("train_step"), %arg12: tensor<8xf32> loc("train_step"), %arg13: tensor<8xf32> loc("train_step"), %arg14: tensor<i64> loc("train_step"), %arg15: tensor<f32> loc("train_step"), %arg16: tensor<8x3x3x3xf32> loc("train_step"), %arg17: tensor<f32> loc("train_step"), %arg18: tensor<8xf32> loc("train_step"), %arg19: tensor<f32> loc("train_step"), %arg20: tensor<8xf32> loc("train_step"), %arg21: tensor<f32> loc("train_step"), %arg22: tensor<8xf32> loc("train_step"), %arg23: tensor<f32> loc("train_step"), %arg24: tensor<8x8x3x3xf32> loc("train_step"), %arg25: tensor<f32> loc("train_step"), %arg26: tensor<8xf32> loc("train_step"), %arg27: tensor<f32> loc("train_step"), %arg28: tensor<8xf32> loc("train_step"), %arg29: tensor<f32> loc("train_step"), %arg30: tensor<4x32xf32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<4xf32> loc("train_step"), %arg33: tensor<f32> loc("train_step"), %arg34: tensor<f32> loc("train_step"), %arg35: tensor<f32> loc("train_step"), %arg36: tensor<4x3x8x8xf32> loc("train_step"), %arg37: tensor<4xi64> loc("train_step"), %arg38: tensor<f32> loc("train_step")):
     %0 = "arith.constant"() <{value = 8 : i64}> : () -> i64 loc(#loc)
     %1 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc62)
@@ -271,15 +271,15 @@
     }) : (tensor<8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc70)
     %38 = "linalg.conv_2d_nchw_fchw"(%35, %arg0, %37) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg1023: f32 loc(unknown), %arg1024: f32 loc(unknown), %arg1025: f32 loc(unknown)):
-      %916 = "arith.mulf"(%arg1023, %arg1024) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %917 = "arith.addf"(%arg1025, %916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%917) : (f32) -> () loc(#loc)
+      %925 = "arith.mulf"(%arg1023, %arg1024) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %926 = "arith.addf"(%arg1025, %925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%926) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x3x3xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc70)
     %39 = "tensor.empty"() : () -> tensor<i64> loc(#loc67)
     %40 = "linalg.generic"(%arg11, %39) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1021: i64 loc(fused[#loc14, #loc16, #loc4, #loc10]), %arg1022: i64 loc(fused[#loc14, #loc16, #loc4, #loc10])):
-      %915 = "arith.addi"(%arg1021, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc67)
-      "linalg.yield"(%915) : (i64) -> () loc(#loc67)
+      %924 = "arith.addi"(%arg1021, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc67)
+      "linalg.yield"(%924) : (i64) -> () loc(#loc67)
     }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc67)
     %41 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc71)
     %42 = "linalg.fill"(%9, %41) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -288,61 +288,61 @@
     }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc71)
     %43 = "linalg.generic"(%38, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1017: f32 loc(fused[#loc22, #loc23, #loc4, #loc10]), %arg1018: f32 loc(fused[#loc14, #loc24, #loc4, #loc10])):
-      %914 = "arith.addf"(%arg1017, %arg1018) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%914) : (f32) -> () loc(#loc71)
+      %923 = "arith.addf"(%arg1017, %arg1018) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%923) : (f32) -> () loc(#loc71)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc71)
     %44 = "linalg.generic"(%43, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1015: f32 loc(fused[#loc14, #loc24, #loc4, #loc10]), %arg1016: f32 loc(fused[#loc14, #loc24, #loc4, #loc10])):
-      %913 = "arith.divf"(%arg1015, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%913) : (f32) -> () loc(#loc71)
+      %922 = "arith.divf"(%arg1015, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%922) : (f32) -> () loc(#loc71)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc71)
     %45 = "linalg.generic"(%38, %44, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1012: f32 loc(fused[#loc22, #loc23, #loc4, #loc10]), %arg1013: f32 loc(fused[#loc14, #loc24, #loc4, #loc10]), %arg1014: f32 loc(fused[#loc14, #loc25, #loc4, #loc10])):
-      %912 = "arith.subf"(%arg1012, %arg1013) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%912) : (f32) -> () loc(#loc72)
+      %921 = "arith.subf"(%arg1012, %arg1013) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%921) : (f32) -> () loc(#loc72)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc72)
     %46 = "linalg.generic"(%45, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1009: f32 loc(fused[#loc14, #loc25, #loc4, #loc10]), %arg1010: f32 loc(fused[#loc14, #loc25, #loc4, #loc10]), %arg1011: f32 loc(fused[#loc14, #loc15, #loc4, #loc10])):
-      %911 = "arith.mulf"(%arg1009, %arg1010) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%911) : (f32) -> () loc(#loc66)
+      %920 = "arith.mulf"(%arg1009, %arg1010) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%920) : (f32) -> () loc(#loc66)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc66)
     %47 = "linalg.generic"(%46, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1007: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg1008: f32 loc(fused[#loc14, #loc24, #loc4, #loc10])):
-      %910 = "arith.addf"(%arg1007, %arg1008) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%910) : (f32) -> () loc(#loc71)
+      %919 = "arith.addf"(%arg1007, %arg1008) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%919) : (f32) -> () loc(#loc71)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc71)
     %48 = "linalg.generic"(%47, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1005: f32 loc(fused[#loc14, #loc24, #loc4, #loc10]), %arg1006: f32 loc(fused[#loc14, #loc24, #loc4, #loc10])):
-      %909 = "arith.divf"(%arg1005, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%909) : (f32) -> () loc(#loc71)
+      %918 = "arith.divf"(%arg1005, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%918) : (f32) -> () loc(#loc71)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc71)
     %49 = "linalg.generic"(%48, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1003: f32 loc(fused[#loc14, #loc24, #loc4, #loc10]), %arg1004: f32 loc(fused[#loc14, #loc16, #loc4, #loc10])):
-      %907 = "arith.truncf"(%20) : (f64) -> f32 loc(#loc67)
-      %908 = "arith.addf"(%arg1003, %907) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%908) : (f32) -> () loc(#loc67)
+      %916 = "arith.truncf"(%20) : (f64) -> f32 loc(#loc67)
+      %917 = "arith.addf"(%arg1003, %916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%917) : (f32) -> () loc(#loc67)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc67)
     %50 = "linalg.generic"(%49, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1001: f32 loc(fused[#loc14, #loc16, #loc4, #loc10]), %arg1002: f32 loc(fused[#loc14, #loc26, #loc4, #loc10])):
-      %906 = "math.rsqrt"(%arg1001) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc73)
-      "linalg.yield"(%906) : (f32) -> () loc(#loc73)
+      %915 = "math.rsqrt"(%arg1001) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc73)
+      "linalg.yield"(%915) : (f32) -> () loc(#loc73)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc73)
     %51 = "linalg.generic"(%45, %50, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg998: f32 loc(fused[#loc14, #loc25, #loc4, #loc10]), %arg999: f32 loc(fused[#loc14, #loc26, #loc4, #loc10]), %arg1000: f32 loc(fused[#loc14, #loc15, #loc4, #loc10])):
-      %905 = "arith.mulf"(%arg998, %arg999) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%905) : (f32) -> () loc(#loc66)
+      %914 = "arith.mulf"(%arg998, %arg999) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%914) : (f32) -> () loc(#loc66)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc66)
     %52 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc74)
     %53 = "linalg.generic"(%51, %52, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg995: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg996: f32 loc(fused[#loc14, #loc27, #loc4, #loc10]), %arg997: f32 loc(fused[#loc14, #loc15, #loc4, #loc10])):
-      %904 = "arith.mulf"(%arg995, %arg996) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%904) : (f32) -> () loc(#loc66)
+      %913 = "arith.mulf"(%arg995, %arg996) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%913) : (f32) -> () loc(#loc66)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc66)
     %54 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc74)
     %55 = "linalg.generic"(%53, %54, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg992: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg993: f32 loc(fused[#loc14, #loc27, #loc4, #loc10]), %arg994: f32 loc(fused[#loc14, #loc16, #loc4, #loc10])):
-      %903 = "arith.addf"(%arg992, %arg993) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%903) : (f32) -> () loc(#loc67)
+      %912 = "arith.addf"(%arg992, %arg993) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%912) : (f32) -> () loc(#loc67)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc67)
     %56 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc75)
     %57 = "linalg.fill"(%9, %56) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -351,54 +351,54 @@
     }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc75)
     %58 = "linalg.generic"(%46, %57) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg988: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg989: f32 loc(fused[#loc14, #loc28, #loc4, #loc10])):
-      %902 = "arith.addf"(%arg988, %arg989) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%902) : (f32) -> () loc(#loc75)
+      %911 = "arith.addf"(%arg988, %arg989) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%911) : (f32) -> () loc(#loc75)
     }) : (tensor<4x8x8x8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc75)
     %59 = "linalg.generic"(%58, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg986: f32 loc(fused[#loc14, #loc28, #loc4, #loc10]), %arg987: f32 loc(fused[#loc14, #loc29, #loc4, #loc10])):
-      %901 = "arith.divf"(%arg986, %22) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%901) : (f32) -> () loc(#loc76)
+      %910 = "arith.divf"(%arg986, %22) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%910) : (f32) -> () loc(#loc76)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
     %60 = "tensor.collapse_shape"(%44) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc74)
     %61 = "linalg.generic"(%60, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg984: f32 loc(fused[#loc14, #loc27, #loc4, #loc10]), %arg985: f32 loc(fused[#loc14, #loc15, #loc4, #loc10])):
-      %899 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc66)
-      %900 = "arith.mulf"(%arg984, %899) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%900) : (f32) -> () loc(#loc66)
+      %908 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc66)
+      %909 = "arith.mulf"(%arg984, %908) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%909) : (f32) -> () loc(#loc66)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc66)
     %62 = "linalg.generic"(%arg9, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg982: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg983: f32 loc(fused[#loc14, #loc15, #loc4, #loc10])):
-      %897 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc66)
-      %898 = "arith.mulf"(%arg982, %897) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%898) : (f32) -> () loc(#loc66)
+      %906 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc66)
+      %907 = "arith.mulf"(%arg982, %906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%907) : (f32) -> () loc(#loc66)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc66)
     %63 = "linalg.generic"(%61, %62, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg979: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg980: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg981: f32 loc(fused[#loc14, #loc16, #loc4, #loc10])):
-      %896 = "arith.addf"(%arg979, %arg980) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%896) : (f32) -> () loc(#loc67)
+      %905 = "arith.addf"(%arg979, %arg980) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%905) : (f32) -> () loc(#loc67)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc67)
     %64 = "linalg.generic"(%59, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg977: f32 loc(fused[#loc14, #loc29, #loc4, #loc10]), %arg978: f32 loc(fused[#loc14, #loc15, #loc4, #loc10])):
-      %894 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc66)
-      %895 = "arith.mulf"(%arg977, %894) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%895) : (f32) -> () loc(#loc66)
+      %903 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc66)
+      %904 = "arith.mulf"(%arg977, %903) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%904) : (f32) -> () loc(#loc66)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc66)
     %65 = "linalg.generic"(%arg10, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg975: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg976: f32 loc(fused[#loc14, #loc15, #loc4, #loc10])):
-      %892 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc66)
-      %893 = "arith.mulf"(%arg975, %892) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%893) : (f32) -> () loc(#loc66)
+      %901 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc66)
+      %902 = "arith.mulf"(%arg975, %901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%902) : (f32) -> () loc(#loc66)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc66)
     %66 = "linalg.generic"(%64, %65, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg972: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg973: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg974: f32 loc(fused[#loc14, #loc16, #loc4, #loc10])):
-      %891 = "arith.addf"(%arg972, %arg973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%891) : (f32) -> () loc(#loc67)
+      %900 = "arith.addf"(%arg972, %arg973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%900) : (f32) -> () loc(#loc67)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc67)
     %67 = "linalg.generic"(%55, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg970: f32 loc(fused[#loc14, #loc16, #loc4, #loc10]), %arg971: f32 loc(fused[#loc30, #loc31, #loc4, #loc10])):
-      %889 = "arith.cmpf"(%arg970, %9) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc77)
-      %890 = "arith.select"(%889, %arg970, %9) : (i1, f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%890) : (f32) -> () loc(#loc77)
+      %898 = "arith.cmpf"(%arg970, %9) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc77)
+      %899 = "arith.select"(%898, %arg970, %9) : (i1, f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%899) : (f32) -> () loc(#loc77)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc77)
     %68 = "tensor.pad"(%67) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg966: index loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg967: index loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg968: index loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg969: index loc(fused[#loc8, #loc32, #loc4, #loc10])):
@@ -412,8 +412,8 @@
     %71 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc78)
     %72 = "linalg.pooling_nchw_max"(%68, %71, %70) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
     ^bb0(%arg961: f32 loc(unknown), %arg962: f32 loc(unknown), %arg963: f32 loc(unknown)):
-      %888 = "arith.maximumf"(%arg963, %arg961) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%888) : (f32) -> () loc(#loc)
+      %897 = "arith.maximumf"(%arg963, %arg961) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%897) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map8, #map9, #map10]} : (tensor<4x8x10x10xf32>, tensor<3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc78)
     %73 = "tensor.empty"() : () -> tensor<4x8x4x4xi64> loc(#loc78)
     %74 = "linalg.fill"(%10, %73) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -423,27 +423,27 @@
     %75 = "tensor.empty"() : () -> tensor<3x3xi64> loc(#loc78)
     %76 = "linalg.generic"(%72, %75, %74) <{indexing_maps = [#map10, #map9, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg956: f32 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg957: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg958: i64 loc(fused[#loc8, #loc32, #loc4, #loc10])):
-      %868 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc78)
-      %869 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc78)
-      %870 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc78)
-      %871 = "linalg.index"() <{dim = 4 : i64}> : () -> index loc(#loc78)
-      %872 = "arith.muli"(%870, %8) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %873 = "arith.addi"(%872, %871) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %874 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc78)
-      %875 = "linalg.index"() <{dim = 5 : i64}> : () -> index loc(#loc78)
-      %876 = "arith.muli"(%874, %8) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %877 = "arith.addi"(%876, %875) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %878 = "tensor.extract"(%68, %868, %869, %873, %877) : (tensor<4x8x10x10xf32>, index, index, index, index) -> f32 loc(#loc78)
-      %879 = "arith.cmpf"(%878, %arg956) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc78)
-      %880 = "arith.subi"(%877, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %881 = "arith.subi"(%873, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %882 = "arith.muli"(%881, %23) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %883 = "arith.addi"(%880, %882) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
-      %884 = "arith.index_cast"(%883) : (index) -> i64 loc(#loc78)
-      %885 = "arith.select"(%879, %884, %arg958) : (i1, i64, i64) -> i64 loc(#loc78)
-      %886 = "arith.cmpi"(%arg958, %10) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc78)
-      %887 = "arith.select"(%886, %885, %arg958) : (i1, i64, i64) -> i64 loc(#loc78)
-      "linalg.yield"(%887) : (i64) -> () loc(#loc78)
+      %877 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc78)
+      %878 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc78)
+      %879 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc78)
+      %880 = "linalg.index"() <{dim = 4 : i64}> : () -> index loc(#loc78)
+      %881 = "arith.muli"(%879, %8) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %882 = "arith.addi"(%881, %880) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %883 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc78)
+      %884 = "linalg.index"() <{dim = 5 : i64}> : () -> index loc(#loc78)
+      %885 = "arith.muli"(%883, %8) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %886 = "arith.addi"(%885, %884) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %887 = "tensor.extract"(%68, %877, %878, %882, %886) : (tensor<4x8x10x10xf32>, index, index, index, index) -> f32 loc(#loc78)
+      %888 = "arith.cmpf"(%887, %arg956) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc78)
+      %889 = "arith.subi"(%886, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %890 = "arith.subi"(%882, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %891 = "arith.muli"(%890, %23) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %892 = "arith.addi"(%889, %891) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc78)
+      %893 = "arith.index_cast"(%892) : (index) -> i64 loc(#loc78)
+      %894 = "arith.select"(%888, %893, %arg958) : (i1, i64, i64) -> i64 loc(#loc78)
+      %895 = "arith.cmpi"(%arg958, %10) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc78)
+      %896 = "arith.select"(%895, %894, %arg958) : (i1, i64, i64) -> i64 loc(#loc78)
+      "linalg.yield"(%896) : (i64) -> () loc(#loc78)
     }) : (tensor<4x8x4x4xf32>, tensor<3x3xi64>, tensor<4x8x4x4xi64>) -> tensor<4x8x4x4xi64> loc(#loc78)
     %77 = "tensor.pad"(%72) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg952: index loc(fused[#loc33, #loc23, #loc4, #loc13]), %arg953: index loc(fused[#loc33, #loc23, #loc4, #loc13]), %arg954: index loc(fused[#loc33, #loc23, #loc4, #loc13]), %arg955: index loc(fused[#loc33, #loc23, #loc4, #loc13])):
@@ -455,123 +455,123 @@
     }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc79)
     %79 = "linalg.conv_2d_nchw_fchw"(%77, %arg4, %78) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg947: f32 loc(unknown), %arg948: f32 loc(unknown), %arg949: f32 loc(unknown)):
-      %866 = "arith.mulf"(%arg947, %arg948) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %867 = "arith.addf"(%arg949, %866) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%867) : (f32) -> () loc(#loc)
+      %875 = "arith.mulf"(%arg947, %arg948) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %876 = "arith.addf"(%arg949, %875) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%876) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc79)
     %80 = "linalg.generic"(%arg14, %39) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg945: i64 loc(fused[#loc34, #loc16, #loc4, #loc13]), %arg946: i64 loc(fused[#loc34, #loc16, #loc4, #loc13])):
-      %865 = "arith.addi"(%arg945, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc80)
-      "linalg.yield"(%865) : (i64) -> () loc(#loc80)
+      %874 = "arith.addi"(%arg945, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc80)
+      "linalg.yield"(%874) : (i64) -> () loc(#loc80)
     }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc80)
     %81 = "linalg.generic"(%79, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg943: f32 loc(fused[#loc33, #loc23, #loc4, #loc13]), %arg944: f32 loc(fused[#loc34, #loc24, #loc4, #loc13])):
-      %864 = "arith.addf"(%arg943, %arg944) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%864) : (f32) -> () loc(#loc81)
+      %873 = "arith.addf"(%arg943, %arg944) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%873) : (f32) -> () loc(#loc81)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %82 = "linalg.generic"(%81, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg941: f32 loc(fused[#loc34, #loc24, #loc4, #loc13]), %arg942: f32 loc(fused[#loc34, #loc24, #loc4, #loc13])):
-      %863 = "arith.divf"(%arg941, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%863) : (f32) -> () loc(#loc81)
+      %872 = "arith.divf"(%arg941, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%872) : (f32) -> () loc(#loc81)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %83 = "linalg.generic"(%79, %82, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg938: f32 loc(fused[#loc33, #loc23, #loc4, #loc13]), %arg939: f32 loc(fused[#loc34, #loc24, #loc4, #loc13]), %arg940: f32 loc(fused[#loc34, #loc25, #loc4, #loc13])):
-      %862 = "arith.subf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%862) : (f32) -> () loc(#loc82)
+      %871 = "arith.subf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%871) : (f32) -> () loc(#loc82)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc82)
     %84 = "linalg.generic"(%83, %83, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg935: f32 loc(fused[#loc34, #loc25, #loc4, #loc13]), %arg936: f32 loc(fused[#loc34, #loc25, #loc4, #loc13]), %arg937: f32 loc(fused[#loc34, #loc15, #loc4, #loc13])):
-      %861 = "arith.mulf"(%arg935, %arg936) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%861) : (f32) -> () loc(#loc83)
+      %870 = "arith.mulf"(%arg935, %arg936) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%870) : (f32) -> () loc(#loc83)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc83)
     %85 = "linalg.generic"(%84, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg933: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg934: f32 loc(fused[#loc34, #loc24, #loc4, #loc13])):
-      %860 = "arith.addf"(%arg933, %arg934) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%860) : (f32) -> () loc(#loc81)
+      %869 = "arith.addf"(%arg933, %arg934) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%869) : (f32) -> () loc(#loc81)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %86 = "linalg.generic"(%85, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg931: f32 loc(fused[#loc34, #loc24, #loc4, #loc13]), %arg932: f32 loc(fused[#loc34, #loc24, #loc4, #loc13])):
-      %859 = "arith.divf"(%arg931, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%859) : (f32) -> () loc(#loc81)
+      %868 = "arith.divf"(%arg931, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%868) : (f32) -> () loc(#loc81)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %87 = "linalg.generic"(%86, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg929: f32 loc(fused[#loc34, #loc24, #loc4, #loc13]), %arg930: f32 loc(fused[#loc34, #loc16, #loc4, #loc13])):
-      %857 = "arith.truncf"(%20) : (f64) -> f32 loc(#loc80)
-      %858 = "arith.addf"(%arg929, %857) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%858) : (f32) -> () loc(#loc80)
+      %866 = "arith.truncf"(%20) : (f64) -> f32 loc(#loc80)
+      %867 = "arith.addf"(%arg929, %866) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%867) : (f32) -> () loc(#loc80)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
     %88 = "linalg.generic"(%87, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg927: f32 loc(fused[#loc34, #loc16, #loc4, #loc13]), %arg928: f32 loc(fused[#loc34, #loc26, #loc4, #loc13])):
-      %856 = "math.rsqrt"(%arg927) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc84)
-      "linalg.yield"(%856) : (f32) -> () loc(#loc84)
+      %865 = "math.rsqrt"(%arg927) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc84)
+      "linalg.yield"(%865) : (f32) -> () loc(#loc84)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
     %89 = "linalg.generic"(%83, %88, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg924: f32 loc(fused[#loc34, #loc25, #loc4, #loc13]), %arg925: f32 loc(fused[#loc34, #loc26, #loc4, #loc13]), %arg926: f32 loc(fused[#loc34, #loc15, #loc4, #loc13])):
-      %855 = "arith.mulf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%855) : (f32) -> () loc(#loc83)
+      %864 = "arith.mulf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%864) : (f32) -> () loc(#loc83)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc83)
     %90 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc85)
     %91 = "linalg.generic"(%89, %90, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg921: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg922: f32 loc(fused[#loc34, #loc27, #loc4, #loc13]), %arg923: f32 loc(fused[#loc34, #loc15, #loc4, #loc13])):
-      %854 = "arith.mulf"(%arg921, %arg922) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%854) : (f32) -> () loc(#loc83)
+      %863 = "arith.mulf"(%arg921, %arg922) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%863) : (f32) -> () loc(#loc83)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc83)
     %92 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc85)
     %93 = "linalg.generic"(%91, %92, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg918: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg919: f32 loc(fused[#loc34, #loc27, #loc4, #loc13]), %arg920: f32 loc(fused[#loc34, #loc16, #loc4, #loc13])):
-      %853 = "arith.addf"(%arg918, %arg919) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%853) : (f32) -> () loc(#loc80)
+      %862 = "arith.addf"(%arg918, %arg919) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%862) : (f32) -> () loc(#loc80)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc80)
     %94 = "linalg.generic"(%84, %57) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg916: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg917: f32 loc(fused[#loc34, #loc28, #loc4, #loc13])):
-      %852 = "arith.addf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%852) : (f32) -> () loc(#loc86)
+      %861 = "arith.addf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%861) : (f32) -> () loc(#loc86)
     }) : (tensor<4x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc86)
     %95 = "linalg.generic"(%94, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg914: f32 loc(fused[#loc34, #loc28, #loc4, #loc13]), %arg915: f32 loc(fused[#loc34, #loc29, #loc4, #loc13])):
-      %851 = "arith.divf"(%arg914, %25) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%851) : (f32) -> () loc(#loc87)
+      %860 = "arith.divf"(%arg914, %25) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%860) : (f32) -> () loc(#loc87)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc87)
     %96 = "tensor.collapse_shape"(%82) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc85)
     %97 = "linalg.generic"(%96, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg912: f32 loc(fused[#loc34, #loc27, #loc4, #loc13]), %arg913: f32 loc(fused[#loc34, #loc15, #loc4, #loc13])):
-      %849 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc83)
-      %850 = "arith.mulf"(%arg912, %849) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%850) : (f32) -> () loc(#loc83)
+      %858 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc83)
+      %859 = "arith.mulf"(%arg912, %858) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%859) : (f32) -> () loc(#loc83)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc83)
     %98 = "linalg.generic"(%arg12, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg910: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg911: f32 loc(fused[#loc34, #loc15, #loc4, #loc13])):
-      %847 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc83)
-      %848 = "arith.mulf"(%arg910, %847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%848) : (f32) -> () loc(#loc83)
+      %856 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc83)
+      %857 = "arith.mulf"(%arg910, %856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%857) : (f32) -> () loc(#loc83)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc83)
     %99 = "linalg.generic"(%97, %98, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg907: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg908: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg909: f32 loc(fused[#loc34, #loc16, #loc4, #loc13])):
-      %846 = "arith.addf"(%arg907, %arg908) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%846) : (f32) -> () loc(#loc80)
+      %855 = "arith.addf"(%arg907, %arg908) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%855) : (f32) -> () loc(#loc80)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc80)
     %100 = "linalg.generic"(%95, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg905: f32 loc(fused[#loc34, #loc29, #loc4, #loc13]), %arg906: f32 loc(fused[#loc34, #loc15, #loc4, #loc13])):
-      %844 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc83)
-      %845 = "arith.mulf"(%arg905, %844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%845) : (f32) -> () loc(#loc83)
+      %853 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc83)
+      %854 = "arith.mulf"(%arg905, %853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%854) : (f32) -> () loc(#loc83)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc83)
     %101 = "linalg.generic"(%arg13, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg903: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg904: f32 loc(fused[#loc34, #loc15, #loc4, #loc13])):
-      %842 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc83)
-      %843 = "arith.mulf"(%arg903, %842) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%843) : (f32) -> () loc(#loc83)
+      %851 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc83)
+      %852 = "arith.mulf"(%arg903, %851) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%852) : (f32) -> () loc(#loc83)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc83)
     %102 = "linalg.generic"(%100, %101, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg900: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg901: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg902: f32 loc(fused[#loc34, #loc16, #loc4, #loc13])):
-      %841 = "arith.addf"(%arg900, %arg901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%841) : (f32) -> () loc(#loc80)
+      %850 = "arith.addf"(%arg900, %arg901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%850) : (f32) -> () loc(#loc80)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc80)
     %103 = "linalg.generic"(%93, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg898: f32 loc(fused[#loc34, #loc16, #loc4, #loc13]), %arg899: f32 loc(fused[#loc30, #loc31, #loc4, #loc13])):
-      %839 = "arith.cmpf"(%arg898, %9) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc88)
-      %840 = "arith.select"(%839, %arg898, %9) : (i1, f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%840) : (f32) -> () loc(#loc88)
+      %848 = "arith.cmpf"(%arg898, %9) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc88)
+      %849 = "arith.select"(%848, %arg898, %9) : (i1, f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%849) : (f32) -> () loc(#loc88)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc88)
     %104 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc68)
     %105 = "linalg.fill"(%9, %104) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -581,13 +581,13 @@
     %106 = "tensor.empty"() : () -> tensor<2x2xf32> loc(#loc68)
     %107 = "linalg.pooling_nchw_sum"(%103, %106, %105) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
     ^bb0(%arg893: f32 loc(unknown), %arg894: f32 loc(unknown), %arg895: f32 loc(unknown)):
-      %838 = "arith.addf"(%arg895, %arg893) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%838) : (f32) -> () loc(#loc)
+      %847 = "arith.addf"(%arg895, %arg893) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%847) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map8, #map9, #map10]} : (tensor<4x8x4x4xf32>, tensor<2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc68)
     %108 = "linalg.generic"(%107, %104) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg891: f32 loc(fused[#loc11, #loc17, #loc4, #loc13]), %arg892: f32 loc(fused[#loc11, #loc17, #loc4, #loc13])):
-      %837 = "arith.divf"(%arg891, %26) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%837) : (f32) -> () loc(#loc68)
+      %846 = "arith.divf"(%arg891, %26) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%846) : (f32) -> () loc(#loc68)
     }) : (tensor<4x8x2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc68)
     %109 = "tensor.collapse_shape"(%108) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<4x8x2x2xf32>) -> tensor<4x32xf32> loc(#loc89)
     %110 = "tensor.empty"() : () -> tensor<32x4xf32> loc(#loc90)
@@ -602,9 +602,9 @@
     }) : (f32, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc91)
     %114 = "linalg.matmul"(%109, %111, %113) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg884: f32 loc(unknown), %arg885: f32 loc(unknown), %arg886: f32 loc(unknown)):
-      %835 = "arith.mulf"(%arg884, %arg885) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %836 = "arith.addf"(%arg886, %835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%836) : (f32) -> () loc(#loc)
+      %844 = "arith.mulf"(%arg884, %arg885) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %845 = "arith.addf"(%arg886, %844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%845) : (f32) -> () loc(#loc)
     }) : (tensor<4x32xf32>, tensor<32x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc91)
     %115 = "linalg.generic"(%arg8, %112) <{indexing_maps = [#map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg882: f32 loc(fused[#loc36, #loc38, #loc4, #loc35]), %arg883: f32 loc(fused[#loc36, #loc38, #loc4, #loc35])):
@@ -612,8 +612,8 @@
     }) : (tensor<4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc91)
     %116 = "linalg.generic"(%114, %115, %112) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg879: f32 loc(fused[#loc36, #loc38, #loc4, #loc35]), %arg880: f32 loc(fused[#loc36, #loc38, #loc4, #loc35]), %arg881: f32 loc(fused[#loc36, #loc38, #loc4, #loc35])):
-      %834 = "arith.addf"(%arg879, %arg880) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%834) : (f32) -> () loc(#loc91)
+      %843 = "arith.addf"(%arg879, %arg880) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%843) : (f32) -> () loc(#loc91)
     }) : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc91)
     %117 = "tensor.empty"() : () -> tensor<4xi64> loc(#loc92)
     %118 = "linalg.fill"(%5, %117) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -627,23 +627,23 @@
     }) : (f32, tensor<4xf32>) -> tensor<4xf32> loc(#loc92)
     %121:2 = "linalg.generic"(%116, %120, %118) <{indexing_maps = [#map15, #map16, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
     ^bb0(%arg872: f32 loc(fused[#loc36, #loc38, #loc4, #loc35]), %arg873: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg874: i64 loc(fused[#loc2, #loc39, #loc4, #loc5])):
-      %829 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc92)
-      %830 = "arith.index_cast"(%829) : (index) -> i64 loc(#loc92)
-      %831 = "arith.maximumf"(%arg872, %arg873) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      %832 = "arith.cmpf"(%arg872, %arg873) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc92)
-      %833 = "arith.select"(%832, %830, %arg874) : (i1, i64, i64) -> i64 loc(#loc92)
-      "linalg.yield"(%831, %833) : (f32, i64) -> () loc(#loc92)
+      %838 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc92)
+      %839 = "arith.index_cast"(%838) : (index) -> i64 loc(#loc92)
+      %840 = "arith.maximumf"(%arg872, %arg873) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      %841 = "arith.cmpf"(%arg872, %arg873) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc92)
+      %842 = "arith.select"(%841, %839, %arg874) : (i1, i64, i64) -> i64 loc(#loc92)
+      "linalg.yield"(%840, %842) : (f32, i64) -> () loc(#loc92)
     }) : (tensor<4x4xf32>, tensor<4xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi64>) loc(#loc92)
     %122 = "tensor.expand_shape"(%121#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xf32>) -> tensor<4x1xf32> loc(#loc92)
     %123 = "linalg.generic"(%116, %122, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg869: f32 loc(fused[#loc36, #loc38, #loc4, #loc35]), %arg870: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg871: f32 loc(fused[#loc2, #loc39, #loc4, #loc5])):
-      %828 = "arith.subf"(%arg869, %arg870) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%828) : (f32) -> () loc(#loc92)
+      %837 = "arith.subf"(%arg869, %arg870) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%837) : (f32) -> () loc(#loc92)
     }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc92)
     %124 = "linalg.generic"(%123, %112) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg867: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg868: f32 loc(fused[#loc2, #loc39, #loc4, #loc5])):
-      %827 = "math.exp"(%arg867) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc92)
-      "linalg.yield"(%827) : (f32) -> () loc(#loc92)
+      %836 = "math.exp"(%arg867) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc92)
+      "linalg.yield"(%836) : (f32) -> () loc(#loc92)
     }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc92)
     %125 = "tensor.empty"() : () -> tensor<4x1xf32> loc(#loc92)
     %126 = "linalg.fill"(%9, %125) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -652,65 +652,65 @@
     }) : (f32, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc92)
     %127 = "linalg.generic"(%124, %126) <{indexing_maps = [#map15, #map17], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg863: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg864: f32 loc(fused[#loc2, #loc39, #loc4, #loc5])):
-      %826 = "arith.addf"(%arg863, %arg864) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%826) : (f32) -> () loc(#loc92)
+      %835 = "arith.addf"(%arg863, %arg864) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%835) : (f32) -> () loc(#loc92)
     }) : (tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc92)
     %128 = "linalg.generic"(%127, %125) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg861: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg862: f32 loc(fused[#loc2, #loc39, #loc4, #loc5])):
-      %825 = "math.log"(%arg861) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc92)
-      "linalg.yield"(%825) : (f32) -> () loc(#loc92)
+      %834 = "math.log"(%arg861) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc92)
+      "linalg.yield"(%834) : (f32) -> () loc(#loc92)
     }) : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc92)
     %129 = "linalg.generic"(%123, %128, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg858: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg859: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg860: f32 loc(fused[#loc2, #loc39, #loc4, #loc5])):
-      %824 = "arith.subf"(%arg858, %arg859) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%824) : (f32) -> () loc(#loc92)
+      %833 = "arith.subf"(%arg858, %arg859) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%833) : (f32) -> () loc(#loc92)
     }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc92)
     %130 = "tensor.empty"() : () -> tensor<4xi1> loc(#loc62)
     %131 = "linalg.generic"(%arg37, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg856: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg857: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %823 = "arith.cmpi"(%arg856, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%823) : (i1) -> () loc(#loc62)
+      %832 = "arith.cmpi"(%arg856, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      "linalg.yield"(%832) : (i1) -> () loc(#loc62)
     }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc62)
     %132 = "linalg.generic"(%131, %arg37, %33, %117) <{indexing_maps = [#map7, #map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg852: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg853: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg854: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg855: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %822 = "arith.select"(%arg852, %arg853, %arg854) : (i1, i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%822) : (i64) -> () loc(#loc62)
+      %831 = "arith.select"(%arg852, %arg853, %arg854) : (i1, i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%831) : (i64) -> () loc(#loc62)
     }) : (tensor<4xi1>, tensor<4xi64>, tensor<i64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
     %133 = "tensor.expand_shape"(%132) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 4, 1, 1>}> : (tensor<4xi64>) -> tensor<4x1x1xi64> loc(#loc62)
     %134 = "linalg.generic"(%117) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg851: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %820 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc62)
-      %821 = "arith.index_cast"(%820) : (index) -> i64 loc(#loc62)
-      "linalg.yield"(%821) : (i64) -> () loc(#loc62)
+      %829 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc62)
+      %830 = "arith.index_cast"(%829) : (index) -> i64 loc(#loc62)
+      "linalg.yield"(%830) : (i64) -> () loc(#loc62)
     }) : (tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
     %135 = "tensor.empty"() : () -> tensor<4x1x4xi1> loc(#loc62)
     %136 = "linalg.generic"(%133, %134, %135) <{indexing_maps = [#map19, #map20, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg848: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg849: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg850: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %819 = "arith.cmpi"(%arg848, %arg849) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%819) : (i1) -> () loc(#loc62)
+      %828 = "arith.cmpi"(%arg848, %arg849) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      "linalg.yield"(%828) : (i1) -> () loc(#loc62)
     }) : (tensor<4x1x1xi64>, tensor<4xi64>, tensor<4x1x4xi1>) -> tensor<4x1x4xi1> loc(#loc62)
     %137 = "tensor.expand_shape"(%129) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 4, 1, 4>}> : (tensor<4x4xf32>) -> tensor<4x1x4xf32> loc(#loc62)
     %138 = "tensor.empty"() : () -> tensor<4x1x4xf32> loc(#loc62)
     %139 = "linalg.generic"(%136, %137, %16, %138) <{indexing_maps = [#map21, #map21, #map22, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg844: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg845: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg846: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg847: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %818 = "arith.select"(%arg844, %arg845, %arg846) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%818) : (f32) -> () loc(#loc62)
+      %827 = "arith.select"(%arg844, %arg845, %arg846) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%827) : (f32) -> () loc(#loc62)
     }) : (tensor<4x1x4xi1>, tensor<4x1x4xf32>, tensor<f32>, tensor<4x1x4xf32>) -> tensor<4x1x4xf32> loc(#loc62)
     %140 = "linalg.generic"(%139, %126) <{indexing_maps = [#map21, #map13], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg842: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg843: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %817 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%817) : (f32) -> () loc(#loc62)
+      %826 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%826) : (f32) -> () loc(#loc62)
     }) : (tensor<4x1x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc62)
     %141 = "tensor.collapse_shape"(%140) <{reassociation = [[0, 1]]}> : (tensor<4x1xf32>) -> tensor<4xf32> loc(#loc62)
     %142 = "linalg.generic"(%141, %119) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg840: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg841: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %816 = "arith.negf"(%arg840) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc62)
-      "linalg.yield"(%816) : (f32) -> () loc(#loc62)
+      %825 = "arith.negf"(%arg840) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc62)
+      "linalg.yield"(%825) : (f32) -> () loc(#loc62)
     }) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc62)
     %143 = "linalg.generic"(%131, %142, %16, %119) <{indexing_maps = [#map7, #map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg836: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg837: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg838: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg839: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %815 = "arith.select"(%arg836, %arg837, %arg838) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%815) : (f32) -> () loc(#loc62)
+      %824 = "arith.select"(%arg836, %arg837, %arg838) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%824) : (f32) -> () loc(#loc62)
     }) : (tensor<4xi1>, tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc62)
     %144 = "linalg.fill"(%5, %39) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg834: i64 loc(unknown), %arg835: i64 loc(unknown)):
@@ -718,15 +718,15 @@
     }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc62)
     %145 = "linalg.generic"(%131, %144) <{indexing_maps = [#map7, #map18], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg832: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg833: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %813 = "arith.extui"(%arg832) : (i1) -> i64 loc(#loc62)
-      %814 = "arith.addi"(%813, %arg833) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%814) : (i64) -> () loc(#loc62)
+      %822 = "arith.extui"(%arg832) : (i1) -> i64 loc(#loc62)
+      %823 = "arith.addi"(%822, %arg833) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%823) : (i64) -> () loc(#loc62)
     }) : (tensor<4xi1>, tensor<i64>) -> tensor<i64> loc(#loc62)
     %146 = "tensor.empty"() : () -> tensor<f32> loc(#loc62)
     %147 = "linalg.generic"(%145, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg830: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg831: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %812 = "arith.sitofp"(%arg830) : (i64) -> f32 loc(#loc62)
-      "linalg.yield"(%812) : (f32) -> () loc(#loc62)
+      %821 = "arith.sitofp"(%arg830) : (i64) -> f32 loc(#loc62)
+      "linalg.yield"(%821) : (f32) -> () loc(#loc62)
     }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc62)
     %148 = "linalg.fill"(%9, %146) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg828: f32 loc(unknown), %arg829: f32 loc(unknown)):
@@ -734,37 +734,37 @@
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc62)
     %149 = "linalg.generic"(%143, %148) <{indexing_maps = [#map7, #map18], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg826: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg827: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %811 = "arith.addf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%811) : (f32) -> () loc(#loc62)
+      %820 = "arith.addf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%820) : (f32) -> () loc(#loc62)
     }) : (tensor<4xf32>, tensor<f32>) -> tensor<f32> loc(#loc62)
     %150 = "linalg.generic"(%149, %147, %146) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg823: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg824: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg825: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %810 = "arith.divf"(%arg823, %arg824) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%810) : (f32) -> () loc(#loc62)
+      %819 = "arith.divf"(%arg823, %arg824) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%819) : (f32) -> () loc(#loc62)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc62)
     %151 = "linalg.generic"(%arg38, %147, %146) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg820: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg821: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg822: f32 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %809 = "arith.divf"(%arg820, %arg821) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%809) : (f32) -> () loc(#loc63)
+      %818 = "arith.divf"(%arg820, %arg821) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%818) : (f32) -> () loc(#loc63)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc63)
     %152 = "tensor.expand_shape"(%arg37) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xi64>) -> tensor<4x1xi64> loc(#loc63)
     %153 = "tensor.empty"() : () -> tensor<4x1xi1> loc(#loc63)
     %154 = "linalg.generic"(%152, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg818: i64 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg819: i1 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %808 = "arith.cmpi"(%arg818, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc63)
-      "linalg.yield"(%808) : (i1) -> () loc(#loc63)
+      %817 = "arith.cmpi"(%arg818, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc63)
+      "linalg.yield"(%817) : (i1) -> () loc(#loc63)
     }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc63)
     %155 = "tensor.empty"() : () -> tensor<4x1xi64> loc(#loc63)
     %156 = "linalg.generic"(%154, %152, %33, %155) <{indexing_maps = [#map15, #map15, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg814: i1 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg815: i64 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg816: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg817: i64 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %807 = "arith.select"(%arg814, %arg815, %arg816) : (i1, i64, i64) -> i64 loc(#loc63)
-      "linalg.yield"(%807) : (i64) -> () loc(#loc63)
+      %816 = "arith.select"(%arg814, %arg815, %arg816) : (i1, i64, i64) -> i64 loc(#loc63)
+      "linalg.yield"(%816) : (i64) -> () loc(#loc63)
     }) : (tensor<4x1xi1>, tensor<4x1xi64>, tensor<i64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc63)
     %157 = "tensor.expand_shape"(%156) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 4, 1, 1>}> : (tensor<4x1xi64>) -> tensor<4x1x1xi64> loc(#loc63)
     %158 = "linalg.generic"(%157, %134, %135) <{indexing_maps = [#map19, #map20, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg811: i64 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg812: i64 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg813: i1 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %806 = "arith.cmpi"(%arg811, %arg812) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc63)
-      "linalg.yield"(%806) : (i1) -> () loc(#loc63)
+      %815 = "arith.cmpi"(%arg811, %arg812) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc63)
+      "linalg.yield"(%815) : (i1) -> () loc(#loc63)
     }) : (tensor<4x1x1xi64>, tensor<4xi64>, tensor<4x1x4xi1>) -> tensor<4x1x4xi1> loc(#loc63)
     %159 = "tensor.empty"() : () -> tensor<4x4xi1> loc(#loc63)
     %160 = "linalg.fill"(%12, %159) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -773,53 +773,53 @@
     }) : (i1, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc63)
     %161 = "linalg.generic"(%158, %160) <{indexing_maps = [#map21, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg807: i1 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg808: i1 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %805 = "arith.ori"(%arg807, %arg808) : (i1, i1) -> i1 loc(#loc63)
-      "linalg.yield"(%805) : (i1) -> () loc(#loc63)
+      %814 = "arith.ori"(%arg807, %arg808) : (i1, i1) -> i1 loc(#loc63)
+      "linalg.yield"(%814) : (i1) -> () loc(#loc63)
     }) : (tensor<4x1x4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc63)
     %162 = "linalg.generic"(%158, %17, %16, %138) <{indexing_maps = [#map21, #map22, #map22, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg803: i1 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg804: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg805: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg806: f32 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %804 = "arith.select"(%arg803, %arg804, %arg805) : (i1, f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%804) : (f32) -> () loc(#loc63)
+      %813 = "arith.select"(%arg803, %arg804, %arg805) : (i1, f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%813) : (f32) -> () loc(#loc63)
     }) : (tensor<4x1x4xi1>, tensor<f32>, tensor<f32>, tensor<4x1x4xf32>) -> tensor<4x1x4xf32> loc(#loc63)
     %163 = "linalg.generic"(%162, %113) <{indexing_maps = [#map21, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg801: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg802: f32 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %803 = "arith.addf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%803) : (f32) -> () loc(#loc63)
+      %812 = "arith.addf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%812) : (f32) -> () loc(#loc63)
     }) : (tensor<4x1x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc63)
     %164 = "linalg.generic"(%161, %163, %15, %112) <{indexing_maps = [#map15, #map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg797: i1 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg798: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg799: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg800: f32 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %802 = "arith.select"(%arg797, %arg798, %arg799) : (i1, f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%802) : (f32) -> () loc(#loc63)
+      %811 = "arith.select"(%arg797, %arg798, %arg799) : (i1, f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%811) : (f32) -> () loc(#loc63)
     }) : (tensor<4x4xi1>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc63)
     %165 = "linalg.generic"(%154, %151, %16, %125) <{indexing_maps = [#map15, #map23, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg793: i1 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg794: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg795: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg796: f32 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %801 = "arith.select"(%arg793, %arg794, %arg795) : (i1, f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%801) : (f32) -> () loc(#loc63)
+      %810 = "arith.select"(%arg793, %arg794, %arg795) : (i1, f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%810) : (f32) -> () loc(#loc63)
     }) : (tensor<4x1xi1>, tensor<f32>, tensor<f32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc63)
     %166 = "linalg.generic"(%164, %165, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg790: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg791: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg792: f32 loc(fused[#loc2, #loc6, #loc7, #loc5])):
-      %800 = "arith.mulf"(%arg790, %arg791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%800) : (f32) -> () loc(#loc63)
+      %809 = "arith.mulf"(%arg790, %arg791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%809) : (f32) -> () loc(#loc63)
     }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc63)
     %167 = "linalg.generic"(%129, %112) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg788: f32 loc(fused[#loc2, #loc39, #loc4, #loc5]), %arg789: f32 loc(fused[#loc2, #loc40, #loc7, #loc5])):
-      %799 = "math.exp"(%arg788) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
-      "linalg.yield"(%799) : (f32) -> () loc(#loc93)
+      %808 = "math.exp"(%arg788) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
+      "linalg.yield"(%808) : (f32) -> () loc(#loc93)
     }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc93)
     %168 = "linalg.generic"(%166, %126) <{indexing_maps = [#map15, #map17], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg786: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg787: f32 loc(fused[#loc2, #loc40, #loc7, #loc5])):
-      %798 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%798) : (f32) -> () loc(#loc93)
+      %807 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%807) : (f32) -> () loc(#loc93)
     }) : (tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc93)
     %169 = "linalg.generic"(%167, %168, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg783: f32 loc(fused[#loc2, #loc40, #loc7, #loc5]), %arg784: f32 loc(fused[#loc2, #loc40, #loc7, #loc5]), %arg785: f32 loc(fused[#loc2, #loc40, #loc7, #loc5])):
-      %797 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%797) : (f32) -> () loc(#loc93)
+      %806 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%806) : (f32) -> () loc(#loc93)
     }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc93)
     %170 = "linalg.generic"(%166, %169, %112) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg780: f32 loc(fused[#loc2, #loc6, #loc7, #loc5]), %arg781: f32 loc(fused[#loc2, #loc40, #loc7, #loc5]), %arg782: f32 loc(fused[#loc2, #loc40, #loc7, #loc5])):
-      %796 = "arith.subf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%796) : (f32) -> () loc(#loc93)
+      %805 = "arith.subf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%805) : (f32) -> () loc(#loc93)
     }) : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc93)
     %171 = "tensor.empty"() : () -> tensor<4x32xf32> loc(#loc94)
     %172 = "linalg.fill"(%9, %171) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -828,9 +828,9 @@
     }) : (f32, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc94)
     %173 = "linalg.matmul"(%170, %arg7, %172) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg775: f32 loc(unknown), %arg776: f32 loc(unknown), %arg777: f32 loc(unknown)):
-      %794 = "arith.mulf"(%arg775, %arg776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %795 = "arith.addf"(%arg777, %794) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%795) : (f32) -> () loc(#loc)
+      %803 = "arith.mulf"(%arg775, %arg776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %804 = "arith.addf"(%arg777, %803) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%804) : (f32) -> () loc(#loc)
     }) : (tensor<4x4xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc94)
     %174 = "linalg.transpose"(%170, %112) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg773: f32 loc(fused[#loc2, #loc40, #loc7, #loc5]), %arg774: f32 loc(fused[#loc36, #loc37, #loc7, #loc35])):
@@ -838,9 +838,9 @@
     }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc95)
     %175 = "linalg.matmul"(%174, %109, %172) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg770: f32 loc(unknown), %arg771: f32 loc(unknown), %arg772: f32 loc(unknown)):
-      %792 = "arith.mulf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %793 = "arith.addf"(%arg772, %792) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%793) : (f32) -> () loc(#loc)
+      %801 = "arith.mulf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %802 = "arith.addf"(%arg772, %801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%802) : (f32) -> () loc(#loc)
     }) : (tensor<4x4xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc94)
     %176 = "tensor.empty"() : () -> tensor<1x4xf32> loc(#loc96)
     %177 = "linalg.fill"(%9, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -849,173 +849,173 @@
     }) : (f32, tensor<1x4xf32>) -> tensor<1x4xf32> loc(#loc96)
     %178 = "linalg.generic"(%170, %177) <{indexing_maps = [#map15, #map24], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg766: f32 loc(fused[#loc2, #loc40, #loc7, #loc5]), %arg767: f32 loc(fused[#loc36, #loc28, #loc7, #loc35])):
-      %791 = "arith.addf"(%arg766, %arg767) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%791) : (f32) -> () loc(#loc96)
+      %800 = "arith.addf"(%arg766, %arg767) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%800) : (f32) -> () loc(#loc96)
     }) : (tensor<4x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32> loc(#loc96)
     %179 = "tensor.collapse_shape"(%178) <{reassociation = [[0, 1]]}> : (tensor<1x4xf32>) -> tensor<4xf32> loc(#loc97)
     %180 = "tensor.expand_shape"(%173) <{reassociation = [[0], [1, 2, 3]], static_output_shape = array<i64: 4, 8, 2, 2>}> : (tensor<4x32xf32>) -> tensor<4x8x2x2xf32> loc(#loc98)
     %181 = "tensor.empty"() : () -> tensor<2xi64> loc(#loc65)
     %182 = "linalg.generic"(%181) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg765: i64 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %789 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc65)
-      %790 = "arith.index_cast"(%789) : (index) -> i64 loc(#loc65)
-      "linalg.yield"(%790) : (i64) -> () loc(#loc65)
+      %798 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc65)
+      %799 = "arith.index_cast"(%798) : (index) -> i64 loc(#loc65)
+      "linalg.yield"(%799) : (i64) -> () loc(#loc65)
     }) : (tensor<2xi64>) -> tensor<2xi64> loc(#loc65)
     %183 = "linalg.generic"(%182, %181) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg763: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg764: i64 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %788 = "arith.muli"(%arg763, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
-      "linalg.yield"(%788) : (i64) -> () loc(#loc65)
+      %797 = "arith.muli"(%arg763, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
+      "linalg.yield"(%797) : (i64) -> () loc(#loc65)
     }) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc65)
     %184 = "linalg.generic"(%183, %181) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg761: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg762: i64 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %787 = "arith.addi"(%arg761, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
-      "linalg.yield"(%787) : (i64) -> () loc(#loc65)
+      %796 = "arith.addi"(%arg761, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
+      "linalg.yield"(%796) : (i64) -> () loc(#loc65)
     }) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc65)
     %185 = "linalg.generic"(%184, %181) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg759: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg760: i64 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %786 = "arith.minsi"(%arg759, %2) : (i64, i64) -> i64 loc(#loc65)
-      "linalg.yield"(%786) : (i64) -> () loc(#loc65)
+      %795 = "arith.minsi"(%arg759, %2) : (i64, i64) -> i64 loc(#loc65)
+      "linalg.yield"(%795) : (i64) -> () loc(#loc65)
     }) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc65)
     %186 = "linalg.generic"(%185, %183, %181) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg756: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg757: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg758: i64 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %785 = "arith.subi"(%arg756, %arg757) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
-      "linalg.yield"(%785) : (i64) -> () loc(#loc65)
+      %794 = "arith.subi"(%arg756, %arg757) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
+      "linalg.yield"(%794) : (i64) -> () loc(#loc65)
     }) : (tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc65)
     %187 = "tensor.expand_shape"(%186) <{reassociation = [[0, 1]], static_output_shape = array<i64: 2, 1>}> : (tensor<2xi64>) -> tensor<2x1xi64> loc(#loc65)
     %188 = "tensor.empty"() : () -> tensor<2x2xi64> loc(#loc65)
     %189 = "linalg.generic"(%187, %186, %188) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg753: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg754: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg755: i64 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %784 = "arith.muli"(%arg753, %arg754) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
-      "linalg.yield"(%784) : (i64) -> () loc(#loc65)
+      %793 = "arith.muli"(%arg753, %arg754) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
+      "linalg.yield"(%793) : (i64) -> () loc(#loc65)
     }) : (tensor<2x1xi64>, tensor<2xi64>, tensor<2x2xi64>) -> tensor<2x2xi64> loc(#loc65)
     %190 = "linalg.generic"(%189, %106) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg751: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg752: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %783 = "arith.sitofp"(%arg751) : (i64) -> f32 loc(#loc65)
-      "linalg.yield"(%783) : (f32) -> () loc(#loc65)
+      %792 = "arith.sitofp"(%arg751) : (i64) -> f32 loc(#loc65)
+      "linalg.yield"(%792) : (f32) -> () loc(#loc65)
     }) : (tensor<2x2xi64>, tensor<2x2xf32>) -> tensor<2x2xf32> loc(#loc65)
     %191 = "linalg.generic"(%180, %190, %104) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg748: f32 loc(fused[#loc30, #loc27, #loc7, #loc35]), %arg749: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg750: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %782 = "arith.divf"(%arg748, %arg749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%782) : (f32) -> () loc(#loc65)
+      %791 = "arith.divf"(%arg748, %arg749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%791) : (f32) -> () loc(#loc65)
     }) : (tensor<4x8x2x2xf32>, tensor<2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc65)
     %192 = "tensor.empty"() : () -> tensor<2xi1> loc(#loc65)
     %193 = "linalg.generic"(%182, %192) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg746: i64 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg747: i1 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %781 = "arith.cmpi"(%arg746, %5) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc65)
-      "linalg.yield"(%781) : (i1) -> () loc(#loc65)
+      %790 = "arith.cmpi"(%arg746, %5) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc65)
+      "linalg.yield"(%790) : (i1) -> () loc(#loc65)
     }) : (tensor<2xi64>, tensor<2xi1>) -> tensor<2xi1> loc(#loc65)
     %194 = "tensor.expand_shape"(%193) <{reassociation = [[0, 1]], static_output_shape = array<i64: 2, 1>}> : (tensor<2xi1>) -> tensor<2x1xi1> loc(#loc65)
     %195 = "tensor.expand_shape"(%191) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 2, 1, 2>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x2x1x2xf32> loc(#loc65)
     %196 = "tensor.empty"() : () -> tensor<4x8x2x2x2xf32> loc(#loc65)
     %197 = "linalg.generic"(%194, %195, %16, %196) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg742: i1 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg743: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg744: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg745: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %780 = "arith.select"(%arg742, %arg743, %arg744) : (i1, f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%780) : (f32) -> () loc(#loc65)
+      %789 = "arith.select"(%arg742, %arg743, %arg744) : (i1, f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%789) : (f32) -> () loc(#loc65)
     }) : (tensor<2x1xi1>, tensor<4x8x2x1x2xf32>, tensor<f32>, tensor<4x8x2x2x2xf32>) -> tensor<4x8x2x2x2xf32> loc(#loc65)
     %198 = "tensor.collapse_shape"(%197) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x2x2x2xf32>) -> tensor<4x8x4x2xf32> loc(#loc65)
     %199 = "tensor.expand_shape"(%198) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 2, 1>}> : (tensor<4x8x4x2xf32>) -> tensor<4x8x4x2x1xf32> loc(#loc65)
     %200 = "tensor.empty"() : () -> tensor<4x8x4x2x2xf32> loc(#loc65)
     %201 = "linalg.generic"(%193, %199, %16, %200) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg738: i1 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg739: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg740: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg741: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %779 = "arith.select"(%arg738, %arg739, %arg740) : (i1, f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc65)
+      %788 = "arith.select"(%arg738, %arg739, %arg740) : (i1, f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%788) : (f32) -> () loc(#loc65)
     }) : (tensor<2xi1>, tensor<4x8x4x2x1xf32>, tensor<f32>, tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x2x2xf32> loc(#loc65)
     %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %203 = "linalg.generic"(%14, %202, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg735: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg736: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg737: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %778 = "arith.addf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%778) : (f32) -> () loc(#loc65)
+      %787 = "arith.addf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc65)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %204 = "tensor.extract_slice"(%202) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 4, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x3xf32> loc(#loc65)
     %205 = "tensor.concat"(%27, %204) <{dim = 3 : i64}> : (tensor<4x8x4x1xf32>, tensor<4x8x4x3xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %206 = "linalg.generic"(%203, %205, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg732: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg733: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg734: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %777 = "arith.addf"(%arg732, %arg733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc65)
+      %786 = "arith.addf"(%arg732, %arg733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%786) : (f32) -> () loc(#loc65)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %207 = "tensor.extract_slice"(%198) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x2xf32>) -> tensor<4x8x3x2xf32> loc(#loc65)
     %208 = "tensor.concat"(%28, %207) <{dim = 2 : i64}> : (tensor<4x8x1x2xf32>, tensor<4x8x3x2xf32>) -> tensor<4x8x4x2xf32> loc(#loc65)
     %209 = "tensor.expand_shape"(%208) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 2, 1>}> : (tensor<4x8x4x2xf32>) -> tensor<4x8x4x2x1xf32> loc(#loc65)
     %210 = "linalg.generic"(%193, %209, %16, %200) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg728: i1 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg729: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg730: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg731: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %776 = "arith.select"(%arg728, %arg729, %arg730) : (i1, f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%776) : (f32) -> () loc(#loc65)
+      %785 = "arith.select"(%arg728, %arg729, %arg730) : (i1, f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc65)
     }) : (tensor<2xi1>, tensor<4x8x4x2x1xf32>, tensor<f32>, tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x2x2xf32> loc(#loc65)
     %211 = "tensor.collapse_shape"(%210) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %212 = "linalg.generic"(%206, %211, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg725: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg726: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg727: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %775 = "arith.addf"(%arg725, %arg726) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%775) : (f32) -> () loc(#loc65)
+      %784 = "arith.addf"(%arg725, %arg726) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%784) : (f32) -> () loc(#loc65)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %213 = "tensor.extract_slice"(%211) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 4, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x3xf32> loc(#loc65)
     %214 = "tensor.concat"(%27, %213) <{dim = 3 : i64}> : (tensor<4x8x4x1xf32>, tensor<4x8x4x3xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %215 = "linalg.generic"(%212, %214, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg722: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg723: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg724: f32 loc(fused[#loc11, #loc12, #loc7, #loc13])):
-      %774 = "arith.addf"(%arg722, %arg723) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc65)
+      %783 = "arith.addf"(%arg722, %arg723) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%783) : (f32) -> () loc(#loc65)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc65)
     %216 = "tensor.empty"() : () -> tensor<4x8x4x4xi1> loc(#loc99)
     %217 = "linalg.generic"(%103, %216) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg720: f32 loc(fused[#loc30, #loc31, #loc4, #loc13]), %arg721: i1 loc(fused[#loc30, #loc42, #loc7, #loc13])):
-      %773 = "arith.cmpf"(%arg720, %9) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc99)
-      "linalg.yield"(%773) : (i1) -> () loc(#loc99)
+      %782 = "arith.cmpf"(%arg720, %9) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc99)
+      "linalg.yield"(%782) : (i1) -> () loc(#loc99)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc99)
     %218 = "linalg.generic"(%217, %16, %215, %69) <{indexing_maps = [#map4, #map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg716: i1 loc(fused[#loc30, #loc42, #loc7, #loc13]), %arg717: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg718: f32 loc(fused[#loc11, #loc12, #loc7, #loc13]), %arg719: f32 loc(fused[#loc30, #loc42, #loc7, #loc13])):
-      %772 = "arith.select"(%arg716, %arg717, %arg718) : (i1, f32, f32) -> f32 loc(#loc99)
-      "linalg.yield"(%772) : (f32) -> () loc(#loc99)
+      %781 = "arith.select"(%arg716, %arg717, %arg718) : (i1, f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%781) : (f32) -> () loc(#loc99)
     }) : (tensor<4x8x4x4xi1>, tensor<f32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc99)
     %219 = "linalg.generic"(%218, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg714: f32 loc(fused[#loc30, #loc42, #loc7, #loc13]), %arg715: f32 loc(fused[#loc34, #loc28, #loc7, #loc13])):
-      %771 = "arith.addf"(%arg714, %arg715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc100)
+      %780 = "arith.addf"(%arg714, %arg715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%780) : (f32) -> () loc(#loc100)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %220 = "tensor.collapse_shape"(%219) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc101)
     %221 = "linalg.generic"(%218, %89, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg711: f32 loc(fused[#loc30, #loc42, #loc7, #loc13]), %arg712: f32 loc(fused[#loc34, #loc15, #loc4, #loc13]), %arg713: f32 loc(fused[#loc34, #loc15, #loc7, #loc13])):
-      %770 = "arith.mulf"(%arg711, %arg712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc102)
+      %779 = "arith.mulf"(%arg711, %arg712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%779) : (f32) -> () loc(#loc102)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc102)
     %222 = "linalg.generic"(%218, %90, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg708: f32 loc(fused[#loc30, #loc42, #loc7, #loc13]), %arg709: f32 loc(fused[#loc34, #loc27, #loc4, #loc13]), %arg710: f32 loc(fused[#loc34, #loc15, #loc7, #loc13])):
-      %769 = "arith.mulf"(%arg708, %arg709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc102)
+      %778 = "arith.mulf"(%arg708, %arg709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%778) : (f32) -> () loc(#loc102)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc102)
     %223 = "linalg.generic"(%221, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg706: f32 loc(fused[#loc34, #loc15, #loc7, #loc13]), %arg707: f32 loc(fused[#loc34, #loc28, #loc7, #loc13])):
-      %768 = "arith.addf"(%arg706, %arg707) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc100)
+      %777 = "arith.addf"(%arg706, %arg707) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%777) : (f32) -> () loc(#loc100)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %224 = "tensor.collapse_shape"(%223) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc101)
     %225 = "linalg.generic"(%222, %83, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg703: f32 loc(fused[#loc34, #loc15, #loc7, #loc13]), %arg704: f32 loc(fused[#loc34, #loc25, #loc4, #loc13]), %arg705: f32 loc(fused[#loc34, #loc15, #loc7, #loc13])):
-      %767 = "arith.mulf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc102)
+      %776 = "arith.mulf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%776) : (f32) -> () loc(#loc102)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc102)
     %226 = "linalg.generic"(%222, %88, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg700: f32 loc(fused[#loc34, #loc15, #loc7, #loc13]), %arg701: f32 loc(fused[#loc34, #loc26, #loc4, #loc13]), %arg702: f32 loc(fused[#loc34, #loc15, #loc7, #loc13])):
-      %766 = "arith.mulf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc102)
+      %775 = "arith.mulf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%775) : (f32) -> () loc(#loc102)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc102)
     %227 = "linalg.generic"(%225, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg698: f32 loc(fused[#loc34, #loc15, #loc7, #loc13]), %arg699: f32 loc(fused[#loc34, #loc28, #loc7, #loc13])):
-      %765 = "arith.addf"(%arg698, %arg699) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc100)
+      %774 = "arith.addf"(%arg698, %arg699) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc100)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %228 = "linalg.generic"(%88, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg696: f32 loc(fused[#loc34, #loc26, #loc4, #loc13]), %arg697: f32 loc(fused[#loc34, #loc43, #loc7, #loc13])):
-      %764 = "math.fpowi"(%arg696, %3) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc103)
-      "linalg.yield"(%764) : (f32) -> () loc(#loc103)
+      %773 = "math.fpowi"(%arg696, %3) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc103)
+      "linalg.yield"(%773) : (f32) -> () loc(#loc103)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc103)
     %229 = "linalg.generic"(%227, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg694: f32 loc(fused[#loc34, #loc28, #loc7, #loc13]), %arg695: f32 loc(fused[#loc34, #loc44, #loc7, #loc13])):
-      %763 = "arith.mulf"(%arg694, %29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc104)
+      %772 = "arith.mulf"(%arg694, %29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%772) : (f32) -> () loc(#loc104)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc104)
     %230 = "linalg.generic"(%229, %228, %41) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg691: f32 loc(fused[#loc34, #loc44, #loc7, #loc13]), %arg692: f32 loc(fused[#loc34, #loc43, #loc7, #loc13]), %arg693: f32 loc(fused[#loc34, #loc15, #loc7, #loc13])):
-      %762 = "arith.mulf"(%arg691, %arg692) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc102)
+      %771 = "arith.mulf"(%arg691, %arg692) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc102)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc102)
     %231 = "tensor.collapse_shape"(%230) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc105)
     %232 = "linalg.generic"(%231, %69) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1024,33 +1024,33 @@
     }) : (tensor<8xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc105)
     %233 = "linalg.generic"(%232, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg687: f32 loc(fused[#loc34, #loc45, #loc7, #loc13]), %arg688: f32 loc(fused[#loc34, #loc46, #loc7, #loc13])):
-      %761 = "arith.divf"(%arg687, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc106)
+      %770 = "arith.divf"(%arg687, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%770) : (f32) -> () loc(#loc106)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc106)
     %234 = "linalg.generic"(%233, %83, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg684: f32 loc(fused[#loc34, #loc46, #loc7, #loc13]), %arg685: f32 loc(fused[#loc34, #loc25, #loc4, #loc13]), %arg686: f32 loc(fused[#loc34, #loc15, #loc7, #loc13])):
-      %760 = "arith.mulf"(%arg684, %arg685) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%760) : (f32) -> () loc(#loc102)
+      %769 = "arith.mulf"(%arg684, %arg685) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc102)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc102)
     %235 = "linalg.generic"(%226, %234, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg681: f32 loc(fused[#loc34, #loc15, #loc7, #loc13]), %arg682: f32 loc(fused[#loc34, #loc15, #loc7, #loc13]), %arg683: f32 loc(fused[#loc34, #loc16, #loc7, #loc13])):
-      %759 = "arith.addf"(%arg681, %arg682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%759) : (f32) -> () loc(#loc107)
+      %768 = "arith.addf"(%arg681, %arg682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%768) : (f32) -> () loc(#loc107)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
     %236 = "linalg.generic"(%235, %234, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg678: f32 loc(fused[#loc34, #loc16, #loc7, #loc13]), %arg679: f32 loc(fused[#loc34, #loc15, #loc7, #loc13]), %arg680: f32 loc(fused[#loc34, #loc16, #loc7, #loc13])):
-      %758 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%758) : (f32) -> () loc(#loc107)
+      %767 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%767) : (f32) -> () loc(#loc107)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
     %237 = "linalg.generic"(%236, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg676: f32 loc(fused[#loc34, #loc16, #loc7, #loc13]), %arg677: f32 loc(fused[#loc34, #loc47, #loc7, #loc13])):
-      %757 = "arith.negf"(%arg676) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc108)
-      "linalg.yield"(%757) : (f32) -> () loc(#loc108)
+      %766 = "arith.negf"(%arg676) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc108)
+      "linalg.yield"(%766) : (f32) -> () loc(#loc108)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc108)
     %238 = "linalg.generic"(%237, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg674: f32 loc(fused[#loc34, #loc47, #loc7, #loc13]), %arg675: f32 loc(fused[#loc34, #loc28, #loc7, #loc13])):
-      %756 = "arith.addf"(%arg674, %arg675) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%756) : (f32) -> () loc(#loc100)
+      %765 = "arith.addf"(%arg674, %arg675) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%765) : (f32) -> () loc(#loc100)
     }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %239 = "tensor.collapse_shape"(%238) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc105)
     %240 = "linalg.generic"(%239, %69) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1059,13 +1059,13 @@
     }) : (tensor<8xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc105)
     %241 = "linalg.generic"(%240, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg670: f32 loc(fused[#loc34, #loc45, #loc7, #loc13]), %arg671: f32 loc(fused[#loc34, #loc46, #loc7, #loc13])):
-      %755 = "arith.divf"(%arg670, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc106)
+      %764 = "arith.divf"(%arg670, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%764) : (f32) -> () loc(#loc106)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc106)
     %242 = "linalg.generic"(%236, %241, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg667: f32 loc(fused[#loc34, #loc16, #loc7, #loc13]), %arg668: f32 loc(fused[#loc34, #loc46, #loc7, #loc13]), %arg669: f32 loc(fused[#loc34, #loc16, #loc7, #loc13])):
-      %754 = "arith.addf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%754) : (f32) -> () loc(#loc107)
+      %763 = "arith.addf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%763) : (f32) -> () loc(#loc107)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
     %243 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc109)
     %244 = "linalg.fill"(%9, %243) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1074,14 +1074,14 @@
     }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc109)
     %245 = "linalg.generic"(%244) <{indexing_maps = [#map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg664: f32 loc(fused[#loc33, #loc48, #loc7, #loc13])):
-      %747 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc109)
-      %748 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc109)
-      %749 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc109)
-      %750 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc109)
-      %751 = "arith.subi"(%8, %749) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc109)
-      %752 = "arith.subi"(%8, %750) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc109)
-      %753 = "tensor.extract"(%arg4, %748, %747, %751, %752) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc109)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc109)
+      %756 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc109)
+      %757 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc109)
+      %758 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc109)
+      %759 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc109)
+      %760 = "arith.subi"(%8, %758) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc109)
+      %761 = "arith.subi"(%8, %759) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc109)
+      %762 = "tensor.extract"(%arg4, %757, %756, %760, %761) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc109)
+      "linalg.yield"(%762) : (f32) -> () loc(#loc109)
     }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc109)
     %246 = "tensor.empty"() : () -> tensor<4x8x6x6xf32> loc(#loc109)
     %247 = "linalg.fill"(%9, %246) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1091,1148 +1091,1157 @@
     %248 = "tensor.insert_slice"(%242, %247) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 4, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32> loc(#loc109)
     %249 = "linalg.conv_2d_nchw_fchw"(%248, %245, %78) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg659: f32 loc(unknown), %arg660: f32 loc(unknown), %arg661: f32 loc(unknown)):
-      %745 = "arith.mulf"(%arg659, %arg660) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %746 = "arith.addf"(%arg661, %745) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%746) : (f32) -> () loc(#loc)
+      %754 = "arith.mulf"(%arg659, %arg660) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %755 = "arith.addf"(%arg661, %754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%755) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc109)
-    %250 = "tensor.empty"() : () -> tensor<8x4x4x4xf32> loc(#loc109)
-    %251 = "linalg.transpose"(%72, %250) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg657: f32 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg658: f32 loc(fused[#loc33, #loc48, #loc7, #loc13])):
+    %250 = "tensor.expand_shape"(%72) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 4, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x1x8x4x4xf32> loc(#loc109)
+    %251 = "tensor.empty"() : () -> tensor<8x1x4x4x4xf32> loc(#loc109)
+    %252 = "linalg.transpose"(%250, %251) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg657: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg658: f32 loc(fused[#loc33, #loc48, #loc7, #loc13])):
       "linalg.yield"(%arg657) : (f32) -> () loc(#loc109)
-    }) : (tensor<4x8x4x4xf32>, tensor<8x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc109)
-    %252 = "linalg.transpose"(%242, %250) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg655: f32 loc(fused[#loc34, #loc16, #loc7, #loc13]), %arg656: f32 loc(fused[#loc33, #loc48, #loc7, #loc13])):
+    }) : (tensor<4x1x8x4x4xf32>, tensor<8x1x4x4x4xf32>) -> tensor<8x1x4x4x4xf32> loc(#loc109)
+    %253 = "tensor.collapse_shape"(%252) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc109)
+    %254 = "tensor.expand_shape"(%242) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 4, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x1x8x4x4xf32> loc(#loc109)
+    %255 = "tensor.empty"() : () -> tensor<1x8x4x4x4xf32> loc(#loc109)
+    %256 = "linalg.transpose"(%254, %255) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg655: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg656: f32 loc(fused[#loc33, #loc48, #loc7, #loc13])):
       "linalg.yield"(%arg655) : (f32) -> () loc(#loc109)
-    }) : (tensor<4x8x4x4xf32>, tensor<8x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc109)
-    %253 = "tensor.pad"(%251) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    }) : (tensor<4x1x8x4x4xf32>, tensor<1x8x4x4x4xf32>) -> tensor<1x8x4x4x4xf32> loc(#loc109)
+    %257 = "tensor.collapse_shape"(%256) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc109)
+    %258 = "tensor.pad"(%253) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg651: index loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg652: index loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg653: index loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg654: index loc(fused[#loc33, #loc48, #loc7, #loc13])):
       "tensor.yield"(%9) : (f32) -> () loc(#loc109)
     }) : (tensor<8x4x4x4xf32>) -> tensor<8x4x6x6xf32> loc(#loc109)
-    %254 = "linalg.conv_2d_nchw_fchw"(%253, %252, %244) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %259 = "linalg.conv_2d_nchw_fchw"(%258, %257, %244) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg648: f32 loc(unknown), %arg649: f32 loc(unknown), %arg650: f32 loc(unknown)):
-      %743 = "arith.mulf"(%arg648, %arg649) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %744 = "arith.addf"(%arg650, %743) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%744) : (f32) -> () loc(#loc)
+      %752 = "arith.mulf"(%arg648, %arg649) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %753 = "arith.addf"(%arg650, %752) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%753) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x4x6x6xf32>, tensor<8x4x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc109)
-    %255 = "linalg.transpose"(%254, %243) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    %260 = "linalg.transpose"(%259, %243) <{permutation = array<i64: 1, 0, 2, 3>}> ({
     ^bb0(%arg646: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg647: f32 loc(fused[#loc33, #loc48, #loc7, #loc13])):
       "linalg.yield"(%arg646) : (f32) -> () loc(#loc109)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc109)
-    %256 = "tensor.expand_shape"(%134) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %257 = "linalg.generic"(%256, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %261 = "tensor.expand_shape"(%134) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xi64>) -> tensor<4x1xi64> loc(#loc64)
+    %262 = "linalg.generic"(%261, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg644: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg645: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %742 = "arith.muli"(%arg644, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%742) : (i64) -> () loc(#loc64)
+      %751 = "arith.muli"(%arg644, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%751) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %258 = "linalg.generic"(%257, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %263 = "linalg.generic"(%262, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg642: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg643: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %741 = "arith.subi"(%arg642, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%741) : (i64) -> () loc(#loc64)
+      %750 = "arith.subi"(%arg642, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%750) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %259 = "linalg.generic"(%134, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %264 = "linalg.generic"(%134, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg640: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg641: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %740 = "arith.muli"(%arg640, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%740) : (i64) -> () loc(#loc64)
+      %749 = "arith.muli"(%arg640, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%749) : (i64) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc64)
-    %260 = "linalg.generic"(%259, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %265 = "linalg.generic"(%264, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg638: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg639: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %739 = "arith.subi"(%arg638, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%739) : (i64) -> () loc(#loc64)
+      %748 = "arith.subi"(%arg638, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%748) : (i64) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc64)
-    %261 = "linalg.generic"(%258, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %266 = "linalg.generic"(%263, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg636: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg637: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %738 = "arith.cmpi"(%arg636, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%738) : (i1) -> () loc(#loc64)
+      %747 = "arith.cmpi"(%arg636, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%747) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %262 = "linalg.generic"(%258, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %267 = "linalg.generic"(%263, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg634: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg635: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %737 = "arith.cmpi"(%arg634, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%737) : (i1) -> () loc(#loc64)
+      %746 = "arith.cmpi"(%arg634, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%746) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %263 = "linalg.generic"(%261, %262, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %268 = "linalg.generic"(%266, %267, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg631: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg632: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg633: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %736 = "arith.andi"(%arg631, %arg632) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%736) : (i1) -> () loc(#loc64)
+      %745 = "arith.andi"(%arg631, %arg632) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%745) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4x1xi1>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %264 = "linalg.generic"(%260, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %269 = "linalg.generic"(%265, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg629: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg630: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %735 = "arith.cmpi"(%arg629, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%735) : (i1) -> () loc(#loc64)
+      %744 = "arith.cmpi"(%arg629, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%744) : (i1) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc64)
-    %265 = "linalg.generic"(%263, %264, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %270 = "linalg.generic"(%268, %269, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg626: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg627: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg628: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %734 = "arith.andi"(%arg626, %arg627) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%734) : (i1) -> () loc(#loc64)
+      %743 = "arith.andi"(%arg626, %arg627) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%743) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %266 = "linalg.generic"(%260, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %271 = "linalg.generic"(%265, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg624: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg625: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %733 = "arith.cmpi"(%arg624, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%733) : (i1) -> () loc(#loc64)
+      %742 = "arith.cmpi"(%arg624, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%742) : (i1) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc64)
-    %267 = "linalg.generic"(%265, %266, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %272 = "linalg.generic"(%270, %271, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg621: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg622: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg623: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %732 = "arith.andi"(%arg621, %arg622) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%732) : (i1) -> () loc(#loc64)
+      %741 = "arith.andi"(%arg621, %arg622) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%741) : (i1) -> () loc(#loc64)
     }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %268 = "linalg.generic"(%258, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %273 = "linalg.generic"(%263, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg619: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg620: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %731 = "arith.muli"(%arg619, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%731) : (i64) -> () loc(#loc64)
+      %740 = "arith.muli"(%arg619, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%740) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %269 = "tensor.empty"() : () -> tensor<4x4xi64> loc(#loc64)
-    %270 = "linalg.generic"(%268, %260, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %274 = "tensor.empty"() : () -> tensor<4x4xi64> loc(#loc64)
+    %275 = "linalg.generic"(%273, %265, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg616: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg617: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg618: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %730 = "arith.addi"(%arg616, %arg617) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%730) : (i64) -> () loc(#loc64)
+      %739 = "arith.addi"(%arg616, %arg617) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%739) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %271 = "linalg.generic"(%76, %270, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %276 = "linalg.generic"(%76, %275, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg613: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg614: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg615: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %729 = "arith.cmpi"(%arg613, %arg614) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%729) : (i1) -> () loc(#loc64)
+      %738 = "arith.cmpi"(%arg613, %arg614) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%738) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %272 = "linalg.generic"(%271, %267, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %277 = "linalg.generic"(%276, %272, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg610: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg611: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg612: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %728 = "arith.andi"(%arg610, %arg611) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%728) : (i1) -> () loc(#loc64)
+      %737 = "arith.andi"(%arg610, %arg611) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%737) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %273 = "linalg.generic"(%272, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %278 = "linalg.generic"(%277, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg606: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg607: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg608: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg609: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %727 = "arith.select"(%arg606, %arg607, %arg608) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%727) : (f32) -> () loc(#loc64)
+      %736 = "arith.select"(%arg606, %arg607, %arg608) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%736) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %274 = "tensor.expand_shape"(%273) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %275 = "tensor.empty"() : () -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %276 = "linalg.generic"(%194, %274, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %279 = "tensor.expand_shape"(%278) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %280 = "tensor.empty"() : () -> tensor<4x8x4x2x4xf32> loc(#loc64)
+    %281 = "linalg.generic"(%194, %279, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg602: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg603: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg604: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg605: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %726 = "arith.select"(%arg602, %arg603, %arg604) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc64)
+      %735 = "arith.select"(%arg602, %arg603, %arg604) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%735) : (f32) -> () loc(#loc64)
     }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %277 = "tensor.collapse_shape"(%276) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %278 = "tensor.extract_slice"(%277) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
-    %279 = "tensor.concat"(%278, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %280 = "tensor.expand_shape"(%279) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %281 = "tensor.empty"() : () -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %282 = "linalg.generic"(%193, %280, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %282 = "tensor.collapse_shape"(%281) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %283 = "tensor.extract_slice"(%282) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
+    %284 = "tensor.concat"(%283, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %285 = "tensor.expand_shape"(%284) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %286 = "tensor.empty"() : () -> tensor<4x8x8x4x2xf32> loc(#loc64)
+    %287 = "linalg.generic"(%193, %285, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg598: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg599: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg600: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg601: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %725 = "arith.select"(%arg598, %arg599, %arg600) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%725) : (f32) -> () loc(#loc64)
+      %734 = "arith.select"(%arg598, %arg599, %arg600) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%734) : (f32) -> () loc(#loc64)
     }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %283 = "tensor.collapse_shape"(%282) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %284 = "tensor.extract_slice"(%283) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
-    %285 = "tensor.concat"(%284, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %286 = "linalg.generic"(%13, %285, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %288 = "tensor.collapse_shape"(%287) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %289 = "tensor.extract_slice"(%288) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
+    %290 = "tensor.concat"(%289, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %291 = "linalg.generic"(%13, %290, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg595: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg596: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg597: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %724 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc64)
+      %733 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%733) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %287 = "linalg.generic"(%260, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %292 = "linalg.generic"(%265, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg593: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg594: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %723 = "arith.addi"(%arg593, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%723) : (i64) -> () loc(#loc64)
+      %732 = "arith.addi"(%arg593, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%732) : (i64) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc64)
-    %288 = "linalg.generic"(%287, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %293 = "linalg.generic"(%292, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg591: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg592: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %722 = "arith.cmpi"(%arg591, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%722) : (i1) -> () loc(#loc64)
+      %731 = "arith.cmpi"(%arg591, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%731) : (i1) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc64)
-    %289 = "linalg.generic"(%263, %288, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %294 = "linalg.generic"(%268, %293, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg588: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg589: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg590: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %721 = "arith.andi"(%arg588, %arg589) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%721) : (i1) -> () loc(#loc64)
+      %730 = "arith.andi"(%arg588, %arg589) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%730) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %290 = "linalg.generic"(%287, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %295 = "linalg.generic"(%292, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg586: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg587: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %720 = "arith.cmpi"(%arg586, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%720) : (i1) -> () loc(#loc64)
+      %729 = "arith.cmpi"(%arg586, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%729) : (i1) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc64)
-    %291 = "linalg.generic"(%289, %290, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %296 = "linalg.generic"(%294, %295, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg583: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg584: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg585: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %719 = "arith.andi"(%arg583, %arg584) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%719) : (i1) -> () loc(#loc64)
+      %728 = "arith.andi"(%arg583, %arg584) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%728) : (i1) -> () loc(#loc64)
     }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %292 = "linalg.generic"(%268, %287, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %297 = "linalg.generic"(%273, %292, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg580: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg581: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg582: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %718 = "arith.addi"(%arg580, %arg581) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%718) : (i64) -> () loc(#loc64)
+      %727 = "arith.addi"(%arg580, %arg581) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%727) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %293 = "linalg.generic"(%76, %292, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %298 = "linalg.generic"(%76, %297, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg577: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg578: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg579: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %717 = "arith.cmpi"(%arg577, %arg578) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%717) : (i1) -> () loc(#loc64)
+      %726 = "arith.cmpi"(%arg577, %arg578) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%726) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %294 = "linalg.generic"(%293, %291, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %299 = "linalg.generic"(%298, %296, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg574: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg575: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg576: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %716 = "arith.andi"(%arg574, %arg575) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%716) : (i1) -> () loc(#loc64)
+      %725 = "arith.andi"(%arg574, %arg575) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%725) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %295 = "linalg.generic"(%294, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %300 = "linalg.generic"(%299, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg570: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg571: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg572: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg573: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %715 = "arith.select"(%arg570, %arg571, %arg572) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%715) : (f32) -> () loc(#loc64)
+      %724 = "arith.select"(%arg570, %arg571, %arg572) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%724) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %296 = "tensor.expand_shape"(%295) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %297 = "linalg.generic"(%194, %296, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %301 = "tensor.expand_shape"(%300) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %302 = "linalg.generic"(%194, %301, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg566: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg567: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg568: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg569: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %714 = "arith.select"(%arg566, %arg567, %arg568) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%714) : (f32) -> () loc(#loc64)
+      %723 = "arith.select"(%arg566, %arg567, %arg568) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%723) : (f32) -> () loc(#loc64)
     }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %298 = "tensor.collapse_shape"(%297) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %299 = "tensor.extract_slice"(%298) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
-    %300 = "tensor.concat"(%299, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %301 = "tensor.expand_shape"(%300) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %302 = "linalg.generic"(%193, %301, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %303 = "tensor.collapse_shape"(%302) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %304 = "tensor.extract_slice"(%303) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
+    %305 = "tensor.concat"(%304, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %306 = "tensor.expand_shape"(%305) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %307 = "linalg.generic"(%193, %306, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg562: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg563: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg564: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg565: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %713 = "arith.select"(%arg562, %arg563, %arg564) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc64)
+      %722 = "arith.select"(%arg562, %arg563, %arg564) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%722) : (f32) -> () loc(#loc64)
     }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %303 = "tensor.collapse_shape"(%302) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %304 = "linalg.generic"(%286, %303, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %308 = "tensor.collapse_shape"(%307) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %309 = "linalg.generic"(%291, %308, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg559: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg560: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg561: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %712 = "arith.addf"(%arg559, %arg560) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%712) : (f32) -> () loc(#loc64)
+      %721 = "arith.addf"(%arg559, %arg560) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %305 = "linalg.generic"(%260, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %310 = "linalg.generic"(%265, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg557: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg558: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %711 = "arith.addi"(%arg557, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%711) : (i64) -> () loc(#loc64)
+      %720 = "arith.addi"(%arg557, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%720) : (i64) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc64)
-    %306 = "linalg.generic"(%305, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %311 = "linalg.generic"(%310, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg555: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg556: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %710 = "arith.cmpi"(%arg555, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%710) : (i1) -> () loc(#loc64)
+      %719 = "arith.cmpi"(%arg555, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%719) : (i1) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc64)
-    %307 = "linalg.generic"(%263, %306, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %312 = "linalg.generic"(%268, %311, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg552: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg553: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg554: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %709 = "arith.andi"(%arg552, %arg553) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%709) : (i1) -> () loc(#loc64)
+      %718 = "arith.andi"(%arg552, %arg553) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%718) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %308 = "linalg.generic"(%305, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %313 = "linalg.generic"(%310, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg550: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg551: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %708 = "arith.cmpi"(%arg550, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%708) : (i1) -> () loc(#loc64)
+      %717 = "arith.cmpi"(%arg550, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%717) : (i1) -> () loc(#loc64)
     }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc64)
-    %309 = "linalg.generic"(%307, %308, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %314 = "linalg.generic"(%312, %313, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg547: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg548: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg549: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %707 = "arith.andi"(%arg547, %arg548) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%707) : (i1) -> () loc(#loc64)
+      %716 = "arith.andi"(%arg547, %arg548) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%716) : (i1) -> () loc(#loc64)
     }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %310 = "linalg.generic"(%268, %305, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %315 = "linalg.generic"(%273, %310, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg544: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg545: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg546: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %706 = "arith.addi"(%arg544, %arg545) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%706) : (i64) -> () loc(#loc64)
+      %715 = "arith.addi"(%arg544, %arg545) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%715) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %311 = "linalg.generic"(%76, %310, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %316 = "linalg.generic"(%76, %315, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg541: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg542: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg543: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %705 = "arith.cmpi"(%arg541, %arg542) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%705) : (i1) -> () loc(#loc64)
+      %714 = "arith.cmpi"(%arg541, %arg542) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%714) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %312 = "linalg.generic"(%311, %309, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %317 = "linalg.generic"(%316, %314, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg538: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg539: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg540: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %704 = "arith.andi"(%arg538, %arg539) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%704) : (i1) -> () loc(#loc64)
+      %713 = "arith.andi"(%arg538, %arg539) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%713) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %313 = "linalg.generic"(%312, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %318 = "linalg.generic"(%317, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg534: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg535: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg536: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg537: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %703 = "arith.select"(%arg534, %arg535, %arg536) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc64)
+      %712 = "arith.select"(%arg534, %arg535, %arg536) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%712) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %314 = "tensor.expand_shape"(%313) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %315 = "linalg.generic"(%194, %314, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %319 = "tensor.expand_shape"(%318) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %320 = "linalg.generic"(%194, %319, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg530: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg531: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg532: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg533: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %702 = "arith.select"(%arg530, %arg531, %arg532) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%702) : (f32) -> () loc(#loc64)
+      %711 = "arith.select"(%arg530, %arg531, %arg532) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%711) : (f32) -> () loc(#loc64)
     }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %316 = "tensor.collapse_shape"(%315) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %317 = "tensor.extract_slice"(%316) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
-    %318 = "tensor.concat"(%317, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %319 = "tensor.expand_shape"(%318) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %320 = "linalg.generic"(%193, %319, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %321 = "tensor.collapse_shape"(%320) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %322 = "tensor.extract_slice"(%321) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
+    %323 = "tensor.concat"(%322, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %324 = "tensor.expand_shape"(%323) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %325 = "linalg.generic"(%193, %324, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg526: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg527: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg528: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg529: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %701 = "arith.select"(%arg526, %arg527, %arg528) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%701) : (f32) -> () loc(#loc64)
+      %710 = "arith.select"(%arg526, %arg527, %arg528) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%710) : (f32) -> () loc(#loc64)
     }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %321 = "tensor.collapse_shape"(%320) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %322 = "tensor.extract_slice"(%321) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
-    %323 = "tensor.concat"(%31, %322) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %324 = "linalg.generic"(%304, %323, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %326 = "tensor.collapse_shape"(%325) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %327 = "tensor.extract_slice"(%326) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
+    %328 = "tensor.concat"(%31, %327) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %329 = "linalg.generic"(%309, %328, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg523: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg524: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg525: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %700 = "arith.addf"(%arg523, %arg524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%700) : (f32) -> () loc(#loc64)
+      %709 = "arith.addf"(%arg523, %arg524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%709) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %325 = "linalg.generic"(%258, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %330 = "linalg.generic"(%263, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg521: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg522: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %699 = "arith.addi"(%arg521, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%699) : (i64) -> () loc(#loc64)
+      %708 = "arith.addi"(%arg521, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%708) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %326 = "linalg.generic"(%325, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %331 = "linalg.generic"(%330, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg519: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg520: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %698 = "arith.cmpi"(%arg519, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%698) : (i1) -> () loc(#loc64)
+      %707 = "arith.cmpi"(%arg519, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%707) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %327 = "linalg.generic"(%325, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %332 = "linalg.generic"(%330, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg517: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg518: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %697 = "arith.cmpi"(%arg517, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%697) : (i1) -> () loc(#loc64)
+      %706 = "arith.cmpi"(%arg517, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%706) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %328 = "linalg.generic"(%326, %327, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %333 = "linalg.generic"(%331, %332, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg514: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg515: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg516: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %696 = "arith.andi"(%arg514, %arg515) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%696) : (i1) -> () loc(#loc64)
+      %705 = "arith.andi"(%arg514, %arg515) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%705) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4x1xi1>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %329 = "linalg.generic"(%328, %264, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %334 = "linalg.generic"(%333, %269, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg511: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg512: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg513: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %695 = "arith.andi"(%arg511, %arg512) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%695) : (i1) -> () loc(#loc64)
+      %704 = "arith.andi"(%arg511, %arg512) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%704) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %330 = "linalg.generic"(%329, %266, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %335 = "linalg.generic"(%334, %271, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg508: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg509: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg510: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %694 = "arith.andi"(%arg508, %arg509) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%694) : (i1) -> () loc(#loc64)
+      %703 = "arith.andi"(%arg508, %arg509) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%703) : (i1) -> () loc(#loc64)
     }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %331 = "linalg.generic"(%325, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %336 = "linalg.generic"(%330, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg506: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg507: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %693 = "arith.muli"(%arg506, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%693) : (i64) -> () loc(#loc64)
+      %702 = "arith.muli"(%arg506, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%702) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %332 = "linalg.generic"(%331, %260, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %337 = "linalg.generic"(%336, %265, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg503: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg504: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg505: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %692 = "arith.addi"(%arg503, %arg504) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      %701 = "arith.addi"(%arg503, %arg504) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%701) : (i64) -> () loc(#loc64)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
+    %338 = "linalg.generic"(%76, %337, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg500: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg501: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg502: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %700 = "arith.cmpi"(%arg500, %arg501) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%700) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
+    %339 = "linalg.generic"(%338, %335, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg497: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg498: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg499: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %699 = "arith.andi"(%arg497, %arg498) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%699) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
+    %340 = "linalg.generic"(%339, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg493: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg494: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg495: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg496: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %698 = "arith.select"(%arg493, %arg494, %arg495) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%698) : (f32) -> () loc(#loc64)
+    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
+    %341 = "tensor.expand_shape"(%340) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %342 = "linalg.generic"(%194, %341, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg489: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg490: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg491: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg492: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %697 = "arith.select"(%arg489, %arg490, %arg491) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%697) : (f32) -> () loc(#loc64)
+    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
+    %343 = "tensor.collapse_shape"(%342) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %344 = "tensor.expand_shape"(%343) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %345 = "linalg.generic"(%193, %344, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg485: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg486: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg487: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg488: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %696 = "arith.select"(%arg485, %arg486, %arg487) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%696) : (f32) -> () loc(#loc64)
+    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
+    %346 = "tensor.collapse_shape"(%345) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %347 = "tensor.extract_slice"(%346) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
+    %348 = "tensor.concat"(%347, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %349 = "linalg.generic"(%329, %348, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg482: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg483: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg484: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %695 = "arith.addf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%695) : (f32) -> () loc(#loc64)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %350 = "linalg.generic"(%333, %293, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg479: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg480: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg481: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %694 = "arith.andi"(%arg479, %arg480) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%694) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
+    %351 = "linalg.generic"(%350, %295, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg476: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg477: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg478: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %693 = "arith.andi"(%arg476, %arg477) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%693) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
+    %352 = "linalg.generic"(%336, %292, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg473: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg474: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg475: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %692 = "arith.addi"(%arg473, %arg474) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
       "linalg.yield"(%692) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %333 = "linalg.generic"(%76, %332, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg500: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg501: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg502: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %691 = "arith.cmpi"(%arg500, %arg501) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+    %353 = "linalg.generic"(%76, %352, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg470: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg471: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg472: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %691 = "arith.cmpi"(%arg470, %arg471) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
       "linalg.yield"(%691) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %334 = "linalg.generic"(%333, %330, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg497: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg498: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg499: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %690 = "arith.andi"(%arg497, %arg498) : (i1, i1) -> i1 loc(#loc64)
+    %354 = "linalg.generic"(%353, %351, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg467: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg468: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg469: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %690 = "arith.andi"(%arg467, %arg468) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%690) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %335 = "linalg.generic"(%334, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg493: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg494: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg495: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg496: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %689 = "arith.select"(%arg493, %arg494, %arg495) : (i1, f32, f32) -> f32 loc(#loc64)
+    %355 = "linalg.generic"(%354, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg463: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg464: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg465: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg466: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %689 = "arith.select"(%arg463, %arg464, %arg465) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%689) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %336 = "tensor.expand_shape"(%335) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %337 = "linalg.generic"(%194, %336, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg489: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg490: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg491: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg492: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %688 = "arith.select"(%arg489, %arg490, %arg491) : (i1, f32, f32) -> f32 loc(#loc64)
+    %356 = "tensor.expand_shape"(%355) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %357 = "linalg.generic"(%194, %356, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg459: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg460: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg461: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg462: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %688 = "arith.select"(%arg459, %arg460, %arg461) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%688) : (f32) -> () loc(#loc64)
     }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %338 = "tensor.collapse_shape"(%337) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %339 = "tensor.expand_shape"(%338) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %340 = "linalg.generic"(%193, %339, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg485: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg486: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg487: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg488: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %687 = "arith.select"(%arg485, %arg486, %arg487) : (i1, f32, f32) -> f32 loc(#loc64)
+    %358 = "tensor.collapse_shape"(%357) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %359 = "tensor.expand_shape"(%358) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %360 = "linalg.generic"(%193, %359, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg455: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg456: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg457: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg458: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %687 = "arith.select"(%arg455, %arg456, %arg457) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%687) : (f32) -> () loc(#loc64)
     }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %341 = "tensor.collapse_shape"(%340) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %342 = "tensor.extract_slice"(%341) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
-    %343 = "tensor.concat"(%342, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %344 = "linalg.generic"(%324, %343, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg482: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg483: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg484: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %686 = "arith.addf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+    %361 = "tensor.collapse_shape"(%360) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %362 = "linalg.generic"(%349, %361, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg452: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg453: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg454: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %686 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%686) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %345 = "linalg.generic"(%328, %288, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg479: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg480: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg481: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %685 = "arith.andi"(%arg479, %arg480) : (i1, i1) -> i1 loc(#loc64)
+    %363 = "linalg.generic"(%333, %311, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg449: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg450: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg451: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %685 = "arith.andi"(%arg449, %arg450) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%685) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %346 = "linalg.generic"(%345, %290, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg476: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg477: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg478: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %684 = "arith.andi"(%arg476, %arg477) : (i1, i1) -> i1 loc(#loc64)
+    %364 = "linalg.generic"(%363, %313, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg446: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg447: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg448: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %684 = "arith.andi"(%arg446, %arg447) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%684) : (i1) -> () loc(#loc64)
     }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %347 = "linalg.generic"(%331, %287, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg473: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg474: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg475: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %683 = "arith.addi"(%arg473, %arg474) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+    %365 = "linalg.generic"(%336, %310, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg443: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg444: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg445: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %683 = "arith.addi"(%arg443, %arg444) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
       "linalg.yield"(%683) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %348 = "linalg.generic"(%76, %347, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg470: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg471: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg472: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %682 = "arith.cmpi"(%arg470, %arg471) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+    %366 = "linalg.generic"(%76, %365, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg440: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg441: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg442: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %682 = "arith.cmpi"(%arg440, %arg441) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
       "linalg.yield"(%682) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %349 = "linalg.generic"(%348, %346, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg467: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg468: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg469: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %681 = "arith.andi"(%arg467, %arg468) : (i1, i1) -> i1 loc(#loc64)
+    %367 = "linalg.generic"(%366, %364, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg437: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg438: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg439: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %681 = "arith.andi"(%arg437, %arg438) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%681) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %350 = "linalg.generic"(%349, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg463: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg464: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg465: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg466: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %680 = "arith.select"(%arg463, %arg464, %arg465) : (i1, f32, f32) -> f32 loc(#loc64)
+    %368 = "linalg.generic"(%367, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg433: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg434: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg435: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg436: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %680 = "arith.select"(%arg433, %arg434, %arg435) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%680) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %351 = "tensor.expand_shape"(%350) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %352 = "linalg.generic"(%194, %351, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg459: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg460: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg461: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg462: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %679 = "arith.select"(%arg459, %arg460, %arg461) : (i1, f32, f32) -> f32 loc(#loc64)
+    %369 = "tensor.expand_shape"(%368) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %370 = "linalg.generic"(%194, %369, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg429: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg430: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg431: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg432: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %679 = "arith.select"(%arg429, %arg430, %arg431) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%679) : (f32) -> () loc(#loc64)
     }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %353 = "tensor.collapse_shape"(%352) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %354 = "tensor.expand_shape"(%353) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %355 = "linalg.generic"(%193, %354, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg455: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg456: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg457: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg458: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %678 = "arith.select"(%arg455, %arg456, %arg457) : (i1, f32, f32) -> f32 loc(#loc64)
+    %371 = "tensor.collapse_shape"(%370) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %372 = "tensor.expand_shape"(%371) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %373 = "linalg.generic"(%193, %372, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg425: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg426: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg427: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg428: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %678 = "arith.select"(%arg425, %arg426, %arg427) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%678) : (f32) -> () loc(#loc64)
     }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %356 = "tensor.collapse_shape"(%355) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %357 = "linalg.generic"(%344, %356, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg452: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg453: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg454: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %677 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+    %374 = "tensor.collapse_shape"(%373) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %375 = "tensor.extract_slice"(%374) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
+    %376 = "tensor.concat"(%31, %375) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %377 = "linalg.generic"(%362, %376, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg422: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg423: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg424: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %677 = "arith.addf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%677) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %358 = "linalg.generic"(%328, %306, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg449: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg450: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg451: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %676 = "arith.andi"(%arg449, %arg450) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%676) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %359 = "linalg.generic"(%358, %308, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg446: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg447: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg448: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %675 = "arith.andi"(%arg446, %arg447) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%675) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %360 = "linalg.generic"(%331, %305, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg443: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg444: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg445: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %674 = "arith.addi"(%arg443, %arg444) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%674) : (i64) -> () loc(#loc64)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %361 = "linalg.generic"(%76, %360, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg440: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg441: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg442: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %673 = "arith.cmpi"(%arg440, %arg441) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%673) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %362 = "linalg.generic"(%361, %359, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg437: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg438: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg439: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %672 = "arith.andi"(%arg437, %arg438) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%672) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %363 = "linalg.generic"(%362, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg433: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg434: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg435: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg436: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %671 = "arith.select"(%arg433, %arg434, %arg435) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%671) : (f32) -> () loc(#loc64)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %364 = "tensor.expand_shape"(%363) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %365 = "linalg.generic"(%194, %364, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg429: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg430: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg431: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg432: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %670 = "arith.select"(%arg429, %arg430, %arg431) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%670) : (f32) -> () loc(#loc64)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %366 = "tensor.collapse_shape"(%365) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %367 = "tensor.expand_shape"(%366) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %368 = "linalg.generic"(%193, %367, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg425: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg426: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg427: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg428: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %669 = "arith.select"(%arg425, %arg426, %arg427) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%669) : (f32) -> () loc(#loc64)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %369 = "tensor.collapse_shape"(%368) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %370 = "tensor.extract_slice"(%369) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
-    %371 = "tensor.concat"(%31, %370) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %372 = "linalg.generic"(%357, %371, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg422: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg423: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg424: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %668 = "arith.addf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%668) : (f32) -> () loc(#loc64)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %373 = "linalg.generic"(%258, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %378 = "linalg.generic"(%263, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg420: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg421: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %667 = "arith.addi"(%arg420, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%667) : (i64) -> () loc(#loc64)
+      %676 = "arith.addi"(%arg420, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%676) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %374 = "linalg.generic"(%373, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %379 = "linalg.generic"(%378, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg418: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg419: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %666 = "arith.cmpi"(%arg418, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%666) : (i1) -> () loc(#loc64)
+      %675 = "arith.cmpi"(%arg418, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%675) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %375 = "linalg.generic"(%373, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %380 = "linalg.generic"(%378, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg416: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg417: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %665 = "arith.cmpi"(%arg416, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%665) : (i1) -> () loc(#loc64)
+      %674 = "arith.cmpi"(%arg416, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%674) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %376 = "linalg.generic"(%374, %375, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %381 = "linalg.generic"(%379, %380, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg413: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg414: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg415: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %664 = "arith.andi"(%arg413, %arg414) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%664) : (i1) -> () loc(#loc64)
+      %673 = "arith.andi"(%arg413, %arg414) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%673) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4x1xi1>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc64)
-    %377 = "linalg.generic"(%376, %264, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %382 = "linalg.generic"(%381, %269, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg410: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg411: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg412: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %663 = "arith.andi"(%arg410, %arg411) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%663) : (i1) -> () loc(#loc64)
+      %672 = "arith.andi"(%arg410, %arg411) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%672) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %378 = "linalg.generic"(%377, %266, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %383 = "linalg.generic"(%382, %271, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg407: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg408: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg409: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %662 = "arith.andi"(%arg407, %arg408) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%662) : (i1) -> () loc(#loc64)
+      %671 = "arith.andi"(%arg407, %arg408) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%671) : (i1) -> () loc(#loc64)
     }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %379 = "linalg.generic"(%373, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %384 = "linalg.generic"(%378, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg405: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg406: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %661 = "arith.muli"(%arg405, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%661) : (i64) -> () loc(#loc64)
+      %670 = "arith.muli"(%arg405, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%670) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc64)
-    %380 = "linalg.generic"(%379, %260, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %385 = "linalg.generic"(%384, %265, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg402: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg403: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg404: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %660 = "arith.addi"(%arg402, %arg403) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      %669 = "arith.addi"(%arg402, %arg403) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%669) : (i64) -> () loc(#loc64)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
+    %386 = "linalg.generic"(%76, %385, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg399: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg400: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg401: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %668 = "arith.cmpi"(%arg399, %arg400) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      "linalg.yield"(%668) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
+    %387 = "linalg.generic"(%386, %383, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg396: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg397: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg398: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %667 = "arith.andi"(%arg396, %arg397) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%667) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
+    %388 = "linalg.generic"(%387, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg392: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg393: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg394: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg395: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %666 = "arith.select"(%arg392, %arg393, %arg394) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%666) : (f32) -> () loc(#loc64)
+    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
+    %389 = "tensor.expand_shape"(%388) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %390 = "linalg.generic"(%194, %389, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg388: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg389: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg390: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg391: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %665 = "arith.select"(%arg388, %arg389, %arg390) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc64)
+    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
+    %391 = "tensor.collapse_shape"(%390) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %392 = "tensor.extract_slice"(%391) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
+    %393 = "tensor.concat"(%30, %392) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %394 = "tensor.expand_shape"(%393) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %395 = "linalg.generic"(%193, %394, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg384: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg385: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg386: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg387: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %664 = "arith.select"(%arg384, %arg385, %arg386) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc64)
+    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
+    %396 = "tensor.collapse_shape"(%395) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %397 = "tensor.extract_slice"(%396) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
+    %398 = "tensor.concat"(%397, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %399 = "linalg.generic"(%377, %398, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg381: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg382: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg383: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %663 = "arith.addf"(%arg381, %arg382) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%663) : (f32) -> () loc(#loc64)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %400 = "linalg.generic"(%381, %293, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg378: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg379: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg380: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %662 = "arith.andi"(%arg378, %arg379) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%662) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
+    %401 = "linalg.generic"(%400, %295, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg375: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg376: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg377: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %661 = "arith.andi"(%arg375, %arg376) : (i1, i1) -> i1 loc(#loc64)
+      "linalg.yield"(%661) : (i1) -> () loc(#loc64)
+    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
+    %402 = "linalg.generic"(%384, %292, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg372: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg373: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg374: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %660 = "arith.addi"(%arg372, %arg373) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
       "linalg.yield"(%660) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %381 = "linalg.generic"(%76, %380, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg399: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg400: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg401: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %659 = "arith.cmpi"(%arg399, %arg400) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+    %403 = "linalg.generic"(%76, %402, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg369: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg370: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg371: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %659 = "arith.cmpi"(%arg369, %arg370) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
       "linalg.yield"(%659) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %382 = "linalg.generic"(%381, %378, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg396: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg397: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg398: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %658 = "arith.andi"(%arg396, %arg397) : (i1, i1) -> i1 loc(#loc64)
+    %404 = "linalg.generic"(%403, %401, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg366: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg367: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg368: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %658 = "arith.andi"(%arg366, %arg367) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%658) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %383 = "linalg.generic"(%382, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg392: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg393: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg394: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg395: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %657 = "arith.select"(%arg392, %arg393, %arg394) : (i1, f32, f32) -> f32 loc(#loc64)
+    %405 = "linalg.generic"(%404, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg362: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg363: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg364: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg365: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %657 = "arith.select"(%arg362, %arg363, %arg364) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%657) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %384 = "tensor.expand_shape"(%383) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %385 = "linalg.generic"(%194, %384, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg388: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg389: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg390: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg391: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %656 = "arith.select"(%arg388, %arg389, %arg390) : (i1, f32, f32) -> f32 loc(#loc64)
+    %406 = "tensor.expand_shape"(%405) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %407 = "linalg.generic"(%194, %406, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg358: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg359: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg360: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg361: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %656 = "arith.select"(%arg358, %arg359, %arg360) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%656) : (f32) -> () loc(#loc64)
     }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %386 = "tensor.collapse_shape"(%385) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %387 = "tensor.extract_slice"(%386) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
-    %388 = "tensor.concat"(%30, %387) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %389 = "tensor.expand_shape"(%388) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %390 = "linalg.generic"(%193, %389, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg384: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg385: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg386: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg387: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %655 = "arith.select"(%arg384, %arg385, %arg386) : (i1, f32, f32) -> f32 loc(#loc64)
+    %408 = "tensor.collapse_shape"(%407) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %409 = "tensor.extract_slice"(%408) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
+    %410 = "tensor.concat"(%30, %409) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %411 = "tensor.expand_shape"(%410) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %412 = "linalg.generic"(%193, %411, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg354: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg355: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg356: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg357: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %655 = "arith.select"(%arg354, %arg355, %arg356) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%655) : (f32) -> () loc(#loc64)
     }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %391 = "tensor.collapse_shape"(%390) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %392 = "tensor.extract_slice"(%391) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
-    %393 = "tensor.concat"(%392, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %394 = "linalg.generic"(%372, %393, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg381: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg382: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg383: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %654 = "arith.addf"(%arg381, %arg382) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+    %413 = "tensor.collapse_shape"(%412) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %414 = "linalg.generic"(%399, %413, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg351: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg352: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg353: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %654 = "arith.addf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%654) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %395 = "linalg.generic"(%376, %288, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg378: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg379: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg380: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %653 = "arith.andi"(%arg378, %arg379) : (i1, i1) -> i1 loc(#loc64)
+    %415 = "linalg.generic"(%381, %311, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg348: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg349: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg350: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %653 = "arith.andi"(%arg348, %arg349) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%653) : (i1) -> () loc(#loc64)
     }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %396 = "linalg.generic"(%395, %290, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg375: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg376: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg377: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %652 = "arith.andi"(%arg375, %arg376) : (i1, i1) -> i1 loc(#loc64)
+    %416 = "linalg.generic"(%415, %313, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg345: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg346: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg347: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %652 = "arith.andi"(%arg345, %arg346) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%652) : (i1) -> () loc(#loc64)
     }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %397 = "linalg.generic"(%379, %287, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg372: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg373: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg374: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %651 = "arith.addi"(%arg372, %arg373) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+    %417 = "linalg.generic"(%384, %310, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg342: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg343: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg344: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %651 = "arith.addi"(%arg342, %arg343) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
       "linalg.yield"(%651) : (i64) -> () loc(#loc64)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %398 = "linalg.generic"(%76, %397, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg369: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg370: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg371: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %650 = "arith.cmpi"(%arg369, %arg370) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+    %418 = "linalg.generic"(%76, %417, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg339: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg340: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg341: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %650 = "arith.cmpi"(%arg339, %arg340) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
       "linalg.yield"(%650) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %399 = "linalg.generic"(%398, %396, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg366: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg367: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg368: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %649 = "arith.andi"(%arg366, %arg367) : (i1, i1) -> i1 loc(#loc64)
+    %419 = "linalg.generic"(%418, %416, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg336: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg337: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg338: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %649 = "arith.andi"(%arg336, %arg337) : (i1, i1) -> i1 loc(#loc64)
       "linalg.yield"(%649) : (i1) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %400 = "linalg.generic"(%399, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg362: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg363: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg364: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg365: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %648 = "arith.select"(%arg362, %arg363, %arg364) : (i1, f32, f32) -> f32 loc(#loc64)
+    %420 = "linalg.generic"(%419, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg332: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg333: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg334: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg335: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %648 = "arith.select"(%arg332, %arg333, %arg334) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%648) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %401 = "tensor.expand_shape"(%400) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %402 = "linalg.generic"(%194, %401, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg358: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg359: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg360: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg361: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %647 = "arith.select"(%arg358, %arg359, %arg360) : (i1, f32, f32) -> f32 loc(#loc64)
+    %421 = "tensor.expand_shape"(%420) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
+    %422 = "linalg.generic"(%194, %421, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg328: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg329: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg330: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg331: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %647 = "arith.select"(%arg328, %arg329, %arg330) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%647) : (f32) -> () loc(#loc64)
     }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %403 = "tensor.collapse_shape"(%402) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %404 = "tensor.extract_slice"(%403) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
-    %405 = "tensor.concat"(%30, %404) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %406 = "tensor.expand_shape"(%405) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %407 = "linalg.generic"(%193, %406, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg354: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg355: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg356: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg357: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %646 = "arith.select"(%arg354, %arg355, %arg356) : (i1, f32, f32) -> f32 loc(#loc64)
+    %423 = "tensor.collapse_shape"(%422) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %424 = "tensor.extract_slice"(%423) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
+    %425 = "tensor.concat"(%30, %424) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
+    %426 = "tensor.expand_shape"(%425) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
+    %427 = "linalg.generic"(%193, %426, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg324: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg325: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg326: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg327: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %646 = "arith.select"(%arg324, %arg325, %arg326) : (i1, f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%646) : (f32) -> () loc(#loc64)
     }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %408 = "tensor.collapse_shape"(%407) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %409 = "linalg.generic"(%394, %408, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg351: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg352: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg353: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %645 = "arith.addf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+    %428 = "tensor.collapse_shape"(%427) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %429 = "tensor.extract_slice"(%428) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
+    %430 = "tensor.concat"(%31, %429) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
+    %431 = "linalg.generic"(%414, %430, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg321: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg322: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg323: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
+      %645 = "arith.addf"(%arg321, %arg322) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
       "linalg.yield"(%645) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %410 = "linalg.generic"(%376, %306, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg348: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg349: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg350: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %644 = "arith.andi"(%arg348, %arg349) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%644) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %411 = "linalg.generic"(%410, %308, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg345: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg346: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg347: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %643 = "arith.andi"(%arg345, %arg346) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%643) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc64)
-    %412 = "linalg.generic"(%379, %305, %269) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg342: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg343: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg344: i64 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %642 = "arith.addi"(%arg342, %arg343) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%642) : (i64) -> () loc(#loc64)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc64)
-    %413 = "linalg.generic"(%76, %412, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg339: i64 loc(fused[#loc8, #loc32, #loc4, #loc10]), %arg340: i64 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg341: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %641 = "arith.cmpi"(%arg339, %arg340) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%641) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %414 = "linalg.generic"(%413, %411, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg336: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg337: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg338: i1 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %640 = "arith.andi"(%arg336, %arg337) : (i1, i1) -> i1 loc(#loc64)
-      "linalg.yield"(%640) : (i1) -> () loc(#loc64)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc64)
-    %415 = "linalg.generic"(%414, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg332: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg333: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg334: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg335: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %639 = "arith.select"(%arg332, %arg333, %arg334) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc64)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %416 = "tensor.expand_shape"(%415) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc64)
-    %417 = "linalg.generic"(%194, %416, %16, %275) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg328: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg329: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg330: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg331: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %638 = "arith.select"(%arg328, %arg329, %arg330) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%638) : (f32) -> () loc(#loc64)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc64)
-    %418 = "tensor.collapse_shape"(%417) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %419 = "tensor.extract_slice"(%418) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc64)
-    %420 = "tensor.concat"(%30, %419) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc64)
-    %421 = "tensor.expand_shape"(%420) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc64)
-    %422 = "linalg.generic"(%193, %421, %16, %281) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg324: i1 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg325: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg326: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg327: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %637 = "arith.select"(%arg324, %arg325, %arg326) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc64)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc64)
-    %423 = "tensor.collapse_shape"(%422) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %424 = "tensor.extract_slice"(%423) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc64)
-    %425 = "tensor.concat"(%31, %424) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %426 = "linalg.generic"(%409, %425, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg321: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg322: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg323: f32 loc(fused[#loc8, #loc9, #loc7, #loc10])):
-      %636 = "arith.addf"(%arg321, %arg322) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%636) : (f32) -> () loc(#loc64)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc64)
-    %427 = "tensor.empty"() : () -> tensor<4x8x8x8xi1> loc(#loc110)
-    %428 = "linalg.generic"(%67, %427) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %432 = "tensor.empty"() : () -> tensor<4x8x8x8xi1> loc(#loc110)
+    %433 = "linalg.generic"(%67, %432) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg319: f32 loc(fused[#loc30, #loc31, #loc4, #loc10]), %arg320: i1 loc(fused[#loc30, #loc42, #loc7, #loc10])):
-      %635 = "arith.cmpf"(%arg319, %9) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc110)
-      "linalg.yield"(%635) : (i1) -> () loc(#loc110)
+      %644 = "arith.cmpf"(%arg319, %9) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc110)
+      "linalg.yield"(%644) : (i1) -> () loc(#loc110)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xi1>) -> tensor<4x8x8x8xi1> loc(#loc110)
-    %429 = "linalg.generic"(%428, %16, %426, %36) <{indexing_maps = [#map4, #map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %434 = "linalg.generic"(%433, %16, %431, %36) <{indexing_maps = [#map4, #map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg315: i1 loc(fused[#loc30, #loc42, #loc7, #loc10]), %arg316: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg317: f32 loc(fused[#loc8, #loc9, #loc7, #loc10]), %arg318: f32 loc(fused[#loc30, #loc42, #loc7, #loc10])):
-      %634 = "arith.select"(%arg315, %arg316, %arg317) : (i1, f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc110)
+      %643 = "arith.select"(%arg315, %arg316, %arg317) : (i1, f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%643) : (f32) -> () loc(#loc110)
     }) : (tensor<4x8x8x8xi1>, tensor<f32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc110)
-    %430 = "linalg.generic"(%429, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %435 = "linalg.generic"(%434, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg313: f32 loc(fused[#loc30, #loc42, #loc7, #loc10]), %arg314: f32 loc(fused[#loc14, #loc28, #loc7, #loc10])):
-      %633 = "arith.addf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc111)
+      %642 = "arith.addf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%642) : (f32) -> () loc(#loc111)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc111)
-    %431 = "tensor.collapse_shape"(%430) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc112)
-    %432 = "linalg.generic"(%429, %51, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %436 = "tensor.collapse_shape"(%435) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc112)
+    %437 = "linalg.generic"(%434, %51, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg310: f32 loc(fused[#loc30, #loc42, #loc7, #loc10]), %arg311: f32 loc(fused[#loc14, #loc15, #loc4, #loc10]), %arg312: f32 loc(fused[#loc14, #loc15, #loc7, #loc10])):
-      %632 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc113)
+      %641 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%641) : (f32) -> () loc(#loc113)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc113)
-    %433 = "linalg.generic"(%429, %52, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %438 = "linalg.generic"(%434, %52, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg307: f32 loc(fused[#loc30, #loc42, #loc7, #loc10]), %arg308: f32 loc(fused[#loc14, #loc27, #loc4, #loc10]), %arg309: f32 loc(fused[#loc14, #loc15, #loc7, #loc10])):
-      %631 = "arith.mulf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc113)
+      %640 = "arith.mulf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%640) : (f32) -> () loc(#loc113)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc113)
-    %434 = "linalg.generic"(%432, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %439 = "linalg.generic"(%437, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg305: f32 loc(fused[#loc14, #loc15, #loc7, #loc10]), %arg306: f32 loc(fused[#loc14, #loc28, #loc7, #loc10])):
-      %630 = "arith.addf"(%arg305, %arg306) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc111)
+      %639 = "arith.addf"(%arg305, %arg306) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc111)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc111)
-    %435 = "tensor.collapse_shape"(%434) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc112)
-    %436 = "linalg.generic"(%433, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %440 = "tensor.collapse_shape"(%439) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc112)
+    %441 = "linalg.generic"(%438, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg302: f32 loc(fused[#loc14, #loc15, #loc7, #loc10]), %arg303: f32 loc(fused[#loc14, #loc25, #loc4, #loc10]), %arg304: f32 loc(fused[#loc14, #loc15, #loc7, #loc10])):
-      %629 = "arith.mulf"(%arg302, %arg303) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%629) : (f32) -> () loc(#loc113)
+      %638 = "arith.mulf"(%arg302, %arg303) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%638) : (f32) -> () loc(#loc113)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc113)
-    %437 = "linalg.generic"(%433, %50, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %442 = "linalg.generic"(%438, %50, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg299: f32 loc(fused[#loc14, #loc15, #loc7, #loc10]), %arg300: f32 loc(fused[#loc14, #loc26, #loc4, #loc10]), %arg301: f32 loc(fused[#loc14, #loc15, #loc7, #loc10])):
-      %628 = "arith.mulf"(%arg299, %arg300) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%628) : (f32) -> () loc(#loc113)
+      %637 = "arith.mulf"(%arg299, %arg300) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc113)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc113)
-    %438 = "linalg.generic"(%436, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %443 = "linalg.generic"(%441, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg297: f32 loc(fused[#loc14, #loc15, #loc7, #loc10]), %arg298: f32 loc(fused[#loc14, #loc28, #loc7, #loc10])):
-      %627 = "arith.addf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%627) : (f32) -> () loc(#loc111)
+      %636 = "arith.addf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%636) : (f32) -> () loc(#loc111)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc111)
-    %439 = "linalg.generic"(%50, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %444 = "linalg.generic"(%50, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg295: f32 loc(fused[#loc14, #loc26, #loc4, #loc10]), %arg296: f32 loc(fused[#loc14, #loc43, #loc7, #loc10])):
-      %626 = "math.fpowi"(%arg295, %3) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc114)
-      "linalg.yield"(%626) : (f32) -> () loc(#loc114)
+      %635 = "math.fpowi"(%arg295, %3) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc114)
+      "linalg.yield"(%635) : (f32) -> () loc(#loc114)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc114)
-    %440 = "linalg.generic"(%438, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %445 = "linalg.generic"(%443, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg293: f32 loc(fused[#loc14, #loc28, #loc7, #loc10]), %arg294: f32 loc(fused[#loc14, #loc44, #loc7, #loc10])):
-      %625 = "arith.mulf"(%arg293, %29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%625) : (f32) -> () loc(#loc115)
+      %634 = "arith.mulf"(%arg293, %29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%634) : (f32) -> () loc(#loc115)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc115)
-    %441 = "linalg.generic"(%440, %439, %41) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %446 = "linalg.generic"(%445, %444, %41) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg290: f32 loc(fused[#loc14, #loc44, #loc7, #loc10]), %arg291: f32 loc(fused[#loc14, #loc43, #loc7, #loc10]), %arg292: f32 loc(fused[#loc14, #loc15, #loc7, #loc10])):
-      %624 = "arith.mulf"(%arg290, %arg291) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%624) : (f32) -> () loc(#loc113)
+      %633 = "arith.mulf"(%arg290, %arg291) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%633) : (f32) -> () loc(#loc113)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc113)
-    %442 = "tensor.collapse_shape"(%441) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc116)
-    %443 = "linalg.generic"(%442, %36) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %447 = "tensor.collapse_shape"(%446) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc116)
+    %448 = "linalg.generic"(%447, %36) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg288: f32 loc(fused[#loc14, #loc45, #loc7, #loc10]), %arg289: f32 loc(fused[#loc14, #loc45, #loc7, #loc10])):
       "linalg.yield"(%arg288) : (f32) -> () loc(#loc116)
     }) : (tensor<8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc116)
-    %444 = "linalg.generic"(%443, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %449 = "linalg.generic"(%448, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg286: f32 loc(fused[#loc14, #loc45, #loc7, #loc10]), %arg287: f32 loc(fused[#loc14, #loc46, #loc7, #loc10])):
-      %623 = "arith.divf"(%arg286, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%623) : (f32) -> () loc(#loc117)
+      %632 = "arith.divf"(%arg286, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%632) : (f32) -> () loc(#loc117)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc117)
-    %445 = "linalg.generic"(%444, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %450 = "linalg.generic"(%449, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg283: f32 loc(fused[#loc14, #loc46, #loc7, #loc10]), %arg284: f32 loc(fused[#loc14, #loc25, #loc4, #loc10]), %arg285: f32 loc(fused[#loc14, #loc15, #loc7, #loc10])):
-      %622 = "arith.mulf"(%arg283, %arg284) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%622) : (f32) -> () loc(#loc113)
+      %631 = "arith.mulf"(%arg283, %arg284) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc113)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc113)
-    %446 = "linalg.generic"(%437, %445, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %451 = "linalg.generic"(%442, %450, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg280: f32 loc(fused[#loc14, #loc15, #loc7, #loc10]), %arg281: f32 loc(fused[#loc14, #loc15, #loc7, #loc10]), %arg282: f32 loc(fused[#loc14, #loc16, #loc7, #loc10])):
-      %621 = "arith.addf"(%arg280, %arg281) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc118)
+      %630 = "arith.addf"(%arg280, %arg281) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%630) : (f32) -> () loc(#loc118)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc118)
-    %447 = "linalg.generic"(%446, %445, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %452 = "linalg.generic"(%451, %450, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg277: f32 loc(fused[#loc14, #loc16, #loc7, #loc10]), %arg278: f32 loc(fused[#loc14, #loc15, #loc7, #loc10]), %arg279: f32 loc(fused[#loc14, #loc16, #loc7, #loc10])):
-      %620 = "arith.addf"(%arg277, %arg278) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%620) : (f32) -> () loc(#loc118)
+      %629 = "arith.addf"(%arg277, %arg278) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%629) : (f32) -> () loc(#loc118)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc118)
-    %448 = "linalg.generic"(%447, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %453 = "linalg.generic"(%452, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg275: f32 loc(fused[#loc14, #loc16, #loc7, #loc10]), %arg276: f32 loc(fused[#loc14, #loc47, #loc7, #loc10])):
-      %619 = "arith.negf"(%arg275) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc119)
-      "linalg.yield"(%619) : (f32) -> () loc(#loc119)
+      %628 = "arith.negf"(%arg275) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc119)
+      "linalg.yield"(%628) : (f32) -> () loc(#loc119)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc119)
-    %449 = "linalg.generic"(%448, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %454 = "linalg.generic"(%453, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg273: f32 loc(fused[#loc14, #loc47, #loc7, #loc10]), %arg274: f32 loc(fused[#loc14, #loc28, #loc7, #loc10])):
-      %618 = "arith.addf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc111)
+      %627 = "arith.addf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%627) : (f32) -> () loc(#loc111)
     }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc111)
-    %450 = "tensor.collapse_shape"(%449) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc116)
-    %451 = "linalg.generic"(%450, %36) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %455 = "tensor.collapse_shape"(%454) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc116)
+    %456 = "linalg.generic"(%455, %36) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg271: f32 loc(fused[#loc14, #loc45, #loc7, #loc10]), %arg272: f32 loc(fused[#loc14, #loc45, #loc7, #loc10])):
       "linalg.yield"(%arg271) : (f32) -> () loc(#loc116)
     }) : (tensor<8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc116)
-    %452 = "linalg.generic"(%451, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %457 = "linalg.generic"(%456, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg269: f32 loc(fused[#loc14, #loc45, #loc7, #loc10]), %arg270: f32 loc(fused[#loc14, #loc46, #loc7, #loc10])):
-      %617 = "arith.divf"(%arg269, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc117)
+      %626 = "arith.divf"(%arg269, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%626) : (f32) -> () loc(#loc117)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc117)
-    %453 = "linalg.generic"(%447, %452, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %458 = "linalg.generic"(%452, %457, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg266: f32 loc(fused[#loc14, #loc16, #loc7, #loc10]), %arg267: f32 loc(fused[#loc14, #loc46, #loc7, #loc10]), %arg268: f32 loc(fused[#loc14, #loc16, #loc7, #loc10])):
-      %616 = "arith.addf"(%arg266, %arg267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%616) : (f32) -> () loc(#loc118)
+      %625 = "arith.addf"(%arg266, %arg267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%625) : (f32) -> () loc(#loc118)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc118)
-    %454 = "tensor.empty"() : () -> tensor<3x4x8x8xf32> loc(#loc120)
-    %455 = "linalg.transpose"(%arg36, %454) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg264: f32 loc(fused[#loc22, #loc23, #loc4, #loc10]), %arg265: f32 loc(fused[#loc22, #loc48, #loc7, #loc10])):
+    %459 = "tensor.expand_shape"(%arg36) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 3, 8, 8>}> : (tensor<4x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc120)
+    %460 = "tensor.empty"() : () -> tensor<3x1x4x8x8xf32> loc(#loc120)
+    %461 = "linalg.transpose"(%459, %460) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg264: f32 loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg265: f32 loc(fused[#loc22, #loc48, #loc7, #loc10])):
       "linalg.yield"(%arg264) : (f32) -> () loc(#loc120)
-    }) : (tensor<4x3x8x8xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc120)
-    %456 = "tensor.empty"() : () -> tensor<8x4x8x8xf32> loc(#loc120)
-    %457 = "linalg.transpose"(%453, %456) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg262: f32 loc(fused[#loc14, #loc16, #loc7, #loc10]), %arg263: f32 loc(fused[#loc22, #loc48, #loc7, #loc10])):
+    }) : (tensor<4x1x3x8x8xf32>, tensor<3x1x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc120)
+    %462 = "tensor.collapse_shape"(%461) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc120)
+    %463 = "tensor.expand_shape"(%458) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 8, 8>}> : (tensor<4x8x8x8xf32>) -> tensor<4x1x8x8x8xf32> loc(#loc120)
+    %464 = "tensor.empty"() : () -> tensor<1x8x4x8x8xf32> loc(#loc120)
+    %465 = "linalg.transpose"(%463, %464) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg262: f32 loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg263: f32 loc(fused[#loc22, #loc48, #loc7, #loc10])):
       "linalg.yield"(%arg262) : (f32) -> () loc(#loc120)
-    }) : (tensor<4x8x8x8xf32>, tensor<8x4x8x8xf32>) -> tensor<8x4x8x8xf32> loc(#loc120)
-    %458 = "tensor.pad"(%455) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    }) : (tensor<4x1x8x8x8xf32>, tensor<1x8x4x8x8xf32>) -> tensor<1x8x4x8x8xf32> loc(#loc120)
+    %466 = "tensor.collapse_shape"(%465) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x4x8x8xf32>) -> tensor<8x4x8x8xf32> loc(#loc120)
+    %467 = "tensor.pad"(%462) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg258: index loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg259: index loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg260: index loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg261: index loc(fused[#loc22, #loc48, #loc7, #loc10])):
       "tensor.yield"(%9) : (f32) -> () loc(#loc120)
     }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc120)
-    %459 = "tensor.empty"() : () -> tensor<3x8x3x3xf32> loc(#loc120)
-    %460 = "linalg.fill"(%9, %459) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %468 = "tensor.empty"() : () -> tensor<3x8x3x3xf32> loc(#loc120)
+    %469 = "linalg.fill"(%9, %468) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg256: f32 loc(unknown), %arg257: f32 loc(unknown)):
       "linalg.yield"(%arg256) : (f32) -> () loc(#loc)
     }) : (f32, tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32> loc(#loc120)
-    %461 = "linalg.conv_2d_nchw_fchw"(%458, %457, %460) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %470 = "linalg.conv_2d_nchw_fchw"(%467, %466, %469) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg253: f32 loc(unknown), %arg254: f32 loc(unknown), %arg255: f32 loc(unknown)):
-      %614 = "arith.mulf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %615 = "arith.addf"(%arg255, %614) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc)
+      %623 = "arith.mulf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %624 = "arith.addf"(%arg255, %623) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%624) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x8x8xf32>, tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32> loc(#loc120)
-    %462 = "tensor.empty"() : () -> tensor<8x3x3x3xf32> loc(#loc120)
-    %463 = "linalg.transpose"(%461, %462) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    %471 = "tensor.empty"() : () -> tensor<8x3x3x3xf32> loc(#loc120)
+    %472 = "linalg.transpose"(%470, %471) <{permutation = array<i64: 1, 0, 2, 3>}> ({
     ^bb0(%arg251: f32 loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg252: f32 loc(fused[#loc22, #loc48, #loc7, #loc10])):
       "linalg.yield"(%arg251) : (f32) -> () loc(#loc120)
     }) : (tensor<3x8x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc120)
-    %464 = "linalg.generic"(%453, %57) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %473 = "linalg.generic"(%458, %57) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg249: f32 loc(fused[#loc14, #loc16, #loc7, #loc10]), %arg250: f32 loc(fused[#loc22, #loc48, #loc7, #loc10])):
-      %613 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%613) : (f32) -> () loc(#loc120)
+      %622 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%622) : (f32) -> () loc(#loc120)
     }) : (tensor<4x8x8x8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc120)
-    %465 = "linalg.generic"(%arg16, %arg34, %462) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %474 = "linalg.generic"(%arg16, %arg34, %471) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg246: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg247: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg248: f32 loc(fused[#loc18, #loc15, #loc20, #loc21])):
-      %612 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%612) : (f32) -> () loc(#loc121)
+      %621 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%621) : (f32) -> () loc(#loc121)
     }) : (tensor<8x3x3x3xf32>, tensor<f32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc121)
-    %466 = "linalg.generic"(%34, %arg35, %146) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %475 = "linalg.generic"(%34, %arg35, %146) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg243: i64 loc(fused[#loc18, #loc19, #loc20, #loc21]), %arg244: f32 loc(fused[#loc18, #loc19, #loc20, #loc21]), %arg245: f32 loc(fused[#loc18, #loc19, #loc20, #loc21])):
-      %610 = "arith.sitofp"(%arg243) : (i64) -> f32 loc(#loc69)
-      %611 = "arith.subf"(%610, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
-      "linalg.yield"(%611) : (f32) -> () loc(#loc69)
+      %619 = "arith.sitofp"(%arg243) : (i64) -> f32 loc(#loc69)
+      %620 = "arith.subf"(%619, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%620) : (f32) -> () loc(#loc69)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc69)
-    %467 = "linalg.generic"(%466, %463, %462) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %476 = "linalg.generic"(%475, %472, %471) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg240: f32 loc(fused[#loc18, #loc19, #loc20, #loc21]), %arg241: f32 loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg242: f32 loc(fused[#loc18, #loc15, #loc20, #loc21])):
-      %609 = "arith.mulf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%609) : (f32) -> () loc(#loc121)
+      %618 = "arith.mulf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc121)
     }) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc121)
-    %468 = "linalg.generic"(%465, %467, %462) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %477 = "linalg.generic"(%474, %476, %471) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg237: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg238: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg239: f32 loc(fused[#loc18, #loc16, #loc20, #loc21])):
-      %608 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
-      "linalg.yield"(%608) : (f32) -> () loc(#loc122)
+      %617 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
+      "linalg.yield"(%617) : (f32) -> () loc(#loc122)
     }) : (tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc122)
-    %469 = "tensor.empty"() : () -> tensor<i1> loc(#loc123)
-    %470 = "linalg.generic"(%arg15, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %478 = "tensor.empty"() : () -> tensor<i1> loc(#loc123)
+    %479 = "linalg.generic"(%arg15, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg235: f32 loc(fused[#loc18, #loc49, #loc20, #loc50]), %arg236: i1 loc(fused[#loc18, #loc49, #loc20, #loc50])):
-      %607 = "arith.cmpf"(%arg235, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc123)
-      "linalg.yield"(%607) : (i1) -> () loc(#loc123)
+      %616 = "arith.cmpf"(%arg235, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc123)
+      "linalg.yield"(%616) : (i1) -> () loc(#loc123)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc123)
-    %471 = "linalg.generic"(%470, %463, %468, %462) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %480 = "linalg.generic"(%479, %472, %477, %471) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg231: i1 loc(fused[#loc18, #loc49, #loc20, #loc50]), %arg232: f32 loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg233: f32 loc(fused[#loc18, #loc16, #loc20, #loc21]), %arg234: f32 loc(fused[#loc18, #loc51, #loc20, #loc50])):
-      %606 = "arith.select"(%arg231, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc124)
+      %615 = "arith.select"(%arg231, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc124)
     }) : (tensor<i1>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc124)
-    %472 = "linalg.generic"(%arg15, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %481 = "linalg.generic"(%arg15, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg229: f32 loc(fused[#loc18, #loc49, #loc20, #loc50]), %arg230: f32 loc(fused[#loc18, #loc16, #loc20, #loc52])):
-      %605 = "arith.addf"(%arg229, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%605) : (f32) -> () loc(#loc125)
+      %614 = "arith.addf"(%arg229, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%614) : (f32) -> () loc(#loc125)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc125)
-    %473 = "linalg.generic"(%arg33, %471, %462) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %482 = "linalg.generic"(%arg33, %480, %471) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg226: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg227: f32 loc(fused[#loc18, #loc51, #loc20, #loc50]), %arg228: f32 loc(fused[#loc18, #loc15, #loc20, #loc53])):
-      %604 = "arith.mulf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc126)
+      %613 = "arith.mulf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%613) : (f32) -> () loc(#loc126)
     }) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc126)
-    %474 = "linalg.generic"(%arg0, %473, %462) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %483 = "linalg.generic"(%arg0, %482, %471) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg223: f32 loc(fused[#loc22, #loc23, #loc4, #loc10]), %arg224: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg225: f32 loc(fused[#loc18, #loc25, #loc20, #loc53])):
-      %603 = "arith.subf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc127)
+      %612 = "arith.subf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
+      "linalg.yield"(%612) : (f32) -> () loc(#loc127)
     }) : (tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc127)
-    %475 = "linalg.generic"(%arg18, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %484 = "linalg.generic"(%arg18, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg220: f32 loc(fused[#loc54, #loc15, #loc20, #loc21]), %arg221: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg222: f32 loc(fused[#loc54, #loc15, #loc20, #loc21])):
-      %602 = "arith.mulf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc128)
+      %611 = "arith.mulf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%611) : (f32) -> () loc(#loc128)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc128)
-    %476 = "linalg.generic"(%466, %464, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %485 = "linalg.generic"(%475, %473, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg217: f32 loc(fused[#loc54, #loc19, #loc20, #loc21]), %arg218: f32 loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg219: f32 loc(fused[#loc54, #loc15, #loc20, #loc21])):
-      %601 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc128)
+      %610 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%610) : (f32) -> () loc(#loc128)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc128)
-    %477 = "linalg.generic"(%475, %476, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %486 = "linalg.generic"(%484, %485, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg214: f32 loc(fused[#loc54, #loc15, #loc20, #loc21]), %arg215: f32 loc(fused[#loc54, #loc15, #loc20, #loc21]), %arg216: f32 loc(fused[#loc54, #loc16, #loc20, #loc21])):
-      %600 = "arith.addf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%600) : (f32) -> () loc(#loc130)
+      %609 = "arith.addf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%609) : (f32) -> () loc(#loc130)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc130)
-    %478 = "linalg.generic"(%arg17, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %487 = "linalg.generic"(%arg17, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg212: f32 loc(fused[#loc54, #loc49, #loc20, #loc50]), %arg213: i1 loc(fused[#loc54, #loc49, #loc20, #loc50])):
-      %599 = "arith.cmpf"(%arg212, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc131)
-      "linalg.yield"(%599) : (i1) -> () loc(#loc131)
+      %608 = "arith.cmpf"(%arg212, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc131)
+      "linalg.yield"(%608) : (i1) -> () loc(#loc131)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc131)
-    %479 = "linalg.generic"(%478, %464, %477, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %488 = "linalg.generic"(%487, %473, %486, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg208: i1 loc(fused[#loc54, #loc49, #loc20, #loc50]), %arg209: f32 loc(fused[#loc22, #loc48, #loc7, #loc10]), %arg210: f32 loc(fused[#loc54, #loc16, #loc20, #loc21]), %arg211: f32 loc(fused[#loc54, #loc51, #loc20, #loc50])):
-      %598 = "arith.select"(%arg208, %arg209, %arg210) : (i1, f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%598) : (f32) -> () loc(#loc132)
+      %607 = "arith.select"(%arg208, %arg209, %arg210) : (i1, f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%607) : (f32) -> () loc(#loc132)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc132)
-    %480 = "linalg.generic"(%arg17, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %489 = "linalg.generic"(%arg17, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg206: f32 loc(fused[#loc54, #loc49, #loc20, #loc50]), %arg207: f32 loc(fused[#loc54, #loc16, #loc20, #loc52])):
-      %597 = "arith.addf"(%arg206, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%597) : (f32) -> () loc(#loc133)
+      %606 = "arith.addf"(%arg206, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc133)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc133)
-    %481 = "linalg.generic"(%arg33, %479, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %490 = "linalg.generic"(%arg33, %488, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg203: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg204: f32 loc(fused[#loc54, #loc51, #loc20, #loc50]), %arg205: f32 loc(fused[#loc54, #loc15, #loc20, #loc53])):
-      %596 = "arith.mulf"(%arg203, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%596) : (f32) -> () loc(#loc134)
+      %605 = "arith.mulf"(%arg203, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%605) : (f32) -> () loc(#loc134)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc134)
-    %482 = "linalg.generic"(%arg1, %481, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %491 = "linalg.generic"(%arg1, %490, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg200: f32 loc(fused[#loc22, #loc23, #loc4, #loc10]), %arg201: f32 loc(fused[#loc54, #loc15, #loc20, #loc53]), %arg202: f32 loc(fused[#loc54, #loc25, #loc20, #loc53])):
-      %595 = "arith.subf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%595) : (f32) -> () loc(#loc135)
+      %604 = "arith.subf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc135)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc135)
-    %483 = "linalg.generic"(%arg20, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %492 = "linalg.generic"(%arg20, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg197: f32 loc(fused[#loc55, #loc15, #loc20, #loc21]), %arg198: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg199: f32 loc(fused[#loc55, #loc15, #loc20, #loc21])):
-      %594 = "arith.mulf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%594) : (f32) -> () loc(#loc136)
+      %603 = "arith.mulf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc136)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc136)
-    %484 = "linalg.generic"(%466, %435, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %493 = "linalg.generic"(%475, %440, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg194: f32 loc(fused[#loc55, #loc19, #loc20, #loc21]), %arg195: f32 loc(fused[#loc14, #loc27, #loc7, #loc10]), %arg196: f32 loc(fused[#loc55, #loc15, #loc20, #loc21])):
-      %593 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%593) : (f32) -> () loc(#loc136)
+      %602 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc136)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc136)
-    %485 = "linalg.generic"(%483, %484, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %494 = "linalg.generic"(%492, %493, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg191: f32 loc(fused[#loc55, #loc15, #loc20, #loc21]), %arg192: f32 loc(fused[#loc55, #loc15, #loc20, #loc21]), %arg193: f32 loc(fused[#loc55, #loc16, #loc20, #loc21])):
-      %592 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%592) : (f32) -> () loc(#loc138)
+      %601 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%601) : (f32) -> () loc(#loc138)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc138)
-    %486 = "linalg.generic"(%arg19, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %495 = "linalg.generic"(%arg19, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg189: f32 loc(fused[#loc55, #loc49, #loc20, #loc50]), %arg190: i1 loc(fused[#loc55, #loc49, #loc20, #loc50])):
-      %591 = "arith.cmpf"(%arg189, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc139)
-      "linalg.yield"(%591) : (i1) -> () loc(#loc139)
+      %600 = "arith.cmpf"(%arg189, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc139)
+      "linalg.yield"(%600) : (i1) -> () loc(#loc139)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc139)
-    %487 = "linalg.generic"(%486, %435, %485, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %496 = "linalg.generic"(%495, %440, %494, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg185: i1 loc(fused[#loc55, #loc49, #loc20, #loc50]), %arg186: f32 loc(fused[#loc14, #loc27, #loc7, #loc10]), %arg187: f32 loc(fused[#loc55, #loc16, #loc20, #loc21]), %arg188: f32 loc(fused[#loc55, #loc51, #loc20, #loc50])):
-      %590 = "arith.select"(%arg185, %arg186, %arg187) : (i1, f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%590) : (f32) -> () loc(#loc140)
+      %599 = "arith.select"(%arg185, %arg186, %arg187) : (i1, f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%599) : (f32) -> () loc(#loc140)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc140)
-    %488 = "linalg.generic"(%arg19, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %497 = "linalg.generic"(%arg19, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg183: f32 loc(fused[#loc55, #loc49, #loc20, #loc50]), %arg184: f32 loc(fused[#loc55, #loc16, #loc20, #loc52])):
-      %589 = "arith.addf"(%arg183, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%589) : (f32) -> () loc(#loc141)
+      %598 = "arith.addf"(%arg183, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%598) : (f32) -> () loc(#loc141)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc141)
-    %489 = "linalg.generic"(%arg33, %487, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %498 = "linalg.generic"(%arg33, %496, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg180: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg181: f32 loc(fused[#loc55, #loc51, #loc20, #loc50]), %arg182: f32 loc(fused[#loc55, #loc15, #loc20, #loc53])):
-      %588 = "arith.mulf"(%arg180, %arg181) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc142)
+      %597 = "arith.mulf"(%arg180, %arg181) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%597) : (f32) -> () loc(#loc142)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc142)
-    %490 = "linalg.generic"(%arg2, %489, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %499 = "linalg.generic"(%arg2, %498, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg177: f32 loc(fused[#loc14, #loc27, #loc4, #loc10]), %arg178: f32 loc(fused[#loc55, #loc15, #loc20, #loc53]), %arg179: f32 loc(fused[#loc55, #loc25, #loc20, #loc53])):
-      %587 = "arith.subf"(%arg177, %arg178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc143)
+      %596 = "arith.subf"(%arg177, %arg178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%596) : (f32) -> () loc(#loc143)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc143)
-    %491 = "linalg.generic"(%arg22, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %500 = "linalg.generic"(%arg22, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg174: f32 loc(fused[#loc56, #loc15, #loc20, #loc21]), %arg175: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg176: f32 loc(fused[#loc56, #loc15, #loc20, #loc21])):
-      %586 = "arith.mulf"(%arg174, %arg175) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%586) : (f32) -> () loc(#loc144)
+      %595 = "arith.mulf"(%arg174, %arg175) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%595) : (f32) -> () loc(#loc144)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc144)
-    %492 = "linalg.generic"(%466, %431, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %501 = "linalg.generic"(%475, %436, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg171: f32 loc(fused[#loc56, #loc19, #loc20, #loc21]), %arg172: f32 loc(fused[#loc14, #loc27, #loc7, #loc10]), %arg173: f32 loc(fused[#loc56, #loc15, #loc20, #loc21])):
-      %585 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%585) : (f32) -> () loc(#loc144)
+      %594 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%594) : (f32) -> () loc(#loc144)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc144)
-    %493 = "linalg.generic"(%491, %492, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %502 = "linalg.generic"(%500, %501, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg168: f32 loc(fused[#loc56, #loc15, #loc20, #loc21]), %arg169: f32 loc(fused[#loc56, #loc15, #loc20, #loc21]), %arg170: f32 loc(fused[#loc56, #loc16, #loc20, #loc21])):
-      %584 = "arith.addf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
-      "linalg.yield"(%584) : (f32) -> () loc(#loc146)
+      %593 = "arith.addf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
+      "linalg.yield"(%593) : (f32) -> () loc(#loc146)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc146)
-    %494 = "linalg.generic"(%arg21, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %503 = "linalg.generic"(%arg21, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg166: f32 loc(fused[#loc56, #loc49, #loc20, #loc50]), %arg167: i1 loc(fused[#loc56, #loc49, #loc20, #loc50])):
-      %583 = "arith.cmpf"(%arg166, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc147)
-      "linalg.yield"(%583) : (i1) -> () loc(#loc147)
+      %592 = "arith.cmpf"(%arg166, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc147)
+      "linalg.yield"(%592) : (i1) -> () loc(#loc147)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc147)
-    %495 = "linalg.generic"(%494, %431, %493, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %504 = "linalg.generic"(%503, %436, %502, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg162: i1 loc(fused[#loc56, #loc49, #loc20, #loc50]), %arg163: f32 loc(fused[#loc14, #loc27, #loc7, #loc10]), %arg164: f32 loc(fused[#loc56, #loc16, #loc20, #loc21]), %arg165: f32 loc(fused[#loc56, #loc51, #loc20, #loc50])):
-      %582 = "arith.select"(%arg162, %arg163, %arg164) : (i1, f32, f32) -> f32 loc(#loc148)
-      "linalg.yield"(%582) : (f32) -> () loc(#loc148)
+      %591 = "arith.select"(%arg162, %arg163, %arg164) : (i1, f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%591) : (f32) -> () loc(#loc148)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc148)
-    %496 = "linalg.generic"(%arg21, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %505 = "linalg.generic"(%arg21, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg160: f32 loc(fused[#loc56, #loc49, #loc20, #loc50]), %arg161: f32 loc(fused[#loc56, #loc16, #loc20, #loc52])):
-      %581 = "arith.addf"(%arg160, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%581) : (f32) -> () loc(#loc149)
+      %590 = "arith.addf"(%arg160, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
+      "linalg.yield"(%590) : (f32) -> () loc(#loc149)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc149)
-    %497 = "linalg.generic"(%arg33, %495, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %506 = "linalg.generic"(%arg33, %504, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg157: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg158: f32 loc(fused[#loc56, #loc51, #loc20, #loc50]), %arg159: f32 loc(fused[#loc56, #loc15, #loc20, #loc53])):
-      %580 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%580) : (f32) -> () loc(#loc150)
+      %589 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%589) : (f32) -> () loc(#loc150)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc150)
-    %498 = "linalg.generic"(%arg3, %497, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %507 = "linalg.generic"(%arg3, %506, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg154: f32 loc(fused[#loc14, #loc27, #loc4, #loc10]), %arg155: f32 loc(fused[#loc56, #loc15, #loc20, #loc53]), %arg156: f32 loc(fused[#loc56, #loc25, #loc20, #loc53])):
-      %579 = "arith.subf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc151)
+      %588 = "arith.subf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%588) : (f32) -> () loc(#loc151)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc151)
-    %499 = "linalg.generic"(%arg24, %arg34, %243) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %508 = "linalg.generic"(%arg24, %arg34, %243) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg151: f32 loc(fused[#loc57, #loc15, #loc20, #loc21]), %arg152: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg153: f32 loc(fused[#loc57, #loc15, #loc20, #loc21])):
-      %578 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%578) : (f32) -> () loc(#loc152)
+      %587 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc152)
     }) : (tensor<8x8x3x3xf32>, tensor<f32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc152)
-    %500 = "linalg.generic"(%466, %255, %243) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %509 = "linalg.generic"(%475, %260, %243) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg148: f32 loc(fused[#loc57, #loc19, #loc20, #loc21]), %arg149: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg150: f32 loc(fused[#loc57, #loc15, #loc20, #loc21])):
-      %577 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc152)
+      %586 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%586) : (f32) -> () loc(#loc152)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc152)
-    %501 = "linalg.generic"(%499, %500, %243) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %510 = "linalg.generic"(%508, %509, %243) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg145: f32 loc(fused[#loc57, #loc15, #loc20, #loc21]), %arg146: f32 loc(fused[#loc57, #loc15, #loc20, #loc21]), %arg147: f32 loc(fused[#loc57, #loc16, #loc20, #loc21])):
-      %576 = "arith.addf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
-      "linalg.yield"(%576) : (f32) -> () loc(#loc154)
+      %585 = "arith.addf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%585) : (f32) -> () loc(#loc154)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc154)
-    %502 = "linalg.generic"(%arg23, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %511 = "linalg.generic"(%arg23, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg143: f32 loc(fused[#loc57, #loc49, #loc20, #loc50]), %arg144: i1 loc(fused[#loc57, #loc49, #loc20, #loc50])):
-      %575 = "arith.cmpf"(%arg143, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc155)
-      "linalg.yield"(%575) : (i1) -> () loc(#loc155)
+      %584 = "arith.cmpf"(%arg143, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc155)
+      "linalg.yield"(%584) : (i1) -> () loc(#loc155)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc155)
-    %503 = "linalg.generic"(%502, %255, %501, %243) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %512 = "linalg.generic"(%511, %260, %510, %243) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg139: i1 loc(fused[#loc57, #loc49, #loc20, #loc50]), %arg140: f32 loc(fused[#loc33, #loc48, #loc7, #loc13]), %arg141: f32 loc(fused[#loc57, #loc16, #loc20, #loc21]), %arg142: f32 loc(fused[#loc57, #loc51, #loc20, #loc50])):
-      %574 = "arith.select"(%arg139, %arg140, %arg141) : (i1, f32, f32) -> f32 loc(#loc156)
-      "linalg.yield"(%574) : (f32) -> () loc(#loc156)
+      %583 = "arith.select"(%arg139, %arg140, %arg141) : (i1, f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%583) : (f32) -> () loc(#loc156)
     }) : (tensor<i1>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc156)
-    %504 = "linalg.generic"(%arg23, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %513 = "linalg.generic"(%arg23, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg137: f32 loc(fused[#loc57, #loc49, #loc20, #loc50]), %arg138: f32 loc(fused[#loc57, #loc16, #loc20, #loc52])):
-      %573 = "arith.addf"(%arg137, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
-      "linalg.yield"(%573) : (f32) -> () loc(#loc157)
+      %582 = "arith.addf"(%arg137, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
+      "linalg.yield"(%582) : (f32) -> () loc(#loc157)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc157)
-    %505 = "linalg.generic"(%arg33, %503, %243) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %514 = "linalg.generic"(%arg33, %512, %243) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg134: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg135: f32 loc(fused[#loc57, #loc51, #loc20, #loc50]), %arg136: f32 loc(fused[#loc57, #loc15, #loc20, #loc53])):
-      %572 = "arith.mulf"(%arg134, %arg135) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc158)
+      %581 = "arith.mulf"(%arg134, %arg135) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
+      "linalg.yield"(%581) : (f32) -> () loc(#loc158)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc158)
-    %506 = "linalg.generic"(%arg4, %505, %243) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %515 = "linalg.generic"(%arg4, %514, %243) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg131: f32 loc(fused[#loc33, #loc23, #loc4, #loc13]), %arg132: f32 loc(fused[#loc57, #loc15, #loc20, #loc53]), %arg133: f32 loc(fused[#loc57, #loc25, #loc20, #loc53])):
-      %571 = "arith.subf"(%arg131, %arg132) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%571) : (f32) -> () loc(#loc159)
+      %580 = "arith.subf"(%arg131, %arg132) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc159)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc159)
-    %507 = "linalg.generic"(%arg26, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %516 = "linalg.generic"(%arg26, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg128: f32 loc(fused[#loc58, #loc15, #loc20, #loc21]), %arg129: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg130: f32 loc(fused[#loc58, #loc15, #loc20, #loc21])):
-      %570 = "arith.mulf"(%arg128, %arg129) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%570) : (f32) -> () loc(#loc160)
+      %579 = "arith.mulf"(%arg128, %arg129) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%579) : (f32) -> () loc(#loc160)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc160)
-    %508 = "linalg.generic"(%466, %224, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %517 = "linalg.generic"(%475, %224, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg125: f32 loc(fused[#loc58, #loc19, #loc20, #loc21]), %arg126: f32 loc(fused[#loc34, #loc27, #loc7, #loc13]), %arg127: f32 loc(fused[#loc58, #loc15, #loc20, #loc21])):
-      %569 = "arith.mulf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%569) : (f32) -> () loc(#loc160)
+      %578 = "arith.mulf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%578) : (f32) -> () loc(#loc160)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc160)
-    %509 = "linalg.generic"(%507, %508, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %518 = "linalg.generic"(%516, %517, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg122: f32 loc(fused[#loc58, #loc15, #loc20, #loc21]), %arg123: f32 loc(fused[#loc58, #loc15, #loc20, #loc21]), %arg124: f32 loc(fused[#loc58, #loc16, #loc20, #loc21])):
-      %568 = "arith.addf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
-      "linalg.yield"(%568) : (f32) -> () loc(#loc162)
+      %577 = "arith.addf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
+      "linalg.yield"(%577) : (f32) -> () loc(#loc162)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc162)
-    %510 = "linalg.generic"(%arg25, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %519 = "linalg.generic"(%arg25, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg120: f32 loc(fused[#loc58, #loc49, #loc20, #loc50]), %arg121: i1 loc(fused[#loc58, #loc49, #loc20, #loc50])):
-      %567 = "arith.cmpf"(%arg120, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc163)
-      "linalg.yield"(%567) : (i1) -> () loc(#loc163)
+      %576 = "arith.cmpf"(%arg120, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc163)
+      "linalg.yield"(%576) : (i1) -> () loc(#loc163)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc163)
-    %511 = "linalg.generic"(%510, %224, %509, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %520 = "linalg.generic"(%519, %224, %518, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg116: i1 loc(fused[#loc58, #loc49, #loc20, #loc50]), %arg117: f32 loc(fused[#loc34, #loc27, #loc7, #loc13]), %arg118: f32 loc(fused[#loc58, #loc16, #loc20, #loc21]), %arg119: f32 loc(fused[#loc58, #loc51, #loc20, #loc50])):
-      %566 = "arith.select"(%arg116, %arg117, %arg118) : (i1, f32, f32) -> f32 loc(#loc164)
-      "linalg.yield"(%566) : (f32) -> () loc(#loc164)
+      %575 = "arith.select"(%arg116, %arg117, %arg118) : (i1, f32, f32) -> f32 loc(#loc164)
+      "linalg.yield"(%575) : (f32) -> () loc(#loc164)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc164)
-    %512 = "linalg.generic"(%arg25, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %521 = "linalg.generic"(%arg25, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg114: f32 loc(fused[#loc58, #loc49, #loc20, #loc50]), %arg115: f32 loc(fused[#loc58, #loc16, #loc20, #loc52])):
-      %565 = "arith.addf"(%arg114, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
-      "linalg.yield"(%565) : (f32) -> () loc(#loc165)
+      %574 = "arith.addf"(%arg114, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc165)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc165)
-    %513 = "linalg.generic"(%arg33, %511, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %522 = "linalg.generic"(%arg33, %520, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg111: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg112: f32 loc(fused[#loc58, #loc51, #loc20, #loc50]), %arg113: f32 loc(fused[#loc58, #loc15, #loc20, #loc53])):
-      %564 = "arith.mulf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%564) : (f32) -> () loc(#loc166)
+      %573 = "arith.mulf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
+      "linalg.yield"(%573) : (f32) -> () loc(#loc166)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc166)
-    %514 = "linalg.generic"(%arg5, %513, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %523 = "linalg.generic"(%arg5, %522, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg108: f32 loc(fused[#loc34, #loc27, #loc4, #loc13]), %arg109: f32 loc(fused[#loc58, #loc15, #loc20, #loc53]), %arg110: f32 loc(fused[#loc58, #loc25, #loc20, #loc53])):
-      %563 = "arith.subf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      "linalg.yield"(%563) : (f32) -> () loc(#loc167)
+      %572 = "arith.subf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
+      "linalg.yield"(%572) : (f32) -> () loc(#loc167)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc167)
-    %515 = "linalg.generic"(%arg28, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %524 = "linalg.generic"(%arg28, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg105: f32 loc(fused[#loc59, #loc15, #loc20, #loc21]), %arg106: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg107: f32 loc(fused[#loc59, #loc15, #loc20, #loc21])):
-      %562 = "arith.mulf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%562) : (f32) -> () loc(#loc168)
+      %571 = "arith.mulf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%571) : (f32) -> () loc(#loc168)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc168)
-    %516 = "linalg.generic"(%466, %220, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %525 = "linalg.generic"(%475, %220, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg102: f32 loc(fused[#loc59, #loc19, #loc20, #loc21]), %arg103: f32 loc(fused[#loc34, #loc27, #loc7, #loc13]), %arg104: f32 loc(fused[#loc59, #loc15, #loc20, #loc21])):
-      %561 = "arith.mulf"(%arg102, %arg103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%561) : (f32) -> () loc(#loc168)
+      %570 = "arith.mulf"(%arg102, %arg103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%570) : (f32) -> () loc(#loc168)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc168)
-    %517 = "linalg.generic"(%515, %516, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %526 = "linalg.generic"(%524, %525, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg99: f32 loc(fused[#loc59, #loc15, #loc20, #loc21]), %arg100: f32 loc(fused[#loc59, #loc15, #loc20, #loc21]), %arg101: f32 loc(fused[#loc59, #loc16, #loc20, #loc21])):
-      %560 = "arith.addf"(%arg99, %arg100) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%560) : (f32) -> () loc(#loc170)
+      %569 = "arith.addf"(%arg99, %arg100) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
+      "linalg.yield"(%569) : (f32) -> () loc(#loc170)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc170)
-    %518 = "linalg.generic"(%arg27, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %527 = "linalg.generic"(%arg27, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg97: f32 loc(fused[#loc59, #loc49, #loc20, #loc50]), %arg98: i1 loc(fused[#loc59, #loc49, #loc20, #loc50])):
-      %559 = "arith.cmpf"(%arg97, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc171)
-      "linalg.yield"(%559) : (i1) -> () loc(#loc171)
+      %568 = "arith.cmpf"(%arg97, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc171)
+      "linalg.yield"(%568) : (i1) -> () loc(#loc171)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc171)
-    %519 = "linalg.generic"(%518, %220, %517, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %528 = "linalg.generic"(%527, %220, %526, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg93: i1 loc(fused[#loc59, #loc49, #loc20, #loc50]), %arg94: f32 loc(fused[#loc34, #loc27, #loc7, #loc13]), %arg95: f32 loc(fused[#loc59, #loc16, #loc20, #loc21]), %arg96: f32 loc(fused[#loc59, #loc51, #loc20, #loc50])):
-      %558 = "arith.select"(%arg93, %arg94, %arg95) : (i1, f32, f32) -> f32 loc(#loc172)
-      "linalg.yield"(%558) : (f32) -> () loc(#loc172)
+      %567 = "arith.select"(%arg93, %arg94, %arg95) : (i1, f32, f32) -> f32 loc(#loc172)
+      "linalg.yield"(%567) : (f32) -> () loc(#loc172)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc172)
-    %520 = "linalg.generic"(%arg27, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %529 = "linalg.generic"(%arg27, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg91: f32 loc(fused[#loc59, #loc49, #loc20, #loc50]), %arg92: f32 loc(fused[#loc59, #loc16, #loc20, #loc52])):
-      %557 = "arith.addf"(%arg91, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
-      "linalg.yield"(%557) : (f32) -> () loc(#loc173)
+      %566 = "arith.addf"(%arg91, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
+      "linalg.yield"(%566) : (f32) -> () loc(#loc173)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc173)
-    %521 = "linalg.generic"(%arg33, %519, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %530 = "linalg.generic"(%arg33, %528, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg88: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg89: f32 loc(fused[#loc59, #loc51, #loc20, #loc50]), %arg90: f32 loc(fused[#loc59, #loc15, #loc20, #loc53])):
-      %556 = "arith.mulf"(%arg88, %arg89) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      "linalg.yield"(%556) : (f32) -> () loc(#loc174)
+      %565 = "arith.mulf"(%arg88, %arg89) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
+      "linalg.yield"(%565) : (f32) -> () loc(#loc174)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc174)
-    %522 = "linalg.generic"(%arg6, %521, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %531 = "linalg.generic"(%arg6, %530, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg85: f32 loc(fused[#loc34, #loc27, #loc4, #loc13]), %arg86: f32 loc(fused[#loc59, #loc15, #loc20, #loc53]), %arg87: f32 loc(fused[#loc59, #loc25, #loc20, #loc53])):
-      %555 = "arith.subf"(%arg85, %arg86) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%555) : (f32) -> () loc(#loc175)
+      %564 = "arith.subf"(%arg85, %arg86) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%564) : (f32) -> () loc(#loc175)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc175)
-    %523 = "linalg.generic"(%arg30, %arg34, %171) <{indexing_maps = [#map15, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %532 = "linalg.generic"(%arg30, %arg34, %171) <{indexing_maps = [#map15, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg82: f32 loc(fused[#loc60, #loc15, #loc20, #loc21]), %arg83: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg84: f32 loc(fused[#loc60, #loc15, #loc20, #loc21])):
-      %554 = "arith.mulf"(%arg82, %arg83) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%554) : (f32) -> () loc(#loc176)
+      %563 = "arith.mulf"(%arg82, %arg83) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%563) : (f32) -> () loc(#loc176)
     }) : (tensor<4x32xf32>, tensor<f32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc176)
-    %524 = "linalg.generic"(%466, %175, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %533 = "linalg.generic"(%475, %175, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg79: f32 loc(fused[#loc60, #loc19, #loc20, #loc21]), %arg80: f32 loc(fused[#loc36, #loc37, #loc7, #loc35]), %arg81: f32 loc(fused[#loc60, #loc15, #loc20, #loc21])):
-      %553 = "arith.mulf"(%arg79, %arg80) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%553) : (f32) -> () loc(#loc176)
+      %562 = "arith.mulf"(%arg79, %arg80) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%562) : (f32) -> () loc(#loc176)
     }) : (tensor<f32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc176)
-    %525 = "linalg.generic"(%523, %524, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %534 = "linalg.generic"(%532, %533, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg76: f32 loc(fused[#loc60, #loc15, #loc20, #loc21]), %arg77: f32 loc(fused[#loc60, #loc15, #loc20, #loc21]), %arg78: f32 loc(fused[#loc60, #loc16, #loc20, #loc21])):
-      %552 = "arith.addf"(%arg76, %arg77) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      "linalg.yield"(%552) : (f32) -> () loc(#loc178)
+      %561 = "arith.addf"(%arg76, %arg77) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
+      "linalg.yield"(%561) : (f32) -> () loc(#loc178)
     }) : (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc178)
-    %526 = "linalg.generic"(%arg29, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %535 = "linalg.generic"(%arg29, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg74: f32 loc(fused[#loc60, #loc49, #loc20, #loc50]), %arg75: i1 loc(fused[#loc60, #loc49, #loc20, #loc50])):
-      %551 = "arith.cmpf"(%arg74, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc179)
-      "linalg.yield"(%551) : (i1) -> () loc(#loc179)
+      %560 = "arith.cmpf"(%arg74, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc179)
+      "linalg.yield"(%560) : (i1) -> () loc(#loc179)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc179)
-    %527 = "linalg.generic"(%526, %175, %525, %171) <{indexing_maps = [#map23, #map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %536 = "linalg.generic"(%535, %175, %534, %171) <{indexing_maps = [#map23, #map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg70: i1 loc(fused[#loc60, #loc49, #loc20, #loc50]), %arg71: f32 loc(fused[#loc36, #loc37, #loc7, #loc35]), %arg72: f32 loc(fused[#loc60, #loc16, #loc20, #loc21]), %arg73: f32 loc(fused[#loc60, #loc51, #loc20, #loc50])):
-      %550 = "arith.select"(%arg70, %arg71, %arg72) : (i1, f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%550) : (f32) -> () loc(#loc180)
+      %559 = "arith.select"(%arg70, %arg71, %arg72) : (i1, f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%559) : (f32) -> () loc(#loc180)
     }) : (tensor<i1>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc180)
-    %528 = "linalg.generic"(%arg29, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %537 = "linalg.generic"(%arg29, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg68: f32 loc(fused[#loc60, #loc49, #loc20, #loc50]), %arg69: f32 loc(fused[#loc60, #loc16, #loc20, #loc52])):
-      %549 = "arith.addf"(%arg68, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%549) : (f32) -> () loc(#loc181)
+      %558 = "arith.addf"(%arg68, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%558) : (f32) -> () loc(#loc181)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc181)
-    %529 = "linalg.generic"(%arg33, %527, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %538 = "linalg.generic"(%arg33, %536, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg65: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg66: f32 loc(fused[#loc60, #loc51, #loc20, #loc50]), %arg67: f32 loc(fused[#loc60, #loc15, #loc20, #loc53])):
-      %548 = "arith.mulf"(%arg65, %arg66) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
-      "linalg.yield"(%548) : (f32) -> () loc(#loc182)
+      %557 = "arith.mulf"(%arg65, %arg66) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
+      "linalg.yield"(%557) : (f32) -> () loc(#loc182)
     }) : (tensor<f32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc182)
-    %530 = "linalg.generic"(%arg7, %529, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %539 = "linalg.generic"(%arg7, %538, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg62: f32 loc(fused[#loc36, #loc37, #loc4, #loc35]), %arg63: f32 loc(fused[#loc60, #loc15, #loc20, #loc53]), %arg64: f32 loc(fused[#loc60, #loc25, #loc20, #loc53])):
-      %547 = "arith.subf"(%arg62, %arg63) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%547) : (f32) -> () loc(#loc183)
+      %556 = "arith.subf"(%arg62, %arg63) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%556) : (f32) -> () loc(#loc183)
     }) : (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc183)
-    %531 = "linalg.generic"(%arg32, %arg34, %119) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %540 = "linalg.generic"(%arg32, %arg34, %119) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg59: f32 loc(fused[#loc61, #loc15, #loc20, #loc21]), %arg60: f32 loc(fused[#loc18, #loc15, #loc20, #loc21]), %arg61: f32 loc(fused[#loc61, #loc15, #loc20, #loc21])):
-      %546 = "arith.mulf"(%arg59, %arg60) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%546) : (f32) -> () loc(#loc184)
+      %555 = "arith.mulf"(%arg59, %arg60) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
+      "linalg.yield"(%555) : (f32) -> () loc(#loc184)
     }) : (tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc184)
-    %532 = "linalg.generic"(%466, %179, %119) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %541 = "linalg.generic"(%475, %179, %119) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg56: f32 loc(fused[#loc61, #loc19, #loc20, #loc21]), %arg57: f32 loc(fused[#loc36, #loc27, #loc7, #loc35]), %arg58: f32 loc(fused[#loc61, #loc15, #loc20, #loc21])):
-      %545 = "arith.mulf"(%arg56, %arg57) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%545) : (f32) -> () loc(#loc184)
+      %554 = "arith.mulf"(%arg56, %arg57) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
+      "linalg.yield"(%554) : (f32) -> () loc(#loc184)
     }) : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc184)
-    %533 = "linalg.generic"(%531, %532, %119) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %542 = "linalg.generic"(%540, %541, %119) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg53: f32 loc(fused[#loc61, #loc15, #loc20, #loc21]), %arg54: f32 loc(fused[#loc61, #loc15, #loc20, #loc21]), %arg55: f32 loc(fused[#loc61, #loc16, #loc20, #loc21])):
-      %544 = "arith.addf"(%arg53, %arg54) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%544) : (f32) -> () loc(#loc186)
+      %553 = "arith.addf"(%arg53, %arg54) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%553) : (f32) -> () loc(#loc186)
     }) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc186)
-    %534 = "linalg.generic"(%arg31, %469) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %543 = "linalg.generic"(%arg31, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg51: f32 loc(fused[#loc61, #loc49, #loc20, #loc50]), %arg52: i1 loc(fused[#loc61, #loc49, #loc20, #loc50])):
-      %543 = "arith.cmpf"(%arg51, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc187)
-      "linalg.yield"(%543) : (i1) -> () loc(#loc187)
+      %552 = "arith.cmpf"(%arg51, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc187)
+      "linalg.yield"(%552) : (i1) -> () loc(#loc187)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc187)
-    %535 = "linalg.generic"(%534, %179, %533, %119) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %544 = "linalg.generic"(%543, %179, %542, %119) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg47: i1 loc(fused[#loc61, #loc49, #loc20, #loc50]), %arg48: f32 loc(fused[#loc36, #loc27, #loc7, #loc35]), %arg49: f32 loc(fused[#loc61, #loc16, #loc20, #loc21]), %arg50: f32 loc(fused[#loc61, #loc51, #loc20, #loc50])):
-      %542 = "arith.select"(%arg47, %arg48, %arg49) : (i1, f32, f32) -> f32 loc(#loc188)
-      "linalg.yield"(%542) : (f32) -> () loc(#loc188)
+      %551 = "arith.select"(%arg47, %arg48, %arg49) : (i1, f32, f32) -> f32 loc(#loc188)
+      "linalg.yield"(%551) : (f32) -> () loc(#loc188)
     }) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc188)
-    %536 = "linalg.generic"(%arg31, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %545 = "linalg.generic"(%arg31, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg45: f32 loc(fused[#loc61, #loc49, #loc20, #loc50]), %arg46: f32 loc(fused[#loc61, #loc16, #loc20, #loc52])):
-      %541 = "arith.addf"(%arg45, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
-      "linalg.yield"(%541) : (f32) -> () loc(#loc189)
+      %550 = "arith.addf"(%arg45, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
+      "linalg.yield"(%550) : (f32) -> () loc(#loc189)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc189)
-    %537 = "linalg.generic"(%arg33, %535, %119) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %546 = "linalg.generic"(%arg33, %544, %119) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg42: f32 loc(fused[#loc18, #loc15, #loc20, #loc53]), %arg43: f32 loc(fused[#loc61, #loc51, #loc20, #loc50]), %arg44: f32 loc(fused[#loc61, #loc15, #loc20, #loc53])):
-      %540 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%540) : (f32) -> () loc(#loc190)
+      %549 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%549) : (f32) -> () loc(#loc190)
     }) : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc190)
-    %538 = "linalg.generic"(%arg8, %537, %119) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %547 = "linalg.generic"(%arg8, %546, %119) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg39: f32 loc(fused[#loc36, #loc38, #loc4, #loc35]), %arg40: f32 loc(fused[#loc61, #loc15, #loc20, #loc53]), %arg41: f32 loc(fused[#loc61, #loc25, #loc20, #loc53])):
-      %539 = "arith.subf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
-      "linalg.yield"(%539) : (f32) -> () loc(#loc191)
+      %548 = "arith.subf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%548) : (f32) -> () loc(#loc191)
     }) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc191)
-    "func.return"(%150, %463, %464, %435, %431, %255, %224, %220, %175, %179, %474, %482, %490, %498, %506, %514, %522, %530, %538, %472, %471, %480, %479, %488, %487, %496, %495, %504, %503, %512, %511, %520, %519, %528, %527, %536, %535, %63, %66, %40, %99, %102, %80) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
+    "func.return"(%150, %472, %473, %440, %436, %260, %224, %220, %175, %179, %483, %491, %499, %507, %515, %523, %531, %539, %547, %481, %480, %489, %488, %497, %496, %505, %504, %513, %512, %521, %520, %529, %528, %537, %536, %545, %544, %63, %66, %40, %99, %102, %80) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
 #loc41 = loc("aten.mm.default")

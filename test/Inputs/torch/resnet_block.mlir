@@ -293,7 +293,7 @@
 #loc267 = loc(fused[#loc69, #loc10, #loc15, #loc58])
 #loc268 = loc(fused[#loc69, #loc22, #loc15, #loc58])
 "builtin.module"() ({
-  "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.weight_decay", amp.value = 5.000000e-04 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<3x3x8x8xf32>, tensor<3xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "stem.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.num_batches_tracked"}], sym_name = "train_step"}> ({
+  "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.downsample.1.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.weight_decay", amp.value = 5.000000e-04 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<3x3x8x8xf32>, tensor<3xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "stem.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.num_batches_tracked"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<4x3x3x3xf32> loc("train_step"), %arg1: tensor<8x4x3x3xf32> loc("train_step"), %arg2: tensor<8xf32> loc("train_step"), %arg3: tensor<8xf32> loc("train_step"), %arg4: tensor<8x8x3x3xf32> loc("train_step"), %arg5: tensor<8xf32> loc("train_step"), %arg6: tensor<8xf32> loc("train_step"), %arg7: tensor<8x4x1x1xf32> loc("train_step"), %arg8: tensor<8xf32> loc("train_step"), %arg9: tensor<8xf32> loc("train_step"), %arg10: tensor<3x8xf32> loc("train_step"), %arg11: tensor<3xf32> loc("train_step"), %arg12: tensor<8xf32> loc("train_step"), %arg13: tensor<8xf32> loc("train_step"), %arg14: tensor<i64> loc("train_step"), %arg15: tensor<8xf32> loc("train_step"), %arg16: tensor<8xf32> loc("train_step"), %arg17: tensor<i64> loc("train_step"), %arg18: tensor<8xf32> loc("train_step"), %arg19: tensor<8xf32> loc("train_step"), %arg20: tensor<i64> loc("train_step"), %arg21: tensor<f32> loc("train_step"), %arg22: tensor<4x3x3x3xf32> loc("train_step"), %arg23: tensor<f32> loc("train_step"), %arg24: tensor<8x4x3x3xf32> loc("train_step"), %arg25: tensor<f32> loc("train_step"), %arg26: tensor<8xf32> loc("train_step"), %arg27: tensor<f32> loc("train_step"), %arg28: tensor<8xf32> loc("train_step"), %arg29: tensor<f32> loc("train_step"), %arg30: tensor<8x8x3x3xf32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<8xf32> loc("train_step"), %arg33: tensor<f32> loc("train_step"), %arg34: tensor<8xf32> loc("train_step"), %arg35: tensor<f32> loc("train_step"), %arg36: tensor<8x4x1x1xf32> loc("train_step"), %arg37: tensor<f32> loc("train_step"), %arg38: tensor<8xf32> loc("train_step"), %arg39: tensor<f32> loc("train_step"), %arg40: tensor<8xf32> loc("train_step"), %arg41: tensor<f32> loc("train_step"), %arg42: tensor<3x8xf32> loc("train_step"), %arg43: tensor<f32> loc("train_step"), %arg44: tensor<3xf32> loc("train_step"), %arg45: tensor<f32> loc("train_step"), %arg46: tensor<f32> loc("train_step"), %arg47: tensor<f32> loc("train_step"), %arg48: tensor<f32> loc("train_step"), %arg49: tensor<3x3x8x8xf32> loc("train_step"), %arg50: tensor<3xi64> loc("train_step"), %arg51: tensor<f32> loc("train_step")):
     %0 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc70)
     %1 = "arith.constant"() <{value = 3 : i64}> : () -> i64 loc(#loc)
@@ -328,9 +328,9 @@
     }) : (f32, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc76)
     %25 = "linalg.conv_2d_nchw_fchw"(%22, %arg0, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg945: f32 loc(unknown), %arg946: f32 loc(unknown), %arg947: f32 loc(unknown)):
-      %786 = "arith.mulf"(%arg945, %arg946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %787 = "arith.addf"(%arg947, %786) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%787) : (f32) -> () loc(#loc)
+      %802 = "arith.mulf"(%arg945, %arg946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %803 = "arith.addf"(%arg947, %802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%803) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc76)
     %26 = "tensor.empty"() : () -> tensor<3x8x4x4xf32> loc(#loc77)
     %27 = "linalg.fill"(%4, %26) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -339,15 +339,15 @@
     }) : (f32, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
     %28 = "linalg.conv_2d_nchw_fchw"(%25, %arg7, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
     ^bb0(%arg940: f32 loc(unknown), %arg941: f32 loc(unknown), %arg942: f32 loc(unknown)):
-      %784 = "arith.mulf"(%arg940, %arg941) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %785 = "arith.addf"(%arg942, %784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%785) : (f32) -> () loc(#loc)
+      %800 = "arith.mulf"(%arg940, %arg941) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %801 = "arith.addf"(%arg942, %800) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%801) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
     %29 = "tensor.empty"() : () -> tensor<i64> loc(#loc74)
     %30 = "linalg.generic"(%arg20, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg938: i64 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg939: i64 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %783 = "arith.addi"(%arg938, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc74)
-      "linalg.yield"(%783) : (i64) -> () loc(#loc74)
+      %799 = "arith.addi"(%arg938, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc74)
+      "linalg.yield"(%799) : (i64) -> () loc(#loc74)
     }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc74)
     %31 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc78)
     %32 = "linalg.fill"(%4, %31) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -356,61 +356,61 @@
     }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %33 = "linalg.generic"(%28, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg934: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg935: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %782 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%782) : (f32) -> () loc(#loc78)
+      %798 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%798) : (f32) -> () loc(#loc78)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %34 = "linalg.generic"(%33, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg932: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg933: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %781 = "arith.divf"(%arg932, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%781) : (f32) -> () loc(#loc78)
+      %797 = "arith.divf"(%arg932, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%797) : (f32) -> () loc(#loc78)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %35 = "linalg.generic"(%28, %34, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg929: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg930: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg931: f32 loc(fused[#loc9, #loc22, #loc4, #loc11])):
-      %780 = "arith.subf"(%arg929, %arg930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%780) : (f32) -> () loc(#loc79)
+      %796 = "arith.subf"(%arg929, %arg930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      "linalg.yield"(%796) : (f32) -> () loc(#loc79)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
     %36 = "linalg.generic"(%35, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg926: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg927: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg928: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %779 = "arith.mulf"(%arg926, %arg927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc73)
+      %795 = "arith.mulf"(%arg926, %arg927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%795) : (f32) -> () loc(#loc73)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
     %37 = "linalg.generic"(%36, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg924: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg925: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %778 = "arith.addf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%778) : (f32) -> () loc(#loc78)
+      %794 = "arith.addf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%794) : (f32) -> () loc(#loc78)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %38 = "linalg.generic"(%37, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg922: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg923: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %777 = "arith.divf"(%arg922, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc78)
+      %793 = "arith.divf"(%arg922, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%793) : (f32) -> () loc(#loc78)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
     %39 = "linalg.generic"(%38, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg920: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg921: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %775 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc74)
-      %776 = "arith.addf"(%arg920, %775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%776) : (f32) -> () loc(#loc74)
+      %791 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc74)
+      %792 = "arith.addf"(%arg920, %791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%792) : (f32) -> () loc(#loc74)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc74)
     %40 = "linalg.generic"(%39, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg918: f32 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg919: f32 loc(fused[#loc9, #loc23, #loc4, #loc11])):
-      %774 = "math.rsqrt"(%arg918) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc80)
+      %790 = "math.rsqrt"(%arg918) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
+      "linalg.yield"(%790) : (f32) -> () loc(#loc80)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
     %41 = "linalg.generic"(%35, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg915: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg916: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg917: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %773 = "arith.mulf"(%arg915, %arg916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%773) : (f32) -> () loc(#loc73)
+      %789 = "arith.mulf"(%arg915, %arg916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%789) : (f32) -> () loc(#loc73)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
     %42 = "tensor.expand_shape"(%arg8) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %43 = "linalg.generic"(%41, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg912: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg913: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg914: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %772 = "arith.mulf"(%arg912, %arg913) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%772) : (f32) -> () loc(#loc73)
+      %788 = "arith.mulf"(%arg912, %arg913) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%788) : (f32) -> () loc(#loc73)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
     %44 = "tensor.expand_shape"(%arg9) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
     %45 = "linalg.generic"(%43, %44, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg909: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg910: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg911: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %771 = "arith.addf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc74)
+      %787 = "arith.addf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc74)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc74)
     %46 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc82)
     %47 = "linalg.fill"(%4, %46) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -419,48 +419,48 @@
     }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc82)
     %48 = "linalg.generic"(%36, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg905: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg906: f32 loc(fused[#loc9, #loc25, #loc4, #loc11])):
-      %770 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc82)
+      %786 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%786) : (f32) -> () loc(#loc82)
     }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc82)
     %49 = "linalg.generic"(%48, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg903: f32 loc(fused[#loc9, #loc25, #loc4, #loc11]), %arg904: f32 loc(fused[#loc9, #loc26, #loc4, #loc11])):
-      %769 = "arith.divf"(%arg903, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc83)
+      %785 = "arith.divf"(%arg903, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc83)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc83)
     %50 = "tensor.collapse_shape"(%34) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc81)
     %51 = "linalg.generic"(%50, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg901: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg902: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %767 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
-      %768 = "arith.mulf"(%arg901, %767) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc73)
+      %783 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
+      %784 = "arith.mulf"(%arg901, %783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%784) : (f32) -> () loc(#loc73)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %52 = "linalg.generic"(%arg18, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg899: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg900: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %765 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
-      %766 = "arith.mulf"(%arg899, %765) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc73)
+      %781 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
+      %782 = "arith.mulf"(%arg899, %781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%782) : (f32) -> () loc(#loc73)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %53 = "linalg.generic"(%51, %52, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg896: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg897: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg898: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %764 = "arith.addf"(%arg896, %arg897) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%764) : (f32) -> () loc(#loc74)
+      %780 = "arith.addf"(%arg896, %arg897) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%780) : (f32) -> () loc(#loc74)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc74)
     %54 = "linalg.generic"(%49, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg894: f32 loc(fused[#loc9, #loc26, #loc4, #loc11]), %arg895: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %762 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
-      %763 = "arith.mulf"(%arg894, %762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc73)
+      %778 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
+      %779 = "arith.mulf"(%arg894, %778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%779) : (f32) -> () loc(#loc73)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %55 = "linalg.generic"(%arg19, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg892: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg893: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %760 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
-      %761 = "arith.mulf"(%arg892, %760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc73)
+      %776 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
+      %777 = "arith.mulf"(%arg892, %776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%777) : (f32) -> () loc(#loc73)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
     %56 = "linalg.generic"(%54, %55, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg889: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg890: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg891: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %759 = "arith.addf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%759) : (f32) -> () loc(#loc74)
+      %775 = "arith.addf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%775) : (f32) -> () loc(#loc74)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc74)
     %57 = "tensor.pad"(%25) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg885: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg886: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg887: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg888: index loc(fused[#loc27, #loc18, #loc4, #loc28])):
@@ -468,123 +468,123 @@
     }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc84)
     %58 = "linalg.conv_2d_nchw_fchw"(%57, %arg1, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
     ^bb0(%arg882: f32 loc(unknown), %arg883: f32 loc(unknown), %arg884: f32 loc(unknown)):
-      %757 = "arith.mulf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %758 = "arith.addf"(%arg884, %757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%758) : (f32) -> () loc(#loc)
+      %773 = "arith.mulf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %774 = "arith.addf"(%arg884, %773) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc84)
     %59 = "linalg.generic"(%arg14, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg880: i64 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg881: i64 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %756 = "arith.addi"(%arg880, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc85)
-      "linalg.yield"(%756) : (i64) -> () loc(#loc85)
+      %772 = "arith.addi"(%arg880, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc85)
+      "linalg.yield"(%772) : (i64) -> () loc(#loc85)
     }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc85)
     %60 = "linalg.generic"(%58, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg878: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg879: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %755 = "arith.addf"(%arg878, %arg879) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc86)
+      %771 = "arith.addf"(%arg878, %arg879) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc86)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %61 = "linalg.generic"(%60, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg876: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg877: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %754 = "arith.divf"(%arg876, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%754) : (f32) -> () loc(#loc86)
+      %770 = "arith.divf"(%arg876, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%770) : (f32) -> () loc(#loc86)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %62 = "linalg.generic"(%58, %61, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg873: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg874: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg875: f32 loc(fused[#loc29, #loc22, #loc4, #loc28])):
-      %753 = "arith.subf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc87)
+      %769 = "arith.subf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc87)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc87)
     %63 = "linalg.generic"(%62, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg870: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg871: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg872: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %752 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%752) : (f32) -> () loc(#loc88)
+      %768 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%768) : (f32) -> () loc(#loc88)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
     %64 = "linalg.generic"(%63, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg868: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg869: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %751 = "arith.addf"(%arg868, %arg869) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%751) : (f32) -> () loc(#loc86)
+      %767 = "arith.addf"(%arg868, %arg869) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%767) : (f32) -> () loc(#loc86)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %65 = "linalg.generic"(%64, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg866: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg867: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %750 = "arith.divf"(%arg866, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%750) : (f32) -> () loc(#loc86)
+      %766 = "arith.divf"(%arg866, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%766) : (f32) -> () loc(#loc86)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
     %66 = "linalg.generic"(%65, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg864: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg865: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %748 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc85)
-      %749 = "arith.addf"(%arg864, %748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%749) : (f32) -> () loc(#loc85)
+      %764 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc85)
+      %765 = "arith.addf"(%arg864, %764) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%765) : (f32) -> () loc(#loc85)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc85)
     %67 = "linalg.generic"(%66, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg862: f32 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg863: f32 loc(fused[#loc29, #loc23, #loc4, #loc28])):
-      %747 = "math.rsqrt"(%arg862) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
-      "linalg.yield"(%747) : (f32) -> () loc(#loc89)
+      %763 = "math.rsqrt"(%arg862) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
+      "linalg.yield"(%763) : (f32) -> () loc(#loc89)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
     %68 = "linalg.generic"(%62, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg859: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg860: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg861: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %746 = "arith.mulf"(%arg859, %arg860) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%746) : (f32) -> () loc(#loc88)
+      %762 = "arith.mulf"(%arg859, %arg860) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%762) : (f32) -> () loc(#loc88)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
     %69 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
     %70 = "linalg.generic"(%68, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg856: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg857: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg858: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %745 = "arith.mulf"(%arg856, %arg857) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%745) : (f32) -> () loc(#loc88)
+      %761 = "arith.mulf"(%arg856, %arg857) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%761) : (f32) -> () loc(#loc88)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
     %71 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
     %72 = "linalg.generic"(%70, %71, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg853: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg854: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg855: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %744 = "arith.addf"(%arg853, %arg854) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%744) : (f32) -> () loc(#loc85)
+      %760 = "arith.addf"(%arg853, %arg854) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%760) : (f32) -> () loc(#loc85)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc85)
     %73 = "linalg.generic"(%63, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg851: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg852: f32 loc(fused[#loc29, #loc25, #loc4, #loc28])):
-      %743 = "arith.addf"(%arg851, %arg852) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%743) : (f32) -> () loc(#loc91)
+      %759 = "arith.addf"(%arg851, %arg852) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%759) : (f32) -> () loc(#loc91)
     }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
     %74 = "linalg.generic"(%73, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg849: f32 loc(fused[#loc29, #loc25, #loc4, #loc28]), %arg850: f32 loc(fused[#loc29, #loc26, #loc4, #loc28])):
-      %742 = "arith.divf"(%arg849, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%742) : (f32) -> () loc(#loc92)
+      %758 = "arith.divf"(%arg849, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%758) : (f32) -> () loc(#loc92)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc92)
     %75 = "tensor.collapse_shape"(%61) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc90)
     %76 = "linalg.generic"(%75, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg847: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg848: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %740 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
-      %741 = "arith.mulf"(%arg847, %740) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%741) : (f32) -> () loc(#loc88)
+      %756 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
+      %757 = "arith.mulf"(%arg847, %756) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%757) : (f32) -> () loc(#loc88)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %77 = "linalg.generic"(%arg12, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg845: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg846: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %738 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
-      %739 = "arith.mulf"(%arg845, %738) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%739) : (f32) -> () loc(#loc88)
+      %754 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
+      %755 = "arith.mulf"(%arg845, %754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%755) : (f32) -> () loc(#loc88)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %78 = "linalg.generic"(%76, %77, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg842: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg843: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg844: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %737 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%737) : (f32) -> () loc(#loc85)
+      %753 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%753) : (f32) -> () loc(#loc85)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
     %79 = "linalg.generic"(%74, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg840: f32 loc(fused[#loc29, #loc26, #loc4, #loc28]), %arg841: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %735 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
-      %736 = "arith.mulf"(%arg840, %735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%736) : (f32) -> () loc(#loc88)
+      %751 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
+      %752 = "arith.mulf"(%arg840, %751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%752) : (f32) -> () loc(#loc88)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %80 = "linalg.generic"(%arg13, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg838: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg839: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %733 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
-      %734 = "arith.mulf"(%arg838, %733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%734) : (f32) -> () loc(#loc88)
+      %749 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
+      %750 = "arith.mulf"(%arg838, %749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%750) : (f32) -> () loc(#loc88)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
     %81 = "linalg.generic"(%79, %80, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg835: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg836: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg837: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %732 = "arith.addf"(%arg835, %arg836) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%732) : (f32) -> () loc(#loc85)
+      %748 = "arith.addf"(%arg835, %arg836) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%748) : (f32) -> () loc(#loc85)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
     %82 = "linalg.generic"(%72, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg833: f32 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg834: f32 loc(fused[#loc30, #loc31, #loc4, #loc28])):
-      %730 = "arith.cmpf"(%arg833, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc93)
-      %731 = "arith.select"(%730, %arg833, %4) : (i1, f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%731) : (f32) -> () loc(#loc93)
+      %746 = "arith.cmpf"(%arg833, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc93)
+      %747 = "arith.select"(%746, %arg833, %4) : (i1, f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%747) : (f32) -> () loc(#loc93)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc93)
     %83 = "tensor.pad"(%82) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg829: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg830: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg831: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg832: index loc(fused[#loc32, #loc18, #loc4, #loc33])):
@@ -592,128 +592,128 @@
     }) : (tensor<3x8x4x4xf32>) -> tensor<3x8x6x6xf32> loc(#loc94)
     %84 = "linalg.conv_2d_nchw_fchw"(%83, %arg4, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg826: f32 loc(unknown), %arg827: f32 loc(unknown), %arg828: f32 loc(unknown)):
-      %728 = "arith.mulf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %729 = "arith.addf"(%arg828, %728) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%729) : (f32) -> () loc(#loc)
+      %744 = "arith.mulf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %745 = "arith.addf"(%arg828, %744) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%745) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
     %85 = "linalg.generic"(%arg17, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg824: i64 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg825: i64 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %727 = "arith.addi"(%arg824, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc95)
-      "linalg.yield"(%727) : (i64) -> () loc(#loc95)
+      %743 = "arith.addi"(%arg824, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc95)
+      "linalg.yield"(%743) : (i64) -> () loc(#loc95)
     }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc95)
     %86 = "linalg.generic"(%84, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg822: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg823: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %726 = "arith.addf"(%arg822, %arg823) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc96)
+      %742 = "arith.addf"(%arg822, %arg823) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%742) : (f32) -> () loc(#loc96)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %87 = "linalg.generic"(%86, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg820: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg821: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %725 = "arith.divf"(%arg820, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%725) : (f32) -> () loc(#loc96)
+      %741 = "arith.divf"(%arg820, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%741) : (f32) -> () loc(#loc96)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %88 = "linalg.generic"(%84, %87, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg817: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg818: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg819: f32 loc(fused[#loc34, #loc22, #loc4, #loc33])):
-      %724 = "arith.subf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc97)
+      %740 = "arith.subf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%740) : (f32) -> () loc(#loc97)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
     %89 = "linalg.generic"(%88, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg814: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg815: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg816: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %723 = "arith.mulf"(%arg814, %arg815) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%723) : (f32) -> () loc(#loc98)
+      %739 = "arith.mulf"(%arg814, %arg815) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%739) : (f32) -> () loc(#loc98)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
     %90 = "linalg.generic"(%89, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg812: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg813: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %722 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%722) : (f32) -> () loc(#loc96)
+      %738 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%738) : (f32) -> () loc(#loc96)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %91 = "linalg.generic"(%90, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg810: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg811: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %721 = "arith.divf"(%arg810, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%721) : (f32) -> () loc(#loc96)
+      %737 = "arith.divf"(%arg810, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%737) : (f32) -> () loc(#loc96)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
     %92 = "linalg.generic"(%91, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg808: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg809: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %719 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc95)
-      %720 = "arith.addf"(%arg808, %719) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%720) : (f32) -> () loc(#loc95)
+      %735 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc95)
+      %736 = "arith.addf"(%arg808, %735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%736) : (f32) -> () loc(#loc95)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
     %93 = "linalg.generic"(%92, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg806: f32 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg807: f32 loc(fused[#loc34, #loc23, #loc4, #loc33])):
-      %718 = "math.rsqrt"(%arg806) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
-      "linalg.yield"(%718) : (f32) -> () loc(#loc99)
+      %734 = "math.rsqrt"(%arg806) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
+      "linalg.yield"(%734) : (f32) -> () loc(#loc99)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc99)
     %94 = "linalg.generic"(%88, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg803: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg804: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg805: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %717 = "arith.mulf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%717) : (f32) -> () loc(#loc98)
+      %733 = "arith.mulf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%733) : (f32) -> () loc(#loc98)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
     %95 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %96 = "linalg.generic"(%94, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg800: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg801: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg802: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %716 = "arith.mulf"(%arg800, %arg801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%716) : (f32) -> () loc(#loc98)
+      %732 = "arith.mulf"(%arg800, %arg801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%732) : (f32) -> () loc(#loc98)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
     %97 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
     %98 = "linalg.generic"(%96, %97, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg797: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg798: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg799: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %715 = "arith.addf"(%arg797, %arg798) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%715) : (f32) -> () loc(#loc95)
+      %731 = "arith.addf"(%arg797, %arg798) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%731) : (f32) -> () loc(#loc95)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc95)
     %99 = "linalg.generic"(%89, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg795: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg796: f32 loc(fused[#loc34, #loc25, #loc4, #loc33])):
-      %714 = "arith.addf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%714) : (f32) -> () loc(#loc101)
+      %730 = "arith.addf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%730) : (f32) -> () loc(#loc101)
     }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc101)
     %100 = "linalg.generic"(%99, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg793: f32 loc(fused[#loc34, #loc25, #loc4, #loc33]), %arg794: f32 loc(fused[#loc34, #loc26, #loc4, #loc33])):
-      %713 = "arith.divf"(%arg793, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc102)
+      %729 = "arith.divf"(%arg793, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%729) : (f32) -> () loc(#loc102)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc102)
     %101 = "tensor.collapse_shape"(%87) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc100)
     %102 = "linalg.generic"(%101, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg791: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg792: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %711 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
-      %712 = "arith.mulf"(%arg791, %711) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%712) : (f32) -> () loc(#loc98)
+      %727 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
+      %728 = "arith.mulf"(%arg791, %727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%728) : (f32) -> () loc(#loc98)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %103 = "linalg.generic"(%arg15, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg789: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg790: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %709 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
-      %710 = "arith.mulf"(%arg789, %709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%710) : (f32) -> () loc(#loc98)
+      %725 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
+      %726 = "arith.mulf"(%arg789, %725) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%726) : (f32) -> () loc(#loc98)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %104 = "linalg.generic"(%102, %103, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg786: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg787: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg788: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %708 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%708) : (f32) -> () loc(#loc95)
+      %724 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%724) : (f32) -> () loc(#loc95)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc95)
     %105 = "linalg.generic"(%100, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg784: f32 loc(fused[#loc34, #loc26, #loc4, #loc33]), %arg785: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %706 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
-      %707 = "arith.mulf"(%arg784, %706) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%707) : (f32) -> () loc(#loc98)
+      %722 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
+      %723 = "arith.mulf"(%arg784, %722) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%723) : (f32) -> () loc(#loc98)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %106 = "linalg.generic"(%arg16, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg782: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg783: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %704 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
-      %705 = "arith.mulf"(%arg782, %704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%705) : (f32) -> () loc(#loc98)
+      %720 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
+      %721 = "arith.mulf"(%arg782, %720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc98)
     }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
     %107 = "linalg.generic"(%105, %106, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg779: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg780: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg781: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %703 = "arith.addf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc95)
+      %719 = "arith.addf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%719) : (f32) -> () loc(#loc95)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc95)
     %108 = "linalg.generic"(%98, %45, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg776: f32 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg777: f32 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg778: f32 loc(fused[#loc35, #loc12, #loc4, #loc36])):
-      %702 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%702) : (f32) -> () loc(#loc103)
+      %718 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%718) : (f32) -> () loc(#loc103)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc103)
     %109 = "linalg.generic"(%108, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg774: f32 loc(fused[#loc35, #loc12, #loc4, #loc36]), %arg775: f32 loc(fused[#loc30, #loc31, #loc4, #loc37])):
-      %700 = "arith.cmpf"(%arg774, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc104)
-      %701 = "arith.select"(%700, %arg774, %4) : (i1, f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%701) : (f32) -> () loc(#loc104)
+      %716 = "arith.cmpf"(%arg774, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc104)
+      %717 = "arith.select"(%716, %arg774, %4) : (i1, f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%717) : (f32) -> () loc(#loc104)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
     %110 = "tensor.empty"() : () -> tensor<3x8x1x1xf32> loc(#loc105)
     %111 = "linalg.fill"(%4, %110) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -722,13 +722,13 @@
     }) : (f32, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
     %112 = "linalg.generic"(%109, %111) <{indexing_maps = [#map5, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg770: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg771: f32 loc(fused[#loc38, #loc21, #loc4, #loc19])):
-      %699 = "arith.addf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%699) : (f32) -> () loc(#loc105)
+      %715 = "arith.addf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%715) : (f32) -> () loc(#loc105)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
     %113 = "linalg.generic"(%112, %110) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg768: f32 loc(fused[#loc38, #loc21, #loc4, #loc19]), %arg769: f32 loc(fused[#loc38, #loc21, #loc4, #loc19])):
-      %698 = "arith.divf"(%arg768, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%698) : (f32) -> () loc(#loc105)
+      %714 = "arith.divf"(%arg768, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%714) : (f32) -> () loc(#loc105)
     }) : (tensor<3x8x1x1xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
     %114 = "tensor.collapse_shape"(%113) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<3x8x1x1xf32>) -> tensor<3x8xf32> loc(#loc106)
     %115 = "tensor.empty"() : () -> tensor<8x3xf32> loc(#loc107)
@@ -743,9 +743,9 @@
     }) : (f32, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
     %119 = "linalg.matmul"(%114, %116, %118) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg761: f32 loc(unknown), %arg762: f32 loc(unknown), %arg763: f32 loc(unknown)):
-      %696 = "arith.mulf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %697 = "arith.addf"(%arg763, %696) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%697) : (f32) -> () loc(#loc)
+      %712 = "arith.mulf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %713 = "arith.addf"(%arg763, %712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%713) : (f32) -> () loc(#loc)
     }) : (tensor<3x8xf32>, tensor<8x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
     %120 = "linalg.generic"(%arg11, %117) <{indexing_maps = [#map13, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg759: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg760: f32 loc(fused[#loc41, #loc43, #loc4, #loc40])):
@@ -753,8 +753,8 @@
     }) : (tensor<3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
     %121 = "linalg.generic"(%119, %120, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg756: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg757: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg758: f32 loc(fused[#loc41, #loc43, #loc4, #loc40])):
-      %695 = "arith.addf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%695) : (f32) -> () loc(#loc108)
+      %711 = "arith.addf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%711) : (f32) -> () loc(#loc108)
     }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
     %122 = "tensor.empty"() : () -> tensor<3xi64> loc(#loc71)
     %123 = "linalg.fill"(%2, %122) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -768,23 +768,23 @@
     }) : (f32, tensor<3xf32>) -> tensor<3xf32> loc(#loc71)
     %126:2 = "linalg.generic"(%121, %125, %123) <{indexing_maps = [#map14, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
     ^bb0(%arg749: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg750: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg751: i64 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %690 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc71)
-      %691 = "arith.index_cast"(%690) : (index) -> i64 loc(#loc71)
-      %692 = "arith.maximumf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %693 = "arith.cmpf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc71)
-      %694 = "arith.select"(%693, %691, %arg751) : (i1, i64, i64) -> i64 loc(#loc71)
-      "linalg.yield"(%692, %694) : (f32, i64) -> () loc(#loc71)
+      %706 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc71)
+      %707 = "arith.index_cast"(%706) : (index) -> i64 loc(#loc71)
+      %708 = "arith.maximumf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %709 = "arith.cmpf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc71)
+      %710 = "arith.select"(%709, %707, %arg751) : (i1, i64, i64) -> i64 loc(#loc71)
+      "linalg.yield"(%708, %710) : (f32, i64) -> () loc(#loc71)
     }) : (tensor<3x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3xi64>) loc(#loc71)
     %127 = "tensor.expand_shape"(%126#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc71)
     %128 = "linalg.generic"(%121, %127, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg746: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg747: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg748: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %689 = "arith.subf"(%arg746, %arg747) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%689) : (f32) -> () loc(#loc71)
+      %705 = "arith.subf"(%arg746, %arg747) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%705) : (f32) -> () loc(#loc71)
     }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
     %129 = "linalg.generic"(%128, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg744: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg745: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %688 = "math.exp"(%arg744) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
-      "linalg.yield"(%688) : (f32) -> () loc(#loc71)
+      %704 = "math.exp"(%arg744) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
+      "linalg.yield"(%704) : (f32) -> () loc(#loc71)
     }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
     %130 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc71)
     %131 = "linalg.fill"(%4, %130) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -793,65 +793,65 @@
     }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
     %132 = "linalg.generic"(%129, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg740: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg741: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %687 = "arith.addf"(%arg740, %arg741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%687) : (f32) -> () loc(#loc71)
+      %703 = "arith.addf"(%arg740, %arg741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%703) : (f32) -> () loc(#loc71)
     }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
     %133 = "linalg.generic"(%132, %130) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg738: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg739: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %686 = "math.log"(%arg738) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
-      "linalg.yield"(%686) : (f32) -> () loc(#loc71)
+      %702 = "math.log"(%arg738) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
+      "linalg.yield"(%702) : (f32) -> () loc(#loc71)
     }) : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
     %134 = "linalg.generic"(%128, %133, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg735: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg736: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg737: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %685 = "arith.subf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%685) : (f32) -> () loc(#loc71)
+      %701 = "arith.subf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%701) : (f32) -> () loc(#loc71)
     }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
     %135 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc70)
     %136 = "linalg.generic"(%arg50, %135) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg733: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg734: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %684 = "arith.cmpi"(%arg733, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc70)
-      "linalg.yield"(%684) : (i1) -> () loc(#loc70)
+      %700 = "arith.cmpi"(%arg733, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc70)
+      "linalg.yield"(%700) : (i1) -> () loc(#loc70)
     }) : (tensor<3xi64>, tensor<3xi1>) -> tensor<3xi1> loc(#loc70)
     %137 = "linalg.generic"(%136, %arg50, %20, %122) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg729: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg730: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg731: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg732: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %683 = "arith.select"(%arg729, %arg730, %arg731) : (i1, i64, i64) -> i64 loc(#loc70)
-      "linalg.yield"(%683) : (i64) -> () loc(#loc70)
+      %699 = "arith.select"(%arg729, %arg730, %arg731) : (i1, i64, i64) -> i64 loc(#loc70)
+      "linalg.yield"(%699) : (i64) -> () loc(#loc70)
     }) : (tensor<3xi1>, tensor<3xi64>, tensor<i64>, tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
     %138 = "tensor.expand_shape"(%137) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3xi64>) -> tensor<3x1x1xi64> loc(#loc70)
     %139 = "linalg.generic"(%122) <{indexing_maps = [#map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg728: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %681 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc70)
-      %682 = "arith.index_cast"(%681) : (index) -> i64 loc(#loc70)
-      "linalg.yield"(%682) : (i64) -> () loc(#loc70)
+      %697 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc70)
+      %698 = "arith.index_cast"(%697) : (index) -> i64 loc(#loc70)
+      "linalg.yield"(%698) : (i64) -> () loc(#loc70)
     }) : (tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
     %140 = "tensor.empty"() : () -> tensor<3x1x3xi1> loc(#loc70)
     %141 = "linalg.generic"(%138, %139, %140) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg725: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg726: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg727: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %680 = "arith.cmpi"(%arg725, %arg726) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc70)
-      "linalg.yield"(%680) : (i1) -> () loc(#loc70)
+      %696 = "arith.cmpi"(%arg725, %arg726) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc70)
+      "linalg.yield"(%696) : (i1) -> () loc(#loc70)
     }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc70)
     %142 = "tensor.expand_shape"(%134) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 3>}> : (tensor<3x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
     %143 = "tensor.empty"() : () -> tensor<3x1x3xf32> loc(#loc70)
     %144 = "linalg.generic"(%141, %142, %8, %143) <{indexing_maps = [#map20, #map20, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg721: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg722: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg723: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg724: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %679 = "arith.select"(%arg721, %arg722, %arg723) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%679) : (f32) -> () loc(#loc70)
+      %695 = "arith.select"(%arg721, %arg722, %arg723) : (i1, f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%695) : (f32) -> () loc(#loc70)
     }) : (tensor<3x1x3xi1>, tensor<3x1x3xf32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
     %145 = "linalg.generic"(%144, %131) <{indexing_maps = [#map20, #map12], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg719: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg720: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %678 = "arith.addf"(%arg719, %arg720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%678) : (f32) -> () loc(#loc70)
+      %694 = "arith.addf"(%arg719, %arg720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%694) : (f32) -> () loc(#loc70)
     }) : (tensor<3x1x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc70)
     %146 = "tensor.collapse_shape"(%145) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc70)
     %147 = "linalg.generic"(%146, %124) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg717: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg718: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %677 = "arith.negf"(%arg717) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc70)
-      "linalg.yield"(%677) : (f32) -> () loc(#loc70)
+      %693 = "arith.negf"(%arg717) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc70)
+      "linalg.yield"(%693) : (f32) -> () loc(#loc70)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
     %148 = "linalg.generic"(%136, %147, %8, %124) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg713: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg714: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg715: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg716: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %676 = "arith.select"(%arg713, %arg714, %arg715) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%676) : (f32) -> () loc(#loc70)
+      %692 = "arith.select"(%arg713, %arg714, %arg715) : (i1, f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%692) : (f32) -> () loc(#loc70)
     }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
     %149 = "linalg.fill"(%2, %29) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg711: i64 loc(unknown), %arg712: i64 loc(unknown)):
@@ -859,15 +859,15 @@
     }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc70)
     %150 = "linalg.generic"(%136, %149) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg709: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg710: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %674 = "arith.extui"(%arg709) : (i1) -> i64 loc(#loc70)
-      %675 = "arith.addi"(%674, %arg710) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc70)
-      "linalg.yield"(%675) : (i64) -> () loc(#loc70)
+      %690 = "arith.extui"(%arg709) : (i1) -> i64 loc(#loc70)
+      %691 = "arith.addi"(%690, %arg710) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc70)
+      "linalg.yield"(%691) : (i64) -> () loc(#loc70)
     }) : (tensor<3xi1>, tensor<i64>) -> tensor<i64> loc(#loc70)
     %151 = "tensor.empty"() : () -> tensor<f32> loc(#loc70)
     %152 = "linalg.generic"(%150, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg707: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg708: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %673 = "arith.sitofp"(%arg707) : (i64) -> f32 loc(#loc70)
-      "linalg.yield"(%673) : (f32) -> () loc(#loc70)
+      %689 = "arith.sitofp"(%arg707) : (i64) -> f32 loc(#loc70)
+      "linalg.yield"(%689) : (f32) -> () loc(#loc70)
     }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %153 = "linalg.fill"(%4, %151) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg705: f32 loc(unknown), %arg706: f32 loc(unknown)):
@@ -875,37 +875,37 @@
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc70)
     %154 = "linalg.generic"(%148, %153) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg703: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg704: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %672 = "arith.addf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%672) : (f32) -> () loc(#loc70)
+      %688 = "arith.addf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%688) : (f32) -> () loc(#loc70)
     }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %155 = "linalg.generic"(%154, %152, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg700: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg701: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg702: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %671 = "arith.divf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%671) : (f32) -> () loc(#loc70)
+      %687 = "arith.divf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%687) : (f32) -> () loc(#loc70)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %156 = "linalg.generic"(%arg51, %152, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg697: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg698: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg699: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %670 = "arith.divf"(%arg697, %arg698) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%670) : (f32) -> () loc(#loc72)
+      %686 = "arith.divf"(%arg697, %arg698) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%686) : (f32) -> () loc(#loc72)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc72)
     %157 = "tensor.expand_shape"(%arg50) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xi64>) -> tensor<3x1xi64> loc(#loc72)
     %158 = "tensor.empty"() : () -> tensor<3x1xi1> loc(#loc72)
     %159 = "linalg.generic"(%157, %158) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg695: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg696: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %669 = "arith.cmpi"(%arg695, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc72)
-      "linalg.yield"(%669) : (i1) -> () loc(#loc72)
+      %685 = "arith.cmpi"(%arg695, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc72)
+      "linalg.yield"(%685) : (i1) -> () loc(#loc72)
     }) : (tensor<3x1xi64>, tensor<3x1xi1>) -> tensor<3x1xi1> loc(#loc72)
     %160 = "tensor.empty"() : () -> tensor<3x1xi64> loc(#loc72)
     %161 = "linalg.generic"(%159, %157, %20, %160) <{indexing_maps = [#map14, #map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg691: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg692: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg693: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg694: i64 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %668 = "arith.select"(%arg691, %arg692, %arg693) : (i1, i64, i64) -> i64 loc(#loc72)
-      "linalg.yield"(%668) : (i64) -> () loc(#loc72)
+      %684 = "arith.select"(%arg691, %arg692, %arg693) : (i1, i64, i64) -> i64 loc(#loc72)
+      "linalg.yield"(%684) : (i64) -> () loc(#loc72)
     }) : (tensor<3x1xi1>, tensor<3x1xi64>, tensor<i64>, tensor<3x1xi64>) -> tensor<3x1xi64> loc(#loc72)
     %162 = "tensor.expand_shape"(%161) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3x1xi64>) -> tensor<3x1x1xi64> loc(#loc72)
     %163 = "linalg.generic"(%162, %139, %140) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg688: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg689: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg690: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %667 = "arith.cmpi"(%arg688, %arg689) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc72)
-      "linalg.yield"(%667) : (i1) -> () loc(#loc72)
+      %683 = "arith.cmpi"(%arg688, %arg689) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc72)
+      "linalg.yield"(%683) : (i1) -> () loc(#loc72)
     }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc72)
     %164 = "tensor.empty"() : () -> tensor<3x3xi1> loc(#loc72)
     %165 = "linalg.fill"(%6, %164) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -914,53 +914,53 @@
     }) : (i1, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc72)
     %166 = "linalg.generic"(%163, %165) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg684: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg685: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %666 = "arith.ori"(%arg684, %arg685) : (i1, i1) -> i1 loc(#loc72)
-      "linalg.yield"(%666) : (i1) -> () loc(#loc72)
+      %682 = "arith.ori"(%arg684, %arg685) : (i1, i1) -> i1 loc(#loc72)
+      "linalg.yield"(%682) : (i1) -> () loc(#loc72)
     }) : (tensor<3x1x3xi1>, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc72)
     %167 = "linalg.generic"(%163, %9, %8, %143) <{indexing_maps = [#map20, #map21, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg680: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg681: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg682: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg683: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %665 = "arith.select"(%arg680, %arg681, %arg682) : (i1, f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%665) : (f32) -> () loc(#loc72)
+      %681 = "arith.select"(%arg680, %arg681, %arg682) : (i1, f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%681) : (f32) -> () loc(#loc72)
     }) : (tensor<3x1x3xi1>, tensor<f32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc72)
     %168 = "linalg.generic"(%167, %118) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg678: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg679: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %664 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%664) : (f32) -> () loc(#loc72)
+      %680 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%680) : (f32) -> () loc(#loc72)
     }) : (tensor<3x1x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
     %169 = "linalg.generic"(%166, %168, %7, %117) <{indexing_maps = [#map14, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg674: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg675: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg676: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg677: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %663 = "arith.select"(%arg674, %arg675, %arg676) : (i1, f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%663) : (f32) -> () loc(#loc72)
+      %679 = "arith.select"(%arg674, %arg675, %arg676) : (i1, f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%679) : (f32) -> () loc(#loc72)
     }) : (tensor<3x3xi1>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
     %170 = "linalg.generic"(%159, %156, %8, %130) <{indexing_maps = [#map14, #map22, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg670: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg671: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg672: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg673: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %662 = "arith.select"(%arg670, %arg671, %arg672) : (i1, f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%662) : (f32) -> () loc(#loc72)
+      %678 = "arith.select"(%arg670, %arg671, %arg672) : (i1, f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%678) : (f32) -> () loc(#loc72)
     }) : (tensor<3x1xi1>, tensor<f32>, tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc72)
     %171 = "linalg.generic"(%169, %170, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg667: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg668: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg669: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %661 = "arith.mulf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%661) : (f32) -> () loc(#loc72)
+      %677 = "arith.mulf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%677) : (f32) -> () loc(#loc72)
     }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
     %172 = "linalg.generic"(%134, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg665: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg666: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %660 = "math.exp"(%arg665) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc109)
-      "linalg.yield"(%660) : (f32) -> () loc(#loc109)
+      %676 = "math.exp"(%arg665) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc109)
+      "linalg.yield"(%676) : (f32) -> () loc(#loc109)
     }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
     %173 = "linalg.generic"(%171, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg663: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg664: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %659 = "arith.addf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%659) : (f32) -> () loc(#loc109)
+      %675 = "arith.addf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%675) : (f32) -> () loc(#loc109)
     }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc109)
     %174 = "linalg.generic"(%172, %173, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg660: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg661: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg662: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %658 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%658) : (f32) -> () loc(#loc109)
+      %674 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%674) : (f32) -> () loc(#loc109)
     }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
     %175 = "linalg.generic"(%171, %174, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg657: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg658: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg659: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %657 = "arith.subf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%657) : (f32) -> () loc(#loc109)
+      %673 = "arith.subf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%673) : (f32) -> () loc(#loc109)
     }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
     %176 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc110)
     %177 = "linalg.fill"(%4, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -969,9 +969,9 @@
     }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
     %178 = "linalg.matmul"(%175, %arg10, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg652: f32 loc(unknown), %arg653: f32 loc(unknown), %arg654: f32 loc(unknown)):
-      %655 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %656 = "arith.addf"(%arg654, %655) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%656) : (f32) -> () loc(#loc)
+      %671 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %672 = "arith.addf"(%arg654, %671) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%672) : (f32) -> () loc(#loc)
     }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
     %179 = "linalg.transpose"(%175, %117) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg650: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg651: f32 loc(fused[#loc41, #loc42, #loc8, #loc40])):
@@ -979,9 +979,9 @@
     }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc111)
     %180 = "linalg.matmul"(%179, %114, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg647: f32 loc(unknown), %arg648: f32 loc(unknown), %arg649: f32 loc(unknown)):
-      %653 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %654 = "arith.addf"(%arg649, %653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%654) : (f32) -> () loc(#loc)
+      %669 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %670 = "arith.addf"(%arg649, %669) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%670) : (f32) -> () loc(#loc)
     }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
     %181 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc112)
     %182 = "linalg.fill"(%4, %181) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -990,8 +990,8 @@
     }) : (f32, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc112)
     %183 = "linalg.generic"(%175, %182) <{indexing_maps = [#map14, #map23], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg643: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg644: f32 loc(fused[#loc41, #loc25, #loc8, #loc40])):
-      %652 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%652) : (f32) -> () loc(#loc112)
+      %668 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%668) : (f32) -> () loc(#loc112)
     }) : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc112)
     %184 = "tensor.collapse_shape"(%183) <{reassociation = [[0, 1]]}> : (tensor<1x3xf32>) -> tensor<3xf32> loc(#loc113)
     %185 = "linalg.generic"(%178, %26) <{indexing_maps = [#map24, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1000,71 +1000,71 @@
     }) : (tensor<3x8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc114)
     %186 = "linalg.generic"(%185, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg639: f32 loc(fused[#loc38, #loc46, #loc8, #loc19]), %arg640: f32 loc(fused[#loc38, #loc47, #loc8, #loc19])):
-      %651 = "arith.divf"(%arg639, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%651) : (f32) -> () loc(#loc115)
+      %667 = "arith.divf"(%arg639, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%667) : (f32) -> () loc(#loc115)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc115)
     %187 = "tensor.empty"() : () -> tensor<3x8x4x4xi1> loc(#loc116)
     %188 = "linalg.generic"(%109, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg637: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg638: i1 loc(fused[#loc30, #loc48, #loc8, #loc37])):
-      %650 = "arith.cmpf"(%arg637, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc116)
-      "linalg.yield"(%650) : (i1) -> () loc(#loc116)
+      %666 = "arith.cmpf"(%arg637, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc116)
+      "linalg.yield"(%666) : (i1) -> () loc(#loc116)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc116)
     %189 = "linalg.generic"(%188, %8, %186, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg633: i1 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg634: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg635: f32 loc(fused[#loc38, #loc47, #loc8, #loc19]), %arg636: f32 loc(fused[#loc30, #loc48, #loc8, #loc37])):
-      %649 = "arith.select"(%arg633, %arg634, %arg635) : (i1, f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%649) : (f32) -> () loc(#loc116)
+      %665 = "arith.select"(%arg633, %arg634, %arg635) : (i1, f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc116)
     }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc116)
     %190 = "linalg.generic"(%189, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg631: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg632: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %648 = "arith.addf"(%arg631, %arg632) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%648) : (f32) -> () loc(#loc117)
+      %664 = "arith.addf"(%arg631, %arg632) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc117)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
     %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc118)
     %192 = "linalg.generic"(%189, %94, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg628: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg629: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg630: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %647 = "arith.mulf"(%arg628, %arg629) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%647) : (f32) -> () loc(#loc119)
+      %663 = "arith.mulf"(%arg628, %arg629) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%663) : (f32) -> () loc(#loc119)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %193 = "linalg.generic"(%189, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg625: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg626: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg627: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %646 = "arith.mulf"(%arg625, %arg626) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%646) : (f32) -> () loc(#loc119)
+      %662 = "arith.mulf"(%arg625, %arg626) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%662) : (f32) -> () loc(#loc119)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %194 = "linalg.generic"(%192, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg623: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg624: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %645 = "arith.addf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%645) : (f32) -> () loc(#loc117)
+      %661 = "arith.addf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%661) : (f32) -> () loc(#loc117)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
     %195 = "tensor.collapse_shape"(%194) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc118)
     %196 = "linalg.generic"(%193, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg620: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg621: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg622: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %644 = "arith.mulf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%644) : (f32) -> () loc(#loc119)
+      %660 = "arith.mulf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%660) : (f32) -> () loc(#loc119)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %197 = "linalg.generic"(%193, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg617: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg618: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg619: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %643 = "arith.mulf"(%arg617, %arg618) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%643) : (f32) -> () loc(#loc119)
+      %659 = "arith.mulf"(%arg617, %arg618) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%659) : (f32) -> () loc(#loc119)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %198 = "linalg.generic"(%196, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg615: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg616: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %642 = "arith.addf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%642) : (f32) -> () loc(#loc117)
+      %658 = "arith.addf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%658) : (f32) -> () loc(#loc117)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
     %199 = "linalg.generic"(%93, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg613: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg614: f32 loc(fused[#loc34, #loc49, #loc8, #loc33])):
-      %641 = "math.fpowi"(%arg613, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc120)
-      "linalg.yield"(%641) : (f32) -> () loc(#loc120)
+      %657 = "math.fpowi"(%arg613, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc120)
+      "linalg.yield"(%657) : (f32) -> () loc(#loc120)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc120)
     %200 = "linalg.generic"(%198, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg611: f32 loc(fused[#loc34, #loc25, #loc8, #loc33]), %arg612: f32 loc(fused[#loc34, #loc50, #loc8, #loc33])):
-      %640 = "arith.mulf"(%arg611, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%640) : (f32) -> () loc(#loc121)
+      %656 = "arith.mulf"(%arg611, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%656) : (f32) -> () loc(#loc121)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc121)
     %201 = "linalg.generic"(%200, %199, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg608: f32 loc(fused[#loc34, #loc50, #loc8, #loc33]), %arg609: f32 loc(fused[#loc34, #loc49, #loc8, #loc33]), %arg610: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %639 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc119)
+      %655 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%655) : (f32) -> () loc(#loc119)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc119)
     %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc122)
     %203 = "linalg.generic"(%202, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1073,33 +1073,33 @@
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
     %204 = "linalg.generic"(%203, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg604: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg605: f32 loc(fused[#loc34, #loc47, #loc8, #loc33])):
-      %638 = "arith.divf"(%arg604, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%638) : (f32) -> () loc(#loc123)
+      %654 = "arith.divf"(%arg604, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%654) : (f32) -> () loc(#loc123)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
     %205 = "linalg.generic"(%204, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg601: f32 loc(fused[#loc34, #loc47, #loc8, #loc33]), %arg602: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg603: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %637 = "arith.mulf"(%arg601, %arg602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc119)
+      %653 = "arith.mulf"(%arg601, %arg602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%653) : (f32) -> () loc(#loc119)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
     %206 = "linalg.generic"(%197, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg598: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg599: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg600: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
-      %636 = "arith.addf"(%arg598, %arg599) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%636) : (f32) -> () loc(#loc124)
+      %652 = "arith.addf"(%arg598, %arg599) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%652) : (f32) -> () loc(#loc124)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
     %207 = "linalg.generic"(%206, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg595: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg596: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg597: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
-      %635 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%635) : (f32) -> () loc(#loc124)
+      %651 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%651) : (f32) -> () loc(#loc124)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
     %208 = "linalg.generic"(%207, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg593: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg594: f32 loc(fused[#loc34, #loc51, #loc8, #loc33])):
-      %634 = "arith.negf"(%arg593) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc125)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc125)
+      %650 = "arith.negf"(%arg593) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc125)
+      "linalg.yield"(%650) : (f32) -> () loc(#loc125)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
     %209 = "linalg.generic"(%208, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg591: f32 loc(fused[#loc34, #loc51, #loc8, #loc33]), %arg592: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %633 = "arith.addf"(%arg591, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc117)
+      %649 = "arith.addf"(%arg591, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%649) : (f32) -> () loc(#loc117)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
     %210 = "tensor.collapse_shape"(%209) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc122)
     %211 = "linalg.generic"(%210, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1108,13 +1108,13 @@
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
     %212 = "linalg.generic"(%211, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg587: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg588: f32 loc(fused[#loc34, #loc47, #loc8, #loc33])):
-      %632 = "arith.divf"(%arg587, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc123)
+      %648 = "arith.divf"(%arg587, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%648) : (f32) -> () loc(#loc123)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
     %213 = "linalg.generic"(%207, %212, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg584: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg585: f32 loc(fused[#loc34, #loc47, #loc8, #loc33]), %arg586: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
-      %631 = "arith.addf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc124)
+      %647 = "arith.addf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%647) : (f32) -> () loc(#loc124)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
     %214 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc126)
     %215 = "linalg.fill"(%4, %214) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1123,14 +1123,14 @@
     }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
     %216 = "linalg.generic"(%215) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg581: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
-      %624 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc126)
-      %625 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc126)
-      %626 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc126)
-      %627 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc126)
-      %628 = "arith.subi"(%17, %626) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
-      %629 = "arith.subi"(%17, %627) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
-      %630 = "tensor.extract"(%arg4, %625, %624, %628, %629) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc126)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc126)
+      %640 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc126)
+      %641 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc126)
+      %642 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc126)
+      %643 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc126)
+      %644 = "arith.subi"(%17, %642) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
+      %645 = "arith.subi"(%17, %643) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
+      %646 = "tensor.extract"(%arg4, %641, %640, %644, %645) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc126)
+      "linalg.yield"(%646) : (f32) -> () loc(#loc126)
     }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
     %217 = "tensor.empty"() : () -> tensor<3x8x6x6xf32> loc(#loc126)
     %218 = "linalg.fill"(%4, %217) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1140,988 +1140,1004 @@
     %219 = "tensor.insert_slice"(%213, %218) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<3x8x4x4xf32>, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc126)
     %220 = "linalg.conv_2d_nchw_fchw"(%219, %216, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg576: f32 loc(unknown), %arg577: f32 loc(unknown), %arg578: f32 loc(unknown)):
-      %622 = "arith.mulf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %623 = "arith.addf"(%arg578, %622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%623) : (f32) -> () loc(#loc)
+      %638 = "arith.mulf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %639 = "arith.addf"(%arg578, %638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
-    %221 = "tensor.empty"() : () -> tensor<8x3x4x4xf32> loc(#loc126)
-    %222 = "linalg.transpose"(%82, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg574: f32 loc(fused[#loc30, #loc31, #loc4, #loc28]), %arg575: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
+    %221 = "tensor.expand_shape"(%82) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc126)
+    %222 = "tensor.empty"() : () -> tensor<8x1x3x4x4xf32> loc(#loc126)
+    %223 = "linalg.transpose"(%221, %222) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg574: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg575: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
       "linalg.yield"(%arg574) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
-    %223 = "linalg.transpose"(%213, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg572: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg573: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
+    }) : (tensor<3x1x8x4x4xf32>, tensor<8x1x3x4x4xf32>) -> tensor<8x1x3x4x4xf32> loc(#loc126)
+    %224 = "tensor.collapse_shape"(%223) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
+    %225 = "tensor.expand_shape"(%213) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc126)
+    %226 = "tensor.empty"() : () -> tensor<1x8x3x4x4xf32> loc(#loc126)
+    %227 = "linalg.transpose"(%225, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg572: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg573: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
       "linalg.yield"(%arg572) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
-    %224 = "tensor.pad"(%222) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc126)
+    %228 = "tensor.collapse_shape"(%227) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
+    %229 = "tensor.pad"(%224) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg568: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg569: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg570: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg571: index loc(fused[#loc32, #loc52, #loc8, #loc33])):
       "tensor.yield"(%4) : (f32) -> () loc(#loc126)
     }) : (tensor<8x3x4x4xf32>) -> tensor<8x3x6x6xf32> loc(#loc126)
-    %225 = "linalg.conv_2d_nchw_fchw"(%224, %223, %215) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %230 = "linalg.conv_2d_nchw_fchw"(%229, %228, %215) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg565: f32 loc(unknown), %arg566: f32 loc(unknown), %arg567: f32 loc(unknown)):
-      %620 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %621 = "arith.addf"(%arg567, %620) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc)
+      %636 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %637 = "arith.addf"(%arg567, %636) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x3x6x6xf32>, tensor<8x3x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
-    %226 = "linalg.transpose"(%225, %214) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    %231 = "linalg.transpose"(%230, %214) <{permutation = array<i64: 1, 0, 2, 3>}> ({
     ^bb0(%arg563: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg564: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
       "linalg.yield"(%arg563) : (f32) -> () loc(#loc126)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
-    %227 = "linalg.generic"(%82, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %232 = "linalg.generic"(%82, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg561: f32 loc(fused[#loc30, #loc31, #loc4, #loc28]), %arg562: i1 loc(fused[#loc30, #loc48, #loc8, #loc28])):
-      %619 = "arith.cmpf"(%arg561, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc127)
-      "linalg.yield"(%619) : (i1) -> () loc(#loc127)
+      %635 = "arith.cmpf"(%arg561, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc127)
+      "linalg.yield"(%635) : (i1) -> () loc(#loc127)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc127)
-    %228 = "linalg.generic"(%227, %8, %220, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %233 = "linalg.generic"(%232, %8, %220, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg557: i1 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg558: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg559: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg560: f32 loc(fused[#loc30, #loc48, #loc8, #loc28])):
-      %618 = "arith.select"(%arg557, %arg558, %arg559) : (i1, f32, f32) -> f32 loc(#loc127)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc127)
+      %634 = "arith.select"(%arg557, %arg558, %arg559) : (i1, f32, f32) -> f32 loc(#loc127)
+      "linalg.yield"(%634) : (f32) -> () loc(#loc127)
     }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc127)
-    %229 = "linalg.generic"(%228, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %234 = "linalg.generic"(%233, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg555: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg556: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %617 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc128)
+      %633 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%633) : (f32) -> () loc(#loc128)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
-    %230 = "tensor.collapse_shape"(%229) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
-    %231 = "linalg.generic"(%228, %68, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %235 = "tensor.collapse_shape"(%234) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
+    %236 = "linalg.generic"(%233, %68, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg552: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg553: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg554: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %616 = "arith.mulf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%616) : (f32) -> () loc(#loc130)
+      %632 = "arith.mulf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%632) : (f32) -> () loc(#loc130)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %232 = "linalg.generic"(%228, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %237 = "linalg.generic"(%233, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg549: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg550: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg551: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %615 = "arith.mulf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc130)
+      %631 = "arith.mulf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc130)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %233 = "linalg.generic"(%231, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %238 = "linalg.generic"(%236, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg547: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg548: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %614 = "arith.addf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%614) : (f32) -> () loc(#loc128)
+      %630 = "arith.addf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%630) : (f32) -> () loc(#loc128)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
-    %234 = "tensor.collapse_shape"(%233) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
-    %235 = "linalg.generic"(%232, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %239 = "tensor.collapse_shape"(%238) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
+    %240 = "linalg.generic"(%237, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg544: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg545: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg546: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %613 = "arith.mulf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%613) : (f32) -> () loc(#loc130)
+      %629 = "arith.mulf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%629) : (f32) -> () loc(#loc130)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %236 = "linalg.generic"(%232, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %241 = "linalg.generic"(%237, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg541: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg542: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg543: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %612 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%612) : (f32) -> () loc(#loc130)
+      %628 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%628) : (f32) -> () loc(#loc130)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %237 = "linalg.generic"(%235, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %242 = "linalg.generic"(%240, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg539: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg540: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %611 = "arith.addf"(%arg539, %arg540) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%611) : (f32) -> () loc(#loc128)
+      %627 = "arith.addf"(%arg539, %arg540) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%627) : (f32) -> () loc(#loc128)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
-    %238 = "linalg.generic"(%67, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %243 = "linalg.generic"(%67, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg537: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg538: f32 loc(fused[#loc29, #loc49, #loc8, #loc28])):
-      %610 = "math.fpowi"(%arg537, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc131)
-      "linalg.yield"(%610) : (f32) -> () loc(#loc131)
+      %626 = "math.fpowi"(%arg537, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc131)
+      "linalg.yield"(%626) : (f32) -> () loc(#loc131)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc131)
-    %239 = "linalg.generic"(%237, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %244 = "linalg.generic"(%242, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg535: f32 loc(fused[#loc29, #loc25, #loc8, #loc28]), %arg536: f32 loc(fused[#loc29, #loc50, #loc8, #loc28])):
-      %609 = "arith.mulf"(%arg535, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%609) : (f32) -> () loc(#loc132)
+      %625 = "arith.mulf"(%arg535, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%625) : (f32) -> () loc(#loc132)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc132)
-    %240 = "linalg.generic"(%239, %238, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %245 = "linalg.generic"(%244, %243, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg532: f32 loc(fused[#loc29, #loc50, #loc8, #loc28]), %arg533: f32 loc(fused[#loc29, #loc49, #loc8, #loc28]), %arg534: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %608 = "arith.mulf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%608) : (f32) -> () loc(#loc130)
+      %624 = "arith.mulf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%624) : (f32) -> () loc(#loc130)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc130)
-    %241 = "tensor.collapse_shape"(%240) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
-    %242 = "linalg.generic"(%241, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %246 = "tensor.collapse_shape"(%245) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
+    %247 = "linalg.generic"(%246, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg530: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg531: f32 loc(fused[#loc29, #loc46, #loc8, #loc28])):
       "linalg.yield"(%arg530) : (f32) -> () loc(#loc133)
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
-    %243 = "linalg.generic"(%242, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %248 = "linalg.generic"(%247, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg528: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg529: f32 loc(fused[#loc29, #loc47, #loc8, #loc28])):
-      %607 = "arith.divf"(%arg528, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%607) : (f32) -> () loc(#loc134)
+      %623 = "arith.divf"(%arg528, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%623) : (f32) -> () loc(#loc134)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc134)
-    %244 = "linalg.generic"(%243, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %249 = "linalg.generic"(%248, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg525: f32 loc(fused[#loc29, #loc47, #loc8, #loc28]), %arg526: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg527: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %606 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc130)
+      %622 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%622) : (f32) -> () loc(#loc130)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %245 = "linalg.generic"(%236, %244, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %250 = "linalg.generic"(%241, %249, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg522: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg523: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg524: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
-      %605 = "arith.addf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%605) : (f32) -> () loc(#loc135)
+      %621 = "arith.addf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%621) : (f32) -> () loc(#loc135)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
-    %246 = "linalg.generic"(%245, %244, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %251 = "linalg.generic"(%250, %249, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg519: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg520: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg521: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
-      %604 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc135)
+      %620 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%620) : (f32) -> () loc(#loc135)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
-    %247 = "linalg.generic"(%246, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %252 = "linalg.generic"(%251, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg517: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg518: f32 loc(fused[#loc29, #loc51, #loc8, #loc28])):
-      %603 = "arith.negf"(%arg517) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc136)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc136)
+      %619 = "arith.negf"(%arg517) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc136)
+      "linalg.yield"(%619) : (f32) -> () loc(#loc136)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
-    %248 = "linalg.generic"(%247, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %253 = "linalg.generic"(%252, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg515: f32 loc(fused[#loc29, #loc51, #loc8, #loc28]), %arg516: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %602 = "arith.addf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc128)
+      %618 = "arith.addf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc128)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
-    %249 = "tensor.collapse_shape"(%248) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
-    %250 = "linalg.generic"(%249, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %254 = "tensor.collapse_shape"(%253) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
+    %255 = "linalg.generic"(%254, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg513: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg514: f32 loc(fused[#loc29, #loc46, #loc8, #loc28])):
       "linalg.yield"(%arg513) : (f32) -> () loc(#loc133)
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
-    %251 = "linalg.generic"(%250, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %256 = "linalg.generic"(%255, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg511: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg512: f32 loc(fused[#loc29, #loc47, #loc8, #loc28])):
-      %601 = "arith.divf"(%arg511, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc134)
+      %617 = "arith.divf"(%arg511, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%617) : (f32) -> () loc(#loc134)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc134)
-    %252 = "linalg.generic"(%246, %251, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %257 = "linalg.generic"(%251, %256, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg508: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg509: f32 loc(fused[#loc29, #loc47, #loc8, #loc28]), %arg510: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
-      %600 = "arith.addf"(%arg508, %arg509) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%600) : (f32) -> () loc(#loc135)
+      %616 = "arith.addf"(%arg508, %arg509) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%616) : (f32) -> () loc(#loc135)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
-    %253 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc137)
-    %254 = "linalg.fill"(%4, %253) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %258 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc137)
+    %259 = "linalg.fill"(%4, %258) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg506: f32 loc(unknown), %arg507: f32 loc(unknown)):
       "linalg.yield"(%arg506) : (f32) -> () loc(#loc)
     }) : (f32, tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
-    %255 = "linalg.generic"(%254) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    %260 = "linalg.generic"(%259) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg505: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
-      %593 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc137)
-      %594 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc137)
-      %595 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc137)
-      %596 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc137)
-      %597 = "arith.subi"(%17, %595) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
-      %598 = "arith.subi"(%17, %596) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
-      %599 = "tensor.extract"(%arg1, %594, %593, %597, %598) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc137)
-      "linalg.yield"(%599) : (f32) -> () loc(#loc137)
+      %609 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc137)
+      %610 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc137)
+      %611 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc137)
+      %612 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc137)
+      %613 = "arith.subi"(%17, %611) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
+      %614 = "arith.subi"(%17, %612) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
+      %615 = "tensor.extract"(%arg1, %610, %609, %613, %614) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc137)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc137)
     }) : (tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
-    %256 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc137)
-    %257 = "linalg.fill"(%4, %256) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %261 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc137)
+    %262 = "linalg.fill"(%4, %261) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg503: f32 loc(unknown), %arg504: f32 loc(unknown)):
       "linalg.yield"(%arg503) : (f32) -> () loc(#loc)
     }) : (f32, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc137)
-    %258 = "tensor.insert_slice"(%252, %257) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc137)
-    %259 = "linalg.conv_2d_nchw_fchw"(%258, %255, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %263 = "tensor.insert_slice"(%257, %262) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc137)
+    %264 = "linalg.conv_2d_nchw_fchw"(%263, %260, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg500: f32 loc(unknown), %arg501: f32 loc(unknown), %arg502: f32 loc(unknown)):
-      %591 = "arith.mulf"(%arg500, %arg501) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %592 = "arith.addf"(%arg502, %591) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%592) : (f32) -> () loc(#loc)
+      %607 = "arith.mulf"(%arg500, %arg501) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %608 = "arith.addf"(%arg502, %607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%608) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x10x10xf32>, tensor<4x8x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc137)
-    %260 = "tensor.empty"() : () -> tensor<4x3x8x8xf32> loc(#loc137)
-    %261 = "linalg.transpose"(%25, %260) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg498: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg499: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
+    %265 = "tensor.expand_shape"(%25) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc137)
+    %266 = "tensor.empty"() : () -> tensor<4x1x3x8x8xf32> loc(#loc137)
+    %267 = "linalg.transpose"(%265, %266) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg498: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg499: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
       "linalg.yield"(%arg498) : (f32) -> () loc(#loc137)
-    }) : (tensor<3x4x8x8xf32>, tensor<4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc137)
-    %262 = "linalg.transpose"(%252, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg496: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg497: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
+    }) : (tensor<3x1x4x8x8xf32>, tensor<4x1x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc137)
+    %268 = "tensor.collapse_shape"(%267) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<4x1x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc137)
+    %269 = "tensor.expand_shape"(%257) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc137)
+    %270 = "linalg.transpose"(%269, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg496: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg497: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
       "linalg.yield"(%arg496) : (f32) -> () loc(#loc137)
-    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc137)
-    %263 = "tensor.pad"(%261) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc137)
+    %271 = "tensor.collapse_shape"(%270) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc137)
+    %272 = "tensor.pad"(%268) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg492: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg493: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg494: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg495: index loc(fused[#loc27, #loc52, #loc8, #loc28])):
       "tensor.yield"(%4) : (f32) -> () loc(#loc137)
     }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc137)
-    %264 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc137)
-    %265 = "linalg.fill"(%4, %264) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %273 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc137)
+    %274 = "linalg.fill"(%4, %273) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg490: f32 loc(unknown), %arg491: f32 loc(unknown)):
       "linalg.yield"(%arg490) : (f32) -> () loc(#loc)
     }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc137)
-    %266 = "linalg.conv_2d_nchw_fchw"(%263, %262, %265) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %275 = "linalg.conv_2d_nchw_fchw"(%272, %271, %274) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg487: f32 loc(unknown), %arg488: f32 loc(unknown), %arg489: f32 loc(unknown)):
-      %589 = "arith.mulf"(%arg487, %arg488) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %590 = "arith.addf"(%arg489, %589) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%590) : (f32) -> () loc(#loc)
+      %605 = "arith.mulf"(%arg487, %arg488) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %606 = "arith.addf"(%arg489, %605) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc137)
-    %267 = "tensor.extract_slice"(%266) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x3x4xf32> loc(#loc137)
-    %268 = "tensor.extract_slice"(%267) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x3x4xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
-    %269 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc137)
-    %270 = "linalg.transpose"(%268, %269) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    %276 = "tensor.extract_slice"(%275) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x3x4xf32> loc(#loc137)
+    %277 = "tensor.extract_slice"(%276) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x3x4xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
+    %278 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc137)
+    %279 = "linalg.transpose"(%277, %278) <{permutation = array<i64: 1, 0, 2, 3>}> ({
     ^bb0(%arg485: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg486: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
       "linalg.yield"(%arg485) : (f32) -> () loc(#loc137)
     }) : (tensor<4x8x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc137)
-    %271 = "linalg.generic"(%189, %41, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %280 = "linalg.generic"(%189, %41, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg482: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg483: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg484: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %588 = "arith.mulf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc138)
+      %604 = "arith.mulf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc138)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
-    %272 = "linalg.generic"(%189, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %281 = "linalg.generic"(%189, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg479: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg480: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg481: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %587 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc138)
+      %603 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc138)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
-    %273 = "linalg.generic"(%271, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %282 = "linalg.generic"(%280, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg477: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg478: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
-      %586 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
-      "linalg.yield"(%586) : (f32) -> () loc(#loc139)
+      %602 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc139)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
-    %274 = "tensor.collapse_shape"(%273) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc140)
-    %275 = "linalg.generic"(%272, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %283 = "tensor.collapse_shape"(%282) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc140)
+    %284 = "linalg.generic"(%281, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg474: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg475: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg476: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %585 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%585) : (f32) -> () loc(#loc138)
+      %601 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%601) : (f32) -> () loc(#loc138)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
-    %276 = "linalg.generic"(%272, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %285 = "linalg.generic"(%281, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg471: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg472: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg473: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %584 = "arith.mulf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%584) : (f32) -> () loc(#loc138)
+      %600 = "arith.mulf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%600) : (f32) -> () loc(#loc138)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
-    %277 = "linalg.generic"(%275, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %286 = "linalg.generic"(%284, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg469: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg470: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
-      %583 = "arith.addf"(%arg469, %arg470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
-      "linalg.yield"(%583) : (f32) -> () loc(#loc139)
+      %599 = "arith.addf"(%arg469, %arg470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%599) : (f32) -> () loc(#loc139)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
-    %278 = "linalg.generic"(%40, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %287 = "linalg.generic"(%40, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg467: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg468: f32 loc(fused[#loc9, #loc49, #loc8, #loc11])):
-      %582 = "math.fpowi"(%arg467, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc141)
-      "linalg.yield"(%582) : (f32) -> () loc(#loc141)
+      %598 = "math.fpowi"(%arg467, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc141)
+      "linalg.yield"(%598) : (f32) -> () loc(#loc141)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc141)
-    %279 = "linalg.generic"(%277, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %288 = "linalg.generic"(%286, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg465: f32 loc(fused[#loc9, #loc25, #loc8, #loc11]), %arg466: f32 loc(fused[#loc9, #loc50, #loc8, #loc11])):
-      %581 = "arith.mulf"(%arg465, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
-      "linalg.yield"(%581) : (f32) -> () loc(#loc142)
+      %597 = "arith.mulf"(%arg465, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%597) : (f32) -> () loc(#loc142)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc142)
-    %280 = "linalg.generic"(%279, %278, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %289 = "linalg.generic"(%288, %287, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg462: f32 loc(fused[#loc9, #loc50, #loc8, #loc11]), %arg463: f32 loc(fused[#loc9, #loc49, #loc8, #loc11]), %arg464: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %580 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%580) : (f32) -> () loc(#loc138)
+      %596 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%596) : (f32) -> () loc(#loc138)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc138)
-    %281 = "tensor.collapse_shape"(%280) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
-    %282 = "linalg.generic"(%281, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %290 = "tensor.collapse_shape"(%289) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
+    %291 = "linalg.generic"(%290, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg460: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg461: f32 loc(fused[#loc9, #loc46, #loc8, #loc11])):
       "linalg.yield"(%arg460) : (f32) -> () loc(#loc143)
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
-    %283 = "linalg.generic"(%282, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %292 = "linalg.generic"(%291, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg458: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg459: f32 loc(fused[#loc9, #loc47, #loc8, #loc11])):
-      %579 = "arith.divf"(%arg458, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc144)
+      %595 = "arith.divf"(%arg458, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%595) : (f32) -> () loc(#loc144)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc144)
-    %284 = "linalg.generic"(%283, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %293 = "linalg.generic"(%292, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg455: f32 loc(fused[#loc9, #loc47, #loc8, #loc11]), %arg456: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg457: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %578 = "arith.mulf"(%arg455, %arg456) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%578) : (f32) -> () loc(#loc138)
+      %594 = "arith.mulf"(%arg455, %arg456) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%594) : (f32) -> () loc(#loc138)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
-    %285 = "linalg.generic"(%276, %284, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %294 = "linalg.generic"(%285, %293, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg452: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg453: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg454: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
-      %577 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc145)
+      %593 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%593) : (f32) -> () loc(#loc145)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
-    %286 = "linalg.generic"(%285, %284, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %295 = "linalg.generic"(%294, %293, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg449: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg450: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg451: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
-      %576 = "arith.addf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%576) : (f32) -> () loc(#loc145)
+      %592 = "arith.addf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%592) : (f32) -> () loc(#loc145)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
-    %287 = "linalg.generic"(%286, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %296 = "linalg.generic"(%295, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg447: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg448: f32 loc(fused[#loc9, #loc51, #loc8, #loc11])):
-      %575 = "arith.negf"(%arg447) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc146)
-      "linalg.yield"(%575) : (f32) -> () loc(#loc146)
+      %591 = "arith.negf"(%arg447) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc146)
+      "linalg.yield"(%591) : (f32) -> () loc(#loc146)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc146)
-    %288 = "linalg.generic"(%287, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %297 = "linalg.generic"(%296, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg445: f32 loc(fused[#loc9, #loc51, #loc8, #loc11]), %arg446: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
-      %574 = "arith.addf"(%arg445, %arg446) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
-      "linalg.yield"(%574) : (f32) -> () loc(#loc139)
+      %590 = "arith.addf"(%arg445, %arg446) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%590) : (f32) -> () loc(#loc139)
     }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
-    %289 = "tensor.collapse_shape"(%288) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
-    %290 = "linalg.generic"(%289, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %298 = "tensor.collapse_shape"(%297) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
+    %299 = "linalg.generic"(%298, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg443: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg444: f32 loc(fused[#loc9, #loc46, #loc8, #loc11])):
       "linalg.yield"(%arg443) : (f32) -> () loc(#loc143)
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
-    %291 = "linalg.generic"(%290, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %300 = "linalg.generic"(%299, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg441: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg442: f32 loc(fused[#loc9, #loc47, #loc8, #loc11])):
-      %573 = "arith.divf"(%arg441, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%573) : (f32) -> () loc(#loc144)
+      %589 = "arith.divf"(%arg441, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%589) : (f32) -> () loc(#loc144)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc144)
-    %292 = "linalg.generic"(%286, %291, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %301 = "linalg.generic"(%295, %300, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg438: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg439: f32 loc(fused[#loc9, #loc47, #loc8, #loc11]), %arg440: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
-      %572 = "arith.addf"(%arg438, %arg439) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc145)
+      %588 = "arith.addf"(%arg438, %arg439) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%588) : (f32) -> () loc(#loc145)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
-    %293 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc147)
-    %294 = "linalg.fill"(%4, %293) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %302 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc147)
+    %303 = "linalg.fill"(%4, %302) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg436: f32 loc(unknown), %arg437: f32 loc(unknown)):
       "linalg.yield"(%arg436) : (f32) -> () loc(#loc)
     }) : (f32, tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
-    %295 = "linalg.generic"(%294) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    %304 = "linalg.generic"(%303) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg435: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
-      %569 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc147)
-      %570 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc147)
-      %571 = "tensor.extract"(%arg7, %570, %569, %18, %18) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc147)
-      "linalg.yield"(%571) : (f32) -> () loc(#loc147)
+      %585 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc147)
+      %586 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc147)
+      %587 = "tensor.extract"(%arg7, %586, %585, %18, %18) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc147)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc147)
     }) : (tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
-    %296 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc147)
-    %297 = "linalg.fill"(%4, %296) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %305 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc147)
+    %306 = "linalg.fill"(%4, %305) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg433: f32 loc(unknown), %arg434: f32 loc(unknown)):
       "linalg.yield"(%arg433) : (f32) -> () loc(#loc)
     }) : (f32, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc147)
-    %298 = "tensor.insert_slice"(%292, %297) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc147)
-    %299 = "linalg.conv_2d_nchw_fchw"(%298, %295, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %307 = "tensor.insert_slice"(%301, %306) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc147)
+    %308 = "linalg.conv_2d_nchw_fchw"(%307, %304, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg430: f32 loc(unknown), %arg431: f32 loc(unknown), %arg432: f32 loc(unknown)):
-      %567 = "arith.mulf"(%arg430, %arg431) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %568 = "arith.addf"(%arg432, %567) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%568) : (f32) -> () loc(#loc)
+      %583 = "arith.mulf"(%arg430, %arg431) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %584 = "arith.addf"(%arg432, %583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%584) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x8x8xf32>, tensor<4x8x1x1xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc147)
-    %300 = "linalg.transpose"(%292, %221) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg428: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg429: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
+    %309 = "tensor.expand_shape"(%301) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc147)
+    %310 = "linalg.transpose"(%309, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg428: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg429: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
       "linalg.yield"(%arg428) : (f32) -> () loc(#loc147)
-    }) : (tensor<3x8x4x4xf32>, tensor<8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc147)
-    %301 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc147)
-    %302 = "linalg.fill"(%4, %301) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc147)
+    %311 = "tensor.collapse_shape"(%310) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc147)
+    %312 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc147)
+    %313 = "linalg.fill"(%4, %312) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg426: f32 loc(unknown), %arg427: f32 loc(unknown)):
       "linalg.yield"(%arg426) : (f32) -> () loc(#loc)
     }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc147)
-    %303 = "linalg.conv_2d_nchw_fchw"(%261, %300, %302) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %314 = "linalg.conv_2d_nchw_fchw"(%268, %311, %313) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg423: f32 loc(unknown), %arg424: f32 loc(unknown), %arg425: f32 loc(unknown)):
-      %565 = "arith.mulf"(%arg423, %arg424) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %566 = "arith.addf"(%arg425, %565) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%566) : (f32) -> () loc(#loc)
+      %581 = "arith.mulf"(%arg423, %arg424) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %582 = "arith.addf"(%arg425, %581) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%582) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x8x8xf32>, tensor<8x3x4x4xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc147)
-    %304 = "tensor.extract_slice"(%303) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x1x2xf32> loc(#loc147)
-    %305 = "tensor.extract_slice"(%304) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x1x2xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
-    %306 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc147)
-    %307 = "linalg.transpose"(%305, %306) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    %315 = "tensor.extract_slice"(%314) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x1x2xf32> loc(#loc147)
+    %316 = "tensor.extract_slice"(%315) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x1x2xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
+    %317 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc147)
+    %318 = "linalg.transpose"(%316, %317) <{permutation = array<i64: 1, 0, 2, 3>}> ({
     ^bb0(%arg421: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg422: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
       "linalg.yield"(%arg421) : (f32) -> () loc(#loc147)
     }) : (tensor<4x8x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc147)
-    %308 = "linalg.generic"(%259, %299, %23) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %319 = "linalg.generic"(%264, %308, %23) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg418: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg419: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg420: f32 loc(fused[#loc20, #loc12, #loc8, #loc11])):
-      %564 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
-      "linalg.yield"(%564) : (f32) -> () loc(#loc148)
+      %580 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc148)
     }) : (tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc148)
-    %309 = "tensor.empty"() : () -> tensor<3x3x8x8xf32> loc(#loc149)
-    %310 = "linalg.transpose"(%arg49, %309) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg416: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg417: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
+    %320 = "tensor.expand_shape"(%arg49) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 3, 8, 8>}> : (tensor<3x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc149)
+    %321 = "tensor.empty"() : () -> tensor<3x1x3x8x8xf32> loc(#loc149)
+    %322 = "linalg.transpose"(%320, %321) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg416: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg417: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
       "linalg.yield"(%arg416) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x3x8x8xf32>, tensor<3x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc149)
-    %311 = "linalg.transpose"(%308, %260) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg414: f32 loc(fused[#loc20, #loc12, #loc8, #loc11]), %arg415: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
+    }) : (tensor<3x1x3x8x8xf32>, tensor<3x1x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc149)
+    %323 = "tensor.collapse_shape"(%322) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc149)
+    %324 = "tensor.expand_shape"(%319) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc149)
+    %325 = "tensor.empty"() : () -> tensor<1x4x3x8x8xf32> loc(#loc149)
+    %326 = "linalg.transpose"(%324, %325) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg414: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg415: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
       "linalg.yield"(%arg414) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x4x8x8xf32>, tensor<4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc149)
-    %312 = "tensor.pad"(%310) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    }) : (tensor<3x1x4x8x8xf32>, tensor<1x4x3x8x8xf32>) -> tensor<1x4x3x8x8xf32> loc(#loc149)
+    %327 = "tensor.collapse_shape"(%326) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc149)
+    %328 = "tensor.pad"(%323) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
     ^bb0(%arg410: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg411: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg412: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg413: index loc(fused[#loc17, #loc52, #loc8, #loc19])):
       "tensor.yield"(%4) : (f32) -> () loc(#loc149)
     }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc149)
-    %313 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc149)
-    %314 = "linalg.fill"(%4, %313) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %329 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc149)
+    %330 = "linalg.fill"(%4, %329) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg408: f32 loc(unknown), %arg409: f32 loc(unknown)):
       "linalg.yield"(%arg408) : (f32) -> () loc(#loc)
     }) : (f32, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc149)
-    %315 = "linalg.conv_2d_nchw_fchw"(%312, %311, %314) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    %331 = "linalg.conv_2d_nchw_fchw"(%328, %327, %330) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg405: f32 loc(unknown), %arg406: f32 loc(unknown), %arg407: f32 loc(unknown)):
-      %562 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %563 = "arith.addf"(%arg407, %562) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%563) : (f32) -> () loc(#loc)
+      %578 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      %579 = "arith.addf"(%arg407, %578) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
+      "linalg.yield"(%579) : (f32) -> () loc(#loc)
     }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc149)
-    %316 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc149)
-    %317 = "linalg.transpose"(%315, %316) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    %332 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc149)
+    %333 = "linalg.transpose"(%331, %332) <{permutation = array<i64: 1, 0, 2, 3>}> ({
     ^bb0(%arg403: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg404: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
       "linalg.yield"(%arg403) : (f32) -> () loc(#loc149)
     }) : (tensor<3x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc149)
-    %318 = "linalg.generic"(%arg46, %arg0, %316) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %334 = "linalg.generic"(%arg46, %arg0, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg400: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg401: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg402: f32 loc(fused[#loc13, #loc10, #loc15, #loc53])):
-      %561 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%561) : (f32) -> () loc(#loc150)
+      %577 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%577) : (f32) -> () loc(#loc150)
     }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc150)
-    %319 = "linalg.generic"(%317, %318, %316) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %335 = "linalg.generic"(%333, %334, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg397: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg398: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg399: f32 loc(fused[#loc13, #loc12, #loc15, #loc53])):
-      %560 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%560) : (f32) -> () loc(#loc151)
+      %576 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%576) : (f32) -> () loc(#loc151)
     }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc151)
-    %320 = "linalg.generic"(%arg22, %arg47, %316) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %336 = "linalg.generic"(%arg22, %arg47, %332) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg394: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg395: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg396: f32 loc(fused[#loc13, #loc10, #loc15, #loc16])):
-      %559 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%559) : (f32) -> () loc(#loc152)
+      %575 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%575) : (f32) -> () loc(#loc152)
     }) : (tensor<4x3x3x3xf32>, tensor<f32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
-    %321 = "linalg.generic"(%21, %arg48, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %337 = "linalg.generic"(%21, %arg48, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg391: i64 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg392: f32 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg393: f32 loc(fused[#loc13, #loc14, #loc15, #loc16])):
-      %557 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc75)
-      %558 = "arith.subf"(%557, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%558) : (f32) -> () loc(#loc75)
+      %573 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc75)
+      %574 = "arith.subf"(%573, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc75)
-    %322 = "linalg.generic"(%321, %319, %316) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %338 = "linalg.generic"(%337, %335, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg388: f32 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg389: f32 loc(fused[#loc13, #loc12, #loc15, #loc53]), %arg390: f32 loc(fused[#loc13, #loc10, #loc15, #loc16])):
-      %556 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%556) : (f32) -> () loc(#loc152)
+      %572 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%572) : (f32) -> () loc(#loc152)
     }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
-    %323 = "linalg.generic"(%320, %322, %316) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %339 = "linalg.generic"(%336, %338, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg385: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg386: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg387: f32 loc(fused[#loc13, #loc12, #loc15, #loc16])):
-      %555 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%555) : (f32) -> () loc(#loc153)
+      %571 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%571) : (f32) -> () loc(#loc153)
     }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc153)
-    %324 = "tensor.empty"() : () -> tensor<i1> loc(#loc154)
-    %325 = "linalg.generic"(%arg21, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %340 = "tensor.empty"() : () -> tensor<i1> loc(#loc154)
+    %341 = "linalg.generic"(%arg21, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg383: f32 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg384: i1 loc(fused[#loc13, #loc54, #loc15, #loc55])):
-      %554 = "arith.cmpf"(%arg383, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc154)
-      "linalg.yield"(%554) : (i1) -> () loc(#loc154)
+      %570 = "arith.cmpf"(%arg383, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc154)
+      "linalg.yield"(%570) : (i1) -> () loc(#loc154)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc154)
-    %326 = "linalg.generic"(%325, %319, %323, %316) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %342 = "linalg.generic"(%341, %335, %339, %332) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg379: i1 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg380: f32 loc(fused[#loc13, #loc12, #loc15, #loc53]), %arg381: f32 loc(fused[#loc13, #loc12, #loc15, #loc16]), %arg382: f32 loc(fused[#loc13, #loc56, #loc15, #loc55])):
-      %553 = "arith.select"(%arg379, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc155)
-      "linalg.yield"(%553) : (f32) -> () loc(#loc155)
+      %569 = "arith.select"(%arg379, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc155)
+      "linalg.yield"(%569) : (f32) -> () loc(#loc155)
     }) : (tensor<i1>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc155)
-    %327 = "linalg.generic"(%arg21, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %343 = "linalg.generic"(%arg21, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg377: f32 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg378: f32 loc(fused[#loc13, #loc12, #loc15, #loc57])):
-      %552 = "arith.addf"(%arg377, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
-      "linalg.yield"(%552) : (f32) -> () loc(#loc156)
+      %568 = "arith.addf"(%arg377, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%568) : (f32) -> () loc(#loc156)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc156)
-    %328 = "linalg.generic"(%arg45, %326, %316) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %344 = "linalg.generic"(%arg45, %342, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg374: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg375: f32 loc(fused[#loc13, #loc56, #loc15, #loc55]), %arg376: f32 loc(fused[#loc13, #loc10, #loc15, #loc58])):
-      %551 = "arith.mulf"(%arg374, %arg375) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
-      "linalg.yield"(%551) : (f32) -> () loc(#loc157)
+      %567 = "arith.mulf"(%arg374, %arg375) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
+      "linalg.yield"(%567) : (f32) -> () loc(#loc157)
     }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc157)
-    %329 = "linalg.generic"(%arg0, %328, %316) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %345 = "linalg.generic"(%arg0, %344, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg371: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg372: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg373: f32 loc(fused[#loc13, #loc22, #loc15, #loc58])):
-      %550 = "arith.subf"(%arg371, %arg372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
-      "linalg.yield"(%550) : (f32) -> () loc(#loc158)
+      %566 = "arith.subf"(%arg371, %arg372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
+      "linalg.yield"(%566) : (f32) -> () loc(#loc158)
     }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc158)
-    %330 = "linalg.generic"(%arg46, %arg1, %269) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %346 = "linalg.generic"(%arg46, %arg1, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg368: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg369: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg370: f32 loc(fused[#loc59, #loc10, #loc15, #loc53])):
-      %549 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%549) : (f32) -> () loc(#loc159)
+      %565 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
+      "linalg.yield"(%565) : (f32) -> () loc(#loc159)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc159)
-    %331 = "linalg.generic"(%270, %330, %269) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %347 = "linalg.generic"(%279, %346, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg365: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg366: f32 loc(fused[#loc59, #loc10, #loc15, #loc53]), %arg367: f32 loc(fused[#loc59, #loc12, #loc15, #loc53])):
-      %548 = "arith.addf"(%arg365, %arg366) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%548) : (f32) -> () loc(#loc160)
+      %564 = "arith.addf"(%arg365, %arg366) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%564) : (f32) -> () loc(#loc160)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc160)
-    %332 = "linalg.generic"(%arg24, %arg47, %269) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %348 = "linalg.generic"(%arg24, %arg47, %278) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg362: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg363: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg364: f32 loc(fused[#loc59, #loc10, #loc15, #loc16])):
-      %547 = "arith.mulf"(%arg362, %arg363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%547) : (f32) -> () loc(#loc161)
+      %563 = "arith.mulf"(%arg362, %arg363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%563) : (f32) -> () loc(#loc161)
     }) : (tensor<8x4x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
-    %333 = "linalg.generic"(%321, %331, %269) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %349 = "linalg.generic"(%337, %347, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg359: f32 loc(fused[#loc59, #loc14, #loc15, #loc16]), %arg360: f32 loc(fused[#loc59, #loc12, #loc15, #loc53]), %arg361: f32 loc(fused[#loc59, #loc10, #loc15, #loc16])):
-      %546 = "arith.mulf"(%arg359, %arg360) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%546) : (f32) -> () loc(#loc161)
+      %562 = "arith.mulf"(%arg359, %arg360) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%562) : (f32) -> () loc(#loc161)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
-    %334 = "linalg.generic"(%332, %333, %269) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %350 = "linalg.generic"(%348, %349, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg356: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg357: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg358: f32 loc(fused[#loc59, #loc12, #loc15, #loc16])):
-      %545 = "arith.addf"(%arg356, %arg357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
-      "linalg.yield"(%545) : (f32) -> () loc(#loc163)
+      %561 = "arith.addf"(%arg356, %arg357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%561) : (f32) -> () loc(#loc163)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc163)
-    %335 = "linalg.generic"(%arg23, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %351 = "linalg.generic"(%arg23, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg354: f32 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg355: i1 loc(fused[#loc59, #loc54, #loc15, #loc55])):
-      %544 = "arith.cmpf"(%arg354, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc164)
-      "linalg.yield"(%544) : (i1) -> () loc(#loc164)
+      %560 = "arith.cmpf"(%arg354, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc164)
+      "linalg.yield"(%560) : (i1) -> () loc(#loc164)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc164)
-    %336 = "linalg.generic"(%335, %331, %334, %269) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %352 = "linalg.generic"(%351, %347, %350, %278) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg350: i1 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg351: f32 loc(fused[#loc59, #loc12, #loc15, #loc53]), %arg352: f32 loc(fused[#loc59, #loc12, #loc15, #loc16]), %arg353: f32 loc(fused[#loc59, #loc56, #loc15, #loc55])):
-      %543 = "arith.select"(%arg350, %arg351, %arg352) : (i1, f32, f32) -> f32 loc(#loc165)
-      "linalg.yield"(%543) : (f32) -> () loc(#loc165)
+      %559 = "arith.select"(%arg350, %arg351, %arg352) : (i1, f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%559) : (f32) -> () loc(#loc165)
     }) : (tensor<i1>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc165)
-    %337 = "linalg.generic"(%arg23, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %353 = "linalg.generic"(%arg23, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg348: f32 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg349: f32 loc(fused[#loc59, #loc12, #loc15, #loc57])):
-      %542 = "arith.addf"(%arg348, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%542) : (f32) -> () loc(#loc166)
+      %558 = "arith.addf"(%arg348, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
+      "linalg.yield"(%558) : (f32) -> () loc(#loc166)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc166)
-    %338 = "linalg.generic"(%arg45, %336, %269) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %354 = "linalg.generic"(%arg45, %352, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg345: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg346: f32 loc(fused[#loc59, #loc56, #loc15, #loc55]), %arg347: f32 loc(fused[#loc59, #loc10, #loc15, #loc58])):
-      %541 = "arith.mulf"(%arg345, %arg346) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      "linalg.yield"(%541) : (f32) -> () loc(#loc167)
+      %557 = "arith.mulf"(%arg345, %arg346) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
+      "linalg.yield"(%557) : (f32) -> () loc(#loc167)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc167)
-    %339 = "linalg.generic"(%arg1, %338, %269) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %355 = "linalg.generic"(%arg1, %354, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg342: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg343: f32 loc(fused[#loc59, #loc10, #loc15, #loc58]), %arg344: f32 loc(fused[#loc59, #loc22, #loc15, #loc58])):
-      %540 = "arith.subf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%540) : (f32) -> () loc(#loc168)
+      %556 = "arith.subf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%556) : (f32) -> () loc(#loc168)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc168)
-    %340 = "linalg.generic"(%arg46, %arg2, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %356 = "linalg.generic"(%arg46, %arg2, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg339: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg340: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg341: f32 loc(fused[#loc60, #loc10, #loc15, #loc53])):
-      %539 = "arith.mulf"(%arg339, %arg340) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%539) : (f32) -> () loc(#loc169)
+      %555 = "arith.mulf"(%arg339, %arg340) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
+      "linalg.yield"(%555) : (f32) -> () loc(#loc169)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc169)
-    %341 = "linalg.generic"(%234, %340, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %357 = "linalg.generic"(%239, %356, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg336: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg337: f32 loc(fused[#loc60, #loc10, #loc15, #loc53]), %arg338: f32 loc(fused[#loc60, #loc12, #loc15, #loc53])):
-      %538 = "arith.addf"(%arg336, %arg337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%538) : (f32) -> () loc(#loc170)
+      %554 = "arith.addf"(%arg336, %arg337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
+      "linalg.yield"(%554) : (f32) -> () loc(#loc170)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc170)
-    %342 = "linalg.generic"(%arg26, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %358 = "linalg.generic"(%arg26, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg333: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg334: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg335: f32 loc(fused[#loc60, #loc10, #loc15, #loc16])):
-      %537 = "arith.mulf"(%arg333, %arg334) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
-      "linalg.yield"(%537) : (f32) -> () loc(#loc171)
+      %553 = "arith.mulf"(%arg333, %arg334) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
+      "linalg.yield"(%553) : (f32) -> () loc(#loc171)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
-    %343 = "linalg.generic"(%321, %341, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %359 = "linalg.generic"(%337, %357, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg330: f32 loc(fused[#loc60, #loc14, #loc15, #loc16]), %arg331: f32 loc(fused[#loc60, #loc12, #loc15, #loc53]), %arg332: f32 loc(fused[#loc60, #loc10, #loc15, #loc16])):
-      %536 = "arith.mulf"(%arg330, %arg331) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
-      "linalg.yield"(%536) : (f32) -> () loc(#loc171)
+      %552 = "arith.mulf"(%arg330, %arg331) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
+      "linalg.yield"(%552) : (f32) -> () loc(#loc171)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
-    %344 = "linalg.generic"(%342, %343, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %360 = "linalg.generic"(%358, %359, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg327: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg328: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg329: f32 loc(fused[#loc60, #loc12, #loc15, #loc16])):
-      %535 = "arith.addf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
-      "linalg.yield"(%535) : (f32) -> () loc(#loc173)
+      %551 = "arith.addf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
+      "linalg.yield"(%551) : (f32) -> () loc(#loc173)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc173)
-    %345 = "linalg.generic"(%arg25, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %361 = "linalg.generic"(%arg25, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg325: f32 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg326: i1 loc(fused[#loc60, #loc54, #loc15, #loc55])):
-      %534 = "arith.cmpf"(%arg325, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc174)
-      "linalg.yield"(%534) : (i1) -> () loc(#loc174)
+      %550 = "arith.cmpf"(%arg325, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc174)
+      "linalg.yield"(%550) : (i1) -> () loc(#loc174)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc174)
-    %346 = "linalg.generic"(%345, %341, %344, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %362 = "linalg.generic"(%361, %357, %360, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg321: i1 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg322: f32 loc(fused[#loc60, #loc12, #loc15, #loc53]), %arg323: f32 loc(fused[#loc60, #loc12, #loc15, #loc16]), %arg324: f32 loc(fused[#loc60, #loc56, #loc15, #loc55])):
-      %533 = "arith.select"(%arg321, %arg322, %arg323) : (i1, f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%533) : (f32) -> () loc(#loc175)
+      %549 = "arith.select"(%arg321, %arg322, %arg323) : (i1, f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%549) : (f32) -> () loc(#loc175)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc175)
-    %347 = "linalg.generic"(%arg25, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %363 = "linalg.generic"(%arg25, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg319: f32 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg320: f32 loc(fused[#loc60, #loc12, #loc15, #loc57])):
-      %532 = "arith.addf"(%arg319, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%532) : (f32) -> () loc(#loc176)
+      %548 = "arith.addf"(%arg319, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%548) : (f32) -> () loc(#loc176)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc176)
-    %348 = "linalg.generic"(%arg45, %346, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %364 = "linalg.generic"(%arg45, %362, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg316: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg317: f32 loc(fused[#loc60, #loc56, #loc15, #loc55]), %arg318: f32 loc(fused[#loc60, #loc10, #loc15, #loc58])):
-      %531 = "arith.mulf"(%arg316, %arg317) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
-      "linalg.yield"(%531) : (f32) -> () loc(#loc177)
+      %547 = "arith.mulf"(%arg316, %arg317) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
+      "linalg.yield"(%547) : (f32) -> () loc(#loc177)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc177)
-    %349 = "linalg.generic"(%arg2, %348, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %365 = "linalg.generic"(%arg2, %364, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg313: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg314: f32 loc(fused[#loc60, #loc10, #loc15, #loc58]), %arg315: f32 loc(fused[#loc60, #loc22, #loc15, #loc58])):
-      %530 = "arith.subf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      "linalg.yield"(%530) : (f32) -> () loc(#loc178)
+      %546 = "arith.subf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
+      "linalg.yield"(%546) : (f32) -> () loc(#loc178)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc178)
-    %350 = "linalg.generic"(%arg46, %arg3, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %366 = "linalg.generic"(%arg46, %arg3, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg310: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg311: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg312: f32 loc(fused[#loc61, #loc10, #loc15, #loc53])):
-      %529 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
-      "linalg.yield"(%529) : (f32) -> () loc(#loc179)
+      %545 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
+      "linalg.yield"(%545) : (f32) -> () loc(#loc179)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc179)
-    %351 = "linalg.generic"(%230, %350, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %367 = "linalg.generic"(%235, %366, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg307: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg308: f32 loc(fused[#loc61, #loc10, #loc15, #loc53]), %arg309: f32 loc(fused[#loc61, #loc12, #loc15, #loc53])):
-      %528 = "arith.addf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%528) : (f32) -> () loc(#loc180)
+      %544 = "arith.addf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%544) : (f32) -> () loc(#loc180)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc180)
-    %352 = "linalg.generic"(%arg28, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %368 = "linalg.generic"(%arg28, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg304: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg305: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg306: f32 loc(fused[#loc61, #loc10, #loc15, #loc16])):
-      %527 = "arith.mulf"(%arg304, %arg305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%527) : (f32) -> () loc(#loc181)
+      %543 = "arith.mulf"(%arg304, %arg305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%543) : (f32) -> () loc(#loc181)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
-    %353 = "linalg.generic"(%321, %351, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %369 = "linalg.generic"(%337, %367, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg301: f32 loc(fused[#loc61, #loc14, #loc15, #loc16]), %arg302: f32 loc(fused[#loc61, #loc12, #loc15, #loc53]), %arg303: f32 loc(fused[#loc61, #loc10, #loc15, #loc16])):
-      %526 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%526) : (f32) -> () loc(#loc181)
+      %542 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%542) : (f32) -> () loc(#loc181)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
-    %354 = "linalg.generic"(%352, %353, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %370 = "linalg.generic"(%368, %369, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg298: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg299: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg300: f32 loc(fused[#loc61, #loc12, #loc15, #loc16])):
-      %525 = "arith.addf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%525) : (f32) -> () loc(#loc183)
+      %541 = "arith.addf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%541) : (f32) -> () loc(#loc183)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc183)
-    %355 = "linalg.generic"(%arg27, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %371 = "linalg.generic"(%arg27, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg296: f32 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg297: i1 loc(fused[#loc61, #loc54, #loc15, #loc55])):
-      %524 = "arith.cmpf"(%arg296, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc184)
-      "linalg.yield"(%524) : (i1) -> () loc(#loc184)
+      %540 = "arith.cmpf"(%arg296, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc184)
+      "linalg.yield"(%540) : (i1) -> () loc(#loc184)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc184)
-    %356 = "linalg.generic"(%355, %351, %354, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %372 = "linalg.generic"(%371, %367, %370, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg292: i1 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg293: f32 loc(fused[#loc61, #loc12, #loc15, #loc53]), %arg294: f32 loc(fused[#loc61, #loc12, #loc15, #loc16]), %arg295: f32 loc(fused[#loc61, #loc56, #loc15, #loc55])):
-      %523 = "arith.select"(%arg292, %arg293, %arg294) : (i1, f32, f32) -> f32 loc(#loc185)
-      "linalg.yield"(%523) : (f32) -> () loc(#loc185)
+      %539 = "arith.select"(%arg292, %arg293, %arg294) : (i1, f32, f32) -> f32 loc(#loc185)
+      "linalg.yield"(%539) : (f32) -> () loc(#loc185)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc185)
-    %357 = "linalg.generic"(%arg27, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %373 = "linalg.generic"(%arg27, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg290: f32 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg291: f32 loc(fused[#loc61, #loc12, #loc15, #loc57])):
-      %522 = "arith.addf"(%arg290, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%522) : (f32) -> () loc(#loc186)
+      %538 = "arith.addf"(%arg290, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%538) : (f32) -> () loc(#loc186)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc186)
-    %358 = "linalg.generic"(%arg45, %356, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %374 = "linalg.generic"(%arg45, %372, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg287: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg288: f32 loc(fused[#loc61, #loc56, #loc15, #loc55]), %arg289: f32 loc(fused[#loc61, #loc10, #loc15, #loc58])):
-      %521 = "arith.mulf"(%arg287, %arg288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
-      "linalg.yield"(%521) : (f32) -> () loc(#loc187)
+      %537 = "arith.mulf"(%arg287, %arg288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
+      "linalg.yield"(%537) : (f32) -> () loc(#loc187)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc187)
-    %359 = "linalg.generic"(%arg3, %358, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %375 = "linalg.generic"(%arg3, %374, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg284: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg285: f32 loc(fused[#loc61, #loc10, #loc15, #loc58]), %arg286: f32 loc(fused[#loc61, #loc22, #loc15, #loc58])):
-      %520 = "arith.subf"(%arg284, %arg285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
-      "linalg.yield"(%520) : (f32) -> () loc(#loc188)
+      %536 = "arith.subf"(%arg284, %arg285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
+      "linalg.yield"(%536) : (f32) -> () loc(#loc188)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc188)
-    %360 = "linalg.generic"(%arg46, %arg4, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %376 = "linalg.generic"(%arg46, %arg4, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg281: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg282: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg283: f32 loc(fused[#loc62, #loc10, #loc15, #loc53])):
-      %519 = "arith.mulf"(%arg281, %arg282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
-      "linalg.yield"(%519) : (f32) -> () loc(#loc189)
+      %535 = "arith.mulf"(%arg281, %arg282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
+      "linalg.yield"(%535) : (f32) -> () loc(#loc189)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc189)
-    %361 = "linalg.generic"(%226, %360, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %377 = "linalg.generic"(%231, %376, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg278: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg279: f32 loc(fused[#loc62, #loc10, #loc15, #loc53]), %arg280: f32 loc(fused[#loc62, #loc12, #loc15, #loc53])):
-      %518 = "arith.addf"(%arg278, %arg279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%518) : (f32) -> () loc(#loc190)
+      %534 = "arith.addf"(%arg278, %arg279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%534) : (f32) -> () loc(#loc190)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc190)
-    %362 = "linalg.generic"(%arg30, %arg47, %214) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %378 = "linalg.generic"(%arg30, %arg47, %214) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg275: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg276: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg277: f32 loc(fused[#loc62, #loc10, #loc15, #loc16])):
-      %517 = "arith.mulf"(%arg275, %arg276) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
-      "linalg.yield"(%517) : (f32) -> () loc(#loc191)
+      %533 = "arith.mulf"(%arg275, %arg276) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%533) : (f32) -> () loc(#loc191)
     }) : (tensor<8x8x3x3xf32>, tensor<f32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
-    %363 = "linalg.generic"(%321, %361, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %379 = "linalg.generic"(%337, %377, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg272: f32 loc(fused[#loc62, #loc14, #loc15, #loc16]), %arg273: f32 loc(fused[#loc62, #loc12, #loc15, #loc53]), %arg274: f32 loc(fused[#loc62, #loc10, #loc15, #loc16])):
-      %516 = "arith.mulf"(%arg272, %arg273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
-      "linalg.yield"(%516) : (f32) -> () loc(#loc191)
+      %532 = "arith.mulf"(%arg272, %arg273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%532) : (f32) -> () loc(#loc191)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
-    %364 = "linalg.generic"(%362, %363, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %380 = "linalg.generic"(%378, %379, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg269: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg270: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg271: f32 loc(fused[#loc62, #loc12, #loc15, #loc16])):
-      %515 = "arith.addf"(%arg269, %arg270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
-      "linalg.yield"(%515) : (f32) -> () loc(#loc193)
+      %531 = "arith.addf"(%arg269, %arg270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
+      "linalg.yield"(%531) : (f32) -> () loc(#loc193)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc193)
-    %365 = "linalg.generic"(%arg29, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %381 = "linalg.generic"(%arg29, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg267: f32 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg268: i1 loc(fused[#loc62, #loc54, #loc15, #loc55])):
-      %514 = "arith.cmpf"(%arg267, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc194)
-      "linalg.yield"(%514) : (i1) -> () loc(#loc194)
+      %530 = "arith.cmpf"(%arg267, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc194)
+      "linalg.yield"(%530) : (i1) -> () loc(#loc194)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc194)
-    %366 = "linalg.generic"(%365, %361, %364, %214) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %382 = "linalg.generic"(%381, %377, %380, %214) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg263: i1 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg264: f32 loc(fused[#loc62, #loc12, #loc15, #loc53]), %arg265: f32 loc(fused[#loc62, #loc12, #loc15, #loc16]), %arg266: f32 loc(fused[#loc62, #loc56, #loc15, #loc55])):
-      %513 = "arith.select"(%arg263, %arg264, %arg265) : (i1, f32, f32) -> f32 loc(#loc195)
-      "linalg.yield"(%513) : (f32) -> () loc(#loc195)
+      %529 = "arith.select"(%arg263, %arg264, %arg265) : (i1, f32, f32) -> f32 loc(#loc195)
+      "linalg.yield"(%529) : (f32) -> () loc(#loc195)
     }) : (tensor<i1>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc195)
-    %367 = "linalg.generic"(%arg29, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %383 = "linalg.generic"(%arg29, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg261: f32 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg262: f32 loc(fused[#loc62, #loc12, #loc15, #loc57])):
-      %512 = "arith.addf"(%arg261, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
-      "linalg.yield"(%512) : (f32) -> () loc(#loc196)
+      %528 = "arith.addf"(%arg261, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
+      "linalg.yield"(%528) : (f32) -> () loc(#loc196)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc196)
-    %368 = "linalg.generic"(%arg45, %366, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %384 = "linalg.generic"(%arg45, %382, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg258: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg259: f32 loc(fused[#loc62, #loc56, #loc15, #loc55]), %arg260: f32 loc(fused[#loc62, #loc10, #loc15, #loc58])):
-      %511 = "arith.mulf"(%arg258, %arg259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
-      "linalg.yield"(%511) : (f32) -> () loc(#loc197)
+      %527 = "arith.mulf"(%arg258, %arg259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
+      "linalg.yield"(%527) : (f32) -> () loc(#loc197)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc197)
-    %369 = "linalg.generic"(%arg4, %368, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %385 = "linalg.generic"(%arg4, %384, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg255: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg256: f32 loc(fused[#loc62, #loc10, #loc15, #loc58]), %arg257: f32 loc(fused[#loc62, #loc22, #loc15, #loc58])):
-      %510 = "arith.subf"(%arg255, %arg256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%510) : (f32) -> () loc(#loc198)
+      %526 = "arith.subf"(%arg255, %arg256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%526) : (f32) -> () loc(#loc198)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc198)
-    %370 = "linalg.generic"(%arg46, %arg5, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %386 = "linalg.generic"(%arg46, %arg5, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg252: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg253: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg254: f32 loc(fused[#loc63, #loc10, #loc15, #loc53])):
-      %509 = "arith.mulf"(%arg252, %arg253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
-      "linalg.yield"(%509) : (f32) -> () loc(#loc199)
+      %525 = "arith.mulf"(%arg252, %arg253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
+      "linalg.yield"(%525) : (f32) -> () loc(#loc199)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc199)
-    %371 = "linalg.generic"(%195, %370, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %387 = "linalg.generic"(%195, %386, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg249: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg250: f32 loc(fused[#loc63, #loc10, #loc15, #loc53]), %arg251: f32 loc(fused[#loc63, #loc12, #loc15, #loc53])):
-      %508 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%508) : (f32) -> () loc(#loc200)
+      %524 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%524) : (f32) -> () loc(#loc200)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc200)
-    %372 = "linalg.generic"(%arg32, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %388 = "linalg.generic"(%arg32, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg246: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg247: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg248: f32 loc(fused[#loc63, #loc10, #loc15, #loc16])):
-      %507 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%507) : (f32) -> () loc(#loc201)
+      %523 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%523) : (f32) -> () loc(#loc201)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
-    %373 = "linalg.generic"(%321, %371, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %389 = "linalg.generic"(%337, %387, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg243: f32 loc(fused[#loc63, #loc14, #loc15, #loc16]), %arg244: f32 loc(fused[#loc63, #loc12, #loc15, #loc53]), %arg245: f32 loc(fused[#loc63, #loc10, #loc15, #loc16])):
-      %506 = "arith.mulf"(%arg243, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%506) : (f32) -> () loc(#loc201)
+      %522 = "arith.mulf"(%arg243, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%522) : (f32) -> () loc(#loc201)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
-    %374 = "linalg.generic"(%372, %373, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %390 = "linalg.generic"(%388, %389, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg240: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg241: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg242: f32 loc(fused[#loc63, #loc12, #loc15, #loc16])):
-      %505 = "arith.addf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
-      "linalg.yield"(%505) : (f32) -> () loc(#loc203)
+      %521 = "arith.addf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
+      "linalg.yield"(%521) : (f32) -> () loc(#loc203)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc203)
-    %375 = "linalg.generic"(%arg31, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %391 = "linalg.generic"(%arg31, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg238: f32 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg239: i1 loc(fused[#loc63, #loc54, #loc15, #loc55])):
-      %504 = "arith.cmpf"(%arg238, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc204)
-      "linalg.yield"(%504) : (i1) -> () loc(#loc204)
+      %520 = "arith.cmpf"(%arg238, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc204)
+      "linalg.yield"(%520) : (i1) -> () loc(#loc204)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc204)
-    %376 = "linalg.generic"(%375, %371, %374, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %392 = "linalg.generic"(%391, %387, %390, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg234: i1 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg235: f32 loc(fused[#loc63, #loc12, #loc15, #loc53]), %arg236: f32 loc(fused[#loc63, #loc12, #loc15, #loc16]), %arg237: f32 loc(fused[#loc63, #loc56, #loc15, #loc55])):
-      %503 = "arith.select"(%arg234, %arg235, %arg236) : (i1, f32, f32) -> f32 loc(#loc205)
-      "linalg.yield"(%503) : (f32) -> () loc(#loc205)
+      %519 = "arith.select"(%arg234, %arg235, %arg236) : (i1, f32, f32) -> f32 loc(#loc205)
+      "linalg.yield"(%519) : (f32) -> () loc(#loc205)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc205)
-    %377 = "linalg.generic"(%arg31, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %393 = "linalg.generic"(%arg31, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg232: f32 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg233: f32 loc(fused[#loc63, #loc12, #loc15, #loc57])):
-      %502 = "arith.addf"(%arg232, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
-      "linalg.yield"(%502) : (f32) -> () loc(#loc206)
+      %518 = "arith.addf"(%arg232, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
+      "linalg.yield"(%518) : (f32) -> () loc(#loc206)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc206)
-    %378 = "linalg.generic"(%arg45, %376, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %394 = "linalg.generic"(%arg45, %392, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg229: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg230: f32 loc(fused[#loc63, #loc56, #loc15, #loc55]), %arg231: f32 loc(fused[#loc63, #loc10, #loc15, #loc58])):
-      %501 = "arith.mulf"(%arg229, %arg230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
-      "linalg.yield"(%501) : (f32) -> () loc(#loc207)
+      %517 = "arith.mulf"(%arg229, %arg230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
+      "linalg.yield"(%517) : (f32) -> () loc(#loc207)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc207)
-    %379 = "linalg.generic"(%arg5, %378, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %395 = "linalg.generic"(%arg5, %394, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg226: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg227: f32 loc(fused[#loc63, #loc10, #loc15, #loc58]), %arg228: f32 loc(fused[#loc63, #loc22, #loc15, #loc58])):
-      %500 = "arith.subf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
-      "linalg.yield"(%500) : (f32) -> () loc(#loc208)
+      %516 = "arith.subf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
+      "linalg.yield"(%516) : (f32) -> () loc(#loc208)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc208)
-    %380 = "linalg.generic"(%arg46, %arg6, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %396 = "linalg.generic"(%arg46, %arg6, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg223: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg224: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg225: f32 loc(fused[#loc64, #loc10, #loc15, #loc53])):
-      %499 = "arith.mulf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
-      "linalg.yield"(%499) : (f32) -> () loc(#loc209)
+      %515 = "arith.mulf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
+      "linalg.yield"(%515) : (f32) -> () loc(#loc209)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc209)
-    %381 = "linalg.generic"(%191, %380, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %397 = "linalg.generic"(%191, %396, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg220: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg221: f32 loc(fused[#loc64, #loc10, #loc15, #loc53]), %arg222: f32 loc(fused[#loc64, #loc12, #loc15, #loc53])):
-      %498 = "arith.addf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
-      "linalg.yield"(%498) : (f32) -> () loc(#loc210)
+      %514 = "arith.addf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
+      "linalg.yield"(%514) : (f32) -> () loc(#loc210)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc210)
-    %382 = "linalg.generic"(%arg34, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %398 = "linalg.generic"(%arg34, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg217: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg218: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg219: f32 loc(fused[#loc64, #loc10, #loc15, #loc16])):
-      %497 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
-      "linalg.yield"(%497) : (f32) -> () loc(#loc211)
+      %513 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
+      "linalg.yield"(%513) : (f32) -> () loc(#loc211)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
-    %383 = "linalg.generic"(%321, %381, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %399 = "linalg.generic"(%337, %397, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg214: f32 loc(fused[#loc64, #loc14, #loc15, #loc16]), %arg215: f32 loc(fused[#loc64, #loc12, #loc15, #loc53]), %arg216: f32 loc(fused[#loc64, #loc10, #loc15, #loc16])):
-      %496 = "arith.mulf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
-      "linalg.yield"(%496) : (f32) -> () loc(#loc211)
+      %512 = "arith.mulf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
+      "linalg.yield"(%512) : (f32) -> () loc(#loc211)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
-    %384 = "linalg.generic"(%382, %383, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %400 = "linalg.generic"(%398, %399, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg211: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg212: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg213: f32 loc(fused[#loc64, #loc12, #loc15, #loc16])):
-      %495 = "arith.addf"(%arg211, %arg212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
-      "linalg.yield"(%495) : (f32) -> () loc(#loc213)
+      %511 = "arith.addf"(%arg211, %arg212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
+      "linalg.yield"(%511) : (f32) -> () loc(#loc213)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc213)
-    %385 = "linalg.generic"(%arg33, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %401 = "linalg.generic"(%arg33, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg209: f32 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg210: i1 loc(fused[#loc64, #loc54, #loc15, #loc55])):
-      %494 = "arith.cmpf"(%arg209, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc214)
-      "linalg.yield"(%494) : (i1) -> () loc(#loc214)
+      %510 = "arith.cmpf"(%arg209, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc214)
+      "linalg.yield"(%510) : (i1) -> () loc(#loc214)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc214)
-    %386 = "linalg.generic"(%385, %381, %384, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %402 = "linalg.generic"(%401, %397, %400, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg205: i1 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg206: f32 loc(fused[#loc64, #loc12, #loc15, #loc53]), %arg207: f32 loc(fused[#loc64, #loc12, #loc15, #loc16]), %arg208: f32 loc(fused[#loc64, #loc56, #loc15, #loc55])):
-      %493 = "arith.select"(%arg205, %arg206, %arg207) : (i1, f32, f32) -> f32 loc(#loc215)
-      "linalg.yield"(%493) : (f32) -> () loc(#loc215)
+      %509 = "arith.select"(%arg205, %arg206, %arg207) : (i1, f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%509) : (f32) -> () loc(#loc215)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc215)
-    %387 = "linalg.generic"(%arg33, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %403 = "linalg.generic"(%arg33, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg203: f32 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg204: f32 loc(fused[#loc64, #loc12, #loc15, #loc57])):
-      %492 = "arith.addf"(%arg203, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%492) : (f32) -> () loc(#loc216)
+      %508 = "arith.addf"(%arg203, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%508) : (f32) -> () loc(#loc216)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc216)
-    %388 = "linalg.generic"(%arg45, %386, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %404 = "linalg.generic"(%arg45, %402, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg200: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg201: f32 loc(fused[#loc64, #loc56, #loc15, #loc55]), %arg202: f32 loc(fused[#loc64, #loc10, #loc15, #loc58])):
-      %491 = "arith.mulf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
-      "linalg.yield"(%491) : (f32) -> () loc(#loc217)
+      %507 = "arith.mulf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
+      "linalg.yield"(%507) : (f32) -> () loc(#loc217)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc217)
-    %389 = "linalg.generic"(%arg6, %388, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %405 = "linalg.generic"(%arg6, %404, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg197: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg198: f32 loc(fused[#loc64, #loc10, #loc15, #loc58]), %arg199: f32 loc(fused[#loc64, #loc22, #loc15, #loc58])):
-      %490 = "arith.subf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
-      "linalg.yield"(%490) : (f32) -> () loc(#loc218)
+      %506 = "arith.subf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
+      "linalg.yield"(%506) : (f32) -> () loc(#loc218)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc218)
-    %390 = "linalg.generic"(%arg46, %arg7, %306) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %406 = "linalg.generic"(%arg46, %arg7, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg194: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg195: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg196: f32 loc(fused[#loc65, #loc10, #loc15, #loc53])):
-      %489 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
-      "linalg.yield"(%489) : (f32) -> () loc(#loc219)
+      %505 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
+      "linalg.yield"(%505) : (f32) -> () loc(#loc219)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc219)
-    %391 = "linalg.generic"(%307, %390, %306) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %407 = "linalg.generic"(%318, %406, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg191: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg192: f32 loc(fused[#loc65, #loc10, #loc15, #loc53]), %arg193: f32 loc(fused[#loc65, #loc12, #loc15, #loc53])):
-      %488 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
-      "linalg.yield"(%488) : (f32) -> () loc(#loc220)
+      %504 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%504) : (f32) -> () loc(#loc220)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc220)
-    %392 = "linalg.generic"(%arg36, %arg47, %306) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %408 = "linalg.generic"(%arg36, %arg47, %317) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg188: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg189: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg190: f32 loc(fused[#loc65, #loc10, #loc15, #loc16])):
-      %487 = "arith.mulf"(%arg188, %arg189) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
-      "linalg.yield"(%487) : (f32) -> () loc(#loc221)
+      %503 = "arith.mulf"(%arg188, %arg189) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%503) : (f32) -> () loc(#loc221)
     }) : (tensor<8x4x1x1xf32>, tensor<f32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
-    %393 = "linalg.generic"(%321, %391, %306) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %409 = "linalg.generic"(%337, %407, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg185: f32 loc(fused[#loc65, #loc14, #loc15, #loc16]), %arg186: f32 loc(fused[#loc65, #loc12, #loc15, #loc53]), %arg187: f32 loc(fused[#loc65, #loc10, #loc15, #loc16])):
-      %486 = "arith.mulf"(%arg185, %arg186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
-      "linalg.yield"(%486) : (f32) -> () loc(#loc221)
+      %502 = "arith.mulf"(%arg185, %arg186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%502) : (f32) -> () loc(#loc221)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
-    %394 = "linalg.generic"(%392, %393, %306) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %410 = "linalg.generic"(%408, %409, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg182: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg183: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg184: f32 loc(fused[#loc65, #loc12, #loc15, #loc16])):
-      %485 = "arith.addf"(%arg182, %arg183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
-      "linalg.yield"(%485) : (f32) -> () loc(#loc223)
+      %501 = "arith.addf"(%arg182, %arg183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
+      "linalg.yield"(%501) : (f32) -> () loc(#loc223)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc223)
-    %395 = "linalg.generic"(%arg35, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %411 = "linalg.generic"(%arg35, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg180: f32 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg181: i1 loc(fused[#loc65, #loc54, #loc15, #loc55])):
-      %484 = "arith.cmpf"(%arg180, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc224)
-      "linalg.yield"(%484) : (i1) -> () loc(#loc224)
+      %500 = "arith.cmpf"(%arg180, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc224)
+      "linalg.yield"(%500) : (i1) -> () loc(#loc224)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc224)
-    %396 = "linalg.generic"(%395, %391, %394, %306) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %412 = "linalg.generic"(%411, %407, %410, %317) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg176: i1 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg177: f32 loc(fused[#loc65, #loc12, #loc15, #loc53]), %arg178: f32 loc(fused[#loc65, #loc12, #loc15, #loc16]), %arg179: f32 loc(fused[#loc65, #loc56, #loc15, #loc55])):
-      %483 = "arith.select"(%arg176, %arg177, %arg178) : (i1, f32, f32) -> f32 loc(#loc225)
-      "linalg.yield"(%483) : (f32) -> () loc(#loc225)
+      %499 = "arith.select"(%arg176, %arg177, %arg178) : (i1, f32, f32) -> f32 loc(#loc225)
+      "linalg.yield"(%499) : (f32) -> () loc(#loc225)
     }) : (tensor<i1>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc225)
-    %397 = "linalg.generic"(%arg35, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %413 = "linalg.generic"(%arg35, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg174: f32 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg175: f32 loc(fused[#loc65, #loc12, #loc15, #loc57])):
-      %482 = "arith.addf"(%arg174, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
-      "linalg.yield"(%482) : (f32) -> () loc(#loc226)
+      %498 = "arith.addf"(%arg174, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
+      "linalg.yield"(%498) : (f32) -> () loc(#loc226)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc226)
-    %398 = "linalg.generic"(%arg45, %396, %306) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %414 = "linalg.generic"(%arg45, %412, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg171: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg172: f32 loc(fused[#loc65, #loc56, #loc15, #loc55]), %arg173: f32 loc(fused[#loc65, #loc10, #loc15, #loc58])):
-      %481 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
-      "linalg.yield"(%481) : (f32) -> () loc(#loc227)
+      %497 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
+      "linalg.yield"(%497) : (f32) -> () loc(#loc227)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc227)
-    %399 = "linalg.generic"(%arg7, %398, %306) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %415 = "linalg.generic"(%arg7, %414, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg168: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg169: f32 loc(fused[#loc65, #loc10, #loc15, #loc58]), %arg170: f32 loc(fused[#loc65, #loc22, #loc15, #loc58])):
-      %480 = "arith.subf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
-      "linalg.yield"(%480) : (f32) -> () loc(#loc228)
+      %496 = "arith.subf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
+      "linalg.yield"(%496) : (f32) -> () loc(#loc228)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc228)
-    %400 = "linalg.generic"(%arg46, %arg8, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %416 = "linalg.generic"(%arg46, %arg8, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg165: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg166: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg167: f32 loc(fused[#loc66, #loc10, #loc15, #loc53])):
-      %479 = "arith.mulf"(%arg165, %arg166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
-      "linalg.yield"(%479) : (f32) -> () loc(#loc229)
+      %495 = "arith.mulf"(%arg165, %arg166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
+      "linalg.yield"(%495) : (f32) -> () loc(#loc229)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc229)
-    %401 = "linalg.generic"(%274, %400, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %417 = "linalg.generic"(%283, %416, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg162: f32 loc(fused[#loc9, #loc24, #loc8, #loc11]), %arg163: f32 loc(fused[#loc66, #loc10, #loc15, #loc53]), %arg164: f32 loc(fused[#loc66, #loc12, #loc15, #loc53])):
-      %478 = "arith.addf"(%arg162, %arg163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
-      "linalg.yield"(%478) : (f32) -> () loc(#loc230)
+      %494 = "arith.addf"(%arg162, %arg163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
+      "linalg.yield"(%494) : (f32) -> () loc(#loc230)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc230)
-    %402 = "linalg.generic"(%arg38, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %418 = "linalg.generic"(%arg38, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg159: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg160: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg161: f32 loc(fused[#loc66, #loc10, #loc15, #loc16])):
-      %477 = "arith.mulf"(%arg159, %arg160) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
-      "linalg.yield"(%477) : (f32) -> () loc(#loc231)
+      %493 = "arith.mulf"(%arg159, %arg160) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
+      "linalg.yield"(%493) : (f32) -> () loc(#loc231)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
-    %403 = "linalg.generic"(%321, %401, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %419 = "linalg.generic"(%337, %417, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg156: f32 loc(fused[#loc66, #loc14, #loc15, #loc16]), %arg157: f32 loc(fused[#loc66, #loc12, #loc15, #loc53]), %arg158: f32 loc(fused[#loc66, #loc10, #loc15, #loc16])):
-      %476 = "arith.mulf"(%arg156, %arg157) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
-      "linalg.yield"(%476) : (f32) -> () loc(#loc231)
+      %492 = "arith.mulf"(%arg156, %arg157) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
+      "linalg.yield"(%492) : (f32) -> () loc(#loc231)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
-    %404 = "linalg.generic"(%402, %403, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %420 = "linalg.generic"(%418, %419, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg153: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg154: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg155: f32 loc(fused[#loc66, #loc12, #loc15, #loc16])):
-      %475 = "arith.addf"(%arg153, %arg154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
-      "linalg.yield"(%475) : (f32) -> () loc(#loc233)
+      %491 = "arith.addf"(%arg153, %arg154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
+      "linalg.yield"(%491) : (f32) -> () loc(#loc233)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc233)
-    %405 = "linalg.generic"(%arg37, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %421 = "linalg.generic"(%arg37, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg151: f32 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg152: i1 loc(fused[#loc66, #loc54, #loc15, #loc55])):
-      %474 = "arith.cmpf"(%arg151, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc234)
-      "linalg.yield"(%474) : (i1) -> () loc(#loc234)
+      %490 = "arith.cmpf"(%arg151, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc234)
+      "linalg.yield"(%490) : (i1) -> () loc(#loc234)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc234)
-    %406 = "linalg.generic"(%405, %401, %404, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %422 = "linalg.generic"(%421, %417, %420, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg147: i1 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg148: f32 loc(fused[#loc66, #loc12, #loc15, #loc53]), %arg149: f32 loc(fused[#loc66, #loc12, #loc15, #loc16]), %arg150: f32 loc(fused[#loc66, #loc56, #loc15, #loc55])):
-      %473 = "arith.select"(%arg147, %arg148, %arg149) : (i1, f32, f32) -> f32 loc(#loc235)
-      "linalg.yield"(%473) : (f32) -> () loc(#loc235)
+      %489 = "arith.select"(%arg147, %arg148, %arg149) : (i1, f32, f32) -> f32 loc(#loc235)
+      "linalg.yield"(%489) : (f32) -> () loc(#loc235)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc235)
-    %407 = "linalg.generic"(%arg37, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %423 = "linalg.generic"(%arg37, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg145: f32 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg146: f32 loc(fused[#loc66, #loc12, #loc15, #loc57])):
-      %472 = "arith.addf"(%arg145, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
-      "linalg.yield"(%472) : (f32) -> () loc(#loc236)
+      %488 = "arith.addf"(%arg145, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
+      "linalg.yield"(%488) : (f32) -> () loc(#loc236)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc236)
-    %408 = "linalg.generic"(%arg45, %406, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %424 = "linalg.generic"(%arg45, %422, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg142: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg143: f32 loc(fused[#loc66, #loc56, #loc15, #loc55]), %arg144: f32 loc(fused[#loc66, #loc10, #loc15, #loc58])):
-      %471 = "arith.mulf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
-      "linalg.yield"(%471) : (f32) -> () loc(#loc237)
+      %487 = "arith.mulf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
+      "linalg.yield"(%487) : (f32) -> () loc(#loc237)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc237)
-    %409 = "linalg.generic"(%arg8, %408, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %425 = "linalg.generic"(%arg8, %424, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg139: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg140: f32 loc(fused[#loc66, #loc10, #loc15, #loc58]), %arg141: f32 loc(fused[#loc66, #loc22, #loc15, #loc58])):
-      %470 = "arith.subf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
-      "linalg.yield"(%470) : (f32) -> () loc(#loc238)
+      %486 = "arith.subf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
+      "linalg.yield"(%486) : (f32) -> () loc(#loc238)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc238)
-    %410 = "linalg.generic"(%arg46, %arg9, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %426 = "linalg.generic"(%arg46, %arg9, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg136: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg137: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg138: f32 loc(fused[#loc67, #loc10, #loc15, #loc53])):
-      %469 = "arith.mulf"(%arg136, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
-      "linalg.yield"(%469) : (f32) -> () loc(#loc239)
+      %485 = "arith.mulf"(%arg136, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
+      "linalg.yield"(%485) : (f32) -> () loc(#loc239)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc239)
-    %411 = "linalg.generic"(%191, %410, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %427 = "linalg.generic"(%191, %426, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg133: f32 loc(fused[#loc9, #loc24, #loc8, #loc11]), %arg134: f32 loc(fused[#loc67, #loc10, #loc15, #loc53]), %arg135: f32 loc(fused[#loc67, #loc12, #loc15, #loc53])):
-      %468 = "arith.addf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
-      "linalg.yield"(%468) : (f32) -> () loc(#loc240)
+      %484 = "arith.addf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
+      "linalg.yield"(%484) : (f32) -> () loc(#loc240)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc240)
-    %412 = "linalg.generic"(%arg40, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %428 = "linalg.generic"(%arg40, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg130: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg131: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg132: f32 loc(fused[#loc67, #loc10, #loc15, #loc16])):
-      %467 = "arith.mulf"(%arg130, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
-      "linalg.yield"(%467) : (f32) -> () loc(#loc241)
+      %483 = "arith.mulf"(%arg130, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
+      "linalg.yield"(%483) : (f32) -> () loc(#loc241)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
-    %413 = "linalg.generic"(%321, %411, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %429 = "linalg.generic"(%337, %427, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg127: f32 loc(fused[#loc67, #loc14, #loc15, #loc16]), %arg128: f32 loc(fused[#loc67, #loc12, #loc15, #loc53]), %arg129: f32 loc(fused[#loc67, #loc10, #loc15, #loc16])):
-      %466 = "arith.mulf"(%arg127, %arg128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
-      "linalg.yield"(%466) : (f32) -> () loc(#loc241)
+      %482 = "arith.mulf"(%arg127, %arg128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
+      "linalg.yield"(%482) : (f32) -> () loc(#loc241)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
-    %414 = "linalg.generic"(%412, %413, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %430 = "linalg.generic"(%428, %429, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg124: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg125: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg126: f32 loc(fused[#loc67, #loc12, #loc15, #loc16])):
-      %465 = "arith.addf"(%arg124, %arg125) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
-      "linalg.yield"(%465) : (f32) -> () loc(#loc243)
+      %481 = "arith.addf"(%arg124, %arg125) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
+      "linalg.yield"(%481) : (f32) -> () loc(#loc243)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc243)
-    %415 = "linalg.generic"(%arg39, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %431 = "linalg.generic"(%arg39, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg122: f32 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg123: i1 loc(fused[#loc67, #loc54, #loc15, #loc55])):
-      %464 = "arith.cmpf"(%arg122, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc244)
-      "linalg.yield"(%464) : (i1) -> () loc(#loc244)
+      %480 = "arith.cmpf"(%arg122, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc244)
+      "linalg.yield"(%480) : (i1) -> () loc(#loc244)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc244)
-    %416 = "linalg.generic"(%415, %411, %414, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %432 = "linalg.generic"(%431, %427, %430, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg118: i1 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg119: f32 loc(fused[#loc67, #loc12, #loc15, #loc53]), %arg120: f32 loc(fused[#loc67, #loc12, #loc15, #loc16]), %arg121: f32 loc(fused[#loc67, #loc56, #loc15, #loc55])):
-      %463 = "arith.select"(%arg118, %arg119, %arg120) : (i1, f32, f32) -> f32 loc(#loc245)
-      "linalg.yield"(%463) : (f32) -> () loc(#loc245)
+      %479 = "arith.select"(%arg118, %arg119, %arg120) : (i1, f32, f32) -> f32 loc(#loc245)
+      "linalg.yield"(%479) : (f32) -> () loc(#loc245)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc245)
-    %417 = "linalg.generic"(%arg39, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %433 = "linalg.generic"(%arg39, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg116: f32 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg117: f32 loc(fused[#loc67, #loc12, #loc15, #loc57])):
-      %462 = "arith.addf"(%arg116, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
-      "linalg.yield"(%462) : (f32) -> () loc(#loc246)
+      %478 = "arith.addf"(%arg116, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
+      "linalg.yield"(%478) : (f32) -> () loc(#loc246)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc246)
-    %418 = "linalg.generic"(%arg45, %416, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %434 = "linalg.generic"(%arg45, %432, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg113: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg114: f32 loc(fused[#loc67, #loc56, #loc15, #loc55]), %arg115: f32 loc(fused[#loc67, #loc10, #loc15, #loc58])):
-      %461 = "arith.mulf"(%arg113, %arg114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
-      "linalg.yield"(%461) : (f32) -> () loc(#loc247)
+      %477 = "arith.mulf"(%arg113, %arg114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
+      "linalg.yield"(%477) : (f32) -> () loc(#loc247)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc247)
-    %419 = "linalg.generic"(%arg9, %418, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %435 = "linalg.generic"(%arg9, %434, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg110: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg111: f32 loc(fused[#loc67, #loc10, #loc15, #loc58]), %arg112: f32 loc(fused[#loc67, #loc22, #loc15, #loc58])):
-      %460 = "arith.subf"(%arg110, %arg111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
-      "linalg.yield"(%460) : (f32) -> () loc(#loc248)
+      %476 = "arith.subf"(%arg110, %arg111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
+      "linalg.yield"(%476) : (f32) -> () loc(#loc248)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc248)
-    %420 = "linalg.generic"(%arg46, %arg10, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %436 = "linalg.generic"(%arg46, %arg10, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg107: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg108: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg109: f32 loc(fused[#loc68, #loc10, #loc15, #loc53])):
-      %459 = "arith.mulf"(%arg107, %arg108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
-      "linalg.yield"(%459) : (f32) -> () loc(#loc249)
+      %475 = "arith.mulf"(%arg107, %arg108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
+      "linalg.yield"(%475) : (f32) -> () loc(#loc249)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc249)
-    %421 = "linalg.generic"(%180, %420, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %437 = "linalg.generic"(%180, %436, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg104: f32 loc(fused[#loc41, #loc42, #loc8, #loc40]), %arg105: f32 loc(fused[#loc68, #loc10, #loc15, #loc53]), %arg106: f32 loc(fused[#loc68, #loc12, #loc15, #loc53])):
-      %458 = "arith.addf"(%arg104, %arg105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
-      "linalg.yield"(%458) : (f32) -> () loc(#loc250)
+      %474 = "arith.addf"(%arg104, %arg105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
+      "linalg.yield"(%474) : (f32) -> () loc(#loc250)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc250)
-    %422 = "linalg.generic"(%arg42, %arg47, %176) <{indexing_maps = [#map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %438 = "linalg.generic"(%arg42, %arg47, %176) <{indexing_maps = [#map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg101: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg102: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg103: f32 loc(fused[#loc68, #loc10, #loc15, #loc16])):
-      %457 = "arith.mulf"(%arg101, %arg102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
-      "linalg.yield"(%457) : (f32) -> () loc(#loc251)
+      %473 = "arith.mulf"(%arg101, %arg102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
+      "linalg.yield"(%473) : (f32) -> () loc(#loc251)
     }) : (tensor<3x8xf32>, tensor<f32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
-    %423 = "linalg.generic"(%321, %421, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %439 = "linalg.generic"(%337, %437, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg98: f32 loc(fused[#loc68, #loc14, #loc15, #loc16]), %arg99: f32 loc(fused[#loc68, #loc12, #loc15, #loc53]), %arg100: f32 loc(fused[#loc68, #loc10, #loc15, #loc16])):
-      %456 = "arith.mulf"(%arg98, %arg99) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
-      "linalg.yield"(%456) : (f32) -> () loc(#loc251)
+      %472 = "arith.mulf"(%arg98, %arg99) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
+      "linalg.yield"(%472) : (f32) -> () loc(#loc251)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
-    %424 = "linalg.generic"(%422, %423, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %440 = "linalg.generic"(%438, %439, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg95: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg96: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg97: f32 loc(fused[#loc68, #loc12, #loc15, #loc16])):
-      %455 = "arith.addf"(%arg95, %arg96) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
-      "linalg.yield"(%455) : (f32) -> () loc(#loc253)
+      %471 = "arith.addf"(%arg95, %arg96) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
+      "linalg.yield"(%471) : (f32) -> () loc(#loc253)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc253)
-    %425 = "linalg.generic"(%arg41, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %441 = "linalg.generic"(%arg41, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg93: f32 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg94: i1 loc(fused[#loc68, #loc54, #loc15, #loc55])):
-      %454 = "arith.cmpf"(%arg93, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc254)
-      "linalg.yield"(%454) : (i1) -> () loc(#loc254)
+      %470 = "arith.cmpf"(%arg93, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc254)
+      "linalg.yield"(%470) : (i1) -> () loc(#loc254)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc254)
-    %426 = "linalg.generic"(%425, %421, %424, %176) <{indexing_maps = [#map22, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %442 = "linalg.generic"(%441, %437, %440, %176) <{indexing_maps = [#map22, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg89: i1 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg90: f32 loc(fused[#loc68, #loc12, #loc15, #loc53]), %arg91: f32 loc(fused[#loc68, #loc12, #loc15, #loc16]), %arg92: f32 loc(fused[#loc68, #loc56, #loc15, #loc55])):
-      %453 = "arith.select"(%arg89, %arg90, %arg91) : (i1, f32, f32) -> f32 loc(#loc255)
-      "linalg.yield"(%453) : (f32) -> () loc(#loc255)
+      %469 = "arith.select"(%arg89, %arg90, %arg91) : (i1, f32, f32) -> f32 loc(#loc255)
+      "linalg.yield"(%469) : (f32) -> () loc(#loc255)
     }) : (tensor<i1>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc255)
-    %427 = "linalg.generic"(%arg41, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %443 = "linalg.generic"(%arg41, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg87: f32 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg88: f32 loc(fused[#loc68, #loc12, #loc15, #loc57])):
-      %452 = "arith.addf"(%arg87, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
-      "linalg.yield"(%452) : (f32) -> () loc(#loc256)
+      %468 = "arith.addf"(%arg87, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
+      "linalg.yield"(%468) : (f32) -> () loc(#loc256)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc256)
-    %428 = "linalg.generic"(%arg45, %426, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %444 = "linalg.generic"(%arg45, %442, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg84: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg85: f32 loc(fused[#loc68, #loc56, #loc15, #loc55]), %arg86: f32 loc(fused[#loc68, #loc10, #loc15, #loc58])):
-      %451 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
-      "linalg.yield"(%451) : (f32) -> () loc(#loc257)
+      %467 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
+      "linalg.yield"(%467) : (f32) -> () loc(#loc257)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc257)
-    %429 = "linalg.generic"(%arg10, %428, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %445 = "linalg.generic"(%arg10, %444, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg81: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg82: f32 loc(fused[#loc68, #loc10, #loc15, #loc58]), %arg83: f32 loc(fused[#loc68, #loc22, #loc15, #loc58])):
-      %450 = "arith.subf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
-      "linalg.yield"(%450) : (f32) -> () loc(#loc258)
+      %466 = "arith.subf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
+      "linalg.yield"(%466) : (f32) -> () loc(#loc258)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc258)
-    %430 = "linalg.generic"(%arg46, %arg11, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %446 = "linalg.generic"(%arg46, %arg11, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg78: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg79: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg80: f32 loc(fused[#loc69, #loc10, #loc15, #loc53])):
-      %449 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc259)
-      "linalg.yield"(%449) : (f32) -> () loc(#loc259)
+      %465 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc259)
+      "linalg.yield"(%465) : (f32) -> () loc(#loc259)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc259)
-    %431 = "linalg.generic"(%184, %430, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %447 = "linalg.generic"(%184, %446, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg75: f32 loc(fused[#loc41, #loc24, #loc8, #loc40]), %arg76: f32 loc(fused[#loc69, #loc10, #loc15, #loc53]), %arg77: f32 loc(fused[#loc69, #loc12, #loc15, #loc53])):
-      %448 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
-      "linalg.yield"(%448) : (f32) -> () loc(#loc260)
+      %464 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
+      "linalg.yield"(%464) : (f32) -> () loc(#loc260)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc260)
-    %432 = "linalg.generic"(%arg44, %arg47, %124) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %448 = "linalg.generic"(%arg44, %arg47, %124) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg72: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg73: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg74: f32 loc(fused[#loc69, #loc10, #loc15, #loc16])):
-      %447 = "arith.mulf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
-      "linalg.yield"(%447) : (f32) -> () loc(#loc261)
+      %463 = "arith.mulf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
+      "linalg.yield"(%463) : (f32) -> () loc(#loc261)
     }) : (tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
-    %433 = "linalg.generic"(%321, %431, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %449 = "linalg.generic"(%337, %447, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg69: f32 loc(fused[#loc69, #loc14, #loc15, #loc16]), %arg70: f32 loc(fused[#loc69, #loc12, #loc15, #loc53]), %arg71: f32 loc(fused[#loc69, #loc10, #loc15, #loc16])):
-      %446 = "arith.mulf"(%arg69, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
-      "linalg.yield"(%446) : (f32) -> () loc(#loc261)
+      %462 = "arith.mulf"(%arg69, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
+      "linalg.yield"(%462) : (f32) -> () loc(#loc261)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
-    %434 = "linalg.generic"(%432, %433, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %450 = "linalg.generic"(%448, %449, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg66: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg67: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg68: f32 loc(fused[#loc69, #loc12, #loc15, #loc16])):
-      %445 = "arith.addf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
-      "linalg.yield"(%445) : (f32) -> () loc(#loc263)
+      %461 = "arith.addf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
+      "linalg.yield"(%461) : (f32) -> () loc(#loc263)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc263)
-    %435 = "linalg.generic"(%arg43, %324) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %451 = "linalg.generic"(%arg43, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg64: f32 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg65: i1 loc(fused[#loc69, #loc54, #loc15, #loc55])):
-      %444 = "arith.cmpf"(%arg64, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc264)
-      "linalg.yield"(%444) : (i1) -> () loc(#loc264)
+      %460 = "arith.cmpf"(%arg64, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc264)
+      "linalg.yield"(%460) : (i1) -> () loc(#loc264)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc264)
-    %436 = "linalg.generic"(%435, %431, %434, %124) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    %452 = "linalg.generic"(%451, %447, %450, %124) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
     ^bb0(%arg60: i1 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg61: f32 loc(fused[#loc69, #loc12, #loc15, #loc53]), %arg62: f32 loc(fused[#loc69, #loc12, #loc15, #loc16]), %arg63: f32 loc(fused[#loc69, #loc56, #loc15, #loc55])):
-      %443 = "arith.select"(%arg60, %arg61, %arg62) : (i1, f32, f32) -> f32 loc(#loc265)
-      "linalg.yield"(%443) : (f32) -> () loc(#loc265)
+      %459 = "arith.select"(%arg60, %arg61, %arg62) : (i1, f32, f32) -> f32 loc(#loc265)
+      "linalg.yield"(%459) : (f32) -> () loc(#loc265)
     }) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc265)
-    %437 = "linalg.generic"(%arg43, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %453 = "linalg.generic"(%arg43, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg58: f32 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg59: f32 loc(fused[#loc69, #loc12, #loc15, #loc57])):
-      %442 = "arith.addf"(%arg58, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
-      "linalg.yield"(%442) : (f32) -> () loc(#loc266)
+      %458 = "arith.addf"(%arg58, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
+      "linalg.yield"(%458) : (f32) -> () loc(#loc266)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc266)
-    %438 = "linalg.generic"(%arg45, %436, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %454 = "linalg.generic"(%arg45, %452, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg55: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg56: f32 loc(fused[#loc69, #loc56, #loc15, #loc55]), %arg57: f32 loc(fused[#loc69, #loc10, #loc15, #loc58])):
-      %441 = "arith.mulf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
-      "linalg.yield"(%441) : (f32) -> () loc(#loc267)
+      %457 = "arith.mulf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
+      "linalg.yield"(%457) : (f32) -> () loc(#loc267)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc267)
-    %439 = "linalg.generic"(%arg11, %438, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %455 = "linalg.generic"(%arg11, %454, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg52: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg53: f32 loc(fused[#loc69, #loc10, #loc15, #loc58]), %arg54: f32 loc(fused[#loc69, #loc22, #loc15, #loc58])):
-      %440 = "arith.subf"(%arg52, %arg53) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc268)
-      "linalg.yield"(%440) : (f32) -> () loc(#loc268)
+      %456 = "arith.subf"(%arg52, %arg53) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc268)
+      "linalg.yield"(%456) : (f32) -> () loc(#loc268)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc268)
-    "func.return"(%155, %317, %270, %234, %230, %226, %195, %191, %307, %274, %191, %180, %184, %329, %339, %349, %359, %369, %379, %389, %399, %409, %419, %429, %439, %327, %326, %337, %336, %347, %346, %357, %356, %367, %366, %377, %376, %387, %386, %397, %396, %407, %406, %417, %416, %427, %426, %437, %436, %78, %81, %59, %104, %107, %85, %53, %56, %30) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
+    "func.return"(%155, %333, %279, %239, %235, %231, %195, %191, %318, %283, %191, %180, %184, %345, %355, %365, %375, %385, %395, %405, %415, %425, %435, %445, %455, %343, %342, %353, %352, %363, %362, %373, %372, %383, %382, %393, %392, %403, %402, %413, %412, %423, %422, %433, %432, %443, %442, %453, %452, %78, %81, %59, %104, %107, %85, %53, %56, %30) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
 #loc39 = loc("<root>")

@@ -237,6 +237,27 @@ def make_lstm(batch_size=3, length=5):
                  optimizer, batches)
 
 
+# -- two-layer GRU, cross-entropy, Adam --------------------------------------------------
+
+class GRUClassifier(nn.Module):
+    def __init__(self, inputs=3, hidden=6, classes=3):
+        super().__init__()
+        self.gru = nn.GRU(inputs, hidden, num_layers=2, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        out, _ = self.gru(x)
+        return self.head(out[:, -1])
+
+
+def make_gru(batch_size=3, length=4):
+    torch.manual_seed(0)
+    model = GRUClassifier()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    return Setup(model, cross_entropy_loss, optimizer,
+                 _classification_batches((length, 3), 3, batch_size))
+
+
 # -- MLP with an LR scheduler and gradient clipping (Adam with weight decay) -----------
 
 def make_scheduled(batch_size=6):
@@ -256,5 +277,6 @@ SETUPS = {
     "resnet_block": make_resnet_block,
     "gpt_block": make_gpt_block,
     "lstm": make_lstm,
+    "gru": make_gru,
     "scheduled": make_scheduled,
 }
