@@ -75,7 +75,8 @@ class FunctionalOptimizer:
                 if id(p) not in index_of:
                     raise UnsupportedOptimizerError(
                         f"param_groups[{g}] holds a tensor of shape {tuple(p.shape)} that is "
-                        "not a parameter of the model")
+                        "not a trainable parameter of the model (not the model's, or frozen "
+                        "with requires_grad=False)")
                 self.group_of[index_of[id(p)]] = g
         untrained = [n for n, g in zip(self.param_names, self.group_of) if g < 0]
         if untrained:
@@ -92,9 +93,9 @@ class FunctionalOptimizer:
     # -- structure -------------------------------------------------------------
     def _structure(self, g, group):
         """What the update of param group g does, fixed at trace time."""
-        for flag in ("differentiable",):
-            if group.get(flag):
-                raise UnsupportedOptimizerError(f"param_groups[{g}]: {flag}=True is not supported")
+        if group.get("differentiable"):
+            raise UnsupportedOptimizerError(f"param_groups[{g}]: differentiable=True is not "
+                                            "supported")
         if isinstance(group["lr"], torch.Tensor) and group["lr"].numel() != 1:
             raise UnsupportedOptimizerError(f"param_groups[{g}]: lr must be a scalar")
         if self.kind == "sgd":

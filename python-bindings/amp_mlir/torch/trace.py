@@ -14,9 +14,34 @@ statistics) cloned inside and returned. It traces that with
 graph with torch-mlir, lowers it to linalg on tensors, and prints it in
 generic form (torch-mlir's MLIR is newer than the project's; text crosses).
 
-Every argument and result of the function carries `amp.name` and
-`amp.import_role`; every op a location
-`loc(fused["<module path>", "<aten op>", "<phase>", <source line>])`.
+The signature (what a structuring pass reads; `TracedStep.arguments` and
+`.results` hold the same as records):
+- Every argument and result has `amp.import_role` and `amp.name`.
+  Arguments, in this order: "parameter" (named as in
+  `model.named_parameters()`, "fc1.weight"), "buffer" (`named_buffers()`,
+  "bn1.running_mean"), "optimizer_state" ("optimizer.state.<param>.<key>"
+  with torch.optim's keys: step, momentum_buffer, exp_avg, exp_avg_sq,
+  max_exp_avg_sq), "hyperparameter" (0-d f32, "param_groups.<g>.<key>":
+  lr, weight_decay, momentum, dampening, beta1, beta2, eps; with
+  `amp.value`, its value at trace time), "data" ("input<i>", the batch in
+  loss_fn's order), "seed" (one, 0-d f32, "seed": the cotangent the
+  backward starts from; a step is exact with seed = 1).
+- Results: "loss" (first), "gradient" (one per parameter, in parameter
+  order, named by it, unclipped), then the new "parameter",
+  "optimizer_state" and "buffer" values: each state argument has exactly
+  one result of the same role, name and type.
+- Buffers and optimizer state that start uniformly at 0 or 1 carry
+  `amp.init = "zeros" | "ones"` (a BatchNorm running variance starts at 1).
+- Every op is located `loc(fused["<module path>", "<aten op>", "<phase>",
+  "<file>":<line>:0])`: the module path as in `named_modules()`
+  ("layer1.0.downsample.0"; "<root>" for the model's own forward, "<loss>"
+  for loss_fn outside the model, "<optimizer>/<param>" and
+  "<optimizer>/clip_grad_norm" for the update), the aten op the model
+  called (before decompositions), the phase ("forward", "backward" for the
+  gradient of that module's op, "optimizer"), and the user's source line.
+  Ops in the bodies of named linalg ops and folded constants are unknown.
+- With a dynamic batch, dimension 0 of every data argument is `?` (one
+  batch size for all); torch-mlir's cf.assert size checks are removed.
 """
 import contextlib
 import operator
