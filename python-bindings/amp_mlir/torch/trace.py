@@ -462,6 +462,36 @@ def _drop_shape_checks(module) -> List[str]:
     return messages
 
 
+def _locate_unknown(module) -> None:
+    """Ops that lowering left without a location (the bodies of named linalg
+    ops, constants folded or hoisted by canonicalization) get their parent's
+    or, at function level, their first user's."""
+    from torch_mlir import ir
+
+    def unknown(op):
+        return str(op.location) == "loc(unknown)"
+
+    hoisted = []
+
+    def visit(op):
+        if op.name in ("builtin.module", "func.func") or not unknown(op):
+            return ir.WalkResult.ADVANCE
+        parent = op.parent
+        if parent is not None and parent.name != "func.func":
+            op.location = parent.location
+        else:
+            hoisted.append(op)
+        return ir.WalkResult.ADVANCE
+
+    with module.context:
+        module.operation.walk(visit, walk_order=ir.WalkOrder.PRE_ORDER)
+        for op in hoisted:
+            users = [use.owner for result in op.results for use in result.uses]
+            located = [user for user in users if not unknown(user)]
+            if located:
+                op.location = located[0].location
+
+
 def _check_dialects(module):
     """TraceError for the first op outside ALLOWED_DIALECTS (tm_tensor, torch,
     cf, ...), naming it with its aten op and module path."""
@@ -710,6 +740,7 @@ def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: to
     if dropped_checks:
         _lower(module, module.context, "builtin.module(func.func(canonicalize, cse, lower-affine))",
                "cleanup after dropping size checks")
+    _locate_unknown(module)
     _check_dialects(module)
     _set_signature_attributes(module, model_name, arguments, results, initial)
     text = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)

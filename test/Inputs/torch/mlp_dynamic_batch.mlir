@@ -6,40 +6,40 @@
 #loc3 = loc("aten.nll_loss_forward.default")
 #loc4 = loc("forward")
 #loc5 = loc("test/python/torch/zoo.py":41:0)
-#loc6 = loc("aten._log_softmax.default")
-#loc7 = loc("aten.nll_loss_backward.default")
+#loc6 = loc("fc1")
+#loc7 = loc("aten.mm.default")
 #loc8 = loc("backward")
-#loc9 = loc("<optimizer>/fc1.weight")
-#loc10 = loc("aten.rsub.Scalar")
-#loc11 = loc("optimizer")
-#loc12 = loc("python-bindings/amp_mlir/torch/optim.py":198:0)
-#loc13 = loc("fc1")
-#loc14 = loc("aten.t.default")
-#loc15 = loc("test/python/torch/zoo.py":54:0)
-#loc16 = loc("aten.addmm.default")
-#loc17 = loc("<root>")
-#loc18 = loc("aten.relu.default")
-#loc19 = loc("fc2")
-#loc20 = loc("fc3")
-#loc21 = loc("aten._log_softmax_backward_data.default")
-#loc22 = loc("aten.mm.default")
-#loc23 = loc("aten.sum.dim_IntList")
-#loc24 = loc("aten.view.default")
-#loc25 = loc("aten.threshold_backward.default")
-#loc26 = loc("aten.mul.Tensor")
-#loc27 = loc("python-bindings/amp_mlir/torch/optim.py":195:0)
-#loc28 = loc("aten.add.Tensor")
-#loc29 = loc("aten.eq.Scalar")
-#loc30 = loc("python-bindings/amp_mlir/torch/optim.py":200:0)
-#loc31 = loc("aten.where.self")
+#loc9 = loc("test/python/torch/zoo.py":54:0)
+#loc10 = loc("aten._log_softmax.default")
+#loc11 = loc("aten.nll_loss_backward.default")
+#loc12 = loc("<optimizer>/fc3.bias")
+#loc13 = loc("aten.add.Tensor")
+#loc14 = loc("optimizer")
+#loc15 = loc("python-bindings/amp_mlir/torch/optim.py":202:0)
+#loc16 = loc("<optimizer>/fc1.weight")
+#loc17 = loc("aten.rsub.Scalar")
+#loc18 = loc("python-bindings/amp_mlir/torch/optim.py":199:0)
+#loc19 = loc("aten.t.default")
+#loc20 = loc("aten.addmm.default")
+#loc21 = loc("<root>")
+#loc22 = loc("aten.relu.default")
+#loc23 = loc("fc2")
+#loc24 = loc("fc3")
+#loc25 = loc("aten._log_softmax_backward_data.default")
+#loc26 = loc("aten.sum.dim_IntList")
+#loc27 = loc("aten.view.default")
+#loc28 = loc("aten.threshold_backward.default")
+#loc29 = loc("aten.mul.Tensor")
+#loc30 = loc("python-bindings/amp_mlir/torch/optim.py":196:0)
+#loc31 = loc("aten.eq.Scalar")
 #loc32 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
-#loc33 = loc("python-bindings/amp_mlir/torch/optim.py":203:0)
-#loc34 = loc("aten.sub.Tensor")
-#loc35 = loc("<optimizer>/fc1.bias")
-#loc36 = loc("<optimizer>/fc2.weight")
-#loc37 = loc("<optimizer>/fc2.bias")
-#loc38 = loc("<optimizer>/fc3.weight")
-#loc39 = loc("<optimizer>/fc3.bias")
+#loc33 = loc("aten.where.self")
+#loc34 = loc("python-bindings/amp_mlir/torch/optim.py":204:0)
+#loc35 = loc("aten.sub.Tensor")
+#loc36 = loc("<optimizer>/fc1.bias")
+#loc37 = loc("<optimizer>/fc2.weight")
+#loc38 = loc("<optimizer>/fc2.bias")
+#loc39 = loc("<optimizer>/fc3.weight")
 #map = affine_map<(d0, d1, d2) -> (d0, d2)>
 #map1 = affine_map<(d0, d1, d2) -> (d2, d1)>
 #map2 = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -57,235 +57,235 @@
 #map14 = affine_map<(d0, d1) -> ()>
 #map15 = affine_map<(d0, d1) -> (0, d1)>
 #loc40 = loc(fused[#loc2, #loc3, #loc4, #loc5])
-#loc41 = loc(fused[#loc2, #loc6, #loc4, #loc5])
-#loc42 = loc(fused[#loc2, #loc7, #loc8, #loc5])
-#loc43 = loc(fused[#loc9, #loc10, #loc11, #loc12])
-#loc44 = loc(fused[#loc13, #loc14, #loc4, #loc15])
-#loc45 = loc(fused[#loc13, #loc16, #loc4, #loc15])
-#loc46 = loc(fused[#loc17, #loc18, #loc4, #loc15])
-#loc47 = loc(fused[#loc19, #loc14, #loc4, #loc15])
-#loc48 = loc(fused[#loc19, #loc16, #loc4, #loc15])
-#loc49 = loc(fused[#loc20, #loc14, #loc4, #loc15])
-#loc50 = loc(fused[#loc20, #loc16, #loc4, #loc15])
-#loc51 = loc(fused[#loc2, #loc21, #loc8, #loc5])
-#loc52 = loc(fused[#loc20, #loc22, #loc8, #loc15])
-#loc53 = loc(fused[#loc20, #loc14, #loc8, #loc15])
-#loc54 = loc(fused[#loc20, #loc23, #loc8, #loc15])
-#loc55 = loc(fused[#loc20, #loc24, #loc8, #loc15])
-#loc56 = loc(fused[#loc17, #loc25, #loc8, #loc15])
-#loc57 = loc(fused[#loc19, #loc22, #loc8, #loc15])
-#loc58 = loc(fused[#loc19, #loc14, #loc8, #loc15])
-#loc59 = loc(fused[#loc19, #loc23, #loc8, #loc15])
-#loc60 = loc(fused[#loc19, #loc24, #loc8, #loc15])
-#loc61 = loc(fused[#loc13, #loc14, #loc8, #loc15])
-#loc63 = loc(fused[#loc13, #loc23, #loc8, #loc15])
-#loc64 = loc(fused[#loc13, #loc24, #loc8, #loc15])
-#loc65 = loc(fused[#loc9, #loc26, #loc11, #loc27])
-#loc66 = loc(fused[#loc9, #loc28, #loc11, #loc27])
-#loc67 = loc(fused[#loc9, #loc26, #loc11, #loc12])
-#loc68 = loc(fused[#loc9, #loc28, #loc11, #loc12])
-#loc69 = loc(fused[#loc9, #loc29, #loc11, #loc30])
-#loc70 = loc(fused[#loc9, #loc31, #loc11, #loc30])
-#loc71 = loc(fused[#loc9, #loc28, #loc11, #loc32])
-#loc72 = loc(fused[#loc9, #loc26, #loc11, #loc33])
-#loc73 = loc(fused[#loc9, #loc34, #loc11, #loc33])
-#loc74 = loc(fused[#loc35, #loc26, #loc11, #loc27])
-#loc75 = loc(fused[#loc35, #loc28, #loc11, #loc27])
-#loc76 = loc(fused[#loc35, #loc26, #loc11, #loc12])
-#loc77 = loc(fused[#loc35, #loc10, #loc11, #loc12])
-#loc78 = loc(fused[#loc35, #loc28, #loc11, #loc12])
-#loc79 = loc(fused[#loc35, #loc29, #loc11, #loc30])
-#loc80 = loc(fused[#loc35, #loc31, #loc11, #loc30])
-#loc81 = loc(fused[#loc35, #loc28, #loc11, #loc32])
-#loc82 = loc(fused[#loc35, #loc26, #loc11, #loc33])
-#loc83 = loc(fused[#loc35, #loc34, #loc11, #loc33])
-#loc84 = loc(fused[#loc36, #loc26, #loc11, #loc27])
-#loc85 = loc(fused[#loc36, #loc28, #loc11, #loc27])
-#loc86 = loc(fused[#loc36, #loc26, #loc11, #loc12])
-#loc87 = loc(fused[#loc36, #loc10, #loc11, #loc12])
-#loc88 = loc(fused[#loc36, #loc28, #loc11, #loc12])
-#loc89 = loc(fused[#loc36, #loc29, #loc11, #loc30])
-#loc90 = loc(fused[#loc36, #loc31, #loc11, #loc30])
-#loc91 = loc(fused[#loc36, #loc28, #loc11, #loc32])
-#loc92 = loc(fused[#loc36, #loc26, #loc11, #loc33])
-#loc93 = loc(fused[#loc36, #loc34, #loc11, #loc33])
-#loc94 = loc(fused[#loc37, #loc26, #loc11, #loc27])
-#loc95 = loc(fused[#loc37, #loc28, #loc11, #loc27])
-#loc96 = loc(fused[#loc37, #loc26, #loc11, #loc12])
-#loc97 = loc(fused[#loc37, #loc10, #loc11, #loc12])
-#loc98 = loc(fused[#loc37, #loc28, #loc11, #loc12])
-#loc99 = loc(fused[#loc37, #loc29, #loc11, #loc30])
-#loc100 = loc(fused[#loc37, #loc31, #loc11, #loc30])
-#loc101 = loc(fused[#loc37, #loc28, #loc11, #loc32])
-#loc102 = loc(fused[#loc37, #loc26, #loc11, #loc33])
-#loc103 = loc(fused[#loc37, #loc34, #loc11, #loc33])
-#loc104 = loc(fused[#loc38, #loc26, #loc11, #loc27])
-#loc105 = loc(fused[#loc38, #loc28, #loc11, #loc27])
-#loc106 = loc(fused[#loc38, #loc26, #loc11, #loc12])
-#loc107 = loc(fused[#loc38, #loc10, #loc11, #loc12])
-#loc108 = loc(fused[#loc38, #loc28, #loc11, #loc12])
-#loc109 = loc(fused[#loc38, #loc29, #loc11, #loc30])
-#loc110 = loc(fused[#loc38, #loc31, #loc11, #loc30])
-#loc111 = loc(fused[#loc38, #loc28, #loc11, #loc32])
-#loc112 = loc(fused[#loc38, #loc26, #loc11, #loc33])
-#loc113 = loc(fused[#loc38, #loc34, #loc11, #loc33])
-#loc114 = loc(fused[#loc39, #loc26, #loc11, #loc27])
-#loc115 = loc(fused[#loc39, #loc28, #loc11, #loc27])
-#loc116 = loc(fused[#loc39, #loc26, #loc11, #loc12])
-#loc117 = loc(fused[#loc39, #loc10, #loc11, #loc12])
-#loc118 = loc(fused[#loc39, #loc28, #loc11, #loc12])
-#loc119 = loc(fused[#loc39, #loc29, #loc11, #loc30])
-#loc120 = loc(fused[#loc39, #loc31, #loc11, #loc30])
-#loc121 = loc(fused[#loc39, #loc28, #loc11, #loc32])
-#loc122 = loc(fused[#loc39, #loc26, #loc11, #loc33])
-#loc123 = loc(fused[#loc39, #loc34, #loc11, #loc33])
+#loc42 = loc(fused[#loc2, #loc10, #loc4, #loc5])
+#loc43 = loc(fused[#loc2, #loc11, #loc8, #loc5])
+#loc44 = loc(fused[#loc12, #loc13, #loc14, #loc15])
+#loc45 = loc(fused[#loc16, #loc17, #loc14, #loc18])
+#loc46 = loc(fused[#loc6, #loc19, #loc4, #loc9])
+#loc47 = loc(fused[#loc6, #loc20, #loc4, #loc9])
+#loc48 = loc(fused[#loc21, #loc22, #loc4, #loc9])
+#loc49 = loc(fused[#loc23, #loc19, #loc4, #loc9])
+#loc50 = loc(fused[#loc23, #loc20, #loc4, #loc9])
+#loc51 = loc(fused[#loc24, #loc19, #loc4, #loc9])
+#loc52 = loc(fused[#loc24, #loc20, #loc4, #loc9])
+#loc53 = loc(fused[#loc2, #loc25, #loc8, #loc5])
+#loc54 = loc(fused[#loc24, #loc7, #loc8, #loc9])
+#loc55 = loc(fused[#loc24, #loc19, #loc8, #loc9])
+#loc56 = loc(fused[#loc24, #loc26, #loc8, #loc9])
+#loc57 = loc(fused[#loc24, #loc27, #loc8, #loc9])
+#loc58 = loc(fused[#loc21, #loc28, #loc8, #loc9])
+#loc59 = loc(fused[#loc23, #loc7, #loc8, #loc9])
+#loc60 = loc(fused[#loc23, #loc19, #loc8, #loc9])
+#loc61 = loc(fused[#loc23, #loc26, #loc8, #loc9])
+#loc62 = loc(fused[#loc23, #loc27, #loc8, #loc9])
+#loc63 = loc(fused[#loc6, #loc19, #loc8, #loc9])
+#loc64 = loc(fused[#loc6, #loc26, #loc8, #loc9])
+#loc65 = loc(fused[#loc6, #loc27, #loc8, #loc9])
+#loc66 = loc(fused[#loc16, #loc29, #loc14, #loc30])
+#loc67 = loc(fused[#loc16, #loc13, #loc14, #loc30])
+#loc68 = loc(fused[#loc16, #loc29, #loc14, #loc18])
+#loc69 = loc(fused[#loc16, #loc13, #loc14, #loc18])
+#loc70 = loc(fused[#loc16, #loc31, #loc14, #loc32])
+#loc71 = loc(fused[#loc16, #loc33, #loc14, #loc32])
+#loc72 = loc(fused[#loc16, #loc13, #loc14, #loc15])
+#loc73 = loc(fused[#loc16, #loc29, #loc14, #loc34])
+#loc74 = loc(fused[#loc16, #loc35, #loc14, #loc34])
+#loc75 = loc(fused[#loc36, #loc29, #loc14, #loc30])
+#loc76 = loc(fused[#loc36, #loc13, #loc14, #loc30])
+#loc77 = loc(fused[#loc36, #loc29, #loc14, #loc18])
+#loc78 = loc(fused[#loc36, #loc17, #loc14, #loc18])
+#loc79 = loc(fused[#loc36, #loc13, #loc14, #loc18])
+#loc80 = loc(fused[#loc36, #loc31, #loc14, #loc32])
+#loc81 = loc(fused[#loc36, #loc33, #loc14, #loc32])
+#loc82 = loc(fused[#loc36, #loc13, #loc14, #loc15])
+#loc83 = loc(fused[#loc36, #loc29, #loc14, #loc34])
+#loc84 = loc(fused[#loc36, #loc35, #loc14, #loc34])
+#loc85 = loc(fused[#loc37, #loc29, #loc14, #loc30])
+#loc86 = loc(fused[#loc37, #loc13, #loc14, #loc30])
+#loc87 = loc(fused[#loc37, #loc29, #loc14, #loc18])
+#loc88 = loc(fused[#loc37, #loc17, #loc14, #loc18])
+#loc89 = loc(fused[#loc37, #loc13, #loc14, #loc18])
+#loc90 = loc(fused[#loc37, #loc31, #loc14, #loc32])
+#loc91 = loc(fused[#loc37, #loc33, #loc14, #loc32])
+#loc92 = loc(fused[#loc37, #loc13, #loc14, #loc15])
+#loc93 = loc(fused[#loc37, #loc29, #loc14, #loc34])
+#loc94 = loc(fused[#loc37, #loc35, #loc14, #loc34])
+#loc95 = loc(fused[#loc38, #loc29, #loc14, #loc30])
+#loc96 = loc(fused[#loc38, #loc13, #loc14, #loc30])
+#loc97 = loc(fused[#loc38, #loc29, #loc14, #loc18])
+#loc98 = loc(fused[#loc38, #loc17, #loc14, #loc18])
+#loc99 = loc(fused[#loc38, #loc13, #loc14, #loc18])
+#loc100 = loc(fused[#loc38, #loc31, #loc14, #loc32])
+#loc101 = loc(fused[#loc38, #loc33, #loc14, #loc32])
+#loc102 = loc(fused[#loc38, #loc13, #loc14, #loc15])
+#loc103 = loc(fused[#loc38, #loc29, #loc14, #loc34])
+#loc104 = loc(fused[#loc38, #loc35, #loc14, #loc34])
+#loc105 = loc(fused[#loc39, #loc29, #loc14, #loc30])
+#loc106 = loc(fused[#loc39, #loc13, #loc14, #loc30])
+#loc107 = loc(fused[#loc39, #loc29, #loc14, #loc18])
+#loc108 = loc(fused[#loc39, #loc17, #loc14, #loc18])
+#loc109 = loc(fused[#loc39, #loc13, #loc14, #loc18])
+#loc110 = loc(fused[#loc39, #loc31, #loc14, #loc32])
+#loc111 = loc(fused[#loc39, #loc33, #loc14, #loc32])
+#loc112 = loc(fused[#loc39, #loc13, #loc14, #loc15])
+#loc113 = loc(fused[#loc39, #loc29, #loc14, #loc34])
+#loc114 = loc(fused[#loc39, #loc35, #loc14, #loc34])
+#loc115 = loc(fused[#loc12, #loc29, #loc14, #loc30])
+#loc116 = loc(fused[#loc12, #loc13, #loc14, #loc30])
+#loc117 = loc(fused[#loc12, #loc29, #loc14, #loc18])
+#loc118 = loc(fused[#loc12, #loc17, #loc14, #loc18])
+#loc119 = loc(fused[#loc12, #loc13, #loc14, #loc18])
+#loc120 = loc(fused[#loc12, #loc31, #loc14, #loc32])
+#loc121 = loc(fused[#loc12, #loc33, #loc14, #loc32])
+#loc122 = loc(fused[#loc12, #loc29, #loc14, #loc34])
+#loc123 = loc(fused[#loc12, #loc35, #loc14, #loc34])
 "builtin.module"() ({
   "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "fc1.weight"}, {amp.import_role = "parameter", amp.name = "fc1.bias"}, {amp.import_role = "parameter", amp.name = "fc2.weight"}, {amp.import_role = "parameter", amp.name = "fc2.bias"}, {amp.import_role = "parameter", amp.name = "fc3.weight"}, {amp.import_role = "parameter", amp.name = "fc3.bias"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc3.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc3.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc3.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc3.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 1.000000e-01 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.weight_decay", amp.value = 1.000000e-03 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<f32>, tensor<16x12xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<5x16xf32>, tensor<f32>, tensor<5xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<?x12xf32>, tensor<?xi64>, tensor<f32>) -> (tensor<f32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<f32>, tensor<16x12xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<5x16xf32>, tensor<f32>, tensor<5xf32>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "fc1.weight"}, {amp.import_role = "gradient", amp.name = "fc1.bias"}, {amp.import_role = "gradient", amp.name = "fc2.weight"}, {amp.import_role = "gradient", amp.name = "fc2.bias"}, {amp.import_role = "gradient", amp.name = "fc3.weight"}, {amp.import_role = "gradient", amp.name = "fc3.bias"}, {amp.import_role = "parameter", amp.name = "fc1.weight"}, {amp.import_role = "parameter", amp.name = "fc1.bias"}, {amp.import_role = "parameter", amp.name = "fc2.weight"}, {amp.import_role = "parameter", amp.name = "fc2.bias"}, {amp.import_role = "parameter", amp.name = "fc3.weight"}, {amp.import_role = "parameter", amp.name = "fc3.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc3.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc3.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc3.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc3.bias.momentum_buffer"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<16x12xf32> loc("train_step"), %arg1: tensor<16xf32> loc("train_step"), %arg2: tensor<16x16xf32> loc("train_step"), %arg3: tensor<16xf32> loc("train_step"), %arg4: tensor<5x16xf32> loc("train_step"), %arg5: tensor<5xf32> loc("train_step"), %arg6: tensor<f32> loc("train_step"), %arg7: tensor<16x12xf32> loc("train_step"), %arg8: tensor<f32> loc("train_step"), %arg9: tensor<16xf32> loc("train_step"), %arg10: tensor<f32> loc("train_step"), %arg11: tensor<16x16xf32> loc("train_step"), %arg12: tensor<f32> loc("train_step"), %arg13: tensor<16xf32> loc("train_step"), %arg14: tensor<f32> loc("train_step"), %arg15: tensor<5x16xf32> loc("train_step"), %arg16: tensor<f32> loc("train_step"), %arg17: tensor<5xf32> loc("train_step"), %arg18: tensor<f32> loc("train_step"), %arg19: tensor<f32> loc("train_step"), %arg20: tensor<f32> loc("train_step"), %arg21: tensor<f32> loc("train_step"), %arg22: tensor<?x12xf32> loc("train_step"), %arg23: tensor<?xi64> loc("train_step"), %arg24: tensor<f32> loc("train_step")):
     %0 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc40)
-    %1 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc)
-    %2 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc)
-    %3 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc)
-    %4 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc41)
-    %5 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc42)
+    %1 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc40)
+    %2 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc40)
+    %3 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc41)
+    %4 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc42)
+    %5 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc43)
     %6 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc40)
-    %7 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc42)
-    %8 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc)
+    %7 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc43)
+    %8 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc44)
     %9 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc40)
-    %10 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc43)
-    %11 = "tensor.empty"() : () -> tensor<12x16xf32> loc(#loc44)
+    %10 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc45)
+    %11 = "tensor.empty"() : () -> tensor<12x16xf32> loc(#loc46)
     %12 = "linalg.transpose"(%arg0, %11) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg394: f32 loc(fused[#loc13, #loc14, #loc4, #loc15]), %arg395: f32 loc(fused[#loc13, #loc14, #loc4, #loc15])):
-      "linalg.yield"(%arg394) : (f32) -> () loc(#loc44)
-    }) : (tensor<16x12xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc44)
-    %13 = "tensor.dim"(%arg22, %2) : (tensor<?x12xf32>, index) -> index loc(#loc45)
-    %14 = "tensor.empty"(%13) : (index) -> tensor<?x16xf32> loc(#loc45)
+    ^bb0(%arg394: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg395: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      "linalg.yield"(%arg394) : (f32) -> () loc(#loc46)
+    }) : (tensor<16x12xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc46)
+    %13 = "tensor.dim"(%arg22, %2) : (tensor<?x12xf32>, index) -> index loc(#loc47)
+    %14 = "tensor.empty"(%13) : (index) -> tensor<?x16xf32> loc(#loc47)
     %15 = "linalg.fill"(%3, %14) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg392: f32 loc(unknown), %arg393: f32 loc(unknown)):
-      "linalg.yield"(%arg392) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc45)
+      "linalg.yield"(%arg392) : (f32) -> () loc(#loc47)
+    }) : (f32, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %16 = "linalg.matmul"(%arg22, %12, %15) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg389: f32 loc(unknown), %arg390: f32 loc(unknown), %arg391: f32 loc(unknown)):
-      %321 = "arith.mulf"(%arg389, %arg390) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %322 = "arith.addf"(%arg391, %321) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%322) : (f32) -> () loc(#loc)
-    }) : (tensor<?x12xf32>, tensor<12x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc45)
+      %321 = "arith.mulf"(%arg389, %arg390) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
+      %322 = "arith.addf"(%arg391, %321) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
+      "linalg.yield"(%322) : (f32) -> () loc(#loc47)
+    }) : (tensor<?x12xf32>, tensor<12x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %17 = "linalg.generic"(%arg1, %14) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg387: f32 loc(fused[#loc13, #loc16, #loc4, #loc15]), %arg388: f32 loc(fused[#loc13, #loc16, #loc4, #loc15])):
-      "linalg.yield"(%arg387) : (f32) -> () loc(#loc45)
-    }) : (tensor<16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc45)
+    ^bb0(%arg387: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg388: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
+      "linalg.yield"(%arg387) : (f32) -> () loc(#loc47)
+    }) : (tensor<16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %18 = "linalg.generic"(%16, %17, %14) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg384: f32 loc(fused[#loc13, #loc16, #loc4, #loc15]), %arg385: f32 loc(fused[#loc13, #loc16, #loc4, #loc15]), %arg386: f32 loc(fused[#loc13, #loc16, #loc4, #loc15])):
-      %320 = "arith.addf"(%arg384, %arg385) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc45)
-      "linalg.yield"(%320) : (f32) -> () loc(#loc45)
-    }) : (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc45)
+    ^bb0(%arg384: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg385: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg386: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
+      %320 = "arith.addf"(%arg384, %arg385) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
+      "linalg.yield"(%320) : (f32) -> () loc(#loc47)
+    }) : (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %19 = "linalg.generic"(%18, %14) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg382: f32 loc(fused[#loc13, #loc16, #loc4, #loc15]), %arg383: f32 loc(fused[#loc17, #loc18, #loc4, #loc15])):
-      %318 = "arith.cmpf"(%arg382, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc46)
-      %319 = "arith.select"(%318, %arg382, %3) : (i1, f32, f32) -> f32 loc(#loc46)
-      "linalg.yield"(%319) : (f32) -> () loc(#loc46)
-    }) : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc46)
-    %20 = "tensor.empty"() : () -> tensor<16x16xf32> loc(#loc47)
+    ^bb0(%arg382: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg383: f32 loc(fused[#loc21, #loc22, #loc4, #loc9])):
+      %318 = "arith.cmpf"(%arg382, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc48)
+      %319 = "arith.select"(%318, %arg382, %3) : (i1, f32, f32) -> f32 loc(#loc48)
+      "linalg.yield"(%319) : (f32) -> () loc(#loc48)
+    }) : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc48)
+    %20 = "tensor.empty"() : () -> tensor<16x16xf32> loc(#loc49)
     %21 = "linalg.transpose"(%arg2, %20) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg380: f32 loc(fused[#loc19, #loc14, #loc4, #loc15]), %arg381: f32 loc(fused[#loc19, #loc14, #loc4, #loc15])):
-      "linalg.yield"(%arg380) : (f32) -> () loc(#loc47)
-    }) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc47)
+    ^bb0(%arg380: f32 loc(fused[#loc23, #loc19, #loc4, #loc9]), %arg381: f32 loc(fused[#loc23, #loc19, #loc4, #loc9])):
+      "linalg.yield"(%arg380) : (f32) -> () loc(#loc49)
+    }) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc49)
     %22 = "linalg.matmul"(%19, %21, %15) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg377: f32 loc(unknown), %arg378: f32 loc(unknown), %arg379: f32 loc(unknown)):
-      %316 = "arith.mulf"(%arg377, %arg378) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %317 = "arith.addf"(%arg379, %316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%317) : (f32) -> () loc(#loc)
-    }) : (tensor<?x16xf32>, tensor<16x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc48)
+      %316 = "arith.mulf"(%arg377, %arg378) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
+      %317 = "arith.addf"(%arg379, %316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
+      "linalg.yield"(%317) : (f32) -> () loc(#loc50)
+    }) : (tensor<?x16xf32>, tensor<16x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc50)
     %23 = "linalg.generic"(%arg3, %14) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg375: f32 loc(fused[#loc19, #loc16, #loc4, #loc15]), %arg376: f32 loc(fused[#loc19, #loc16, #loc4, #loc15])):
-      "linalg.yield"(%arg375) : (f32) -> () loc(#loc48)
-    }) : (tensor<16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc48)
+    ^bb0(%arg375: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg376: f32 loc(fused[#loc23, #loc20, #loc4, #loc9])):
+      "linalg.yield"(%arg375) : (f32) -> () loc(#loc50)
+    }) : (tensor<16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc50)
     %24 = "linalg.generic"(%22, %23, %14) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg372: f32 loc(fused[#loc19, #loc16, #loc4, #loc15]), %arg373: f32 loc(fused[#loc19, #loc16, #loc4, #loc15]), %arg374: f32 loc(fused[#loc19, #loc16, #loc4, #loc15])):
-      %315 = "arith.addf"(%arg372, %arg373) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc48)
-      "linalg.yield"(%315) : (f32) -> () loc(#loc48)
-    }) : (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc48)
+    ^bb0(%arg372: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg373: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg374: f32 loc(fused[#loc23, #loc20, #loc4, #loc9])):
+      %315 = "arith.addf"(%arg372, %arg373) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
+      "linalg.yield"(%315) : (f32) -> () loc(#loc50)
+    }) : (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc50)
     %25 = "linalg.generic"(%24, %14) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg370: f32 loc(fused[#loc19, #loc16, #loc4, #loc15]), %arg371: f32 loc(fused[#loc17, #loc18, #loc4, #loc15])):
-      %313 = "arith.cmpf"(%arg370, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc46)
-      %314 = "arith.select"(%313, %arg370, %3) : (i1, f32, f32) -> f32 loc(#loc46)
-      "linalg.yield"(%314) : (f32) -> () loc(#loc46)
-    }) : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc46)
-    %26 = "tensor.empty"() : () -> tensor<16x5xf32> loc(#loc49)
+    ^bb0(%arg370: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg371: f32 loc(fused[#loc21, #loc22, #loc4, #loc9])):
+      %313 = "arith.cmpf"(%arg370, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc48)
+      %314 = "arith.select"(%313, %arg370, %3) : (i1, f32, f32) -> f32 loc(#loc48)
+      "linalg.yield"(%314) : (f32) -> () loc(#loc48)
+    }) : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc48)
+    %26 = "tensor.empty"() : () -> tensor<16x5xf32> loc(#loc51)
     %27 = "linalg.transpose"(%arg4, %26) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg368: f32 loc(fused[#loc20, #loc14, #loc4, #loc15]), %arg369: f32 loc(fused[#loc20, #loc14, #loc4, #loc15])):
-      "linalg.yield"(%arg368) : (f32) -> () loc(#loc49)
-    }) : (tensor<5x16xf32>, tensor<16x5xf32>) -> tensor<16x5xf32> loc(#loc49)
-    %28 = "tensor.empty"(%13) : (index) -> tensor<?x5xf32> loc(#loc50)
+    ^bb0(%arg368: f32 loc(fused[#loc24, #loc19, #loc4, #loc9]), %arg369: f32 loc(fused[#loc24, #loc19, #loc4, #loc9])):
+      "linalg.yield"(%arg368) : (f32) -> () loc(#loc51)
+    }) : (tensor<5x16xf32>, tensor<16x5xf32>) -> tensor<16x5xf32> loc(#loc51)
+    %28 = "tensor.empty"(%13) : (index) -> tensor<?x5xf32> loc(#loc52)
     %29 = "linalg.fill"(%3, %28) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg366: f32 loc(unknown), %arg367: f32 loc(unknown)):
-      "linalg.yield"(%arg366) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc50)
+      "linalg.yield"(%arg366) : (f32) -> () loc(#loc52)
+    }) : (f32, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
     %30 = "linalg.matmul"(%25, %27, %29) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg363: f32 loc(unknown), %arg364: f32 loc(unknown), %arg365: f32 loc(unknown)):
-      %311 = "arith.mulf"(%arg363, %arg364) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %312 = "arith.addf"(%arg365, %311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%312) : (f32) -> () loc(#loc)
-    }) : (tensor<?x16xf32>, tensor<16x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc50)
+      %311 = "arith.mulf"(%arg363, %arg364) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
+      %312 = "arith.addf"(%arg365, %311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
+      "linalg.yield"(%312) : (f32) -> () loc(#loc52)
+    }) : (tensor<?x16xf32>, tensor<16x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
     %31 = "linalg.generic"(%arg5, %28) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg361: f32 loc(fused[#loc20, #loc16, #loc4, #loc15]), %arg362: f32 loc(fused[#loc20, #loc16, #loc4, #loc15])):
-      "linalg.yield"(%arg361) : (f32) -> () loc(#loc50)
-    }) : (tensor<5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc50)
+    ^bb0(%arg361: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg362: f32 loc(fused[#loc24, #loc20, #loc4, #loc9])):
+      "linalg.yield"(%arg361) : (f32) -> () loc(#loc52)
+    }) : (tensor<5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
     %32 = "linalg.generic"(%30, %31, %28) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg358: f32 loc(fused[#loc20, #loc16, #loc4, #loc15]), %arg359: f32 loc(fused[#loc20, #loc16, #loc4, #loc15]), %arg360: f32 loc(fused[#loc20, #loc16, #loc4, #loc15])):
-      %310 = "arith.addf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
-      "linalg.yield"(%310) : (f32) -> () loc(#loc50)
-    }) : (tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc50)
-    %33 = "tensor.empty"(%13) : (index) -> tensor<?xi64> loc(#loc41)
+    ^bb0(%arg358: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg359: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg360: f32 loc(fused[#loc24, #loc20, #loc4, #loc9])):
+      %310 = "arith.addf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
+      "linalg.yield"(%310) : (f32) -> () loc(#loc52)
+    }) : (tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
+    %33 = "tensor.empty"(%13) : (index) -> tensor<?xi64> loc(#loc42)
     %34 = "linalg.fill"(%1, %33) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg356: i64 loc(unknown), %arg357: i64 loc(unknown)):
-      "linalg.yield"(%arg356) : (i64) -> () loc(#loc)
-    }) : (i64, tensor<?xi64>) -> tensor<?xi64> loc(#loc41)
-    %35 = "tensor.empty"(%13) : (index) -> tensor<?xf32> loc(#loc41)
+      "linalg.yield"(%arg356) : (i64) -> () loc(#loc42)
+    }) : (i64, tensor<?xi64>) -> tensor<?xi64> loc(#loc42)
+    %35 = "tensor.empty"(%13) : (index) -> tensor<?xf32> loc(#loc42)
     %36 = "linalg.fill"(%4, %35) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg354: f32 loc(unknown), %arg355: f32 loc(unknown)):
-      "linalg.yield"(%arg354) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<?xf32>) -> tensor<?xf32> loc(#loc41)
+      "linalg.yield"(%arg354) : (f32) -> () loc(#loc42)
+    }) : (f32, tensor<?xf32>) -> tensor<?xf32> loc(#loc42)
     %37:2 = "linalg.generic"(%32, %36, %34) <{indexing_maps = [#map4, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%arg351: f32 loc(fused[#loc20, #loc16, #loc4, #loc15]), %arg352: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg353: i64 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %305 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc41)
-      %306 = "arith.index_cast"(%305) : (index) -> i64 loc(#loc41)
-      %307 = "arith.maximumf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
-      %308 = "arith.cmpf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc41)
-      %309 = "arith.select"(%308, %306, %arg353) : (i1, i64, i64) -> i64 loc(#loc41)
-      "linalg.yield"(%307, %309) : (f32, i64) -> () loc(#loc41)
-    }) : (tensor<?x5xf32>, tensor<?xf32>, tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>) loc(#loc41)
-    %38 = "tensor.expand_shape"(%37#0, %13) <{reassociation = [[0, 1]], static_output_shape = array<i64: -9223372036854775808, 1>}> : (tensor<?xf32>, index) -> tensor<?x1xf32> loc(#loc41)
+    ^bb0(%arg351: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg352: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg353: i64 loc(fused[#loc2, #loc10, #loc4, #loc5])):
+      %305 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc42)
+      %306 = "arith.index_cast"(%305) : (index) -> i64 loc(#loc42)
+      %307 = "arith.maximumf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      %308 = "arith.cmpf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc42)
+      %309 = "arith.select"(%308, %306, %arg353) : (i1, i64, i64) -> i64 loc(#loc42)
+      "linalg.yield"(%307, %309) : (f32, i64) -> () loc(#loc42)
+    }) : (tensor<?x5xf32>, tensor<?xf32>, tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>) loc(#loc42)
+    %38 = "tensor.expand_shape"(%37#0, %13) <{reassociation = [[0, 1]], static_output_shape = array<i64: -9223372036854775808, 1>}> : (tensor<?xf32>, index) -> tensor<?x1xf32> loc(#loc42)
     %39 = "linalg.generic"(%32, %38, %28) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg348: f32 loc(fused[#loc20, #loc16, #loc4, #loc15]), %arg349: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg350: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %304 = "arith.subf"(%arg348, %arg349) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
-      "linalg.yield"(%304) : (f32) -> () loc(#loc41)
-    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc41)
+    ^bb0(%arg348: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg349: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg350: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
+      %304 = "arith.subf"(%arg348, %arg349) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      "linalg.yield"(%304) : (f32) -> () loc(#loc42)
+    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
     %40 = "linalg.generic"(%39, %28) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg346: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg347: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %303 = "math.exp"(%arg346) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc41)
-      "linalg.yield"(%303) : (f32) -> () loc(#loc41)
-    }) : (tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc41)
-    %41 = "tensor.empty"(%13) : (index) -> tensor<?x1xf32> loc(#loc41)
+    ^bb0(%arg346: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg347: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
+      %303 = "math.exp"(%arg346) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc42)
+      "linalg.yield"(%303) : (f32) -> () loc(#loc42)
+    }) : (tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
+    %41 = "tensor.empty"(%13) : (index) -> tensor<?x1xf32> loc(#loc42)
     %42 = "linalg.fill"(%3, %41) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg344: f32 loc(unknown), %arg345: f32 loc(unknown)):
-      "linalg.yield"(%arg344) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc41)
+      "linalg.yield"(%arg344) : (f32) -> () loc(#loc42)
+    }) : (f32, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc42)
     %43 = "linalg.generic"(%40, %42) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg342: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg343: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %302 = "arith.addf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
-      "linalg.yield"(%302) : (f32) -> () loc(#loc41)
-    }) : (tensor<?x5xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc41)
+    ^bb0(%arg342: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg343: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
+      %302 = "arith.addf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      "linalg.yield"(%302) : (f32) -> () loc(#loc42)
+    }) : (tensor<?x5xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc42)
     %44 = "linalg.generic"(%43, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg340: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg341: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %301 = "math.log"(%arg340) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc41)
-      "linalg.yield"(%301) : (f32) -> () loc(#loc41)
-    }) : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc41)
+    ^bb0(%arg340: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg341: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
+      %301 = "math.log"(%arg340) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc42)
+      "linalg.yield"(%301) : (f32) -> () loc(#loc42)
+    }) : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc42)
     %45 = "linalg.generic"(%39, %44, %28) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg337: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg338: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg339: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %300 = "arith.subf"(%arg337, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
-      "linalg.yield"(%300) : (f32) -> () loc(#loc41)
-    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc41)
+    ^bb0(%arg337: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg338: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg339: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
+      %300 = "arith.subf"(%arg337, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      "linalg.yield"(%300) : (f32) -> () loc(#loc42)
+    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
     %46 = "tensor.dim"(%arg23, %2) : (tensor<?xi64>, index) -> index loc(#loc40)
     %47 = "tensor.empty"(%46) : (index) -> tensor<?xi1> loc(#loc40)
     %48 = "linalg.generic"(%arg23, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -323,7 +323,7 @@
     %59 = "tensor.empty"(%46) : (index) -> tensor<?x1xf32> loc(#loc40)
     %60 = "linalg.fill"(%3, %59) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg321: f32 loc(unknown), %arg322: f32 loc(unknown)):
-      "linalg.yield"(%arg321) : (f32) -> () loc(#loc)
+      "linalg.yield"(%arg321) : (f32) -> () loc(#loc40)
     }) : (f32, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc40)
     %61 = "linalg.generic"(%58, %60) <{indexing_maps = [#map11, #map2], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg319: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg320: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
@@ -345,7 +345,7 @@
     %66 = "tensor.empty"() : () -> tensor<i64> loc(#loc40)
     %67 = "linalg.fill"(%1, %66) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg311: i64 loc(unknown), %arg312: i64 loc(unknown)):
-      "linalg.yield"(%arg311) : (i64) -> () loc(#loc)
+      "linalg.yield"(%arg311) : (i64) -> () loc(#loc40)
     }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc40)
     %68 = "linalg.generic"(%48, %67) <{indexing_maps = [#map7, #map8], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg309: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg310: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
@@ -361,7 +361,7 @@
     }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc40)
     %71 = "linalg.fill"(%3, %69) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg305: f32 loc(unknown), %arg306: f32 loc(unknown)):
-      "linalg.yield"(%arg305) : (f32) -> () loc(#loc)
+      "linalg.yield"(%arg305) : (f32) -> () loc(#loc40)
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc40)
     %72 = "linalg.generic"(%65, %71) <{indexing_maps = [#map7, #map8], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg303: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg304: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
@@ -374,515 +374,515 @@
       "linalg.yield"(%286) : (f32) -> () loc(#loc40)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc40)
     %74 = "linalg.generic"(%arg24, %70, %69) <{indexing_maps = [#map13, #map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg297: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg298: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg299: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %285 = "arith.divf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%285) : (f32) -> () loc(#loc42)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc42)
-    %75 = "tensor.expand_shape"(%arg23, %46) <{reassociation = [[0, 1]], static_output_shape = array<i64: -9223372036854775808, 1>}> : (tensor<?xi64>, index) -> tensor<?x1xi64> loc(#loc42)
-    %76 = "tensor.empty"(%46) : (index) -> tensor<?x1xi1> loc(#loc42)
+    ^bb0(%arg297: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg298: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg299: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %285 = "arith.divf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%285) : (f32) -> () loc(#loc43)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc43)
+    %75 = "tensor.expand_shape"(%arg23, %46) <{reassociation = [[0, 1]], static_output_shape = array<i64: -9223372036854775808, 1>}> : (tensor<?xi64>, index) -> tensor<?x1xi64> loc(#loc43)
+    %76 = "tensor.empty"(%46) : (index) -> tensor<?x1xi1> loc(#loc43)
     %77 = "linalg.generic"(%75, %76) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg295: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg296: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %284 = "arith.cmpi"(%arg295, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc42)
-      "linalg.yield"(%284) : (i1) -> () loc(#loc42)
-    }) : (tensor<?x1xi64>, tensor<?x1xi1>) -> tensor<?x1xi1> loc(#loc42)
-    %78 = "tensor.empty"(%46) : (index) -> tensor<?x1xi64> loc(#loc42)
+    ^bb0(%arg295: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg296: i1 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %284 = "arith.cmpi"(%arg295, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc43)
+      "linalg.yield"(%284) : (i1) -> () loc(#loc43)
+    }) : (tensor<?x1xi64>, tensor<?x1xi1>) -> tensor<?x1xi1> loc(#loc43)
+    %78 = "tensor.empty"(%46) : (index) -> tensor<?x1xi64> loc(#loc43)
     %79 = "linalg.generic"(%77, %75, %9, %78) <{indexing_maps = [#map4, #map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg291: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg292: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg293: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg294: i64 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %283 = "arith.select"(%arg291, %arg292, %arg293) : (i1, i64, i64) -> i64 loc(#loc42)
-      "linalg.yield"(%283) : (i64) -> () loc(#loc42)
-    }) : (tensor<?x1xi1>, tensor<?x1xi64>, tensor<i64>, tensor<?x1xi64>) -> tensor<?x1xi64> loc(#loc42)
+    ^bb0(%arg291: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg292: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg293: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg294: i64 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %283 = "arith.select"(%arg291, %arg292, %arg293) : (i1, i64, i64) -> i64 loc(#loc43)
+      "linalg.yield"(%283) : (i64) -> () loc(#loc43)
+    }) : (tensor<?x1xi1>, tensor<?x1xi64>, tensor<i64>, tensor<?x1xi64>) -> tensor<?x1xi64> loc(#loc43)
     %80 = "linalg.generic"(%6, %28) <{indexing_maps = [#map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg289: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg290: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      "linalg.yield"(%arg289) : (f32) -> () loc(#loc42)
-    }) : (tensor<f32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
-    %81 = "tensor.expand_shape"(%79, %46) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: -9223372036854775808, 1, 1>}> : (tensor<?x1xi64>, index) -> tensor<?x1x1xi64> loc(#loc42)
+    ^bb0(%arg289: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg290: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      "linalg.yield"(%arg289) : (f32) -> () loc(#loc43)
+    }) : (tensor<f32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
+    %81 = "tensor.expand_shape"(%79, %46) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: -9223372036854775808, 1, 1>}> : (tensor<?x1xi64>, index) -> tensor<?x1x1xi64> loc(#loc43)
     %82 = "linalg.generic"(%81, %53, %54) <{indexing_maps = [#map9, #map10, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg286: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg287: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg288: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %282 = "arith.cmpi"(%arg286, %arg287) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc42)
-      "linalg.yield"(%282) : (i1) -> () loc(#loc42)
-    }) : (tensor<?x1x1xi64>, tensor<5xi64>, tensor<?x1x5xi1>) -> tensor<?x1x5xi1> loc(#loc42)
-    %83 = "tensor.empty"(%46) : (index) -> tensor<?x5xi1> loc(#loc42)
+    ^bb0(%arg286: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg287: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg288: i1 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %282 = "arith.cmpi"(%arg286, %arg287) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc43)
+      "linalg.yield"(%282) : (i1) -> () loc(#loc43)
+    }) : (tensor<?x1x1xi64>, tensor<5xi64>, tensor<?x1x5xi1>) -> tensor<?x1x5xi1> loc(#loc43)
+    %83 = "tensor.empty"(%46) : (index) -> tensor<?x5xi1> loc(#loc43)
     %84 = "linalg.fill"(%5, %83) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg284: i1 loc(unknown), %arg285: i1 loc(unknown)):
-      "linalg.yield"(%arg284) : (i1) -> () loc(#loc)
-    }) : (i1, tensor<?x5xi1>) -> tensor<?x5xi1> loc(#loc42)
+      "linalg.yield"(%arg284) : (i1) -> () loc(#loc43)
+    }) : (i1, tensor<?x5xi1>) -> tensor<?x5xi1> loc(#loc43)
     %85 = "linalg.generic"(%82, %84) <{indexing_maps = [#map11, #map], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg282: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg283: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %281 = "arith.ori"(%arg282, %arg283) : (i1, i1) -> i1 loc(#loc42)
-      "linalg.yield"(%281) : (i1) -> () loc(#loc42)
-    }) : (tensor<?x1x5xi1>, tensor<?x5xi1>) -> tensor<?x5xi1> loc(#loc42)
+    ^bb0(%arg282: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg283: i1 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %281 = "arith.ori"(%arg282, %arg283) : (i1, i1) -> i1 loc(#loc43)
+      "linalg.yield"(%281) : (i1) -> () loc(#loc43)
+    }) : (tensor<?x1x5xi1>, tensor<?x5xi1>) -> tensor<?x5xi1> loc(#loc43)
     %86 = "linalg.generic"(%82, %7, %6, %57) <{indexing_maps = [#map11, #map12, #map12, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg278: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg279: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg280: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg281: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %280 = "arith.select"(%arg278, %arg279, %arg280) : (i1, f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%280) : (f32) -> () loc(#loc42)
-    }) : (tensor<?x1x5xi1>, tensor<f32>, tensor<f32>, tensor<?x1x5xf32>) -> tensor<?x1x5xf32> loc(#loc42)
-    %87 = "tensor.empty"(%46) : (index) -> tensor<?x5xf32> loc(#loc42)
+    ^bb0(%arg278: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg279: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg280: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg281: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %280 = "arith.select"(%arg278, %arg279, %arg280) : (i1, f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%280) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x1x5xi1>, tensor<f32>, tensor<f32>, tensor<?x1x5xf32>) -> tensor<?x1x5xf32> loc(#loc43)
+    %87 = "tensor.empty"(%46) : (index) -> tensor<?x5xf32> loc(#loc43)
     %88 = "linalg.fill"(%3, %87) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg276: f32 loc(unknown), %arg277: f32 loc(unknown)):
-      "linalg.yield"(%arg276) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
+      "linalg.yield"(%arg276) : (f32) -> () loc(#loc43)
+    }) : (f32, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
     %89 = "linalg.generic"(%86, %88) <{indexing_maps = [#map11, #map], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg274: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg275: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %279 = "arith.addf"(%arg274, %arg275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%279) : (f32) -> () loc(#loc42)
-    }) : (tensor<?x1x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
+    ^bb0(%arg274: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg275: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %279 = "arith.addf"(%arg274, %arg275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%279) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x1x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
     %90 = "linalg.generic"(%85, %89, %80, %87) <{indexing_maps = [#map4, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg270: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg271: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg272: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg273: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %278 = "arith.select"(%arg270, %arg271, %arg272) : (i1, f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%278) : (f32) -> () loc(#loc42)
-    }) : (tensor<?x5xi1>, tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
+    ^bb0(%arg270: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg271: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg272: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg273: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %278 = "arith.select"(%arg270, %arg271, %arg272) : (i1, f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%278) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x5xi1>, tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
     %91 = "linalg.generic"(%77, %74, %6, %59) <{indexing_maps = [#map4, #map14, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg266: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg267: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg268: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg269: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %277 = "arith.select"(%arg266, %arg267, %arg268) : (i1, f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%277) : (f32) -> () loc(#loc42)
-    }) : (tensor<?x1xi1>, tensor<f32>, tensor<f32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc42)
+    ^bb0(%arg266: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg267: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg268: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg269: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %277 = "arith.select"(%arg266, %arg267, %arg268) : (i1, f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%277) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x1xi1>, tensor<f32>, tensor<f32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc43)
     %92 = "linalg.generic"(%90, %91, %87) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg263: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg264: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg265: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %276 = "arith.mulf"(%arg263, %arg264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%276) : (f32) -> () loc(#loc42)
-    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
+    ^bb0(%arg263: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg264: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg265: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %276 = "arith.mulf"(%arg263, %arg264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%276) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
     %93 = "linalg.generic"(%45, %28) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg261: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg262: f32 loc(fused[#loc2, #loc21, #loc8, #loc5])):
-      %275 = "math.exp"(%arg261) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc51)
-      "linalg.yield"(%275) : (f32) -> () loc(#loc51)
-    }) : (tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc51)
+    ^bb0(%arg261: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg262: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
+      %275 = "math.exp"(%arg261) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc53)
+      "linalg.yield"(%275) : (f32) -> () loc(#loc53)
+    }) : (tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc53)
     %94 = "linalg.generic"(%92, %60) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg259: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg260: f32 loc(fused[#loc2, #loc21, #loc8, #loc5])):
-      %274 = "arith.addf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc51)
-      "linalg.yield"(%274) : (f32) -> () loc(#loc51)
-    }) : (tensor<?x5xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc51)
+    ^bb0(%arg259: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg260: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
+      %274 = "arith.addf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
+      "linalg.yield"(%274) : (f32) -> () loc(#loc53)
+    }) : (tensor<?x5xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc53)
     %95 = "linalg.generic"(%93, %94, %28) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg256: f32 loc(fused[#loc2, #loc21, #loc8, #loc5]), %arg257: f32 loc(fused[#loc2, #loc21, #loc8, #loc5]), %arg258: f32 loc(fused[#loc2, #loc21, #loc8, #loc5])):
-      %273 = "arith.mulf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc51)
-      "linalg.yield"(%273) : (f32) -> () loc(#loc51)
-    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc51)
+    ^bb0(%arg256: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg257: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg258: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
+      %273 = "arith.mulf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
+      "linalg.yield"(%273) : (f32) -> () loc(#loc53)
+    }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc53)
     %96 = "linalg.generic"(%92, %95, %87) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg253: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg254: f32 loc(fused[#loc2, #loc21, #loc8, #loc5]), %arg255: f32 loc(fused[#loc2, #loc21, #loc8, #loc5])):
-      %272 = "arith.subf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc51)
-      "linalg.yield"(%272) : (f32) -> () loc(#loc51)
-    }) : (tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc51)
-    %97 = "tensor.empty"(%46) : (index) -> tensor<?x16xf32> loc(#loc52)
+    ^bb0(%arg253: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg254: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg255: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
+      %272 = "arith.subf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
+      "linalg.yield"(%272) : (f32) -> () loc(#loc53)
+    }) : (tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc53)
+    %97 = "tensor.empty"(%46) : (index) -> tensor<?x16xf32> loc(#loc54)
     %98 = "linalg.fill"(%3, %97) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg251: f32 loc(unknown), %arg252: f32 loc(unknown)):
-      "linalg.yield"(%arg251) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc52)
+      "linalg.yield"(%arg251) : (f32) -> () loc(#loc54)
+    }) : (f32, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc54)
     %99 = "linalg.matmul"(%96, %arg4, %98) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg248: f32 loc(unknown), %arg249: f32 loc(unknown), %arg250: f32 loc(unknown)):
-      %270 = "arith.mulf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %271 = "arith.addf"(%arg250, %270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%271) : (f32) -> () loc(#loc)
-    }) : (tensor<?x5xf32>, tensor<5x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc52)
-    %100 = "tensor.empty"(%46) : (index) -> tensor<5x?xf32> loc(#loc53)
+      %270 = "arith.mulf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      %271 = "arith.addf"(%arg250, %270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      "linalg.yield"(%271) : (f32) -> () loc(#loc54)
+    }) : (tensor<?x5xf32>, tensor<5x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc54)
+    %100 = "tensor.empty"(%46) : (index) -> tensor<5x?xf32> loc(#loc55)
     %101 = "linalg.transpose"(%96, %100) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg246: f32 loc(fused[#loc2, #loc21, #loc8, #loc5]), %arg247: f32 loc(fused[#loc20, #loc14, #loc8, #loc15])):
-      "linalg.yield"(%arg246) : (f32) -> () loc(#loc53)
-    }) : (tensor<?x5xf32>, tensor<5x?xf32>) -> tensor<5x?xf32> loc(#loc53)
-    %102 = "tensor.empty"() : () -> tensor<5x16xf32> loc(#loc52)
+    ^bb0(%arg246: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg247: f32 loc(fused[#loc24, #loc19, #loc8, #loc9])):
+      "linalg.yield"(%arg246) : (f32) -> () loc(#loc55)
+    }) : (tensor<?x5xf32>, tensor<5x?xf32>) -> tensor<5x?xf32> loc(#loc55)
+    %102 = "tensor.empty"() : () -> tensor<5x16xf32> loc(#loc54)
     %103 = "linalg.fill"(%3, %102) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg244: f32 loc(unknown), %arg245: f32 loc(unknown)):
-      "linalg.yield"(%arg244) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc52)
+      "linalg.yield"(%arg244) : (f32) -> () loc(#loc54)
+    }) : (f32, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc54)
     %104 = "linalg.matmul"(%101, %25, %103) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg241: f32 loc(unknown), %arg242: f32 loc(unknown), %arg243: f32 loc(unknown)):
-      %268 = "arith.mulf"(%arg241, %arg242) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %269 = "arith.addf"(%arg243, %268) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%269) : (f32) -> () loc(#loc)
-    }) : (tensor<5x?xf32>, tensor<?x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc52)
-    %105 = "tensor.empty"() : () -> tensor<1x5xf32> loc(#loc54)
+      %268 = "arith.mulf"(%arg241, %arg242) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      %269 = "arith.addf"(%arg243, %268) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      "linalg.yield"(%269) : (f32) -> () loc(#loc54)
+    }) : (tensor<5x?xf32>, tensor<?x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc54)
+    %105 = "tensor.empty"() : () -> tensor<1x5xf32> loc(#loc56)
     %106 = "linalg.fill"(%3, %105) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg239: f32 loc(unknown), %arg240: f32 loc(unknown)):
-      "linalg.yield"(%arg239) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x5xf32>) -> tensor<1x5xf32> loc(#loc54)
+      "linalg.yield"(%arg239) : (f32) -> () loc(#loc56)
+    }) : (f32, tensor<1x5xf32>) -> tensor<1x5xf32> loc(#loc56)
     %107 = "linalg.generic"(%96, %106) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg237: f32 loc(fused[#loc2, #loc21, #loc8, #loc5]), %arg238: f32 loc(fused[#loc20, #loc23, #loc8, #loc15])):
-      %267 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
-      "linalg.yield"(%267) : (f32) -> () loc(#loc54)
-    }) : (tensor<?x5xf32>, tensor<1x5xf32>) -> tensor<1x5xf32> loc(#loc54)
-    %108 = "tensor.collapse_shape"(%107) <{reassociation = [[0, 1]]}> : (tensor<1x5xf32>) -> tensor<5xf32> loc(#loc55)
-    %109 = "tensor.empty"(%13) : (index) -> tensor<?x16xi1> loc(#loc56)
+    ^bb0(%arg237: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg238: f32 loc(fused[#loc24, #loc26, #loc8, #loc9])):
+      %267 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc56)
+      "linalg.yield"(%267) : (f32) -> () loc(#loc56)
+    }) : (tensor<?x5xf32>, tensor<1x5xf32>) -> tensor<1x5xf32> loc(#loc56)
+    %108 = "tensor.collapse_shape"(%107) <{reassociation = [[0, 1]]}> : (tensor<1x5xf32>) -> tensor<5xf32> loc(#loc57)
+    %109 = "tensor.empty"(%13) : (index) -> tensor<?x16xi1> loc(#loc58)
     %110 = "linalg.generic"(%25, %109) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg235: f32 loc(fused[#loc17, #loc18, #loc4, #loc15]), %arg236: i1 loc(fused[#loc17, #loc25, #loc8, #loc15])):
-      %266 = "arith.cmpf"(%arg235, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc56)
-      "linalg.yield"(%266) : (i1) -> () loc(#loc56)
-    }) : (tensor<?x16xf32>, tensor<?x16xi1>) -> tensor<?x16xi1> loc(#loc56)
+    ^bb0(%arg235: f32 loc(fused[#loc21, #loc22, #loc4, #loc9]), %arg236: i1 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %266 = "arith.cmpf"(%arg235, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc58)
+      "linalg.yield"(%266) : (i1) -> () loc(#loc58)
+    }) : (tensor<?x16xf32>, tensor<?x16xi1>) -> tensor<?x16xi1> loc(#loc58)
     %111 = "linalg.generic"(%110, %6, %99, %14) <{indexing_maps = [#map4, #map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg231: i1 loc(fused[#loc17, #loc25, #loc8, #loc15]), %arg232: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg233: f32 loc(fused[#loc20, #loc22, #loc8, #loc15]), %arg234: f32 loc(fused[#loc17, #loc25, #loc8, #loc15])):
-      %265 = "arith.select"(%arg231, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc56)
-      "linalg.yield"(%265) : (f32) -> () loc(#loc56)
-    }) : (tensor<?x16xi1>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc56)
+    ^bb0(%arg231: i1 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg232: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg233: f32 loc(fused[#loc24, #loc7, #loc8, #loc9]), %arg234: f32 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %265 = "arith.select"(%arg231, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc58)
+      "linalg.yield"(%265) : (f32) -> () loc(#loc58)
+    }) : (tensor<?x16xi1>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc58)
     %112 = "linalg.matmul"(%111, %arg2, %15) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg228: f32 loc(unknown), %arg229: f32 loc(unknown), %arg230: f32 loc(unknown)):
-      %263 = "arith.mulf"(%arg228, %arg229) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %264 = "arith.addf"(%arg230, %263) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%264) : (f32) -> () loc(#loc)
-    }) : (tensor<?x16xf32>, tensor<16x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc57)
-    %113 = "tensor.empty"(%13) : (index) -> tensor<16x?xf32> loc(#loc58)
+      %263 = "arith.mulf"(%arg228, %arg229) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      %264 = "arith.addf"(%arg230, %263) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      "linalg.yield"(%264) : (f32) -> () loc(#loc59)
+    }) : (tensor<?x16xf32>, tensor<16x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc59)
+    %113 = "tensor.empty"(%13) : (index) -> tensor<16x?xf32> loc(#loc60)
     %114 = "linalg.transpose"(%111, %113) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg226: f32 loc(fused[#loc17, #loc25, #loc8, #loc15]), %arg227: f32 loc(fused[#loc19, #loc14, #loc8, #loc15])):
-      "linalg.yield"(%arg226) : (f32) -> () loc(#loc58)
-    }) : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<16x?xf32> loc(#loc58)
+    ^bb0(%arg226: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg227: f32 loc(fused[#loc23, #loc19, #loc8, #loc9])):
+      "linalg.yield"(%arg226) : (f32) -> () loc(#loc60)
+    }) : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<16x?xf32> loc(#loc60)
     %115 = "linalg.fill"(%3, %20) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg224: f32 loc(unknown), %arg225: f32 loc(unknown)):
-      "linalg.yield"(%arg224) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc57)
+      "linalg.yield"(%arg224) : (f32) -> () loc(#loc59)
+    }) : (f32, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc59)
     %116 = "linalg.matmul"(%114, %19, %115) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg221: f32 loc(unknown), %arg222: f32 loc(unknown), %arg223: f32 loc(unknown)):
-      %261 = "arith.mulf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %262 = "arith.addf"(%arg223, %261) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%262) : (f32) -> () loc(#loc)
-    }) : (tensor<16x?xf32>, tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc57)
-    %117 = "tensor.empty"() : () -> tensor<1x16xf32> loc(#loc59)
+      %261 = "arith.mulf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      %262 = "arith.addf"(%arg223, %261) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      "linalg.yield"(%262) : (f32) -> () loc(#loc59)
+    }) : (tensor<16x?xf32>, tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc59)
+    %117 = "tensor.empty"() : () -> tensor<1x16xf32> loc(#loc61)
     %118 = "linalg.fill"(%3, %117) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg219: f32 loc(unknown), %arg220: f32 loc(unknown)):
-      "linalg.yield"(%arg219) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc59)
+      "linalg.yield"(%arg219) : (f32) -> () loc(#loc61)
+    }) : (f32, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc61)
     %119 = "linalg.generic"(%111, %118) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg217: f32 loc(fused[#loc17, #loc25, #loc8, #loc15]), %arg218: f32 loc(fused[#loc19, #loc23, #loc8, #loc15])):
-      %260 = "arith.addf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
-      "linalg.yield"(%260) : (f32) -> () loc(#loc59)
-    }) : (tensor<?x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc59)
-    %120 = "tensor.collapse_shape"(%119) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc60)
+    ^bb0(%arg217: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg218: f32 loc(fused[#loc23, #loc26, #loc8, #loc9])):
+      %260 = "arith.addf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc61)
+      "linalg.yield"(%260) : (f32) -> () loc(#loc61)
+    }) : (tensor<?x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc61)
+    %120 = "tensor.collapse_shape"(%119) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc62)
     %121 = "linalg.generic"(%19, %109) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg215: f32 loc(fused[#loc17, #loc18, #loc4, #loc15]), %arg216: i1 loc(fused[#loc17, #loc25, #loc8, #loc15])):
-      %259 = "arith.cmpf"(%arg215, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc56)
-      "linalg.yield"(%259) : (i1) -> () loc(#loc56)
-    }) : (tensor<?x16xf32>, tensor<?x16xi1>) -> tensor<?x16xi1> loc(#loc56)
+    ^bb0(%arg215: f32 loc(fused[#loc21, #loc22, #loc4, #loc9]), %arg216: i1 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %259 = "arith.cmpf"(%arg215, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc58)
+      "linalg.yield"(%259) : (i1) -> () loc(#loc58)
+    }) : (tensor<?x16xf32>, tensor<?x16xi1>) -> tensor<?x16xi1> loc(#loc58)
     %122 = "linalg.generic"(%121, %6, %112, %14) <{indexing_maps = [#map4, #map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg211: i1 loc(fused[#loc17, #loc25, #loc8, #loc15]), %arg212: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg213: f32 loc(fused[#loc19, #loc22, #loc8, #loc15]), %arg214: f32 loc(fused[#loc17, #loc25, #loc8, #loc15])):
-      %258 = "arith.select"(%arg211, %arg212, %arg213) : (i1, f32, f32) -> f32 loc(#loc56)
-      "linalg.yield"(%258) : (f32) -> () loc(#loc56)
-    }) : (tensor<?x16xi1>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc56)
+    ^bb0(%arg211: i1 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg212: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg213: f32 loc(fused[#loc23, #loc7, #loc8, #loc9]), %arg214: f32 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %258 = "arith.select"(%arg211, %arg212, %arg213) : (i1, f32, f32) -> f32 loc(#loc58)
+      "linalg.yield"(%258) : (f32) -> () loc(#loc58)
+    }) : (tensor<?x16xi1>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc58)
     %123 = "linalg.transpose"(%122, %113) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg209: f32 loc(fused[#loc17, #loc25, #loc8, #loc15]), %arg210: f32 loc(fused[#loc13, #loc14, #loc8, #loc15])):
-      "linalg.yield"(%arg209) : (f32) -> () loc(#loc61)
-    }) : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<16x?xf32> loc(#loc61)
-    %124 = "tensor.empty"() : () -> tensor<16x12xf32> loc(#loc62)
+    ^bb0(%arg209: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg210: f32 loc(fused[#loc6, #loc19, #loc8, #loc9])):
+      "linalg.yield"(%arg209) : (f32) -> () loc(#loc63)
+    }) : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<16x?xf32> loc(#loc63)
+    %124 = "tensor.empty"() : () -> tensor<16x12xf32> loc(#loc41)
     %125 = "linalg.fill"(%3, %124) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg207: f32 loc(unknown), %arg208: f32 loc(unknown)):
-      "linalg.yield"(%arg207) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc62)
+      "linalg.yield"(%arg207) : (f32) -> () loc(#loc41)
+    }) : (f32, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc41)
     %126 = "linalg.matmul"(%123, %arg22, %125) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg204: f32 loc(unknown), %arg205: f32 loc(unknown), %arg206: f32 loc(unknown)):
-      %256 = "arith.mulf"(%arg204, %arg205) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %257 = "arith.addf"(%arg206, %256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%257) : (f32) -> () loc(#loc)
-    }) : (tensor<16x?xf32>, tensor<?x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc62)
+      %256 = "arith.mulf"(%arg204, %arg205) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
+      %257 = "arith.addf"(%arg206, %256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
+      "linalg.yield"(%257) : (f32) -> () loc(#loc41)
+    }) : (tensor<16x?xf32>, tensor<?x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc41)
     %127 = "linalg.generic"(%122, %118) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg202: f32 loc(fused[#loc17, #loc25, #loc8, #loc15]), %arg203: f32 loc(fused[#loc13, #loc23, #loc8, #loc15])):
-      %255 = "arith.addf"(%arg202, %arg203) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%255) : (f32) -> () loc(#loc63)
-    }) : (tensor<?x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc63)
-    %128 = "tensor.collapse_shape"(%127) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc64)
+    ^bb0(%arg202: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg203: f32 loc(fused[#loc6, #loc26, #loc8, #loc9])):
+      %255 = "arith.addf"(%arg202, %arg203) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%255) : (f32) -> () loc(#loc64)
+    }) : (tensor<?x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc64)
+    %128 = "tensor.collapse_shape"(%127) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc65)
     %129 = "linalg.generic"(%arg19, %arg0, %124) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg199: f32 loc(fused[#loc9, #loc26, #loc11, #loc27]), %arg200: f32 loc(fused[#loc13, #loc14, #loc4, #loc15]), %arg201: f32 loc(fused[#loc9, #loc26, #loc11, #loc27])):
-      %254 = "arith.mulf"(%arg199, %arg200) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
-      "linalg.yield"(%254) : (f32) -> () loc(#loc65)
-    }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc65)
+    ^bb0(%arg199: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg200: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg201: f32 loc(fused[#loc16, #loc29, #loc14, #loc30])):
+      %254 = "arith.mulf"(%arg199, %arg200) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%254) : (f32) -> () loc(#loc66)
+    }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc66)
     %130 = "linalg.generic"(%126, %129, %124) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg196: f32 loc(fused[#loc13, #loc14, #loc8, #loc15]), %arg197: f32 loc(fused[#loc9, #loc26, #loc11, #loc27]), %arg198: f32 loc(fused[#loc9, #loc28, #loc11, #loc27])):
-      %253 = "arith.addf"(%arg196, %arg197) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%253) : (f32) -> () loc(#loc66)
-    }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc66)
+    ^bb0(%arg196: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg197: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg198: f32 loc(fused[#loc16, #loc13, #loc14, #loc30])):
+      %253 = "arith.addf"(%arg196, %arg197) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%253) : (f32) -> () loc(#loc67)
+    }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc67)
     %131 = "linalg.generic"(%arg7, %arg20, %124) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg193: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg194: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg195: f32 loc(fused[#loc9, #loc26, #loc11, #loc12])):
-      %252 = "arith.mulf"(%arg193, %arg194) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%252) : (f32) -> () loc(#loc67)
-    }) : (tensor<16x12xf32>, tensor<f32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc67)
+    ^bb0(%arg193: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg194: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg195: f32 loc(fused[#loc16, #loc29, #loc14, #loc18])):
+      %252 = "arith.mulf"(%arg193, %arg194) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%252) : (f32) -> () loc(#loc68)
+    }) : (tensor<16x12xf32>, tensor<f32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc68)
     %132 = "linalg.generic"(%10, %arg21, %69) <{indexing_maps = [#map13, #map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg190: i64 loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg191: f32 loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg192: f32 loc(fused[#loc9, #loc10, #loc11, #loc12])):
-      %250 = "arith.sitofp"(%arg190) : (i64) -> f32 loc(#loc43)
-      %251 = "arith.subf"(%250, %arg191) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
-      "linalg.yield"(%251) : (f32) -> () loc(#loc43)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc43)
+    ^bb0(%arg190: i64 loc(fused[#loc16, #loc17, #loc14, #loc18]), %arg191: f32 loc(fused[#loc16, #loc17, #loc14, #loc18]), %arg192: f32 loc(fused[#loc16, #loc17, #loc14, #loc18])):
+      %250 = "arith.sitofp"(%arg190) : (i64) -> f32 loc(#loc45)
+      %251 = "arith.subf"(%250, %arg191) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc45)
+      "linalg.yield"(%251) : (f32) -> () loc(#loc45)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc45)
     %133 = "linalg.generic"(%132, %130, %124) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg187: f32 loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg188: f32 loc(fused[#loc9, #loc28, #loc11, #loc27]), %arg189: f32 loc(fused[#loc9, #loc26, #loc11, #loc12])):
-      %249 = "arith.mulf"(%arg187, %arg188) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%249) : (f32) -> () loc(#loc67)
-    }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc67)
+    ^bb0(%arg187: f32 loc(fused[#loc16, #loc17, #loc14, #loc18]), %arg188: f32 loc(fused[#loc16, #loc13, #loc14, #loc30]), %arg189: f32 loc(fused[#loc16, #loc29, #loc14, #loc18])):
+      %249 = "arith.mulf"(%arg187, %arg188) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%249) : (f32) -> () loc(#loc68)
+    }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc68)
     %134 = "linalg.generic"(%131, %133, %124) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg184: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg185: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg186: f32 loc(fused[#loc9, #loc28, #loc11, #loc12])):
-      %248 = "arith.addf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%248) : (f32) -> () loc(#loc68)
-    }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc68)
-    %135 = "tensor.empty"() : () -> tensor<i1> loc(#loc69)
+    ^bb0(%arg184: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg185: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg186: f32 loc(fused[#loc16, #loc13, #loc14, #loc18])):
+      %248 = "arith.addf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%248) : (f32) -> () loc(#loc69)
+    }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc69)
+    %135 = "tensor.empty"() : () -> tensor<i1> loc(#loc70)
     %136 = "linalg.generic"(%arg6, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg182: f32 loc(fused[#loc9, #loc29, #loc11, #loc30]), %arg183: i1 loc(fused[#loc9, #loc29, #loc11, #loc30])):
-      %247 = "arith.cmpf"(%arg182, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc69)
-      "linalg.yield"(%247) : (i1) -> () loc(#loc69)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc69)
+    ^bb0(%arg182: f32 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg183: i1 loc(fused[#loc16, #loc31, #loc14, #loc32])):
+      %247 = "arith.cmpf"(%arg182, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc70)
+      "linalg.yield"(%247) : (i1) -> () loc(#loc70)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc70)
     %137 = "linalg.generic"(%136, %130, %134, %124) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg178: i1 loc(fused[#loc9, #loc29, #loc11, #loc30]), %arg179: f32 loc(fused[#loc9, #loc28, #loc11, #loc27]), %arg180: f32 loc(fused[#loc9, #loc28, #loc11, #loc12]), %arg181: f32 loc(fused[#loc9, #loc31, #loc11, #loc30])):
-      %246 = "arith.select"(%arg178, %arg179, %arg180) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%246) : (f32) -> () loc(#loc70)
-    }) : (tensor<i1>, tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc70)
+    ^bb0(%arg178: i1 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg179: f32 loc(fused[#loc16, #loc13, #loc14, #loc30]), %arg180: f32 loc(fused[#loc16, #loc13, #loc14, #loc18]), %arg181: f32 loc(fused[#loc16, #loc33, #loc14, #loc32])):
+      %246 = "arith.select"(%arg178, %arg179, %arg180) : (i1, f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%246) : (f32) -> () loc(#loc71)
+    }) : (tensor<i1>, tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc71)
     %138 = "linalg.generic"(%arg6, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg176: f32 loc(fused[#loc9, #loc29, #loc11, #loc30]), %arg177: f32 loc(fused[#loc9, #loc28, #loc11, #loc32])):
-      %245 = "arith.addf"(%arg176, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%245) : (f32) -> () loc(#loc71)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc71)
+    ^bb0(%arg176: f32 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg177: f32 loc(fused[#loc16, #loc13, #loc14, #loc15])):
+      %245 = "arith.addf"(%arg176, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%245) : (f32) -> () loc(#loc72)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc72)
     %139 = "linalg.generic"(%arg18, %137, %124) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg173: f32 loc(fused[#loc9, #loc26, #loc11, #loc33]), %arg174: f32 loc(fused[#loc9, #loc31, #loc11, #loc30]), %arg175: f32 loc(fused[#loc9, #loc26, #loc11, #loc33])):
-      %244 = "arith.mulf"(%arg173, %arg174) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%244) : (f32) -> () loc(#loc72)
-    }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc72)
+    ^bb0(%arg173: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg174: f32 loc(fused[#loc16, #loc33, #loc14, #loc32]), %arg175: f32 loc(fused[#loc16, #loc29, #loc14, #loc34])):
+      %244 = "arith.mulf"(%arg173, %arg174) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%244) : (f32) -> () loc(#loc73)
+    }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc73)
     %140 = "linalg.generic"(%arg0, %139, %124) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg170: f32 loc(fused[#loc13, #loc14, #loc4, #loc15]), %arg171: f32 loc(fused[#loc9, #loc26, #loc11, #loc33]), %arg172: f32 loc(fused[#loc9, #loc34, #loc11, #loc33])):
-      %243 = "arith.subf"(%arg170, %arg171) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%243) : (f32) -> () loc(#loc73)
-    }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc73)
-    %141 = "tensor.empty"() : () -> tensor<16xf32> loc(#loc74)
+    ^bb0(%arg170: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg171: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg172: f32 loc(fused[#loc16, #loc35, #loc14, #loc34])):
+      %243 = "arith.subf"(%arg170, %arg171) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%243) : (f32) -> () loc(#loc74)
+    }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc74)
+    %141 = "tensor.empty"() : () -> tensor<16xf32> loc(#loc75)
     %142 = "linalg.generic"(%arg19, %arg1, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg167: f32 loc(fused[#loc9, #loc26, #loc11, #loc27]), %arg168: f32 loc(fused[#loc13, #loc16, #loc4, #loc15]), %arg169: f32 loc(fused[#loc35, #loc26, #loc11, #loc27])):
-      %242 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%242) : (f32) -> () loc(#loc74)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc74)
+    ^bb0(%arg167: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg168: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg169: f32 loc(fused[#loc36, #loc29, #loc14, #loc30])):
+      %242 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%242) : (f32) -> () loc(#loc75)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc75)
     %143 = "linalg.generic"(%128, %142, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg164: f32 loc(fused[#loc13, #loc24, #loc8, #loc15]), %arg165: f32 loc(fused[#loc35, #loc26, #loc11, #loc27]), %arg166: f32 loc(fused[#loc35, #loc28, #loc11, #loc27])):
-      %241 = "arith.addf"(%arg164, %arg165) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%241) : (f32) -> () loc(#loc75)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc75)
+    ^bb0(%arg164: f32 loc(fused[#loc6, #loc27, #loc8, #loc9]), %arg165: f32 loc(fused[#loc36, #loc29, #loc14, #loc30]), %arg166: f32 loc(fused[#loc36, #loc13, #loc14, #loc30])):
+      %241 = "arith.addf"(%arg164, %arg165) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%241) : (f32) -> () loc(#loc76)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc76)
     %144 = "linalg.generic"(%arg9, %arg20, %141) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg161: f32 loc(fused[#loc35, #loc26, #loc11, #loc12]), %arg162: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg163: f32 loc(fused[#loc35, #loc26, #loc11, #loc12])):
-      %240 = "arith.mulf"(%arg161, %arg162) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%240) : (f32) -> () loc(#loc76)
-    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc76)
+    ^bb0(%arg161: f32 loc(fused[#loc36, #loc29, #loc14, #loc18]), %arg162: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg163: f32 loc(fused[#loc36, #loc29, #loc14, #loc18])):
+      %240 = "arith.mulf"(%arg161, %arg162) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%240) : (f32) -> () loc(#loc77)
+    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc77)
     %145 = "linalg.generic"(%132, %143, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg158: f32 loc(fused[#loc35, #loc10, #loc11, #loc12]), %arg159: f32 loc(fused[#loc35, #loc28, #loc11, #loc27]), %arg160: f32 loc(fused[#loc35, #loc26, #loc11, #loc12])):
-      %239 = "arith.mulf"(%arg158, %arg159) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%239) : (f32) -> () loc(#loc76)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc76)
+    ^bb0(%arg158: f32 loc(fused[#loc36, #loc17, #loc14, #loc18]), %arg159: f32 loc(fused[#loc36, #loc13, #loc14, #loc30]), %arg160: f32 loc(fused[#loc36, #loc29, #loc14, #loc18])):
+      %239 = "arith.mulf"(%arg158, %arg159) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%239) : (f32) -> () loc(#loc77)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc77)
     %146 = "linalg.generic"(%144, %145, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg155: f32 loc(fused[#loc35, #loc26, #loc11, #loc12]), %arg156: f32 loc(fused[#loc35, #loc26, #loc11, #loc12]), %arg157: f32 loc(fused[#loc35, #loc28, #loc11, #loc12])):
-      %238 = "arith.addf"(%arg155, %arg156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%238) : (f32) -> () loc(#loc78)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc78)
+    ^bb0(%arg155: f32 loc(fused[#loc36, #loc29, #loc14, #loc18]), %arg156: f32 loc(fused[#loc36, #loc29, #loc14, #loc18]), %arg157: f32 loc(fused[#loc36, #loc13, #loc14, #loc18])):
+      %238 = "arith.addf"(%arg155, %arg156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      "linalg.yield"(%238) : (f32) -> () loc(#loc79)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc79)
     %147 = "linalg.generic"(%arg8, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg153: f32 loc(fused[#loc35, #loc29, #loc11, #loc30]), %arg154: i1 loc(fused[#loc35, #loc29, #loc11, #loc30])):
-      %237 = "arith.cmpf"(%arg153, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc79)
-      "linalg.yield"(%237) : (i1) -> () loc(#loc79)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc79)
+    ^bb0(%arg153: f32 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg154: i1 loc(fused[#loc36, #loc31, #loc14, #loc32])):
+      %237 = "arith.cmpf"(%arg153, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc80)
+      "linalg.yield"(%237) : (i1) -> () loc(#loc80)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc80)
     %148 = "linalg.generic"(%147, %143, %146, %141) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg149: i1 loc(fused[#loc35, #loc29, #loc11, #loc30]), %arg150: f32 loc(fused[#loc35, #loc28, #loc11, #loc27]), %arg151: f32 loc(fused[#loc35, #loc28, #loc11, #loc12]), %arg152: f32 loc(fused[#loc35, #loc31, #loc11, #loc30])):
-      %236 = "arith.select"(%arg149, %arg150, %arg151) : (i1, f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%236) : (f32) -> () loc(#loc80)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc80)
+    ^bb0(%arg149: i1 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg150: f32 loc(fused[#loc36, #loc13, #loc14, #loc30]), %arg151: f32 loc(fused[#loc36, #loc13, #loc14, #loc18]), %arg152: f32 loc(fused[#loc36, #loc33, #loc14, #loc32])):
+      %236 = "arith.select"(%arg149, %arg150, %arg151) : (i1, f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%236) : (f32) -> () loc(#loc81)
+    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc81)
     %149 = "linalg.generic"(%arg8, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg147: f32 loc(fused[#loc35, #loc29, #loc11, #loc30]), %arg148: f32 loc(fused[#loc35, #loc28, #loc11, #loc32])):
-      %235 = "arith.addf"(%arg147, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%235) : (f32) -> () loc(#loc81)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc81)
+    ^bb0(%arg147: f32 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg148: f32 loc(fused[#loc36, #loc13, #loc14, #loc15])):
+      %235 = "arith.addf"(%arg147, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%235) : (f32) -> () loc(#loc82)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc82)
     %150 = "linalg.generic"(%arg18, %148, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg144: f32 loc(fused[#loc9, #loc26, #loc11, #loc33]), %arg145: f32 loc(fused[#loc35, #loc31, #loc11, #loc30]), %arg146: f32 loc(fused[#loc35, #loc26, #loc11, #loc33])):
-      %234 = "arith.mulf"(%arg144, %arg145) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%234) : (f32) -> () loc(#loc82)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc82)
+    ^bb0(%arg144: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg145: f32 loc(fused[#loc36, #loc33, #loc14, #loc32]), %arg146: f32 loc(fused[#loc36, #loc29, #loc14, #loc34])):
+      %234 = "arith.mulf"(%arg144, %arg145) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%234) : (f32) -> () loc(#loc83)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc83)
     %151 = "linalg.generic"(%arg1, %150, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg141: f32 loc(fused[#loc13, #loc16, #loc4, #loc15]), %arg142: f32 loc(fused[#loc35, #loc26, #loc11, #loc33]), %arg143: f32 loc(fused[#loc35, #loc34, #loc11, #loc33])):
-      %233 = "arith.subf"(%arg141, %arg142) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%233) : (f32) -> () loc(#loc83)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc83)
+    ^bb0(%arg141: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg142: f32 loc(fused[#loc36, #loc29, #loc14, #loc34]), %arg143: f32 loc(fused[#loc36, #loc35, #loc14, #loc34])):
+      %233 = "arith.subf"(%arg141, %arg142) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
+      "linalg.yield"(%233) : (f32) -> () loc(#loc84)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc84)
     %152 = "linalg.generic"(%arg19, %arg2, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg138: f32 loc(fused[#loc9, #loc26, #loc11, #loc27]), %arg139: f32 loc(fused[#loc19, #loc14, #loc4, #loc15]), %arg140: f32 loc(fused[#loc36, #loc26, #loc11, #loc27])):
-      %232 = "arith.mulf"(%arg138, %arg139) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
-      "linalg.yield"(%232) : (f32) -> () loc(#loc84)
-    }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc84)
+    ^bb0(%arg138: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg139: f32 loc(fused[#loc23, #loc19, #loc4, #loc9]), %arg140: f32 loc(fused[#loc37, #loc29, #loc14, #loc30])):
+      %232 = "arith.mulf"(%arg138, %arg139) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%232) : (f32) -> () loc(#loc85)
+    }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc85)
     %153 = "linalg.generic"(%116, %152, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg135: f32 loc(fused[#loc19, #loc14, #loc8, #loc15]), %arg136: f32 loc(fused[#loc36, #loc26, #loc11, #loc27]), %arg137: f32 loc(fused[#loc36, #loc28, #loc11, #loc27])):
-      %231 = "arith.addf"(%arg135, %arg136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%231) : (f32) -> () loc(#loc85)
-    }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc85)
+    ^bb0(%arg135: f32 loc(fused[#loc23, #loc19, #loc8, #loc9]), %arg136: f32 loc(fused[#loc37, #loc29, #loc14, #loc30]), %arg137: f32 loc(fused[#loc37, #loc13, #loc14, #loc30])):
+      %231 = "arith.addf"(%arg135, %arg136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%231) : (f32) -> () loc(#loc86)
+    }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc86)
     %154 = "linalg.generic"(%arg11, %arg20, %20) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg132: f32 loc(fused[#loc36, #loc26, #loc11, #loc12]), %arg133: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg134: f32 loc(fused[#loc36, #loc26, #loc11, #loc12])):
-      %230 = "arith.mulf"(%arg132, %arg133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%230) : (f32) -> () loc(#loc86)
-    }) : (tensor<16x16xf32>, tensor<f32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc86)
+    ^bb0(%arg132: f32 loc(fused[#loc37, #loc29, #loc14, #loc18]), %arg133: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg134: f32 loc(fused[#loc37, #loc29, #loc14, #loc18])):
+      %230 = "arith.mulf"(%arg132, %arg133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%230) : (f32) -> () loc(#loc87)
+    }) : (tensor<16x16xf32>, tensor<f32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc87)
     %155 = "linalg.generic"(%132, %153, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg129: f32 loc(fused[#loc36, #loc10, #loc11, #loc12]), %arg130: f32 loc(fused[#loc36, #loc28, #loc11, #loc27]), %arg131: f32 loc(fused[#loc36, #loc26, #loc11, #loc12])):
-      %229 = "arith.mulf"(%arg129, %arg130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%229) : (f32) -> () loc(#loc86)
-    }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc86)
+    ^bb0(%arg129: f32 loc(fused[#loc37, #loc17, #loc14, #loc18]), %arg130: f32 loc(fused[#loc37, #loc13, #loc14, #loc30]), %arg131: f32 loc(fused[#loc37, #loc29, #loc14, #loc18])):
+      %229 = "arith.mulf"(%arg129, %arg130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%229) : (f32) -> () loc(#loc87)
+    }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc87)
     %156 = "linalg.generic"(%154, %155, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg126: f32 loc(fused[#loc36, #loc26, #loc11, #loc12]), %arg127: f32 loc(fused[#loc36, #loc26, #loc11, #loc12]), %arg128: f32 loc(fused[#loc36, #loc28, #loc11, #loc12])):
-      %228 = "arith.addf"(%arg126, %arg127) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%228) : (f32) -> () loc(#loc88)
-    }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc88)
+    ^bb0(%arg126: f32 loc(fused[#loc37, #loc29, #loc14, #loc18]), %arg127: f32 loc(fused[#loc37, #loc29, #loc14, #loc18]), %arg128: f32 loc(fused[#loc37, #loc13, #loc14, #loc18])):
+      %228 = "arith.addf"(%arg126, %arg127) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
+      "linalg.yield"(%228) : (f32) -> () loc(#loc89)
+    }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc89)
     %157 = "linalg.generic"(%arg10, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg124: f32 loc(fused[#loc36, #loc29, #loc11, #loc30]), %arg125: i1 loc(fused[#loc36, #loc29, #loc11, #loc30])):
-      %227 = "arith.cmpf"(%arg124, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc89)
-      "linalg.yield"(%227) : (i1) -> () loc(#loc89)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc89)
+    ^bb0(%arg124: f32 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg125: i1 loc(fused[#loc37, #loc31, #loc14, #loc32])):
+      %227 = "arith.cmpf"(%arg124, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc90)
+      "linalg.yield"(%227) : (i1) -> () loc(#loc90)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc90)
     %158 = "linalg.generic"(%157, %153, %156, %20) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg120: i1 loc(fused[#loc36, #loc29, #loc11, #loc30]), %arg121: f32 loc(fused[#loc36, #loc28, #loc11, #loc27]), %arg122: f32 loc(fused[#loc36, #loc28, #loc11, #loc12]), %arg123: f32 loc(fused[#loc36, #loc31, #loc11, #loc30])):
-      %226 = "arith.select"(%arg120, %arg121, %arg122) : (i1, f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%226) : (f32) -> () loc(#loc90)
-    }) : (tensor<i1>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc90)
+    ^bb0(%arg120: i1 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg121: f32 loc(fused[#loc37, #loc13, #loc14, #loc30]), %arg122: f32 loc(fused[#loc37, #loc13, #loc14, #loc18]), %arg123: f32 loc(fused[#loc37, #loc33, #loc14, #loc32])):
+      %226 = "arith.select"(%arg120, %arg121, %arg122) : (i1, f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%226) : (f32) -> () loc(#loc91)
+    }) : (tensor<i1>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc91)
     %159 = "linalg.generic"(%arg10, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg118: f32 loc(fused[#loc36, #loc29, #loc11, #loc30]), %arg119: f32 loc(fused[#loc36, #loc28, #loc11, #loc32])):
-      %225 = "arith.addf"(%arg118, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%225) : (f32) -> () loc(#loc91)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc91)
+    ^bb0(%arg118: f32 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg119: f32 loc(fused[#loc37, #loc13, #loc14, #loc15])):
+      %225 = "arith.addf"(%arg118, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%225) : (f32) -> () loc(#loc92)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc92)
     %160 = "linalg.generic"(%arg18, %158, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg115: f32 loc(fused[#loc9, #loc26, #loc11, #loc33]), %arg116: f32 loc(fused[#loc36, #loc31, #loc11, #loc30]), %arg117: f32 loc(fused[#loc36, #loc26, #loc11, #loc33])):
-      %224 = "arith.mulf"(%arg115, %arg116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%224) : (f32) -> () loc(#loc92)
-    }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc92)
+    ^bb0(%arg115: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg116: f32 loc(fused[#loc37, #loc33, #loc14, #loc32]), %arg117: f32 loc(fused[#loc37, #loc29, #loc14, #loc34])):
+      %224 = "arith.mulf"(%arg115, %arg116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%224) : (f32) -> () loc(#loc93)
+    }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc93)
     %161 = "linalg.generic"(%arg2, %160, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg112: f32 loc(fused[#loc19, #loc14, #loc4, #loc15]), %arg113: f32 loc(fused[#loc36, #loc26, #loc11, #loc33]), %arg114: f32 loc(fused[#loc36, #loc34, #loc11, #loc33])):
-      %223 = "arith.subf"(%arg112, %arg113) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%223) : (f32) -> () loc(#loc93)
-    }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc93)
+    ^bb0(%arg112: f32 loc(fused[#loc23, #loc19, #loc4, #loc9]), %arg113: f32 loc(fused[#loc37, #loc29, #loc14, #loc34]), %arg114: f32 loc(fused[#loc37, #loc35, #loc14, #loc34])):
+      %223 = "arith.subf"(%arg112, %arg113) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%223) : (f32) -> () loc(#loc94)
+    }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc94)
     %162 = "linalg.generic"(%arg19, %arg3, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg109: f32 loc(fused[#loc9, #loc26, #loc11, #loc27]), %arg110: f32 loc(fused[#loc19, #loc16, #loc4, #loc15]), %arg111: f32 loc(fused[#loc37, #loc26, #loc11, #loc27])):
-      %222 = "arith.mulf"(%arg109, %arg110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%222) : (f32) -> () loc(#loc94)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc94)
+    ^bb0(%arg109: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg110: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg111: f32 loc(fused[#loc38, #loc29, #loc14, #loc30])):
+      %222 = "arith.mulf"(%arg109, %arg110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%222) : (f32) -> () loc(#loc95)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc95)
     %163 = "linalg.generic"(%120, %162, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg106: f32 loc(fused[#loc19, #loc24, #loc8, #loc15]), %arg107: f32 loc(fused[#loc37, #loc26, #loc11, #loc27]), %arg108: f32 loc(fused[#loc37, #loc28, #loc11, #loc27])):
-      %221 = "arith.addf"(%arg106, %arg107) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%221) : (f32) -> () loc(#loc95)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc95)
+    ^bb0(%arg106: f32 loc(fused[#loc23, #loc27, #loc8, #loc9]), %arg107: f32 loc(fused[#loc38, #loc29, #loc14, #loc30]), %arg108: f32 loc(fused[#loc38, #loc13, #loc14, #loc30])):
+      %221 = "arith.addf"(%arg106, %arg107) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%221) : (f32) -> () loc(#loc96)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc96)
     %164 = "linalg.generic"(%arg13, %arg20, %141) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg103: f32 loc(fused[#loc37, #loc26, #loc11, #loc12]), %arg104: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg105: f32 loc(fused[#loc37, #loc26, #loc11, #loc12])):
-      %220 = "arith.mulf"(%arg103, %arg104) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%220) : (f32) -> () loc(#loc96)
-    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc96)
+    ^bb0(%arg103: f32 loc(fused[#loc38, #loc29, #loc14, #loc18]), %arg104: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg105: f32 loc(fused[#loc38, #loc29, #loc14, #loc18])):
+      %220 = "arith.mulf"(%arg103, %arg104) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%220) : (f32) -> () loc(#loc97)
+    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc97)
     %165 = "linalg.generic"(%132, %163, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg100: f32 loc(fused[#loc37, #loc10, #loc11, #loc12]), %arg101: f32 loc(fused[#loc37, #loc28, #loc11, #loc27]), %arg102: f32 loc(fused[#loc37, #loc26, #loc11, #loc12])):
-      %219 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%219) : (f32) -> () loc(#loc96)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc96)
+    ^bb0(%arg100: f32 loc(fused[#loc38, #loc17, #loc14, #loc18]), %arg101: f32 loc(fused[#loc38, #loc13, #loc14, #loc30]), %arg102: f32 loc(fused[#loc38, #loc29, #loc14, #loc18])):
+      %219 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%219) : (f32) -> () loc(#loc97)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc97)
     %166 = "linalg.generic"(%164, %165, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg97: f32 loc(fused[#loc37, #loc26, #loc11, #loc12]), %arg98: f32 loc(fused[#loc37, #loc26, #loc11, #loc12]), %arg99: f32 loc(fused[#loc37, #loc28, #loc11, #loc12])):
-      %218 = "arith.addf"(%arg97, %arg98) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%218) : (f32) -> () loc(#loc98)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc98)
+    ^bb0(%arg97: f32 loc(fused[#loc38, #loc29, #loc14, #loc18]), %arg98: f32 loc(fused[#loc38, #loc29, #loc14, #loc18]), %arg99: f32 loc(fused[#loc38, #loc13, #loc14, #loc18])):
+      %218 = "arith.addf"(%arg97, %arg98) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%218) : (f32) -> () loc(#loc99)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc99)
     %167 = "linalg.generic"(%arg12, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg95: f32 loc(fused[#loc37, #loc29, #loc11, #loc30]), %arg96: i1 loc(fused[#loc37, #loc29, #loc11, #loc30])):
-      %217 = "arith.cmpf"(%arg95, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc99)
-      "linalg.yield"(%217) : (i1) -> () loc(#loc99)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc99)
+    ^bb0(%arg95: f32 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg96: i1 loc(fused[#loc38, #loc31, #loc14, #loc32])):
+      %217 = "arith.cmpf"(%arg95, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc100)
+      "linalg.yield"(%217) : (i1) -> () loc(#loc100)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc100)
     %168 = "linalg.generic"(%167, %163, %166, %141) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg91: i1 loc(fused[#loc37, #loc29, #loc11, #loc30]), %arg92: f32 loc(fused[#loc37, #loc28, #loc11, #loc27]), %arg93: f32 loc(fused[#loc37, #loc28, #loc11, #loc12]), %arg94: f32 loc(fused[#loc37, #loc31, #loc11, #loc30])):
-      %216 = "arith.select"(%arg91, %arg92, %arg93) : (i1, f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%216) : (f32) -> () loc(#loc100)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc100)
+    ^bb0(%arg91: i1 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg92: f32 loc(fused[#loc38, #loc13, #loc14, #loc30]), %arg93: f32 loc(fused[#loc38, #loc13, #loc14, #loc18]), %arg94: f32 loc(fused[#loc38, #loc33, #loc14, #loc32])):
+      %216 = "arith.select"(%arg91, %arg92, %arg93) : (i1, f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%216) : (f32) -> () loc(#loc101)
+    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc101)
     %169 = "linalg.generic"(%arg12, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg89: f32 loc(fused[#loc37, #loc29, #loc11, #loc30]), %arg90: f32 loc(fused[#loc37, #loc28, #loc11, #loc32])):
-      %215 = "arith.addf"(%arg89, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%215) : (f32) -> () loc(#loc101)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc101)
+    ^bb0(%arg89: f32 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg90: f32 loc(fused[#loc38, #loc13, #loc14, #loc15])):
+      %215 = "arith.addf"(%arg89, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%215) : (f32) -> () loc(#loc102)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc102)
     %170 = "linalg.generic"(%arg18, %168, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg86: f32 loc(fused[#loc9, #loc26, #loc11, #loc33]), %arg87: f32 loc(fused[#loc37, #loc31, #loc11, #loc30]), %arg88: f32 loc(fused[#loc37, #loc26, #loc11, #loc33])):
-      %214 = "arith.mulf"(%arg86, %arg87) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%214) : (f32) -> () loc(#loc102)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc102)
+    ^bb0(%arg86: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg87: f32 loc(fused[#loc38, #loc33, #loc14, #loc32]), %arg88: f32 loc(fused[#loc38, #loc29, #loc14, #loc34])):
+      %214 = "arith.mulf"(%arg86, %arg87) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%214) : (f32) -> () loc(#loc103)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc103)
     %171 = "linalg.generic"(%arg3, %170, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg83: f32 loc(fused[#loc19, #loc16, #loc4, #loc15]), %arg84: f32 loc(fused[#loc37, #loc26, #loc11, #loc33]), %arg85: f32 loc(fused[#loc37, #loc34, #loc11, #loc33])):
-      %213 = "arith.subf"(%arg83, %arg84) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%213) : (f32) -> () loc(#loc103)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc103)
+    ^bb0(%arg83: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg84: f32 loc(fused[#loc38, #loc29, #loc14, #loc34]), %arg85: f32 loc(fused[#loc38, #loc35, #loc14, #loc34])):
+      %213 = "arith.subf"(%arg83, %arg84) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%213) : (f32) -> () loc(#loc104)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc104)
     %172 = "linalg.generic"(%arg19, %arg4, %102) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg80: f32 loc(fused[#loc9, #loc26, #loc11, #loc27]), %arg81: f32 loc(fused[#loc20, #loc14, #loc4, #loc15]), %arg82: f32 loc(fused[#loc38, #loc26, #loc11, #loc27])):
-      %212 = "arith.mulf"(%arg80, %arg81) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%212) : (f32) -> () loc(#loc104)
-    }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc104)
+    ^bb0(%arg80: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg81: f32 loc(fused[#loc24, #loc19, #loc4, #loc9]), %arg82: f32 loc(fused[#loc39, #loc29, #loc14, #loc30])):
+      %212 = "arith.mulf"(%arg80, %arg81) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%212) : (f32) -> () loc(#loc105)
+    }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc105)
     %173 = "linalg.generic"(%104, %172, %102) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg77: f32 loc(fused[#loc20, #loc14, #loc8, #loc15]), %arg78: f32 loc(fused[#loc38, #loc26, #loc11, #loc27]), %arg79: f32 loc(fused[#loc38, #loc28, #loc11, #loc27])):
-      %211 = "arith.addf"(%arg77, %arg78) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%211) : (f32) -> () loc(#loc105)
-    }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc105)
+    ^bb0(%arg77: f32 loc(fused[#loc24, #loc19, #loc8, #loc9]), %arg78: f32 loc(fused[#loc39, #loc29, #loc14, #loc30]), %arg79: f32 loc(fused[#loc39, #loc13, #loc14, #loc30])):
+      %211 = "arith.addf"(%arg77, %arg78) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%211) : (f32) -> () loc(#loc106)
+    }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc106)
     %174 = "linalg.generic"(%arg15, %arg20, %102) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg74: f32 loc(fused[#loc38, #loc26, #loc11, #loc12]), %arg75: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg76: f32 loc(fused[#loc38, #loc26, #loc11, #loc12])):
-      %210 = "arith.mulf"(%arg74, %arg75) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%210) : (f32) -> () loc(#loc106)
-    }) : (tensor<5x16xf32>, tensor<f32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc106)
+    ^bb0(%arg74: f32 loc(fused[#loc39, #loc29, #loc14, #loc18]), %arg75: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg76: f32 loc(fused[#loc39, #loc29, #loc14, #loc18])):
+      %210 = "arith.mulf"(%arg74, %arg75) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%210) : (f32) -> () loc(#loc107)
+    }) : (tensor<5x16xf32>, tensor<f32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc107)
     %175 = "linalg.generic"(%132, %173, %102) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg71: f32 loc(fused[#loc38, #loc10, #loc11, #loc12]), %arg72: f32 loc(fused[#loc38, #loc28, #loc11, #loc27]), %arg73: f32 loc(fused[#loc38, #loc26, #loc11, #loc12])):
-      %209 = "arith.mulf"(%arg71, %arg72) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%209) : (f32) -> () loc(#loc106)
-    }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc106)
+    ^bb0(%arg71: f32 loc(fused[#loc39, #loc17, #loc14, #loc18]), %arg72: f32 loc(fused[#loc39, #loc13, #loc14, #loc30]), %arg73: f32 loc(fused[#loc39, #loc29, #loc14, #loc18])):
+      %209 = "arith.mulf"(%arg71, %arg72) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%209) : (f32) -> () loc(#loc107)
+    }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc107)
     %176 = "linalg.generic"(%174, %175, %102) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg68: f32 loc(fused[#loc38, #loc26, #loc11, #loc12]), %arg69: f32 loc(fused[#loc38, #loc26, #loc11, #loc12]), %arg70: f32 loc(fused[#loc38, #loc28, #loc11, #loc12])):
-      %208 = "arith.addf"(%arg68, %arg69) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%208) : (f32) -> () loc(#loc108)
-    }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc108)
+    ^bb0(%arg68: f32 loc(fused[#loc39, #loc29, #loc14, #loc18]), %arg69: f32 loc(fused[#loc39, #loc29, #loc14, #loc18]), %arg70: f32 loc(fused[#loc39, #loc13, #loc14, #loc18])):
+      %208 = "arith.addf"(%arg68, %arg69) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%208) : (f32) -> () loc(#loc109)
+    }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc109)
     %177 = "linalg.generic"(%arg14, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg66: f32 loc(fused[#loc38, #loc29, #loc11, #loc30]), %arg67: i1 loc(fused[#loc38, #loc29, #loc11, #loc30])):
-      %207 = "arith.cmpf"(%arg66, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc109)
-      "linalg.yield"(%207) : (i1) -> () loc(#loc109)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc109)
+    ^bb0(%arg66: f32 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg67: i1 loc(fused[#loc39, #loc31, #loc14, #loc32])):
+      %207 = "arith.cmpf"(%arg66, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc110)
+      "linalg.yield"(%207) : (i1) -> () loc(#loc110)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc110)
     %178 = "linalg.generic"(%177, %173, %176, %102) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg62: i1 loc(fused[#loc38, #loc29, #loc11, #loc30]), %arg63: f32 loc(fused[#loc38, #loc28, #loc11, #loc27]), %arg64: f32 loc(fused[#loc38, #loc28, #loc11, #loc12]), %arg65: f32 loc(fused[#loc38, #loc31, #loc11, #loc30])):
-      %206 = "arith.select"(%arg62, %arg63, %arg64) : (i1, f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%206) : (f32) -> () loc(#loc110)
-    }) : (tensor<i1>, tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc110)
+    ^bb0(%arg62: i1 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg63: f32 loc(fused[#loc39, #loc13, #loc14, #loc30]), %arg64: f32 loc(fused[#loc39, #loc13, #loc14, #loc18]), %arg65: f32 loc(fused[#loc39, #loc33, #loc14, #loc32])):
+      %206 = "arith.select"(%arg62, %arg63, %arg64) : (i1, f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%206) : (f32) -> () loc(#loc111)
+    }) : (tensor<i1>, tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc111)
     %179 = "linalg.generic"(%arg14, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg60: f32 loc(fused[#loc38, #loc29, #loc11, #loc30]), %arg61: f32 loc(fused[#loc38, #loc28, #loc11, #loc32])):
-      %205 = "arith.addf"(%arg60, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%205) : (f32) -> () loc(#loc111)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc111)
+    ^bb0(%arg60: f32 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg61: f32 loc(fused[#loc39, #loc13, #loc14, #loc15])):
+      %205 = "arith.addf"(%arg60, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%205) : (f32) -> () loc(#loc112)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc112)
     %180 = "linalg.generic"(%arg18, %178, %102) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg57: f32 loc(fused[#loc9, #loc26, #loc11, #loc33]), %arg58: f32 loc(fused[#loc38, #loc31, #loc11, #loc30]), %arg59: f32 loc(fused[#loc38, #loc26, #loc11, #loc33])):
-      %204 = "arith.mulf"(%arg57, %arg58) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%204) : (f32) -> () loc(#loc112)
-    }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc112)
+    ^bb0(%arg57: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg58: f32 loc(fused[#loc39, #loc33, #loc14, #loc32]), %arg59: f32 loc(fused[#loc39, #loc29, #loc14, #loc34])):
+      %204 = "arith.mulf"(%arg57, %arg58) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%204) : (f32) -> () loc(#loc113)
+    }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc113)
     %181 = "linalg.generic"(%arg4, %180, %102) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg54: f32 loc(fused[#loc20, #loc14, #loc4, #loc15]), %arg55: f32 loc(fused[#loc38, #loc26, #loc11, #loc33]), %arg56: f32 loc(fused[#loc38, #loc34, #loc11, #loc33])):
-      %203 = "arith.subf"(%arg54, %arg55) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%203) : (f32) -> () loc(#loc113)
-    }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc113)
-    %182 = "tensor.empty"() : () -> tensor<5xf32> loc(#loc114)
+    ^bb0(%arg54: f32 loc(fused[#loc24, #loc19, #loc4, #loc9]), %arg55: f32 loc(fused[#loc39, #loc29, #loc14, #loc34]), %arg56: f32 loc(fused[#loc39, #loc35, #loc14, #loc34])):
+      %203 = "arith.subf"(%arg54, %arg55) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
+      "linalg.yield"(%203) : (f32) -> () loc(#loc114)
+    }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc114)
+    %182 = "tensor.empty"() : () -> tensor<5xf32> loc(#loc115)
     %183 = "linalg.generic"(%arg19, %arg5, %182) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg51: f32 loc(fused[#loc9, #loc26, #loc11, #loc27]), %arg52: f32 loc(fused[#loc20, #loc16, #loc4, #loc15]), %arg53: f32 loc(fused[#loc39, #loc26, #loc11, #loc27])):
-      %202 = "arith.mulf"(%arg51, %arg52) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%202) : (f32) -> () loc(#loc114)
-    }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc114)
+    ^bb0(%arg51: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg52: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg53: f32 loc(fused[#loc12, #loc29, #loc14, #loc30])):
+      %202 = "arith.mulf"(%arg51, %arg52) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%202) : (f32) -> () loc(#loc115)
+    }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc115)
     %184 = "linalg.generic"(%108, %183, %182) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg48: f32 loc(fused[#loc20, #loc24, #loc8, #loc15]), %arg49: f32 loc(fused[#loc39, #loc26, #loc11, #loc27]), %arg50: f32 loc(fused[#loc39, #loc28, #loc11, #loc27])):
-      %201 = "arith.addf"(%arg48, %arg49) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%201) : (f32) -> () loc(#loc115)
-    }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc115)
+    ^bb0(%arg48: f32 loc(fused[#loc24, #loc27, #loc8, #loc9]), %arg49: f32 loc(fused[#loc12, #loc29, #loc14, #loc30]), %arg50: f32 loc(fused[#loc12, #loc13, #loc14, #loc30])):
+      %201 = "arith.addf"(%arg48, %arg49) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%201) : (f32) -> () loc(#loc116)
+    }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc116)
     %185 = "linalg.generic"(%arg17, %arg20, %182) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg45: f32 loc(fused[#loc39, #loc26, #loc11, #loc12]), %arg46: f32 loc(fused[#loc9, #loc26, #loc11, #loc12]), %arg47: f32 loc(fused[#loc39, #loc26, #loc11, #loc12])):
-      %200 = "arith.mulf"(%arg45, %arg46) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%200) : (f32) -> () loc(#loc116)
-    }) : (tensor<5xf32>, tensor<f32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc116)
+    ^bb0(%arg45: f32 loc(fused[#loc12, #loc29, #loc14, #loc18]), %arg46: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg47: f32 loc(fused[#loc12, #loc29, #loc14, #loc18])):
+      %200 = "arith.mulf"(%arg45, %arg46) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%200) : (f32) -> () loc(#loc117)
+    }) : (tensor<5xf32>, tensor<f32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc117)
     %186 = "linalg.generic"(%132, %184, %182) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg42: f32 loc(fused[#loc39, #loc10, #loc11, #loc12]), %arg43: f32 loc(fused[#loc39, #loc28, #loc11, #loc27]), %arg44: f32 loc(fused[#loc39, #loc26, #loc11, #loc12])):
-      %199 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%199) : (f32) -> () loc(#loc116)
-    }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc116)
+    ^bb0(%arg42: f32 loc(fused[#loc12, #loc17, #loc14, #loc18]), %arg43: f32 loc(fused[#loc12, #loc13, #loc14, #loc30]), %arg44: f32 loc(fused[#loc12, #loc29, #loc14, #loc18])):
+      %199 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%199) : (f32) -> () loc(#loc117)
+    }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc117)
     %187 = "linalg.generic"(%185, %186, %182) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg39: f32 loc(fused[#loc39, #loc26, #loc11, #loc12]), %arg40: f32 loc(fused[#loc39, #loc26, #loc11, #loc12]), %arg41: f32 loc(fused[#loc39, #loc28, #loc11, #loc12])):
-      %198 = "arith.addf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%198) : (f32) -> () loc(#loc118)
-    }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc118)
+    ^bb0(%arg39: f32 loc(fused[#loc12, #loc29, #loc14, #loc18]), %arg40: f32 loc(fused[#loc12, #loc29, #loc14, #loc18]), %arg41: f32 loc(fused[#loc12, #loc13, #loc14, #loc18])):
+      %198 = "arith.addf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%198) : (f32) -> () loc(#loc119)
+    }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc119)
     %188 = "linalg.generic"(%arg16, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg37: f32 loc(fused[#loc39, #loc29, #loc11, #loc30]), %arg38: i1 loc(fused[#loc39, #loc29, #loc11, #loc30])):
-      %197 = "arith.cmpf"(%arg37, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc119)
-      "linalg.yield"(%197) : (i1) -> () loc(#loc119)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc119)
+    ^bb0(%arg37: f32 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg38: i1 loc(fused[#loc12, #loc31, #loc14, #loc32])):
+      %197 = "arith.cmpf"(%arg37, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc120)
+      "linalg.yield"(%197) : (i1) -> () loc(#loc120)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc120)
     %189 = "linalg.generic"(%188, %184, %187, %182) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg33: i1 loc(fused[#loc39, #loc29, #loc11, #loc30]), %arg34: f32 loc(fused[#loc39, #loc28, #loc11, #loc27]), %arg35: f32 loc(fused[#loc39, #loc28, #loc11, #loc12]), %arg36: f32 loc(fused[#loc39, #loc31, #loc11, #loc30])):
-      %196 = "arith.select"(%arg33, %arg34, %arg35) : (i1, f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%196) : (f32) -> () loc(#loc120)
-    }) : (tensor<i1>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc120)
+    ^bb0(%arg33: i1 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg34: f32 loc(fused[#loc12, #loc13, #loc14, #loc30]), %arg35: f32 loc(fused[#loc12, #loc13, #loc14, #loc18]), %arg36: f32 loc(fused[#loc12, #loc33, #loc14, #loc32])):
+      %196 = "arith.select"(%arg33, %arg34, %arg35) : (i1, f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%196) : (f32) -> () loc(#loc121)
+    }) : (tensor<i1>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc121)
     %190 = "linalg.generic"(%arg16, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg31: f32 loc(fused[#loc39, #loc29, #loc11, #loc30]), %arg32: f32 loc(fused[#loc39, #loc28, #loc11, #loc32])):
-      %195 = "arith.addf"(%arg31, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%195) : (f32) -> () loc(#loc121)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc121)
+    ^bb0(%arg31: f32 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg32: f32 loc(fused[#loc12, #loc13, #loc14, #loc15])):
+      %195 = "arith.addf"(%arg31, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc44)
+      "linalg.yield"(%195) : (f32) -> () loc(#loc44)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc44)
     %191 = "linalg.generic"(%arg18, %189, %182) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg28: f32 loc(fused[#loc9, #loc26, #loc11, #loc33]), %arg29: f32 loc(fused[#loc39, #loc31, #loc11, #loc30]), %arg30: f32 loc(fused[#loc39, #loc26, #loc11, #loc33])):
+    ^bb0(%arg28: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg29: f32 loc(fused[#loc12, #loc33, #loc14, #loc32]), %arg30: f32 loc(fused[#loc12, #loc29, #loc14, #loc34])):
       %194 = "arith.mulf"(%arg28, %arg29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
       "linalg.yield"(%194) : (f32) -> () loc(#loc122)
     }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc122)
     %192 = "linalg.generic"(%arg5, %191, %182) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg25: f32 loc(fused[#loc20, #loc16, #loc4, #loc15]), %arg26: f32 loc(fused[#loc39, #loc26, #loc11, #loc33]), %arg27: f32 loc(fused[#loc39, #loc34, #loc11, #loc33])):
+    ^bb0(%arg25: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg26: f32 loc(fused[#loc12, #loc29, #loc14, #loc34]), %arg27: f32 loc(fused[#loc12, #loc35, #loc14, #loc34])):
       %193 = "arith.subf"(%arg25, %arg26) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
       "linalg.yield"(%193) : (f32) -> () loc(#loc123)
     }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc123)
     "func.return"(%73, %126, %128, %116, %120, %104, %108, %140, %151, %161, %171, %181, %192, %138, %137, %149, %148, %159, %158, %169, %168, %179, %178, %190, %189) : (tensor<f32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<f32>, tensor<16x12xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<5x16xf32>, tensor<f32>, tensor<5xf32>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
-#loc62 = loc(fused[#loc13, #loc22, #loc8, #loc15])
+#loc41 = loc(fused[#loc6, #loc7, #loc8, #loc9])

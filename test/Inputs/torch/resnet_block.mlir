@@ -6,57 +6,57 @@
 #loc3 = loc("aten.nll_loss_forward.default")
 #loc4 = loc("forward")
 #loc5 = loc("test/python/torch/zoo.py":41:0)
-#loc6 = loc("aten._log_softmax.default")
-#loc7 = loc("aten.nll_loss_backward.default")
+#loc6 = loc("layer1.0.downsample.1")
+#loc7 = loc("aten.pow.Tensor_Scalar")
 #loc8 = loc("backward")
-#loc9 = loc("layer1.0.downsample.1")
-#loc10 = loc("aten.mul.Tensor")
-#loc11 = loc("test/python/torch/zoo.py":124:0)
-#loc12 = loc("aten.add.Tensor")
-#loc13 = loc("<optimizer>/stem.weight")
-#loc14 = loc("aten.rsub.Scalar")
-#loc15 = loc("optimizer")
-#loc16 = loc("python-bindings/amp_mlir/torch/optim.py":198:0)
-#loc17 = loc("stem")
-#loc18 = loc("aten.convolution.default")
-#loc19 = loc("test/python/torch/zoo.py":140:0)
-#loc20 = loc("layer1.0.downsample.0")
-#loc21 = loc("aten.mean.dim")
-#loc22 = loc("aten.sub.Tensor")
-#loc23 = loc("aten.rsqrt.default")
-#loc24 = loc("aten.view.default")
-#loc25 = loc("aten.sum.dim_IntList")
-#loc26 = loc("aten.div.Tensor")
-#loc27 = loc("layer1.0.conv1")
-#loc28 = loc("test/python/torch/zoo.py":125:0)
-#loc29 = loc("layer1.0.bn1")
-#loc30 = loc("layer1.0.relu")
-#loc31 = loc("aten.relu.default")
-#loc32 = loc("layer1.0.conv2")
-#loc33 = loc("test/python/torch/zoo.py":126:0)
-#loc34 = loc("layer1.0.bn2")
-#loc35 = loc("layer1.0")
-#loc36 = loc("test/python/torch/zoo.py":127:0)
-#loc37 = loc("test/python/torch/zoo.py":128:0)
-#loc38 = loc("pool")
-#loc40 = loc("test/python/torch/zoo.py":141:0)
-#loc41 = loc("fc")
-#loc42 = loc("aten.t.default")
-#loc43 = loc("aten.addmm.default")
-#loc44 = loc("aten._log_softmax_backward_data.default")
-#loc46 = loc("aten.expand.default")
-#loc47 = loc("aten.div.Scalar")
-#loc48 = loc("aten.threshold_backward.default")
-#loc49 = loc("aten.pow.Tensor_Scalar")
-#loc50 = loc("aten.mul.Scalar")
-#loc51 = loc("aten.neg.default")
-#loc52 = loc("aten.convolution_backward.default")
-#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":195:0)
-#loc54 = loc("aten.eq.Scalar")
-#loc55 = loc("python-bindings/amp_mlir/torch/optim.py":200:0)
-#loc56 = loc("aten.where.self")
-#loc57 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
-#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":203:0)
+#loc9 = loc("test/python/torch/zoo.py":124:0)
+#loc10 = loc("aten.add.Tensor")
+#loc11 = loc("stem")
+#loc12 = loc("aten.convolution_backward.default")
+#loc13 = loc("test/python/torch/zoo.py":140:0)
+#loc14 = loc("aten._log_softmax.default")
+#loc15 = loc("aten.nll_loss_backward.default")
+#loc16 = loc("aten.mul.Tensor")
+#loc17 = loc("aten.div.Scalar")
+#loc18 = loc("layer1.0.bn2")
+#loc19 = loc("aten.div.Tensor")
+#loc20 = loc("test/python/torch/zoo.py":126:0)
+#loc21 = loc("pool")
+#loc22 = loc("aten.mul.Scalar")
+#loc23 = loc("layer1.0.conv1")
+#loc24 = loc("test/python/torch/zoo.py":125:0)
+#loc25 = loc("layer1.0.downsample.0")
+#loc26 = loc("<optimizer>/stem.weight")
+#loc27 = loc("optimizer")
+#loc28 = loc("python-bindings/amp_mlir/torch/optim.py":202:0)
+#loc29 = loc("aten.rsub.Scalar")
+#loc30 = loc("python-bindings/amp_mlir/torch/optim.py":199:0)
+#loc31 = loc("aten.convolution.default")
+#loc32 = loc("aten.mean.dim")
+#loc33 = loc("aten.sub.Tensor")
+#loc34 = loc("aten.rsqrt.default")
+#loc35 = loc("aten.view.default")
+#loc36 = loc("aten.sum.dim_IntList")
+#loc37 = loc("layer1.0.bn1")
+#loc38 = loc("layer1.0.relu")
+#loc39 = loc("aten.relu.default")
+#loc40 = loc("layer1.0.conv2")
+#loc41 = loc("layer1.0")
+#loc42 = loc("test/python/torch/zoo.py":127:0)
+#loc43 = loc("test/python/torch/zoo.py":128:0)
+#loc45 = loc("test/python/torch/zoo.py":141:0)
+#loc46 = loc("fc")
+#loc47 = loc("aten.t.default")
+#loc48 = loc("aten.addmm.default")
+#loc49 = loc("aten._log_softmax_backward_data.default")
+#loc51 = loc("aten.expand.default")
+#loc52 = loc("aten.threshold_backward.default")
+#loc53 = loc("aten.neg.default")
+#loc54 = loc("python-bindings/amp_mlir/torch/optim.py":196:0)
+#loc55 = loc("aten.eq.Scalar")
+#loc56 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
+#loc57 = loc("aten.where.self")
+#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":204:0)
 #loc59 = loc("<optimizer>/layer1.0.conv1.weight")
 #loc60 = loc("<optimizer>/layer1.0.bn1.weight")
 #loc61 = loc("<optimizer>/layer1.0.bn1.bias")
@@ -96,716 +96,716 @@
 #map25 = affine_map<(d0, d1, d2, d3) -> ()>
 #map26 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5 * 2, d3 + d6 * 2)>
 #loc70 = loc(fused[#loc2, #loc3, #loc4, #loc5])
-#loc71 = loc(fused[#loc2, #loc6, #loc4, #loc5])
-#loc72 = loc(fused[#loc2, #loc7, #loc8, #loc5])
-#loc73 = loc(fused[#loc9, #loc10, #loc4, #loc11])
-#loc74 = loc(fused[#loc9, #loc12, #loc4, #loc11])
-#loc75 = loc(fused[#loc13, #loc14, #loc15, #loc16])
-#loc76 = loc(fused[#loc17, #loc18, #loc4, #loc19])
-#loc77 = loc(fused[#loc20, #loc18, #loc4, #loc11])
-#loc78 = loc(fused[#loc9, #loc21, #loc4, #loc11])
-#loc79 = loc(fused[#loc9, #loc22, #loc4, #loc11])
-#loc80 = loc(fused[#loc9, #loc23, #loc4, #loc11])
-#loc81 = loc(fused[#loc9, #loc24, #loc4, #loc11])
-#loc82 = loc(fused[#loc9, #loc25, #loc4, #loc11])
-#loc83 = loc(fused[#loc9, #loc26, #loc4, #loc11])
-#loc84 = loc(fused[#loc27, #loc18, #loc4, #loc28])
-#loc85 = loc(fused[#loc29, #loc12, #loc4, #loc28])
-#loc86 = loc(fused[#loc29, #loc21, #loc4, #loc28])
-#loc87 = loc(fused[#loc29, #loc22, #loc4, #loc28])
-#loc88 = loc(fused[#loc29, #loc10, #loc4, #loc28])
-#loc89 = loc(fused[#loc29, #loc23, #loc4, #loc28])
-#loc90 = loc(fused[#loc29, #loc24, #loc4, #loc28])
-#loc91 = loc(fused[#loc29, #loc25, #loc4, #loc28])
-#loc92 = loc(fused[#loc29, #loc26, #loc4, #loc28])
-#loc93 = loc(fused[#loc30, #loc31, #loc4, #loc28])
-#loc94 = loc(fused[#loc32, #loc18, #loc4, #loc33])
-#loc95 = loc(fused[#loc34, #loc12, #loc4, #loc33])
-#loc96 = loc(fused[#loc34, #loc21, #loc4, #loc33])
-#loc97 = loc(fused[#loc34, #loc22, #loc4, #loc33])
-#loc98 = loc(fused[#loc34, #loc10, #loc4, #loc33])
-#loc99 = loc(fused[#loc34, #loc23, #loc4, #loc33])
-#loc100 = loc(fused[#loc34, #loc24, #loc4, #loc33])
-#loc101 = loc(fused[#loc34, #loc25, #loc4, #loc33])
-#loc102 = loc(fused[#loc34, #loc26, #loc4, #loc33])
-#loc103 = loc(fused[#loc35, #loc12, #loc4, #loc36])
-#loc104 = loc(fused[#loc30, #loc31, #loc4, #loc37])
-#loc105 = loc(fused[#loc38, #loc21, #loc4, #loc19])
-#loc107 = loc(fused[#loc41, #loc42, #loc4, #loc40])
-#loc108 = loc(fused[#loc41, #loc43, #loc4, #loc40])
-#loc109 = loc(fused[#loc2, #loc44, #loc8, #loc5])
-#loc111 = loc(fused[#loc41, #loc42, #loc8, #loc40])
-#loc112 = loc(fused[#loc41, #loc25, #loc8, #loc40])
-#loc113 = loc(fused[#loc41, #loc24, #loc8, #loc40])
-#loc114 = loc(fused[#loc38, #loc46, #loc8, #loc19])
-#loc115 = loc(fused[#loc38, #loc47, #loc8, #loc19])
-#loc116 = loc(fused[#loc30, #loc48, #loc8, #loc37])
-#loc117 = loc(fused[#loc34, #loc25, #loc8, #loc33])
-#loc118 = loc(fused[#loc34, #loc24, #loc8, #loc33])
-#loc119 = loc(fused[#loc34, #loc10, #loc8, #loc33])
-#loc120 = loc(fused[#loc34, #loc49, #loc8, #loc33])
-#loc121 = loc(fused[#loc34, #loc50, #loc8, #loc33])
-#loc122 = loc(fused[#loc34, #loc46, #loc8, #loc33])
-#loc123 = loc(fused[#loc34, #loc47, #loc8, #loc33])
-#loc124 = loc(fused[#loc34, #loc12, #loc8, #loc33])
-#loc125 = loc(fused[#loc34, #loc51, #loc8, #loc33])
-#loc126 = loc(fused[#loc32, #loc52, #loc8, #loc33])
-#loc127 = loc(fused[#loc30, #loc48, #loc8, #loc28])
-#loc128 = loc(fused[#loc29, #loc25, #loc8, #loc28])
-#loc129 = loc(fused[#loc29, #loc24, #loc8, #loc28])
-#loc130 = loc(fused[#loc29, #loc10, #loc8, #loc28])
-#loc131 = loc(fused[#loc29, #loc49, #loc8, #loc28])
-#loc132 = loc(fused[#loc29, #loc50, #loc8, #loc28])
-#loc133 = loc(fused[#loc29, #loc46, #loc8, #loc28])
-#loc134 = loc(fused[#loc29, #loc47, #loc8, #loc28])
-#loc135 = loc(fused[#loc29, #loc12, #loc8, #loc28])
-#loc136 = loc(fused[#loc29, #loc51, #loc8, #loc28])
-#loc137 = loc(fused[#loc27, #loc52, #loc8, #loc28])
-#loc138 = loc(fused[#loc9, #loc10, #loc8, #loc11])
-#loc139 = loc(fused[#loc9, #loc25, #loc8, #loc11])
-#loc140 = loc(fused[#loc9, #loc24, #loc8, #loc11])
-#loc141 = loc(fused[#loc9, #loc49, #loc8, #loc11])
-#loc142 = loc(fused[#loc9, #loc50, #loc8, #loc11])
-#loc143 = loc(fused[#loc9, #loc46, #loc8, #loc11])
-#loc144 = loc(fused[#loc9, #loc47, #loc8, #loc11])
-#loc145 = loc(fused[#loc9, #loc12, #loc8, #loc11])
-#loc146 = loc(fused[#loc9, #loc51, #loc8, #loc11])
-#loc147 = loc(fused[#loc20, #loc52, #loc8, #loc11])
-#loc148 = loc(fused[#loc20, #loc12, #loc8, #loc11])
-#loc149 = loc(fused[#loc17, #loc52, #loc8, #loc19])
-#loc150 = loc(fused[#loc13, #loc10, #loc15, #loc53])
-#loc151 = loc(fused[#loc13, #loc12, #loc15, #loc53])
-#loc152 = loc(fused[#loc13, #loc10, #loc15, #loc16])
-#loc153 = loc(fused[#loc13, #loc12, #loc15, #loc16])
-#loc154 = loc(fused[#loc13, #loc54, #loc15, #loc55])
-#loc155 = loc(fused[#loc13, #loc56, #loc15, #loc55])
-#loc156 = loc(fused[#loc13, #loc12, #loc15, #loc57])
-#loc157 = loc(fused[#loc13, #loc10, #loc15, #loc58])
-#loc158 = loc(fused[#loc13, #loc22, #loc15, #loc58])
-#loc159 = loc(fused[#loc59, #loc10, #loc15, #loc53])
-#loc160 = loc(fused[#loc59, #loc12, #loc15, #loc53])
-#loc161 = loc(fused[#loc59, #loc10, #loc15, #loc16])
-#loc162 = loc(fused[#loc59, #loc14, #loc15, #loc16])
-#loc163 = loc(fused[#loc59, #loc12, #loc15, #loc16])
-#loc164 = loc(fused[#loc59, #loc54, #loc15, #loc55])
-#loc165 = loc(fused[#loc59, #loc56, #loc15, #loc55])
-#loc166 = loc(fused[#loc59, #loc12, #loc15, #loc57])
-#loc167 = loc(fused[#loc59, #loc10, #loc15, #loc58])
-#loc168 = loc(fused[#loc59, #loc22, #loc15, #loc58])
-#loc169 = loc(fused[#loc60, #loc10, #loc15, #loc53])
-#loc170 = loc(fused[#loc60, #loc12, #loc15, #loc53])
-#loc171 = loc(fused[#loc60, #loc10, #loc15, #loc16])
-#loc172 = loc(fused[#loc60, #loc14, #loc15, #loc16])
-#loc173 = loc(fused[#loc60, #loc12, #loc15, #loc16])
-#loc174 = loc(fused[#loc60, #loc54, #loc15, #loc55])
-#loc175 = loc(fused[#loc60, #loc56, #loc15, #loc55])
-#loc176 = loc(fused[#loc60, #loc12, #loc15, #loc57])
-#loc177 = loc(fused[#loc60, #loc10, #loc15, #loc58])
-#loc178 = loc(fused[#loc60, #loc22, #loc15, #loc58])
-#loc179 = loc(fused[#loc61, #loc10, #loc15, #loc53])
-#loc180 = loc(fused[#loc61, #loc12, #loc15, #loc53])
-#loc181 = loc(fused[#loc61, #loc10, #loc15, #loc16])
-#loc182 = loc(fused[#loc61, #loc14, #loc15, #loc16])
-#loc183 = loc(fused[#loc61, #loc12, #loc15, #loc16])
-#loc184 = loc(fused[#loc61, #loc54, #loc15, #loc55])
-#loc185 = loc(fused[#loc61, #loc56, #loc15, #loc55])
-#loc186 = loc(fused[#loc61, #loc12, #loc15, #loc57])
-#loc187 = loc(fused[#loc61, #loc10, #loc15, #loc58])
-#loc188 = loc(fused[#loc61, #loc22, #loc15, #loc58])
-#loc189 = loc(fused[#loc62, #loc10, #loc15, #loc53])
-#loc190 = loc(fused[#loc62, #loc12, #loc15, #loc53])
-#loc191 = loc(fused[#loc62, #loc10, #loc15, #loc16])
-#loc192 = loc(fused[#loc62, #loc14, #loc15, #loc16])
-#loc193 = loc(fused[#loc62, #loc12, #loc15, #loc16])
-#loc194 = loc(fused[#loc62, #loc54, #loc15, #loc55])
-#loc195 = loc(fused[#loc62, #loc56, #loc15, #loc55])
-#loc196 = loc(fused[#loc62, #loc12, #loc15, #loc57])
-#loc197 = loc(fused[#loc62, #loc10, #loc15, #loc58])
-#loc198 = loc(fused[#loc62, #loc22, #loc15, #loc58])
-#loc199 = loc(fused[#loc63, #loc10, #loc15, #loc53])
-#loc200 = loc(fused[#loc63, #loc12, #loc15, #loc53])
-#loc201 = loc(fused[#loc63, #loc10, #loc15, #loc16])
-#loc202 = loc(fused[#loc63, #loc14, #loc15, #loc16])
-#loc203 = loc(fused[#loc63, #loc12, #loc15, #loc16])
-#loc204 = loc(fused[#loc63, #loc54, #loc15, #loc55])
-#loc205 = loc(fused[#loc63, #loc56, #loc15, #loc55])
-#loc206 = loc(fused[#loc63, #loc12, #loc15, #loc57])
-#loc207 = loc(fused[#loc63, #loc10, #loc15, #loc58])
-#loc208 = loc(fused[#loc63, #loc22, #loc15, #loc58])
-#loc209 = loc(fused[#loc64, #loc10, #loc15, #loc53])
-#loc210 = loc(fused[#loc64, #loc12, #loc15, #loc53])
-#loc211 = loc(fused[#loc64, #loc10, #loc15, #loc16])
-#loc212 = loc(fused[#loc64, #loc14, #loc15, #loc16])
-#loc213 = loc(fused[#loc64, #loc12, #loc15, #loc16])
-#loc214 = loc(fused[#loc64, #loc54, #loc15, #loc55])
-#loc215 = loc(fused[#loc64, #loc56, #loc15, #loc55])
-#loc216 = loc(fused[#loc64, #loc12, #loc15, #loc57])
-#loc217 = loc(fused[#loc64, #loc10, #loc15, #loc58])
-#loc218 = loc(fused[#loc64, #loc22, #loc15, #loc58])
-#loc219 = loc(fused[#loc65, #loc10, #loc15, #loc53])
-#loc220 = loc(fused[#loc65, #loc12, #loc15, #loc53])
-#loc221 = loc(fused[#loc65, #loc10, #loc15, #loc16])
-#loc222 = loc(fused[#loc65, #loc14, #loc15, #loc16])
-#loc223 = loc(fused[#loc65, #loc12, #loc15, #loc16])
-#loc224 = loc(fused[#loc65, #loc54, #loc15, #loc55])
-#loc225 = loc(fused[#loc65, #loc56, #loc15, #loc55])
-#loc226 = loc(fused[#loc65, #loc12, #loc15, #loc57])
-#loc227 = loc(fused[#loc65, #loc10, #loc15, #loc58])
-#loc228 = loc(fused[#loc65, #loc22, #loc15, #loc58])
-#loc229 = loc(fused[#loc66, #loc10, #loc15, #loc53])
-#loc230 = loc(fused[#loc66, #loc12, #loc15, #loc53])
-#loc231 = loc(fused[#loc66, #loc10, #loc15, #loc16])
-#loc232 = loc(fused[#loc66, #loc14, #loc15, #loc16])
-#loc233 = loc(fused[#loc66, #loc12, #loc15, #loc16])
-#loc234 = loc(fused[#loc66, #loc54, #loc15, #loc55])
-#loc235 = loc(fused[#loc66, #loc56, #loc15, #loc55])
-#loc236 = loc(fused[#loc66, #loc12, #loc15, #loc57])
-#loc237 = loc(fused[#loc66, #loc10, #loc15, #loc58])
-#loc238 = loc(fused[#loc66, #loc22, #loc15, #loc58])
-#loc239 = loc(fused[#loc67, #loc10, #loc15, #loc53])
-#loc240 = loc(fused[#loc67, #loc12, #loc15, #loc53])
-#loc241 = loc(fused[#loc67, #loc10, #loc15, #loc16])
-#loc242 = loc(fused[#loc67, #loc14, #loc15, #loc16])
-#loc243 = loc(fused[#loc67, #loc12, #loc15, #loc16])
-#loc244 = loc(fused[#loc67, #loc54, #loc15, #loc55])
-#loc245 = loc(fused[#loc67, #loc56, #loc15, #loc55])
-#loc246 = loc(fused[#loc67, #loc12, #loc15, #loc57])
-#loc247 = loc(fused[#loc67, #loc10, #loc15, #loc58])
-#loc248 = loc(fused[#loc67, #loc22, #loc15, #loc58])
-#loc249 = loc(fused[#loc68, #loc10, #loc15, #loc53])
-#loc250 = loc(fused[#loc68, #loc12, #loc15, #loc53])
-#loc251 = loc(fused[#loc68, #loc10, #loc15, #loc16])
-#loc252 = loc(fused[#loc68, #loc14, #loc15, #loc16])
-#loc253 = loc(fused[#loc68, #loc12, #loc15, #loc16])
-#loc254 = loc(fused[#loc68, #loc54, #loc15, #loc55])
-#loc255 = loc(fused[#loc68, #loc56, #loc15, #loc55])
-#loc256 = loc(fused[#loc68, #loc12, #loc15, #loc57])
-#loc257 = loc(fused[#loc68, #loc10, #loc15, #loc58])
-#loc258 = loc(fused[#loc68, #loc22, #loc15, #loc58])
-#loc259 = loc(fused[#loc69, #loc10, #loc15, #loc53])
-#loc260 = loc(fused[#loc69, #loc12, #loc15, #loc53])
-#loc261 = loc(fused[#loc69, #loc10, #loc15, #loc16])
-#loc262 = loc(fused[#loc69, #loc14, #loc15, #loc16])
-#loc263 = loc(fused[#loc69, #loc12, #loc15, #loc16])
-#loc264 = loc(fused[#loc69, #loc54, #loc15, #loc55])
-#loc265 = loc(fused[#loc69, #loc56, #loc15, #loc55])
-#loc266 = loc(fused[#loc69, #loc12, #loc15, #loc57])
-#loc267 = loc(fused[#loc69, #loc10, #loc15, #loc58])
-#loc268 = loc(fused[#loc69, #loc22, #loc15, #loc58])
+#loc71 = loc(fused[#loc6, #loc7, #loc8, #loc9])
+#loc72 = loc(fused[#loc6, #loc10, #loc4, #loc9])
+#loc73 = loc(fused[#loc11, #loc12, #loc8, #loc13])
+#loc74 = loc(fused[#loc2, #loc14, #loc4, #loc5])
+#loc75 = loc(fused[#loc2, #loc15, #loc8, #loc5])
+#loc76 = loc(fused[#loc6, #loc16, #loc4, #loc9])
+#loc77 = loc(fused[#loc6, #loc17, #loc8, #loc9])
+#loc78 = loc(fused[#loc18, #loc19, #loc4, #loc20])
+#loc79 = loc(fused[#loc21, #loc17, #loc8, #loc13])
+#loc80 = loc(fused[#loc18, #loc22, #loc8, #loc20])
+#loc81 = loc(fused[#loc23, #loc12, #loc8, #loc24])
+#loc82 = loc(fused[#loc25, #loc12, #loc8, #loc9])
+#loc83 = loc(fused[#loc26, #loc10, #loc27, #loc28])
+#loc84 = loc(fused[#loc26, #loc29, #loc27, #loc30])
+#loc85 = loc(fused[#loc11, #loc31, #loc4, #loc13])
+#loc86 = loc(fused[#loc25, #loc31, #loc4, #loc9])
+#loc87 = loc(fused[#loc6, #loc32, #loc4, #loc9])
+#loc88 = loc(fused[#loc6, #loc33, #loc4, #loc9])
+#loc89 = loc(fused[#loc6, #loc34, #loc4, #loc9])
+#loc90 = loc(fused[#loc6, #loc35, #loc4, #loc9])
+#loc91 = loc(fused[#loc6, #loc36, #loc4, #loc9])
+#loc92 = loc(fused[#loc6, #loc19, #loc4, #loc9])
+#loc93 = loc(fused[#loc23, #loc31, #loc4, #loc24])
+#loc94 = loc(fused[#loc37, #loc10, #loc4, #loc24])
+#loc95 = loc(fused[#loc37, #loc32, #loc4, #loc24])
+#loc96 = loc(fused[#loc37, #loc33, #loc4, #loc24])
+#loc97 = loc(fused[#loc37, #loc16, #loc4, #loc24])
+#loc98 = loc(fused[#loc37, #loc34, #loc4, #loc24])
+#loc99 = loc(fused[#loc37, #loc35, #loc4, #loc24])
+#loc100 = loc(fused[#loc37, #loc36, #loc4, #loc24])
+#loc101 = loc(fused[#loc37, #loc19, #loc4, #loc24])
+#loc102 = loc(fused[#loc38, #loc39, #loc4, #loc24])
+#loc103 = loc(fused[#loc40, #loc31, #loc4, #loc20])
+#loc104 = loc(fused[#loc18, #loc10, #loc4, #loc20])
+#loc105 = loc(fused[#loc18, #loc32, #loc4, #loc20])
+#loc106 = loc(fused[#loc18, #loc33, #loc4, #loc20])
+#loc107 = loc(fused[#loc18, #loc16, #loc4, #loc20])
+#loc108 = loc(fused[#loc18, #loc34, #loc4, #loc20])
+#loc109 = loc(fused[#loc18, #loc35, #loc4, #loc20])
+#loc110 = loc(fused[#loc18, #loc36, #loc4, #loc20])
+#loc111 = loc(fused[#loc41, #loc10, #loc4, #loc42])
+#loc112 = loc(fused[#loc38, #loc39, #loc4, #loc43])
+#loc113 = loc(fused[#loc21, #loc32, #loc4, #loc13])
+#loc115 = loc(fused[#loc46, #loc47, #loc4, #loc45])
+#loc116 = loc(fused[#loc46, #loc48, #loc4, #loc45])
+#loc117 = loc(fused[#loc2, #loc49, #loc8, #loc5])
+#loc119 = loc(fused[#loc46, #loc47, #loc8, #loc45])
+#loc120 = loc(fused[#loc46, #loc36, #loc8, #loc45])
+#loc121 = loc(fused[#loc46, #loc35, #loc8, #loc45])
+#loc122 = loc(fused[#loc21, #loc51, #loc8, #loc13])
+#loc123 = loc(fused[#loc38, #loc52, #loc8, #loc43])
+#loc124 = loc(fused[#loc18, #loc36, #loc8, #loc20])
+#loc125 = loc(fused[#loc18, #loc35, #loc8, #loc20])
+#loc126 = loc(fused[#loc18, #loc16, #loc8, #loc20])
+#loc127 = loc(fused[#loc18, #loc7, #loc8, #loc20])
+#loc128 = loc(fused[#loc18, #loc51, #loc8, #loc20])
+#loc129 = loc(fused[#loc18, #loc17, #loc8, #loc20])
+#loc130 = loc(fused[#loc18, #loc10, #loc8, #loc20])
+#loc131 = loc(fused[#loc18, #loc53, #loc8, #loc20])
+#loc132 = loc(fused[#loc40, #loc12, #loc8, #loc20])
+#loc133 = loc(fused[#loc38, #loc52, #loc8, #loc24])
+#loc134 = loc(fused[#loc37, #loc36, #loc8, #loc24])
+#loc135 = loc(fused[#loc37, #loc35, #loc8, #loc24])
+#loc136 = loc(fused[#loc37, #loc16, #loc8, #loc24])
+#loc137 = loc(fused[#loc37, #loc7, #loc8, #loc24])
+#loc138 = loc(fused[#loc37, #loc22, #loc8, #loc24])
+#loc139 = loc(fused[#loc37, #loc51, #loc8, #loc24])
+#loc140 = loc(fused[#loc37, #loc17, #loc8, #loc24])
+#loc141 = loc(fused[#loc37, #loc10, #loc8, #loc24])
+#loc142 = loc(fused[#loc37, #loc53, #loc8, #loc24])
+#loc143 = loc(fused[#loc6, #loc16, #loc8, #loc9])
+#loc144 = loc(fused[#loc6, #loc36, #loc8, #loc9])
+#loc145 = loc(fused[#loc6, #loc35, #loc8, #loc9])
+#loc146 = loc(fused[#loc6, #loc22, #loc8, #loc9])
+#loc147 = loc(fused[#loc6, #loc51, #loc8, #loc9])
+#loc148 = loc(fused[#loc6, #loc10, #loc8, #loc9])
+#loc149 = loc(fused[#loc6, #loc53, #loc8, #loc9])
+#loc150 = loc(fused[#loc25, #loc10, #loc8, #loc9])
+#loc151 = loc(fused[#loc26, #loc16, #loc27, #loc54])
+#loc152 = loc(fused[#loc26, #loc10, #loc27, #loc54])
+#loc153 = loc(fused[#loc26, #loc16, #loc27, #loc30])
+#loc154 = loc(fused[#loc26, #loc10, #loc27, #loc30])
+#loc155 = loc(fused[#loc26, #loc55, #loc27, #loc56])
+#loc156 = loc(fused[#loc26, #loc57, #loc27, #loc56])
+#loc157 = loc(fused[#loc26, #loc16, #loc27, #loc58])
+#loc158 = loc(fused[#loc26, #loc33, #loc27, #loc58])
+#loc159 = loc(fused[#loc59, #loc16, #loc27, #loc54])
+#loc160 = loc(fused[#loc59, #loc10, #loc27, #loc54])
+#loc161 = loc(fused[#loc59, #loc16, #loc27, #loc30])
+#loc162 = loc(fused[#loc59, #loc29, #loc27, #loc30])
+#loc163 = loc(fused[#loc59, #loc10, #loc27, #loc30])
+#loc164 = loc(fused[#loc59, #loc55, #loc27, #loc56])
+#loc165 = loc(fused[#loc59, #loc57, #loc27, #loc56])
+#loc166 = loc(fused[#loc59, #loc10, #loc27, #loc28])
+#loc167 = loc(fused[#loc59, #loc16, #loc27, #loc58])
+#loc168 = loc(fused[#loc59, #loc33, #loc27, #loc58])
+#loc169 = loc(fused[#loc60, #loc16, #loc27, #loc54])
+#loc170 = loc(fused[#loc60, #loc10, #loc27, #loc54])
+#loc171 = loc(fused[#loc60, #loc16, #loc27, #loc30])
+#loc172 = loc(fused[#loc60, #loc29, #loc27, #loc30])
+#loc173 = loc(fused[#loc60, #loc10, #loc27, #loc30])
+#loc174 = loc(fused[#loc60, #loc55, #loc27, #loc56])
+#loc175 = loc(fused[#loc60, #loc57, #loc27, #loc56])
+#loc176 = loc(fused[#loc60, #loc10, #loc27, #loc28])
+#loc177 = loc(fused[#loc60, #loc16, #loc27, #loc58])
+#loc178 = loc(fused[#loc60, #loc33, #loc27, #loc58])
+#loc179 = loc(fused[#loc61, #loc16, #loc27, #loc54])
+#loc180 = loc(fused[#loc61, #loc10, #loc27, #loc54])
+#loc181 = loc(fused[#loc61, #loc16, #loc27, #loc30])
+#loc182 = loc(fused[#loc61, #loc29, #loc27, #loc30])
+#loc183 = loc(fused[#loc61, #loc10, #loc27, #loc30])
+#loc184 = loc(fused[#loc61, #loc55, #loc27, #loc56])
+#loc185 = loc(fused[#loc61, #loc57, #loc27, #loc56])
+#loc186 = loc(fused[#loc61, #loc10, #loc27, #loc28])
+#loc187 = loc(fused[#loc61, #loc16, #loc27, #loc58])
+#loc188 = loc(fused[#loc61, #loc33, #loc27, #loc58])
+#loc189 = loc(fused[#loc62, #loc16, #loc27, #loc54])
+#loc190 = loc(fused[#loc62, #loc10, #loc27, #loc54])
+#loc191 = loc(fused[#loc62, #loc16, #loc27, #loc30])
+#loc192 = loc(fused[#loc62, #loc29, #loc27, #loc30])
+#loc193 = loc(fused[#loc62, #loc10, #loc27, #loc30])
+#loc194 = loc(fused[#loc62, #loc55, #loc27, #loc56])
+#loc195 = loc(fused[#loc62, #loc57, #loc27, #loc56])
+#loc196 = loc(fused[#loc62, #loc10, #loc27, #loc28])
+#loc197 = loc(fused[#loc62, #loc16, #loc27, #loc58])
+#loc198 = loc(fused[#loc62, #loc33, #loc27, #loc58])
+#loc199 = loc(fused[#loc63, #loc16, #loc27, #loc54])
+#loc200 = loc(fused[#loc63, #loc10, #loc27, #loc54])
+#loc201 = loc(fused[#loc63, #loc16, #loc27, #loc30])
+#loc202 = loc(fused[#loc63, #loc29, #loc27, #loc30])
+#loc203 = loc(fused[#loc63, #loc10, #loc27, #loc30])
+#loc204 = loc(fused[#loc63, #loc55, #loc27, #loc56])
+#loc205 = loc(fused[#loc63, #loc57, #loc27, #loc56])
+#loc206 = loc(fused[#loc63, #loc10, #loc27, #loc28])
+#loc207 = loc(fused[#loc63, #loc16, #loc27, #loc58])
+#loc208 = loc(fused[#loc63, #loc33, #loc27, #loc58])
+#loc209 = loc(fused[#loc64, #loc16, #loc27, #loc54])
+#loc210 = loc(fused[#loc64, #loc10, #loc27, #loc54])
+#loc211 = loc(fused[#loc64, #loc16, #loc27, #loc30])
+#loc212 = loc(fused[#loc64, #loc29, #loc27, #loc30])
+#loc213 = loc(fused[#loc64, #loc10, #loc27, #loc30])
+#loc214 = loc(fused[#loc64, #loc55, #loc27, #loc56])
+#loc215 = loc(fused[#loc64, #loc57, #loc27, #loc56])
+#loc216 = loc(fused[#loc64, #loc10, #loc27, #loc28])
+#loc217 = loc(fused[#loc64, #loc16, #loc27, #loc58])
+#loc218 = loc(fused[#loc64, #loc33, #loc27, #loc58])
+#loc219 = loc(fused[#loc65, #loc16, #loc27, #loc54])
+#loc220 = loc(fused[#loc65, #loc10, #loc27, #loc54])
+#loc221 = loc(fused[#loc65, #loc16, #loc27, #loc30])
+#loc222 = loc(fused[#loc65, #loc29, #loc27, #loc30])
+#loc223 = loc(fused[#loc65, #loc10, #loc27, #loc30])
+#loc224 = loc(fused[#loc65, #loc55, #loc27, #loc56])
+#loc225 = loc(fused[#loc65, #loc57, #loc27, #loc56])
+#loc226 = loc(fused[#loc65, #loc10, #loc27, #loc28])
+#loc227 = loc(fused[#loc65, #loc16, #loc27, #loc58])
+#loc228 = loc(fused[#loc65, #loc33, #loc27, #loc58])
+#loc229 = loc(fused[#loc66, #loc16, #loc27, #loc54])
+#loc230 = loc(fused[#loc66, #loc10, #loc27, #loc54])
+#loc231 = loc(fused[#loc66, #loc16, #loc27, #loc30])
+#loc232 = loc(fused[#loc66, #loc29, #loc27, #loc30])
+#loc233 = loc(fused[#loc66, #loc10, #loc27, #loc30])
+#loc234 = loc(fused[#loc66, #loc55, #loc27, #loc56])
+#loc235 = loc(fused[#loc66, #loc57, #loc27, #loc56])
+#loc236 = loc(fused[#loc66, #loc10, #loc27, #loc28])
+#loc237 = loc(fused[#loc66, #loc16, #loc27, #loc58])
+#loc238 = loc(fused[#loc66, #loc33, #loc27, #loc58])
+#loc239 = loc(fused[#loc67, #loc16, #loc27, #loc54])
+#loc240 = loc(fused[#loc67, #loc10, #loc27, #loc54])
+#loc241 = loc(fused[#loc67, #loc16, #loc27, #loc30])
+#loc242 = loc(fused[#loc67, #loc29, #loc27, #loc30])
+#loc243 = loc(fused[#loc67, #loc10, #loc27, #loc30])
+#loc244 = loc(fused[#loc67, #loc55, #loc27, #loc56])
+#loc245 = loc(fused[#loc67, #loc57, #loc27, #loc56])
+#loc246 = loc(fused[#loc67, #loc10, #loc27, #loc28])
+#loc247 = loc(fused[#loc67, #loc16, #loc27, #loc58])
+#loc248 = loc(fused[#loc67, #loc33, #loc27, #loc58])
+#loc249 = loc(fused[#loc68, #loc16, #loc27, #loc54])
+#loc250 = loc(fused[#loc68, #loc10, #loc27, #loc54])
+#loc251 = loc(fused[#loc68, #loc16, #loc27, #loc30])
+#loc252 = loc(fused[#loc68, #loc29, #loc27, #loc30])
+#loc253 = loc(fused[#loc68, #loc10, #loc27, #loc30])
+#loc254 = loc(fused[#loc68, #loc55, #loc27, #loc56])
+#loc255 = loc(fused[#loc68, #loc57, #loc27, #loc56])
+#loc256 = loc(fused[#loc68, #loc10, #loc27, #loc28])
+#loc257 = loc(fused[#loc68, #loc16, #loc27, #loc58])
+#loc258 = loc(fused[#loc68, #loc33, #loc27, #loc58])
+#loc259 = loc(fused[#loc69, #loc16, #loc27, #loc54])
+#loc260 = loc(fused[#loc69, #loc10, #loc27, #loc54])
+#loc261 = loc(fused[#loc69, #loc16, #loc27, #loc30])
+#loc262 = loc(fused[#loc69, #loc29, #loc27, #loc30])
+#loc263 = loc(fused[#loc69, #loc10, #loc27, #loc30])
+#loc264 = loc(fused[#loc69, #loc55, #loc27, #loc56])
+#loc265 = loc(fused[#loc69, #loc57, #loc27, #loc56])
+#loc266 = loc(fused[#loc69, #loc10, #loc27, #loc28])
+#loc267 = loc(fused[#loc69, #loc16, #loc27, #loc58])
+#loc268 = loc(fused[#loc69, #loc33, #loc27, #loc58])
 "builtin.module"() ({
   "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.downsample.1.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.weight_decay", amp.value = 5.000000e-04 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<3x3x8x8xf32>, tensor<3xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "stem.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.num_batches_tracked"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<4x3x3x3xf32> loc("train_step"), %arg1: tensor<8x4x3x3xf32> loc("train_step"), %arg2: tensor<8xf32> loc("train_step"), %arg3: tensor<8xf32> loc("train_step"), %arg4: tensor<8x8x3x3xf32> loc("train_step"), %arg5: tensor<8xf32> loc("train_step"), %arg6: tensor<8xf32> loc("train_step"), %arg7: tensor<8x4x1x1xf32> loc("train_step"), %arg8: tensor<8xf32> loc("train_step"), %arg9: tensor<8xf32> loc("train_step"), %arg10: tensor<3x8xf32> loc("train_step"), %arg11: tensor<3xf32> loc("train_step"), %arg12: tensor<8xf32> loc("train_step"), %arg13: tensor<8xf32> loc("train_step"), %arg14: tensor<i64> loc("train_step"), %arg15: tensor<8xf32> loc("train_step"), %arg16: tensor<8xf32> loc("train_step"), %arg17: tensor<i64> loc("train_step"), %arg18: tensor<8xf32> loc("train_step"), %arg19: tensor<8xf32> loc("train_step"), %arg20: tensor<i64> loc("train_step"), %arg21: tensor<f32> loc("train_step"), %arg22: tensor<4x3x3x3xf32> loc("train_step"), %arg23: tensor<f32> loc("train_step"), %arg24: tensor<8x4x3x3xf32> loc("train_step"), %arg25: tensor<f32> loc("train_step"), %arg26: tensor<8xf32> loc("train_step"), %arg27: tensor<f32> loc("train_step"), %arg28: tensor<8xf32> loc("train_step"), %arg29: tensor<f32> loc("train_step"), %arg30: tensor<8x8x3x3xf32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<8xf32> loc("train_step"), %arg33: tensor<f32> loc("train_step"), %arg34: tensor<8xf32> loc("train_step"), %arg35: tensor<f32> loc("train_step"), %arg36: tensor<8x4x1x1xf32> loc("train_step"), %arg37: tensor<f32> loc("train_step"), %arg38: tensor<8xf32> loc("train_step"), %arg39: tensor<f32> loc("train_step"), %arg40: tensor<8xf32> loc("train_step"), %arg41: tensor<f32> loc("train_step"), %arg42: tensor<3x8xf32> loc("train_step"), %arg43: tensor<f32> loc("train_step"), %arg44: tensor<3xf32> loc("train_step"), %arg45: tensor<f32> loc("train_step"), %arg46: tensor<f32> loc("train_step"), %arg47: tensor<f32> loc("train_step"), %arg48: tensor<f32> loc("train_step"), %arg49: tensor<3x3x8x8xf32> loc("train_step"), %arg50: tensor<3xi64> loc("train_step"), %arg51: tensor<f32> loc("train_step")):
     %0 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc70)
-    %1 = "arith.constant"() <{value = 3 : i64}> : () -> i64 loc(#loc)
-    %2 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc)
-    %3 = "arith.constant"() <{value = 1 : i64}> : () -> i64 loc(#loc)
-    %4 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc)
-    %5 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc71)
-    %6 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc72)
-    %7 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x3xf32>}> : () -> tensor<3x3xf32> loc(#loc72)
+    %1 = "arith.constant"() <{value = 3 : i64}> : () -> i64 loc(#loc71)
+    %2 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc70)
+    %3 = "arith.constant"() <{value = 1 : i64}> : () -> i64 loc(#loc72)
+    %4 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc73)
+    %5 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc74)
+    %6 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc75)
+    %7 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x3xf32>}> : () -> tensor<3x3xf32> loc(#loc75)
     %8 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc70)
-    %9 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc72)
-    %10 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc73)
-    %11 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc73)
-    %12 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc74)
-    %13 = "arith.constant"() <{value = 4.800000e+01 : f32}> : () -> f32 loc(#loc)
-    %14 = "arith.constant"() <{value = 4.700000e+01 : f32}> : () -> f32 loc(#loc)
-    %15 = "arith.constant"() <{value = 1.600000e+01 : f32}> : () -> f32 loc(#loc)
-    %16 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc)
-    %17 = "arith.constant"() <{value = 2 : index}> : () -> index loc(#loc)
-    %18 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc)
-    %19 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc)
+    %9 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc75)
+    %10 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc76)
+    %11 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc76)
+    %12 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc72)
+    %13 = "arith.constant"() <{value = 4.800000e+01 : f32}> : () -> f32 loc(#loc77)
+    %14 = "arith.constant"() <{value = 4.700000e+01 : f32}> : () -> f32 loc(#loc78)
+    %15 = "arith.constant"() <{value = 1.600000e+01 : f32}> : () -> f32 loc(#loc79)
+    %16 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc80)
+    %17 = "arith.constant"() <{value = 2 : index}> : () -> index loc(#loc81)
+    %18 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc82)
+    %19 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc83)
     %20 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc70)
-    %21 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc75)
+    %21 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc84)
     %22 = "tensor.pad"(%arg49) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg950: index loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg951: index loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg952: index loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg953: index loc(fused[#loc17, #loc18, #loc4, #loc19])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc76)
-    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc76)
-    %23 = "tensor.empty"() : () -> tensor<3x4x8x8xf32> loc(#loc76)
+    ^bb0(%arg950: index loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg951: index loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg952: index loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg953: index loc(fused[#loc11, #loc31, #loc4, #loc13])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc85)
+    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc85)
+    %23 = "tensor.empty"() : () -> tensor<3x4x8x8xf32> loc(#loc85)
     %24 = "linalg.fill"(%4, %23) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg948: f32 loc(unknown), %arg949: f32 loc(unknown)):
-      "linalg.yield"(%arg948) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc76)
+      "linalg.yield"(%arg948) : (f32) -> () loc(#loc85)
+    }) : (f32, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc85)
     %25 = "linalg.conv_2d_nchw_fchw"(%22, %arg0, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg945: f32 loc(unknown), %arg946: f32 loc(unknown), %arg947: f32 loc(unknown)):
-      %802 = "arith.mulf"(%arg945, %arg946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %803 = "arith.addf"(%arg947, %802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%803) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc76)
-    %26 = "tensor.empty"() : () -> tensor<3x8x4x4xf32> loc(#loc77)
+      %802 = "arith.mulf"(%arg945, %arg946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      %803 = "arith.addf"(%arg947, %802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%803) : (f32) -> () loc(#loc85)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc85)
+    %26 = "tensor.empty"() : () -> tensor<3x8x4x4xf32> loc(#loc86)
     %27 = "linalg.fill"(%4, %26) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg943: f32 loc(unknown), %arg944: f32 loc(unknown)):
-      "linalg.yield"(%arg943) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
+      "linalg.yield"(%arg943) : (f32) -> () loc(#loc86)
+    }) : (f32, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc86)
     %28 = "linalg.conv_2d_nchw_fchw"(%25, %arg7, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
     ^bb0(%arg940: f32 loc(unknown), %arg941: f32 loc(unknown), %arg942: f32 loc(unknown)):
-      %800 = "arith.mulf"(%arg940, %arg941) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %801 = "arith.addf"(%arg942, %800) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%801) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
-    %29 = "tensor.empty"() : () -> tensor<i64> loc(#loc74)
+      %800 = "arith.mulf"(%arg940, %arg941) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      %801 = "arith.addf"(%arg942, %800) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%801) : (f32) -> () loc(#loc86)
+    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc86)
+    %29 = "tensor.empty"() : () -> tensor<i64> loc(#loc72)
     %30 = "linalg.generic"(%arg20, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg938: i64 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg939: i64 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %799 = "arith.addi"(%arg938, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc74)
-      "linalg.yield"(%799) : (i64) -> () loc(#loc74)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc74)
-    %31 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc78)
+    ^bb0(%arg938: i64 loc(fused[#loc6, #loc10, #loc4, #loc9]), %arg939: i64 loc(fused[#loc6, #loc10, #loc4, #loc9])):
+      %799 = "arith.addi"(%arg938, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc72)
+      "linalg.yield"(%799) : (i64) -> () loc(#loc72)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc72)
+    %31 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc87)
     %32 = "linalg.fill"(%4, %31) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg936: f32 loc(unknown), %arg937: f32 loc(unknown)):
-      "linalg.yield"(%arg936) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
+      "linalg.yield"(%arg936) : (f32) -> () loc(#loc87)
+    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
     %33 = "linalg.generic"(%28, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg934: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg935: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %798 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%798) : (f32) -> () loc(#loc78)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
+    ^bb0(%arg934: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg935: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
+      %798 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%798) : (f32) -> () loc(#loc87)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
     %34 = "linalg.generic"(%33, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg932: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg933: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %797 = "arith.divf"(%arg932, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%797) : (f32) -> () loc(#loc78)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
+    ^bb0(%arg932: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg933: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
+      %797 = "arith.divf"(%arg932, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%797) : (f32) -> () loc(#loc87)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
     %35 = "linalg.generic"(%28, %34, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg929: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg930: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg931: f32 loc(fused[#loc9, #loc22, #loc4, #loc11])):
-      %796 = "arith.subf"(%arg929, %arg930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%796) : (f32) -> () loc(#loc79)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
+    ^bb0(%arg929: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg930: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg931: f32 loc(fused[#loc6, #loc33, #loc4, #loc9])):
+      %796 = "arith.subf"(%arg929, %arg930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%796) : (f32) -> () loc(#loc88)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
     %36 = "linalg.generic"(%35, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg926: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg927: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg928: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %795 = "arith.mulf"(%arg926, %arg927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%795) : (f32) -> () loc(#loc73)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
+    ^bb0(%arg926: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg927: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg928: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
+      %795 = "arith.mulf"(%arg926, %arg927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%795) : (f32) -> () loc(#loc76)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
     %37 = "linalg.generic"(%36, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg924: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg925: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %794 = "arith.addf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%794) : (f32) -> () loc(#loc78)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
+    ^bb0(%arg924: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg925: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
+      %794 = "arith.addf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%794) : (f32) -> () loc(#loc87)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
     %38 = "linalg.generic"(%37, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg922: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg923: f32 loc(fused[#loc9, #loc21, #loc4, #loc11])):
-      %793 = "arith.divf"(%arg922, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%793) : (f32) -> () loc(#loc78)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc78)
+    ^bb0(%arg922: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg923: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
+      %793 = "arith.divf"(%arg922, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%793) : (f32) -> () loc(#loc87)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
     %39 = "linalg.generic"(%38, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg920: f32 loc(fused[#loc9, #loc21, #loc4, #loc11]), %arg921: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %791 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc74)
-      %792 = "arith.addf"(%arg920, %791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%792) : (f32) -> () loc(#loc74)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc74)
+    ^bb0(%arg920: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg921: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
+      %791 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc72)
+      %792 = "arith.addf"(%arg920, %791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%792) : (f32) -> () loc(#loc72)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc72)
     %40 = "linalg.generic"(%39, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg918: f32 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg919: f32 loc(fused[#loc9, #loc23, #loc4, #loc11])):
-      %790 = "math.rsqrt"(%arg918) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc80)
-      "linalg.yield"(%790) : (f32) -> () loc(#loc80)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
+    ^bb0(%arg918: f32 loc(fused[#loc6, #loc10, #loc4, #loc9]), %arg919: f32 loc(fused[#loc6, #loc34, #loc4, #loc9])):
+      %790 = "math.rsqrt"(%arg918) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
+      "linalg.yield"(%790) : (f32) -> () loc(#loc89)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
     %41 = "linalg.generic"(%35, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg915: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg916: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg917: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %789 = "arith.mulf"(%arg915, %arg916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%789) : (f32) -> () loc(#loc73)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
-    %42 = "tensor.expand_shape"(%arg8) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
+    ^bb0(%arg915: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg916: f32 loc(fused[#loc6, #loc34, #loc4, #loc9]), %arg917: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
+      %789 = "arith.mulf"(%arg915, %arg916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%789) : (f32) -> () loc(#loc76)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
+    %42 = "tensor.expand_shape"(%arg8) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
     %43 = "linalg.generic"(%41, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg912: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg913: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg914: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %788 = "arith.mulf"(%arg912, %arg913) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%788) : (f32) -> () loc(#loc73)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc73)
-    %44 = "tensor.expand_shape"(%arg9) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
+    ^bb0(%arg912: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg913: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg914: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
+      %788 = "arith.mulf"(%arg912, %arg913) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%788) : (f32) -> () loc(#loc76)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
+    %44 = "tensor.expand_shape"(%arg9) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
     %45 = "linalg.generic"(%43, %44, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg909: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg910: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg911: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %787 = "arith.addf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%787) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc74)
-    %46 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc82)
+    ^bb0(%arg909: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg910: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg911: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
+      %787 = "arith.addf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc72)
+    %46 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc91)
     %47 = "linalg.fill"(%4, %46) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg907: f32 loc(unknown), %arg908: f32 loc(unknown)):
-      "linalg.yield"(%arg907) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc82)
+      "linalg.yield"(%arg907) : (f32) -> () loc(#loc91)
+    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
     %48 = "linalg.generic"(%36, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg905: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg906: f32 loc(fused[#loc9, #loc25, #loc4, #loc11])):
-      %786 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%786) : (f32) -> () loc(#loc82)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc82)
+    ^bb0(%arg905: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg906: f32 loc(fused[#loc6, #loc36, #loc4, #loc9])):
+      %786 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%786) : (f32) -> () loc(#loc91)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
     %49 = "linalg.generic"(%48, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg903: f32 loc(fused[#loc9, #loc25, #loc4, #loc11]), %arg904: f32 loc(fused[#loc9, #loc26, #loc4, #loc11])):
-      %785 = "arith.divf"(%arg903, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%785) : (f32) -> () loc(#loc83)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc83)
-    %50 = "tensor.collapse_shape"(%34) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc81)
+    ^bb0(%arg903: f32 loc(fused[#loc6, #loc36, #loc4, #loc9]), %arg904: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %785 = "arith.divf"(%arg903, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc92)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc92)
+    %50 = "tensor.collapse_shape"(%34) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc90)
     %51 = "linalg.generic"(%50, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg901: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg902: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %783 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
-      %784 = "arith.mulf"(%arg901, %783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%784) : (f32) -> () loc(#loc73)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
+    ^bb0(%arg901: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg902: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
+      %783 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc76)
+      %784 = "arith.mulf"(%arg901, %783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%784) : (f32) -> () loc(#loc76)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
     %52 = "linalg.generic"(%arg18, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg899: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg900: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %781 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
-      %782 = "arith.mulf"(%arg899, %781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%782) : (f32) -> () loc(#loc73)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
+    ^bb0(%arg899: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg900: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
+      %781 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc76)
+      %782 = "arith.mulf"(%arg899, %781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%782) : (f32) -> () loc(#loc76)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
     %53 = "linalg.generic"(%51, %52, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg896: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg897: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg898: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %780 = "arith.addf"(%arg896, %arg897) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%780) : (f32) -> () loc(#loc74)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc74)
+    ^bb0(%arg896: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg897: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg898: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
+      %780 = "arith.addf"(%arg896, %arg897) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%780) : (f32) -> () loc(#loc72)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc72)
     %54 = "linalg.generic"(%49, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg894: f32 loc(fused[#loc9, #loc26, #loc4, #loc11]), %arg895: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %778 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc73)
-      %779 = "arith.mulf"(%arg894, %778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc73)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
+    ^bb0(%arg894: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg895: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
+      %778 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc76)
+      %779 = "arith.mulf"(%arg894, %778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%779) : (f32) -> () loc(#loc76)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
     %55 = "linalg.generic"(%arg19, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg892: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg893: f32 loc(fused[#loc9, #loc10, #loc4, #loc11])):
-      %776 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc73)
-      %777 = "arith.mulf"(%arg892, %776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc73)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
+    ^bb0(%arg892: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg893: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
+      %776 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc76)
+      %777 = "arith.mulf"(%arg892, %776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%777) : (f32) -> () loc(#loc76)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
     %56 = "linalg.generic"(%54, %55, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg889: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg890: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg891: f32 loc(fused[#loc9, #loc12, #loc4, #loc11])):
-      %775 = "arith.addf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%775) : (f32) -> () loc(#loc74)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc74)
+    ^bb0(%arg889: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg890: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg891: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
+      %775 = "arith.addf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%775) : (f32) -> () loc(#loc72)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc72)
     %57 = "tensor.pad"(%25) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg885: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg886: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg887: index loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg888: index loc(fused[#loc27, #loc18, #loc4, #loc28])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc84)
-    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc84)
+    ^bb0(%arg885: index loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg886: index loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg887: index loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg888: index loc(fused[#loc23, #loc31, #loc4, #loc24])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc93)
+    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc93)
     %58 = "linalg.conv_2d_nchw_fchw"(%57, %arg1, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
     ^bb0(%arg882: f32 loc(unknown), %arg883: f32 loc(unknown), %arg884: f32 loc(unknown)):
-      %773 = "arith.mulf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %774 = "arith.addf"(%arg884, %773) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc84)
+      %773 = "arith.mulf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      %774 = "arith.addf"(%arg884, %773) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc93)
+    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc93)
     %59 = "linalg.generic"(%arg14, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg880: i64 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg881: i64 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %772 = "arith.addi"(%arg880, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc85)
-      "linalg.yield"(%772) : (i64) -> () loc(#loc85)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc85)
+    ^bb0(%arg880: i64 loc(fused[#loc37, #loc10, #loc4, #loc24]), %arg881: i64 loc(fused[#loc37, #loc10, #loc4, #loc24])):
+      %772 = "arith.addi"(%arg880, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc94)
+      "linalg.yield"(%772) : (i64) -> () loc(#loc94)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc94)
     %60 = "linalg.generic"(%58, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg878: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg879: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %771 = "arith.addf"(%arg878, %arg879) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc86)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    ^bb0(%arg878: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg879: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
+      %771 = "arith.addf"(%arg878, %arg879) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc95)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
     %61 = "linalg.generic"(%60, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg876: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg877: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %770 = "arith.divf"(%arg876, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc86)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    ^bb0(%arg876: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg877: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
+      %770 = "arith.divf"(%arg876, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%770) : (f32) -> () loc(#loc95)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
     %62 = "linalg.generic"(%58, %61, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg873: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg874: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg875: f32 loc(fused[#loc29, #loc22, #loc4, #loc28])):
-      %769 = "arith.subf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc87)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc87)
+    ^bb0(%arg873: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg874: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg875: f32 loc(fused[#loc37, #loc33, #loc4, #loc24])):
+      %769 = "arith.subf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc96)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc96)
     %63 = "linalg.generic"(%62, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg870: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg871: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg872: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %768 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc88)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
+    ^bb0(%arg870: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg871: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg872: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
+      %768 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%768) : (f32) -> () loc(#loc97)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
     %64 = "linalg.generic"(%63, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg868: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg869: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %767 = "arith.addf"(%arg868, %arg869) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc86)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    ^bb0(%arg868: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg869: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
+      %767 = "arith.addf"(%arg868, %arg869) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%767) : (f32) -> () loc(#loc95)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
     %65 = "linalg.generic"(%64, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg866: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg867: f32 loc(fused[#loc29, #loc21, #loc4, #loc28])):
-      %766 = "arith.divf"(%arg866, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc86)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    ^bb0(%arg866: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg867: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
+      %766 = "arith.divf"(%arg866, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%766) : (f32) -> () loc(#loc95)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
     %66 = "linalg.generic"(%65, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg864: f32 loc(fused[#loc29, #loc21, #loc4, #loc28]), %arg865: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %764 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc85)
-      %765 = "arith.addf"(%arg864, %764) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc85)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc85)
+    ^bb0(%arg864: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg865: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
+      %764 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc94)
+      %765 = "arith.addf"(%arg864, %764) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%765) : (f32) -> () loc(#loc94)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc94)
     %67 = "linalg.generic"(%66, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg862: f32 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg863: f32 loc(fused[#loc29, #loc23, #loc4, #loc28])):
-      %763 = "math.rsqrt"(%arg862) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc89)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
+    ^bb0(%arg862: f32 loc(fused[#loc37, #loc10, #loc4, #loc24]), %arg863: f32 loc(fused[#loc37, #loc34, #loc4, #loc24])):
+      %763 = "math.rsqrt"(%arg862) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
+      "linalg.yield"(%763) : (f32) -> () loc(#loc98)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc98)
     %68 = "linalg.generic"(%62, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg859: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg860: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg861: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %762 = "arith.mulf"(%arg859, %arg860) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc88)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
-    %69 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
+    ^bb0(%arg859: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg860: f32 loc(fused[#loc37, #loc34, #loc4, #loc24]), %arg861: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
+      %762 = "arith.mulf"(%arg859, %arg860) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%762) : (f32) -> () loc(#loc97)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
+    %69 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc99)
     %70 = "linalg.generic"(%68, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg856: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg857: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg858: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %761 = "arith.mulf"(%arg856, %arg857) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc88)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
-    %71 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
+    ^bb0(%arg856: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg857: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg858: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
+      %761 = "arith.mulf"(%arg856, %arg857) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%761) : (f32) -> () loc(#loc97)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
+    %71 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc99)
     %72 = "linalg.generic"(%70, %71, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg853: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg854: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg855: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %760 = "arith.addf"(%arg853, %arg854) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%760) : (f32) -> () loc(#loc85)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc85)
+    ^bb0(%arg853: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg854: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg855: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
+      %760 = "arith.addf"(%arg853, %arg854) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%760) : (f32) -> () loc(#loc94)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
     %73 = "linalg.generic"(%63, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg851: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg852: f32 loc(fused[#loc29, #loc25, #loc4, #loc28])):
-      %759 = "arith.addf"(%arg851, %arg852) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%759) : (f32) -> () loc(#loc91)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
+    ^bb0(%arg851: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg852: f32 loc(fused[#loc37, #loc36, #loc4, #loc24])):
+      %759 = "arith.addf"(%arg851, %arg852) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%759) : (f32) -> () loc(#loc100)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc100)
     %74 = "linalg.generic"(%73, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg849: f32 loc(fused[#loc29, #loc25, #loc4, #loc28]), %arg850: f32 loc(fused[#loc29, #loc26, #loc4, #loc28])):
-      %758 = "arith.divf"(%arg849, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%758) : (f32) -> () loc(#loc92)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc92)
-    %75 = "tensor.collapse_shape"(%61) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc90)
+    ^bb0(%arg849: f32 loc(fused[#loc37, #loc36, #loc4, #loc24]), %arg850: f32 loc(fused[#loc37, #loc19, #loc4, #loc24])):
+      %758 = "arith.divf"(%arg849, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%758) : (f32) -> () loc(#loc101)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc101)
+    %75 = "tensor.collapse_shape"(%61) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc99)
     %76 = "linalg.generic"(%75, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg847: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg848: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %756 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
-      %757 = "arith.mulf"(%arg847, %756) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%757) : (f32) -> () loc(#loc88)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
+    ^bb0(%arg847: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg848: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
+      %756 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc97)
+      %757 = "arith.mulf"(%arg847, %756) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%757) : (f32) -> () loc(#loc97)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
     %77 = "linalg.generic"(%arg12, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg845: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg846: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %754 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
-      %755 = "arith.mulf"(%arg845, %754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc88)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
+    ^bb0(%arg845: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg846: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
+      %754 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc97)
+      %755 = "arith.mulf"(%arg845, %754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%755) : (f32) -> () loc(#loc97)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
     %78 = "linalg.generic"(%76, %77, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg842: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg843: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg844: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %753 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc85)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
+    ^bb0(%arg842: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg843: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg844: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
+      %753 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%753) : (f32) -> () loc(#loc94)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
     %79 = "linalg.generic"(%74, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg840: f32 loc(fused[#loc29, #loc26, #loc4, #loc28]), %arg841: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %751 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc88)
-      %752 = "arith.mulf"(%arg840, %751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%752) : (f32) -> () loc(#loc88)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
+    ^bb0(%arg840: f32 loc(fused[#loc37, #loc19, #loc4, #loc24]), %arg841: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
+      %751 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc97)
+      %752 = "arith.mulf"(%arg840, %751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%752) : (f32) -> () loc(#loc97)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
     %80 = "linalg.generic"(%arg13, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg838: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg839: f32 loc(fused[#loc29, #loc10, #loc4, #loc28])):
-      %749 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc88)
-      %750 = "arith.mulf"(%arg838, %749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%750) : (f32) -> () loc(#loc88)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
+    ^bb0(%arg838: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg839: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
+      %749 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc97)
+      %750 = "arith.mulf"(%arg838, %749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%750) : (f32) -> () loc(#loc97)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
     %81 = "linalg.generic"(%79, %80, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg835: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg836: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg837: f32 loc(fused[#loc29, #loc12, #loc4, #loc28])):
-      %748 = "arith.addf"(%arg835, %arg836) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%748) : (f32) -> () loc(#loc85)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
+    ^bb0(%arg835: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg836: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg837: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
+      %748 = "arith.addf"(%arg835, %arg836) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%748) : (f32) -> () loc(#loc94)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
     %82 = "linalg.generic"(%72, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg833: f32 loc(fused[#loc29, #loc12, #loc4, #loc28]), %arg834: f32 loc(fused[#loc30, #loc31, #loc4, #loc28])):
-      %746 = "arith.cmpf"(%arg833, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc93)
-      %747 = "arith.select"(%746, %arg833, %4) : (i1, f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%747) : (f32) -> () loc(#loc93)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc93)
+    ^bb0(%arg833: f32 loc(fused[#loc37, #loc10, #loc4, #loc24]), %arg834: f32 loc(fused[#loc38, #loc39, #loc4, #loc24])):
+      %746 = "arith.cmpf"(%arg833, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc102)
+      %747 = "arith.select"(%746, %arg833, %4) : (i1, f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%747) : (f32) -> () loc(#loc102)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc102)
     %83 = "tensor.pad"(%82) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg829: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg830: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg831: index loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg832: index loc(fused[#loc32, #loc18, #loc4, #loc33])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc94)
-    }) : (tensor<3x8x4x4xf32>) -> tensor<3x8x6x6xf32> loc(#loc94)
+    ^bb0(%arg829: index loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg830: index loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg831: index loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg832: index loc(fused[#loc40, #loc31, #loc4, #loc20])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc103)
+    }) : (tensor<3x8x4x4xf32>) -> tensor<3x8x6x6xf32> loc(#loc103)
     %84 = "linalg.conv_2d_nchw_fchw"(%83, %arg4, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg826: f32 loc(unknown), %arg827: f32 loc(unknown), %arg828: f32 loc(unknown)):
-      %744 = "arith.mulf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %745 = "arith.addf"(%arg828, %744) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%745) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
+      %744 = "arith.mulf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      %745 = "arith.addf"(%arg828, %744) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%745) : (f32) -> () loc(#loc103)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc103)
     %85 = "linalg.generic"(%arg17, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg824: i64 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg825: i64 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %743 = "arith.addi"(%arg824, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc95)
-      "linalg.yield"(%743) : (i64) -> () loc(#loc95)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc95)
+    ^bb0(%arg824: i64 loc(fused[#loc18, #loc10, #loc4, #loc20]), %arg825: i64 loc(fused[#loc18, #loc10, #loc4, #loc20])):
+      %743 = "arith.addi"(%arg824, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc104)
+      "linalg.yield"(%743) : (i64) -> () loc(#loc104)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc104)
     %86 = "linalg.generic"(%84, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg822: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg823: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %742 = "arith.addf"(%arg822, %arg823) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%742) : (f32) -> () loc(#loc96)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
+    ^bb0(%arg822: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg823: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
+      %742 = "arith.addf"(%arg822, %arg823) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%742) : (f32) -> () loc(#loc105)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
     %87 = "linalg.generic"(%86, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg820: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg821: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %741 = "arith.divf"(%arg820, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%741) : (f32) -> () loc(#loc96)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
+    ^bb0(%arg820: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg821: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
+      %741 = "arith.divf"(%arg820, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%741) : (f32) -> () loc(#loc105)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
     %88 = "linalg.generic"(%84, %87, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg817: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg818: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg819: f32 loc(fused[#loc34, #loc22, #loc4, #loc33])):
-      %740 = "arith.subf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%740) : (f32) -> () loc(#loc97)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
+    ^bb0(%arg817: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg818: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg819: f32 loc(fused[#loc18, #loc33, #loc4, #loc20])):
+      %740 = "arith.subf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%740) : (f32) -> () loc(#loc106)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc106)
     %89 = "linalg.generic"(%88, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg814: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg815: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg816: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %739 = "arith.mulf"(%arg814, %arg815) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%739) : (f32) -> () loc(#loc98)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
+    ^bb0(%arg814: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg815: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg816: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
+      %739 = "arith.mulf"(%arg814, %arg815) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%739) : (f32) -> () loc(#loc107)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc107)
     %90 = "linalg.generic"(%89, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg812: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg813: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %738 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%738) : (f32) -> () loc(#loc96)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
+    ^bb0(%arg812: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg813: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
+      %738 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%738) : (f32) -> () loc(#loc105)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
     %91 = "linalg.generic"(%90, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg810: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg811: f32 loc(fused[#loc34, #loc21, #loc4, #loc33])):
-      %737 = "arith.divf"(%arg810, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%737) : (f32) -> () loc(#loc96)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc96)
+    ^bb0(%arg810: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg811: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
+      %737 = "arith.divf"(%arg810, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%737) : (f32) -> () loc(#loc105)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
     %92 = "linalg.generic"(%91, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg808: f32 loc(fused[#loc34, #loc21, #loc4, #loc33]), %arg809: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %735 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc95)
-      %736 = "arith.addf"(%arg808, %735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%736) : (f32) -> () loc(#loc95)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
+    ^bb0(%arg808: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg809: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
+      %735 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc104)
+      %736 = "arith.addf"(%arg808, %735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%736) : (f32) -> () loc(#loc104)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc104)
     %93 = "linalg.generic"(%92, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg806: f32 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg807: f32 loc(fused[#loc34, #loc23, #loc4, #loc33])):
-      %734 = "math.rsqrt"(%arg806) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
-      "linalg.yield"(%734) : (f32) -> () loc(#loc99)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc99)
+    ^bb0(%arg806: f32 loc(fused[#loc18, #loc10, #loc4, #loc20]), %arg807: f32 loc(fused[#loc18, #loc34, #loc4, #loc20])):
+      %734 = "math.rsqrt"(%arg806) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc108)
+      "linalg.yield"(%734) : (f32) -> () loc(#loc108)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc108)
     %94 = "linalg.generic"(%88, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg803: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg804: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg805: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %733 = "arith.mulf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%733) : (f32) -> () loc(#loc98)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
-    %95 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
+    ^bb0(%arg803: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg804: f32 loc(fused[#loc18, #loc34, #loc4, #loc20]), %arg805: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
+      %733 = "arith.mulf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%733) : (f32) -> () loc(#loc107)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc107)
+    %95 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc109)
     %96 = "linalg.generic"(%94, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg800: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg801: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg802: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %732 = "arith.mulf"(%arg800, %arg801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%732) : (f32) -> () loc(#loc98)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc98)
-    %97 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc100)
+    ^bb0(%arg800: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg801: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg802: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
+      %732 = "arith.mulf"(%arg800, %arg801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%732) : (f32) -> () loc(#loc107)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc107)
+    %97 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc109)
     %98 = "linalg.generic"(%96, %97, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg797: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg798: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg799: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %731 = "arith.addf"(%arg797, %arg798) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%731) : (f32) -> () loc(#loc95)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc95)
+    ^bb0(%arg797: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg798: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg799: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
+      %731 = "arith.addf"(%arg797, %arg798) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%731) : (f32) -> () loc(#loc104)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
     %99 = "linalg.generic"(%89, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg795: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg796: f32 loc(fused[#loc34, #loc25, #loc4, #loc33])):
-      %730 = "arith.addf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%730) : (f32) -> () loc(#loc101)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc101)
+    ^bb0(%arg795: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg796: f32 loc(fused[#loc18, #loc36, #loc4, #loc20])):
+      %730 = "arith.addf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%730) : (f32) -> () loc(#loc110)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc110)
     %100 = "linalg.generic"(%99, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg793: f32 loc(fused[#loc34, #loc25, #loc4, #loc33]), %arg794: f32 loc(fused[#loc34, #loc26, #loc4, #loc33])):
-      %729 = "arith.divf"(%arg793, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%729) : (f32) -> () loc(#loc102)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc102)
-    %101 = "tensor.collapse_shape"(%87) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc100)
+    ^bb0(%arg793: f32 loc(fused[#loc18, #loc36, #loc4, #loc20]), %arg794: f32 loc(fused[#loc18, #loc19, #loc4, #loc20])):
+      %729 = "arith.divf"(%arg793, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%729) : (f32) -> () loc(#loc78)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc78)
+    %101 = "tensor.collapse_shape"(%87) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc109)
     %102 = "linalg.generic"(%101, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg791: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg792: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %727 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
-      %728 = "arith.mulf"(%arg791, %727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%728) : (f32) -> () loc(#loc98)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
+    ^bb0(%arg791: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg792: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
+      %727 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc107)
+      %728 = "arith.mulf"(%arg791, %727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%728) : (f32) -> () loc(#loc107)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
     %103 = "linalg.generic"(%arg15, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg789: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg790: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %725 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
-      %726 = "arith.mulf"(%arg789, %725) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc98)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
+    ^bb0(%arg789: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg790: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
+      %725 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc107)
+      %726 = "arith.mulf"(%arg789, %725) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%726) : (f32) -> () loc(#loc107)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
     %104 = "linalg.generic"(%102, %103, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg786: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg787: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg788: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %724 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc95)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc95)
+    ^bb0(%arg786: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg787: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg788: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
+      %724 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%724) : (f32) -> () loc(#loc104)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
     %105 = "linalg.generic"(%100, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg784: f32 loc(fused[#loc34, #loc26, #loc4, #loc33]), %arg785: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %722 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc98)
-      %723 = "arith.mulf"(%arg784, %722) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%723) : (f32) -> () loc(#loc98)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
+    ^bb0(%arg784: f32 loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg785: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
+      %722 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc107)
+      %723 = "arith.mulf"(%arg784, %722) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%723) : (f32) -> () loc(#loc107)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
     %106 = "linalg.generic"(%arg16, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg782: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg783: f32 loc(fused[#loc34, #loc10, #loc4, #loc33])):
-      %720 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc98)
-      %721 = "arith.mulf"(%arg782, %720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%721) : (f32) -> () loc(#loc98)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc98)
+    ^bb0(%arg782: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg783: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
+      %720 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc107)
+      %721 = "arith.mulf"(%arg782, %720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc107)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
     %107 = "linalg.generic"(%105, %106, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg779: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg780: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg781: f32 loc(fused[#loc34, #loc12, #loc4, #loc33])):
-      %719 = "arith.addf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%719) : (f32) -> () loc(#loc95)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc95)
+    ^bb0(%arg779: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg780: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg781: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
+      %719 = "arith.addf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%719) : (f32) -> () loc(#loc104)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
     %108 = "linalg.generic"(%98, %45, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg776: f32 loc(fused[#loc34, #loc12, #loc4, #loc33]), %arg777: f32 loc(fused[#loc9, #loc12, #loc4, #loc11]), %arg778: f32 loc(fused[#loc35, #loc12, #loc4, #loc36])):
-      %718 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%718) : (f32) -> () loc(#loc103)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc103)
+    ^bb0(%arg776: f32 loc(fused[#loc18, #loc10, #loc4, #loc20]), %arg777: f32 loc(fused[#loc6, #loc10, #loc4, #loc9]), %arg778: f32 loc(fused[#loc41, #loc10, #loc4, #loc42])):
+      %718 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%718) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc111)
     %109 = "linalg.generic"(%108, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg774: f32 loc(fused[#loc35, #loc12, #loc4, #loc36]), %arg775: f32 loc(fused[#loc30, #loc31, #loc4, #loc37])):
-      %716 = "arith.cmpf"(%arg774, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc104)
-      %717 = "arith.select"(%716, %arg774, %4) : (i1, f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%717) : (f32) -> () loc(#loc104)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
-    %110 = "tensor.empty"() : () -> tensor<3x8x1x1xf32> loc(#loc105)
+    ^bb0(%arg774: f32 loc(fused[#loc41, #loc10, #loc4, #loc42]), %arg775: f32 loc(fused[#loc38, #loc39, #loc4, #loc43])):
+      %716 = "arith.cmpf"(%arg774, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc112)
+      %717 = "arith.select"(%716, %arg774, %4) : (i1, f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%717) : (f32) -> () loc(#loc112)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc112)
+    %110 = "tensor.empty"() : () -> tensor<3x8x1x1xf32> loc(#loc113)
     %111 = "linalg.fill"(%4, %110) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg772: f32 loc(unknown), %arg773: f32 loc(unknown)):
-      "linalg.yield"(%arg772) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
+      "linalg.yield"(%arg772) : (f32) -> () loc(#loc113)
+    }) : (f32, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc113)
     %112 = "linalg.generic"(%109, %111) <{indexing_maps = [#map5, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg770: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg771: f32 loc(fused[#loc38, #loc21, #loc4, #loc19])):
-      %715 = "arith.addf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%715) : (f32) -> () loc(#loc105)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
+    ^bb0(%arg770: f32 loc(fused[#loc38, #loc39, #loc4, #loc43]), %arg771: f32 loc(fused[#loc21, #loc32, #loc4, #loc13])):
+      %715 = "arith.addf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%715) : (f32) -> () loc(#loc113)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc113)
     %113 = "linalg.generic"(%112, %110) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg768: f32 loc(fused[#loc38, #loc21, #loc4, #loc19]), %arg769: f32 loc(fused[#loc38, #loc21, #loc4, #loc19])):
-      %714 = "arith.divf"(%arg768, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%714) : (f32) -> () loc(#loc105)
-    }) : (tensor<3x8x1x1xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc105)
-    %114 = "tensor.collapse_shape"(%113) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<3x8x1x1xf32>) -> tensor<3x8xf32> loc(#loc106)
-    %115 = "tensor.empty"() : () -> tensor<8x3xf32> loc(#loc107)
+    ^bb0(%arg768: f32 loc(fused[#loc21, #loc32, #loc4, #loc13]), %arg769: f32 loc(fused[#loc21, #loc32, #loc4, #loc13])):
+      %714 = "arith.divf"(%arg768, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%714) : (f32) -> () loc(#loc113)
+    }) : (tensor<3x8x1x1xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc113)
+    %114 = "tensor.collapse_shape"(%113) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<3x8x1x1xf32>) -> tensor<3x8xf32> loc(#loc114)
+    %115 = "tensor.empty"() : () -> tensor<8x3xf32> loc(#loc115)
     %116 = "linalg.transpose"(%arg10, %115) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg766: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg767: f32 loc(fused[#loc41, #loc42, #loc4, #loc40])):
-      "linalg.yield"(%arg766) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32> loc(#loc107)
-    %117 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc108)
+    ^bb0(%arg766: f32 loc(fused[#loc46, #loc47, #loc4, #loc45]), %arg767: f32 loc(fused[#loc46, #loc47, #loc4, #loc45])):
+      "linalg.yield"(%arg766) : (f32) -> () loc(#loc115)
+    }) : (tensor<3x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32> loc(#loc115)
+    %117 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc116)
     %118 = "linalg.fill"(%4, %117) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg764: f32 loc(unknown), %arg765: f32 loc(unknown)):
-      "linalg.yield"(%arg764) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
+      "linalg.yield"(%arg764) : (f32) -> () loc(#loc116)
+    }) : (f32, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
     %119 = "linalg.matmul"(%114, %116, %118) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg761: f32 loc(unknown), %arg762: f32 loc(unknown), %arg763: f32 loc(unknown)):
-      %712 = "arith.mulf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %713 = "arith.addf"(%arg763, %712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc)
-    }) : (tensor<3x8xf32>, tensor<8x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
+      %712 = "arith.mulf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      %713 = "arith.addf"(%arg763, %712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%713) : (f32) -> () loc(#loc116)
+    }) : (tensor<3x8xf32>, tensor<8x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
     %120 = "linalg.generic"(%arg11, %117) <{indexing_maps = [#map13, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg759: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg760: f32 loc(fused[#loc41, #loc43, #loc4, #loc40])):
-      "linalg.yield"(%arg759) : (f32) -> () loc(#loc108)
-    }) : (tensor<3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
+    ^bb0(%arg759: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg760: f32 loc(fused[#loc46, #loc48, #loc4, #loc45])):
+      "linalg.yield"(%arg759) : (f32) -> () loc(#loc116)
+    }) : (tensor<3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
     %121 = "linalg.generic"(%119, %120, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg756: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg757: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg758: f32 loc(fused[#loc41, #loc43, #loc4, #loc40])):
-      %711 = "arith.addf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%711) : (f32) -> () loc(#loc108)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc108)
-    %122 = "tensor.empty"() : () -> tensor<3xi64> loc(#loc71)
+    ^bb0(%arg756: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg757: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg758: f32 loc(fused[#loc46, #loc48, #loc4, #loc45])):
+      %711 = "arith.addf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%711) : (f32) -> () loc(#loc116)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
+    %122 = "tensor.empty"() : () -> tensor<3xi64> loc(#loc74)
     %123 = "linalg.fill"(%2, %122) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg754: i64 loc(unknown), %arg755: i64 loc(unknown)):
-      "linalg.yield"(%arg754) : (i64) -> () loc(#loc)
-    }) : (i64, tensor<3xi64>) -> tensor<3xi64> loc(#loc71)
-    %124 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc71)
+      "linalg.yield"(%arg754) : (i64) -> () loc(#loc74)
+    }) : (i64, tensor<3xi64>) -> tensor<3xi64> loc(#loc74)
+    %124 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc74)
     %125 = "linalg.fill"(%5, %124) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg752: f32 loc(unknown), %arg753: f32 loc(unknown)):
-      "linalg.yield"(%arg752) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3xf32>) -> tensor<3xf32> loc(#loc71)
+      "linalg.yield"(%arg752) : (f32) -> () loc(#loc74)
+    }) : (f32, tensor<3xf32>) -> tensor<3xf32> loc(#loc74)
     %126:2 = "linalg.generic"(%121, %125, %123) <{indexing_maps = [#map14, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%arg749: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg750: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg751: i64 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %706 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc71)
-      %707 = "arith.index_cast"(%706) : (index) -> i64 loc(#loc71)
-      %708 = "arith.maximumf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %709 = "arith.cmpf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc71)
-      %710 = "arith.select"(%709, %707, %arg751) : (i1, i64, i64) -> i64 loc(#loc71)
-      "linalg.yield"(%708, %710) : (f32, i64) -> () loc(#loc71)
-    }) : (tensor<3x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3xi64>) loc(#loc71)
-    %127 = "tensor.expand_shape"(%126#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc71)
+    ^bb0(%arg749: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg750: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg751: i64 loc(fused[#loc2, #loc14, #loc4, #loc5])):
+      %706 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc74)
+      %707 = "arith.index_cast"(%706) : (index) -> i64 loc(#loc74)
+      %708 = "arith.maximumf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      %709 = "arith.cmpf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc74)
+      %710 = "arith.select"(%709, %707, %arg751) : (i1, i64, i64) -> i64 loc(#loc74)
+      "linalg.yield"(%708, %710) : (f32, i64) -> () loc(#loc74)
+    }) : (tensor<3x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3xi64>) loc(#loc74)
+    %127 = "tensor.expand_shape"(%126#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc74)
     %128 = "linalg.generic"(%121, %127, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg746: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg747: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg748: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %705 = "arith.subf"(%arg746, %arg747) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%705) : (f32) -> () loc(#loc71)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
+    ^bb0(%arg746: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg747: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg748: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
+      %705 = "arith.subf"(%arg746, %arg747) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%705) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
     %129 = "linalg.generic"(%128, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg744: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg745: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %704 = "math.exp"(%arg744) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
-      "linalg.yield"(%704) : (f32) -> () loc(#loc71)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
-    %130 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc71)
+    ^bb0(%arg744: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg745: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
+      %704 = "math.exp"(%arg744) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
+      "linalg.yield"(%704) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
+    %130 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc74)
     %131 = "linalg.fill"(%4, %130) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg742: f32 loc(unknown), %arg743: f32 loc(unknown)):
-      "linalg.yield"(%arg742) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
+      "linalg.yield"(%arg742) : (f32) -> () loc(#loc74)
+    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc74)
     %132 = "linalg.generic"(%129, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg740: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg741: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %703 = "arith.addf"(%arg740, %arg741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc71)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
+    ^bb0(%arg740: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg741: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
+      %703 = "arith.addf"(%arg740, %arg741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%703) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc74)
     %133 = "linalg.generic"(%132, %130) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg738: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg739: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %702 = "math.log"(%arg738) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc71)
-      "linalg.yield"(%702) : (f32) -> () loc(#loc71)
-    }) : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc71)
+    ^bb0(%arg738: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg739: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
+      %702 = "math.log"(%arg738) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
+      "linalg.yield"(%702) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc74)
     %134 = "linalg.generic"(%128, %133, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg735: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg736: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg737: f32 loc(fused[#loc2, #loc6, #loc4, #loc5])):
-      %701 = "arith.subf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%701) : (f32) -> () loc(#loc71)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc71)
+    ^bb0(%arg735: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg736: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg737: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
+      %701 = "arith.subf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%701) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
     %135 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc70)
     %136 = "linalg.generic"(%arg50, %135) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg733: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg734: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
@@ -855,7 +855,7 @@
     }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
     %149 = "linalg.fill"(%2, %29) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg711: i64 loc(unknown), %arg712: i64 loc(unknown)):
-      "linalg.yield"(%arg711) : (i64) -> () loc(#loc)
+      "linalg.yield"(%arg711) : (i64) -> () loc(#loc70)
     }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc70)
     %150 = "linalg.generic"(%136, %149) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg709: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg710: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
@@ -871,7 +871,7 @@
     }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %153 = "linalg.fill"(%4, %151) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg705: f32 loc(unknown), %arg706: f32 loc(unknown)):
-      "linalg.yield"(%arg705) : (f32) -> () loc(#loc)
+      "linalg.yield"(%arg705) : (f32) -> () loc(#loc70)
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc70)
     %154 = "linalg.generic"(%148, %153) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg703: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg704: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
@@ -884,1263 +884,1263 @@
       "linalg.yield"(%687) : (f32) -> () loc(#loc70)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc70)
     %156 = "linalg.generic"(%arg51, %152, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg697: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg698: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg699: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %686 = "arith.divf"(%arg697, %arg698) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%686) : (f32) -> () loc(#loc72)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc72)
-    %157 = "tensor.expand_shape"(%arg50) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xi64>) -> tensor<3x1xi64> loc(#loc72)
-    %158 = "tensor.empty"() : () -> tensor<3x1xi1> loc(#loc72)
+    ^bb0(%arg697: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg698: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg699: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %686 = "arith.divf"(%arg697, %arg698) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%686) : (f32) -> () loc(#loc75)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc75)
+    %157 = "tensor.expand_shape"(%arg50) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xi64>) -> tensor<3x1xi64> loc(#loc75)
+    %158 = "tensor.empty"() : () -> tensor<3x1xi1> loc(#loc75)
     %159 = "linalg.generic"(%157, %158) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg695: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg696: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %685 = "arith.cmpi"(%arg695, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc72)
-      "linalg.yield"(%685) : (i1) -> () loc(#loc72)
-    }) : (tensor<3x1xi64>, tensor<3x1xi1>) -> tensor<3x1xi1> loc(#loc72)
-    %160 = "tensor.empty"() : () -> tensor<3x1xi64> loc(#loc72)
+    ^bb0(%arg695: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg696: i1 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %685 = "arith.cmpi"(%arg695, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc75)
+      "linalg.yield"(%685) : (i1) -> () loc(#loc75)
+    }) : (tensor<3x1xi64>, tensor<3x1xi1>) -> tensor<3x1xi1> loc(#loc75)
+    %160 = "tensor.empty"() : () -> tensor<3x1xi64> loc(#loc75)
     %161 = "linalg.generic"(%159, %157, %20, %160) <{indexing_maps = [#map14, #map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg691: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg692: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg693: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg694: i64 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %684 = "arith.select"(%arg691, %arg692, %arg693) : (i1, i64, i64) -> i64 loc(#loc72)
-      "linalg.yield"(%684) : (i64) -> () loc(#loc72)
-    }) : (tensor<3x1xi1>, tensor<3x1xi64>, tensor<i64>, tensor<3x1xi64>) -> tensor<3x1xi64> loc(#loc72)
-    %162 = "tensor.expand_shape"(%161) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3x1xi64>) -> tensor<3x1x1xi64> loc(#loc72)
+    ^bb0(%arg691: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg692: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg693: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg694: i64 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %684 = "arith.select"(%arg691, %arg692, %arg693) : (i1, i64, i64) -> i64 loc(#loc75)
+      "linalg.yield"(%684) : (i64) -> () loc(#loc75)
+    }) : (tensor<3x1xi1>, tensor<3x1xi64>, tensor<i64>, tensor<3x1xi64>) -> tensor<3x1xi64> loc(#loc75)
+    %162 = "tensor.expand_shape"(%161) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3x1xi64>) -> tensor<3x1x1xi64> loc(#loc75)
     %163 = "linalg.generic"(%162, %139, %140) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg688: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg689: i64 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg690: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %683 = "arith.cmpi"(%arg688, %arg689) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc72)
-      "linalg.yield"(%683) : (i1) -> () loc(#loc72)
-    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc72)
-    %164 = "tensor.empty"() : () -> tensor<3x3xi1> loc(#loc72)
+    ^bb0(%arg688: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg689: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg690: i1 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %683 = "arith.cmpi"(%arg688, %arg689) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc75)
+      "linalg.yield"(%683) : (i1) -> () loc(#loc75)
+    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc75)
+    %164 = "tensor.empty"() : () -> tensor<3x3xi1> loc(#loc75)
     %165 = "linalg.fill"(%6, %164) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg686: i1 loc(unknown), %arg687: i1 loc(unknown)):
-      "linalg.yield"(%arg686) : (i1) -> () loc(#loc)
-    }) : (i1, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc72)
+      "linalg.yield"(%arg686) : (i1) -> () loc(#loc75)
+    }) : (i1, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc75)
     %166 = "linalg.generic"(%163, %165) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg684: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg685: i1 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %682 = "arith.ori"(%arg684, %arg685) : (i1, i1) -> i1 loc(#loc72)
-      "linalg.yield"(%682) : (i1) -> () loc(#loc72)
-    }) : (tensor<3x1x3xi1>, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc72)
+    ^bb0(%arg684: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg685: i1 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %682 = "arith.ori"(%arg684, %arg685) : (i1, i1) -> i1 loc(#loc75)
+      "linalg.yield"(%682) : (i1) -> () loc(#loc75)
+    }) : (tensor<3x1x3xi1>, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc75)
     %167 = "linalg.generic"(%163, %9, %8, %143) <{indexing_maps = [#map20, #map21, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg680: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg681: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg682: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg683: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %681 = "arith.select"(%arg680, %arg681, %arg682) : (i1, f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%681) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x1x3xi1>, tensor<f32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc72)
+    ^bb0(%arg680: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg681: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg682: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg683: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %681 = "arith.select"(%arg680, %arg681, %arg682) : (i1, f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%681) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x1x3xi1>, tensor<f32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc75)
     %168 = "linalg.generic"(%167, %118) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg678: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg679: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %680 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%680) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x1x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
+    ^bb0(%arg678: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg679: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %680 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%680) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x1x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc75)
     %169 = "linalg.generic"(%166, %168, %7, %117) <{indexing_maps = [#map14, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg674: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg675: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg676: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg677: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %679 = "arith.select"(%arg674, %arg675, %arg676) : (i1, f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%679) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x3xi1>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
+    ^bb0(%arg674: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg675: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg676: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg677: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %679 = "arith.select"(%arg674, %arg675, %arg676) : (i1, f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%679) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x3xi1>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc75)
     %170 = "linalg.generic"(%159, %156, %8, %130) <{indexing_maps = [#map14, #map22, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg670: i1 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg671: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg672: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg673: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %678 = "arith.select"(%arg670, %arg671, %arg672) : (i1, f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%678) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x1xi1>, tensor<f32>, tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc72)
+    ^bb0(%arg670: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg671: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg672: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg673: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %678 = "arith.select"(%arg670, %arg671, %arg672) : (i1, f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%678) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x1xi1>, tensor<f32>, tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc75)
     %171 = "linalg.generic"(%169, %170, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg667: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg668: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg669: f32 loc(fused[#loc2, #loc7, #loc8, #loc5])):
-      %677 = "arith.mulf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%677) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc72)
+    ^bb0(%arg667: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg668: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg669: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %677 = "arith.mulf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%677) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc75)
     %172 = "linalg.generic"(%134, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg665: f32 loc(fused[#loc2, #loc6, #loc4, #loc5]), %arg666: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %676 = "math.exp"(%arg665) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc109)
-      "linalg.yield"(%676) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
+    ^bb0(%arg665: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg666: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
+      %676 = "math.exp"(%arg665) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc117)
+      "linalg.yield"(%676) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc117)
     %173 = "linalg.generic"(%171, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg663: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg664: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %675 = "arith.addf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%675) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc109)
+    ^bb0(%arg663: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg664: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
+      %675 = "arith.addf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%675) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc117)
     %174 = "linalg.generic"(%172, %173, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg660: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg661: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg662: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %674 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%674) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
+    ^bb0(%arg660: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg661: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg662: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
+      %674 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%674) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc117)
     %175 = "linalg.generic"(%171, %174, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg657: f32 loc(fused[#loc2, #loc7, #loc8, #loc5]), %arg658: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg659: f32 loc(fused[#loc2, #loc44, #loc8, #loc5])):
-      %673 = "arith.subf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%673) : (f32) -> () loc(#loc109)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc109)
-    %176 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc110)
+    ^bb0(%arg657: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg658: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg659: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
+      %673 = "arith.subf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%673) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc117)
+    %176 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc118)
     %177 = "linalg.fill"(%4, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg655: f32 loc(unknown), %arg656: f32 loc(unknown)):
-      "linalg.yield"(%arg655) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
+      "linalg.yield"(%arg655) : (f32) -> () loc(#loc118)
+    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc118)
     %178 = "linalg.matmul"(%175, %arg10, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg652: f32 loc(unknown), %arg653: f32 loc(unknown), %arg654: f32 loc(unknown)):
-      %671 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %672 = "arith.addf"(%arg654, %671) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%672) : (f32) -> () loc(#loc)
-    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
+      %671 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      %672 = "arith.addf"(%arg654, %671) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%672) : (f32) -> () loc(#loc118)
+    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc118)
     %179 = "linalg.transpose"(%175, %117) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg650: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg651: f32 loc(fused[#loc41, #loc42, #loc8, #loc40])):
-      "linalg.yield"(%arg650) : (f32) -> () loc(#loc111)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc111)
+    ^bb0(%arg650: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg651: f32 loc(fused[#loc46, #loc47, #loc8, #loc45])):
+      "linalg.yield"(%arg650) : (f32) -> () loc(#loc119)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc119)
     %180 = "linalg.matmul"(%179, %114, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg647: f32 loc(unknown), %arg648: f32 loc(unknown), %arg649: f32 loc(unknown)):
-      %669 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %670 = "arith.addf"(%arg649, %669) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%670) : (f32) -> () loc(#loc)
-    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc110)
-    %181 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc112)
+      %669 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      %670 = "arith.addf"(%arg649, %669) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%670) : (f32) -> () loc(#loc118)
+    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc118)
+    %181 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc120)
     %182 = "linalg.fill"(%4, %181) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg645: f32 loc(unknown), %arg646: f32 loc(unknown)):
-      "linalg.yield"(%arg645) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc112)
+      "linalg.yield"(%arg645) : (f32) -> () loc(#loc120)
+    }) : (f32, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc120)
     %183 = "linalg.generic"(%175, %182) <{indexing_maps = [#map14, #map23], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg643: f32 loc(fused[#loc2, #loc44, #loc8, #loc5]), %arg644: f32 loc(fused[#loc41, #loc25, #loc8, #loc40])):
-      %668 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%668) : (f32) -> () loc(#loc112)
-    }) : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc112)
-    %184 = "tensor.collapse_shape"(%183) <{reassociation = [[0, 1]]}> : (tensor<1x3xf32>) -> tensor<3xf32> loc(#loc113)
+    ^bb0(%arg643: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg644: f32 loc(fused[#loc46, #loc36, #loc8, #loc45])):
+      %668 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%668) : (f32) -> () loc(#loc120)
+    }) : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc120)
+    %184 = "tensor.collapse_shape"(%183) <{reassociation = [[0, 1]]}> : (tensor<1x3xf32>) -> tensor<3xf32> loc(#loc121)
     %185 = "linalg.generic"(%178, %26) <{indexing_maps = [#map24, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg641: f32 loc(fused[#loc38, #loc46, #loc8, #loc19]), %arg642: f32 loc(fused[#loc38, #loc46, #loc8, #loc19])):
-      "linalg.yield"(%arg641) : (f32) -> () loc(#loc114)
-    }) : (tensor<3x8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc114)
+    ^bb0(%arg641: f32 loc(fused[#loc21, #loc51, #loc8, #loc13]), %arg642: f32 loc(fused[#loc21, #loc51, #loc8, #loc13])):
+      "linalg.yield"(%arg641) : (f32) -> () loc(#loc122)
+    }) : (tensor<3x8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
     %186 = "linalg.generic"(%185, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg639: f32 loc(fused[#loc38, #loc46, #loc8, #loc19]), %arg640: f32 loc(fused[#loc38, #loc47, #loc8, #loc19])):
-      %667 = "arith.divf"(%arg639, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%667) : (f32) -> () loc(#loc115)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc115)
-    %187 = "tensor.empty"() : () -> tensor<3x8x4x4xi1> loc(#loc116)
+    ^bb0(%arg639: f32 loc(fused[#loc21, #loc51, #loc8, #loc13]), %arg640: f32 loc(fused[#loc21, #loc17, #loc8, #loc13])):
+      %667 = "arith.divf"(%arg639, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      "linalg.yield"(%667) : (f32) -> () loc(#loc79)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
+    %187 = "tensor.empty"() : () -> tensor<3x8x4x4xi1> loc(#loc123)
     %188 = "linalg.generic"(%109, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg637: f32 loc(fused[#loc30, #loc31, #loc4, #loc37]), %arg638: i1 loc(fused[#loc30, #loc48, #loc8, #loc37])):
-      %666 = "arith.cmpf"(%arg637, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc116)
-      "linalg.yield"(%666) : (i1) -> () loc(#loc116)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc116)
+    ^bb0(%arg637: f32 loc(fused[#loc38, #loc39, #loc4, #loc43]), %arg638: i1 loc(fused[#loc38, #loc52, #loc8, #loc43])):
+      %666 = "arith.cmpf"(%arg637, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc123)
+      "linalg.yield"(%666) : (i1) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc123)
     %189 = "linalg.generic"(%188, %8, %186, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg633: i1 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg634: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg635: f32 loc(fused[#loc38, #loc47, #loc8, #loc19]), %arg636: f32 loc(fused[#loc30, #loc48, #loc8, #loc37])):
-      %665 = "arith.select"(%arg633, %arg634, %arg635) : (i1, f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%665) : (f32) -> () loc(#loc116)
-    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc116)
+    ^bb0(%arg633: i1 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg634: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg635: f32 loc(fused[#loc21, #loc17, #loc8, #loc13]), %arg636: f32 loc(fused[#loc38, #loc52, #loc8, #loc43])):
+      %665 = "arith.select"(%arg633, %arg634, %arg635) : (i1, f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
     %190 = "linalg.generic"(%189, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg631: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg632: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %664 = "arith.addf"(%arg631, %arg632) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%664) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
-    %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc118)
+    ^bb0(%arg631: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg632: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
+      %664 = "arith.addf"(%arg631, %arg632) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc124)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
+    %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc125)
     %192 = "linalg.generic"(%189, %94, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg628: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg629: f32 loc(fused[#loc34, #loc10, #loc4, #loc33]), %arg630: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %663 = "arith.mulf"(%arg628, %arg629) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%663) : (f32) -> () loc(#loc119)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
+    ^bb0(%arg628: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg629: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg630: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
+      %663 = "arith.mulf"(%arg628, %arg629) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%663) : (f32) -> () loc(#loc126)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
     %193 = "linalg.generic"(%189, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg625: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg626: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg627: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %662 = "arith.mulf"(%arg625, %arg626) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%662) : (f32) -> () loc(#loc119)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
+    ^bb0(%arg625: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg626: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg627: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
+      %662 = "arith.mulf"(%arg625, %arg626) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%662) : (f32) -> () loc(#loc126)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
     %194 = "linalg.generic"(%192, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg623: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg624: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %661 = "arith.addf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%661) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
-    %195 = "tensor.collapse_shape"(%194) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc118)
+    ^bb0(%arg623: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg624: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
+      %661 = "arith.addf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%661) : (f32) -> () loc(#loc124)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
+    %195 = "tensor.collapse_shape"(%194) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc125)
     %196 = "linalg.generic"(%193, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg620: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg621: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg622: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %660 = "arith.mulf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%660) : (f32) -> () loc(#loc119)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
+    ^bb0(%arg620: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg621: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg622: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
+      %660 = "arith.mulf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%660) : (f32) -> () loc(#loc126)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
     %197 = "linalg.generic"(%193, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg617: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg618: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg619: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %659 = "arith.mulf"(%arg617, %arg618) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%659) : (f32) -> () loc(#loc119)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
+    ^bb0(%arg617: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg618: f32 loc(fused[#loc18, #loc34, #loc4, #loc20]), %arg619: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
+      %659 = "arith.mulf"(%arg617, %arg618) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%659) : (f32) -> () loc(#loc126)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
     %198 = "linalg.generic"(%196, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg615: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg616: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %658 = "arith.addf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%658) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
+    ^bb0(%arg615: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg616: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
+      %658 = "arith.addf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%658) : (f32) -> () loc(#loc124)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
     %199 = "linalg.generic"(%93, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg613: f32 loc(fused[#loc34, #loc23, #loc4, #loc33]), %arg614: f32 loc(fused[#loc34, #loc49, #loc8, #loc33])):
-      %657 = "math.fpowi"(%arg613, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc120)
-      "linalg.yield"(%657) : (f32) -> () loc(#loc120)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc120)
+    ^bb0(%arg613: f32 loc(fused[#loc18, #loc34, #loc4, #loc20]), %arg614: f32 loc(fused[#loc18, #loc7, #loc8, #loc20])):
+      %657 = "math.fpowi"(%arg613, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc127)
+      "linalg.yield"(%657) : (f32) -> () loc(#loc127)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc127)
     %200 = "linalg.generic"(%198, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg611: f32 loc(fused[#loc34, #loc25, #loc8, #loc33]), %arg612: f32 loc(fused[#loc34, #loc50, #loc8, #loc33])):
-      %656 = "arith.mulf"(%arg611, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%656) : (f32) -> () loc(#loc121)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc121)
+    ^bb0(%arg611: f32 loc(fused[#loc18, #loc36, #loc8, #loc20]), %arg612: f32 loc(fused[#loc18, #loc22, #loc8, #loc20])):
+      %656 = "arith.mulf"(%arg611, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%656) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
     %201 = "linalg.generic"(%200, %199, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg608: f32 loc(fused[#loc34, #loc50, #loc8, #loc33]), %arg609: f32 loc(fused[#loc34, #loc49, #loc8, #loc33]), %arg610: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %655 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%655) : (f32) -> () loc(#loc119)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc119)
-    %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc122)
+    ^bb0(%arg608: f32 loc(fused[#loc18, #loc22, #loc8, #loc20]), %arg609: f32 loc(fused[#loc18, #loc7, #loc8, #loc20]), %arg610: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
+      %655 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%655) : (f32) -> () loc(#loc126)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc126)
+    %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc128)
     %203 = "linalg.generic"(%202, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg606: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg607: f32 loc(fused[#loc34, #loc46, #loc8, #loc33])):
-      "linalg.yield"(%arg606) : (f32) -> () loc(#loc122)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
+    ^bb0(%arg606: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg607: f32 loc(fused[#loc18, #loc51, #loc8, #loc20])):
+      "linalg.yield"(%arg606) : (f32) -> () loc(#loc128)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc128)
     %204 = "linalg.generic"(%203, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg604: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg605: f32 loc(fused[#loc34, #loc47, #loc8, #loc33])):
-      %654 = "arith.divf"(%arg604, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%654) : (f32) -> () loc(#loc123)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
+    ^bb0(%arg604: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg605: f32 loc(fused[#loc18, #loc17, #loc8, #loc20])):
+      %654 = "arith.divf"(%arg604, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%654) : (f32) -> () loc(#loc129)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc129)
     %205 = "linalg.generic"(%204, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg601: f32 loc(fused[#loc34, #loc47, #loc8, #loc33]), %arg602: f32 loc(fused[#loc34, #loc22, #loc4, #loc33]), %arg603: f32 loc(fused[#loc34, #loc10, #loc8, #loc33])):
-      %653 = "arith.mulf"(%arg601, %arg602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%653) : (f32) -> () loc(#loc119)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc119)
+    ^bb0(%arg601: f32 loc(fused[#loc18, #loc17, #loc8, #loc20]), %arg602: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg603: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
+      %653 = "arith.mulf"(%arg601, %arg602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%653) : (f32) -> () loc(#loc126)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
     %206 = "linalg.generic"(%197, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg598: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg599: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg600: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
-      %652 = "arith.addf"(%arg598, %arg599) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%652) : (f32) -> () loc(#loc124)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
+    ^bb0(%arg598: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg599: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg600: f32 loc(fused[#loc18, #loc10, #loc8, #loc20])):
+      %652 = "arith.addf"(%arg598, %arg599) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%652) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
     %207 = "linalg.generic"(%206, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg595: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg596: f32 loc(fused[#loc34, #loc10, #loc8, #loc33]), %arg597: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
-      %651 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%651) : (f32) -> () loc(#loc124)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
+    ^bb0(%arg595: f32 loc(fused[#loc18, #loc10, #loc8, #loc20]), %arg596: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg597: f32 loc(fused[#loc18, #loc10, #loc8, #loc20])):
+      %651 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%651) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
     %208 = "linalg.generic"(%207, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg593: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg594: f32 loc(fused[#loc34, #loc51, #loc8, #loc33])):
-      %650 = "arith.negf"(%arg593) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc125)
-      "linalg.yield"(%650) : (f32) -> () loc(#loc125)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
+    ^bb0(%arg593: f32 loc(fused[#loc18, #loc10, #loc8, #loc20]), %arg594: f32 loc(fused[#loc18, #loc53, #loc8, #loc20])):
+      %650 = "arith.negf"(%arg593) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc131)
+      "linalg.yield"(%650) : (f32) -> () loc(#loc131)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc131)
     %209 = "linalg.generic"(%208, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg591: f32 loc(fused[#loc34, #loc51, #loc8, #loc33]), %arg592: f32 loc(fused[#loc34, #loc25, #loc8, #loc33])):
-      %649 = "arith.addf"(%arg591, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%649) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
-    %210 = "tensor.collapse_shape"(%209) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc122)
+    ^bb0(%arg591: f32 loc(fused[#loc18, #loc53, #loc8, #loc20]), %arg592: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
+      %649 = "arith.addf"(%arg591, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%649) : (f32) -> () loc(#loc124)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
+    %210 = "tensor.collapse_shape"(%209) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc128)
     %211 = "linalg.generic"(%210, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg589: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg590: f32 loc(fused[#loc34, #loc46, #loc8, #loc33])):
-      "linalg.yield"(%arg589) : (f32) -> () loc(#loc122)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
+    ^bb0(%arg589: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg590: f32 loc(fused[#loc18, #loc51, #loc8, #loc20])):
+      "linalg.yield"(%arg589) : (f32) -> () loc(#loc128)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc128)
     %212 = "linalg.generic"(%211, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg587: f32 loc(fused[#loc34, #loc46, #loc8, #loc33]), %arg588: f32 loc(fused[#loc34, #loc47, #loc8, #loc33])):
-      %648 = "arith.divf"(%arg587, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%648) : (f32) -> () loc(#loc123)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
+    ^bb0(%arg587: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg588: f32 loc(fused[#loc18, #loc17, #loc8, #loc20])):
+      %648 = "arith.divf"(%arg587, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%648) : (f32) -> () loc(#loc129)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc129)
     %213 = "linalg.generic"(%207, %212, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg584: f32 loc(fused[#loc34, #loc12, #loc8, #loc33]), %arg585: f32 loc(fused[#loc34, #loc47, #loc8, #loc33]), %arg586: f32 loc(fused[#loc34, #loc12, #loc8, #loc33])):
-      %647 = "arith.addf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%647) : (f32) -> () loc(#loc124)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc124)
-    %214 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc126)
+    ^bb0(%arg584: f32 loc(fused[#loc18, #loc10, #loc8, #loc20]), %arg585: f32 loc(fused[#loc18, #loc17, #loc8, #loc20]), %arg586: f32 loc(fused[#loc18, #loc10, #loc8, #loc20])):
+      %647 = "arith.addf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%647) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
+    %214 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc132)
     %215 = "linalg.fill"(%4, %214) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg582: f32 loc(unknown), %arg583: f32 loc(unknown)):
-      "linalg.yield"(%arg582) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
+      "linalg.yield"(%arg582) : (f32) -> () loc(#loc132)
+    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
     %216 = "linalg.generic"(%215) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg581: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
-      %640 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc126)
-      %641 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc126)
-      %642 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc126)
-      %643 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc126)
-      %644 = "arith.subi"(%17, %642) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
-      %645 = "arith.subi"(%17, %643) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc126)
-      %646 = "tensor.extract"(%arg4, %641, %640, %644, %645) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc126)
-      "linalg.yield"(%646) : (f32) -> () loc(#loc126)
-    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
-    %217 = "tensor.empty"() : () -> tensor<3x8x6x6xf32> loc(#loc126)
+    ^bb0(%arg581: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
+      %640 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc132)
+      %641 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc132)
+      %642 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc132)
+      %643 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc132)
+      %644 = "arith.subi"(%17, %642) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc132)
+      %645 = "arith.subi"(%17, %643) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc132)
+      %646 = "tensor.extract"(%arg4, %641, %640, %644, %645) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc132)
+      "linalg.yield"(%646) : (f32) -> () loc(#loc132)
+    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
+    %217 = "tensor.empty"() : () -> tensor<3x8x6x6xf32> loc(#loc132)
     %218 = "linalg.fill"(%4, %217) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg579: f32 loc(unknown), %arg580: f32 loc(unknown)):
-      "linalg.yield"(%arg579) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc126)
-    %219 = "tensor.insert_slice"(%213, %218) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<3x8x4x4xf32>, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc126)
+      "linalg.yield"(%arg579) : (f32) -> () loc(#loc132)
+    }) : (f32, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc132)
+    %219 = "tensor.insert_slice"(%213, %218) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<3x8x4x4xf32>, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc132)
     %220 = "linalg.conv_2d_nchw_fchw"(%219, %216, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg576: f32 loc(unknown), %arg577: f32 loc(unknown), %arg578: f32 loc(unknown)):
-      %638 = "arith.mulf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %639 = "arith.addf"(%arg578, %638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
-    %221 = "tensor.expand_shape"(%82) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc126)
-    %222 = "tensor.empty"() : () -> tensor<8x1x3x4x4xf32> loc(#loc126)
+      %638 = "arith.mulf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      %639 = "arith.addf"(%arg578, %638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc132)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc132)
+    %221 = "tensor.expand_shape"(%82) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc132)
+    %222 = "tensor.empty"() : () -> tensor<8x1x3x4x4xf32> loc(#loc132)
     %223 = "linalg.transpose"(%221, %222) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg574: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg575: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
-      "linalg.yield"(%arg574) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<8x1x3x4x4xf32>) -> tensor<8x1x3x4x4xf32> loc(#loc126)
-    %224 = "tensor.collapse_shape"(%223) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
-    %225 = "tensor.expand_shape"(%213) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc126)
-    %226 = "tensor.empty"() : () -> tensor<1x8x3x4x4xf32> loc(#loc126)
+    ^bb0(%arg574: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg575: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
+      "linalg.yield"(%arg574) : (f32) -> () loc(#loc132)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<8x1x3x4x4xf32>) -> tensor<8x1x3x4x4xf32> loc(#loc132)
+    %224 = "tensor.collapse_shape"(%223) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc132)
+    %225 = "tensor.expand_shape"(%213) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc132)
+    %226 = "tensor.empty"() : () -> tensor<1x8x3x4x4xf32> loc(#loc132)
     %227 = "linalg.transpose"(%225, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg572: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg573: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
-      "linalg.yield"(%arg572) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc126)
-    %228 = "tensor.collapse_shape"(%227) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc126)
+    ^bb0(%arg572: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg573: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
+      "linalg.yield"(%arg572) : (f32) -> () loc(#loc132)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc132)
+    %228 = "tensor.collapse_shape"(%227) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc132)
     %229 = "tensor.pad"(%224) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg568: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg569: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg570: index loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg571: index loc(fused[#loc32, #loc52, #loc8, #loc33])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc126)
-    }) : (tensor<8x3x4x4xf32>) -> tensor<8x3x6x6xf32> loc(#loc126)
+    ^bb0(%arg568: index loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg569: index loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg570: index loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg571: index loc(fused[#loc40, #loc12, #loc8, #loc20])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc132)
+    }) : (tensor<8x3x4x4xf32>) -> tensor<8x3x6x6xf32> loc(#loc132)
     %230 = "linalg.conv_2d_nchw_fchw"(%229, %228, %215) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg565: f32 loc(unknown), %arg566: f32 loc(unknown), %arg567: f32 loc(unknown)):
-      %636 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %637 = "arith.addf"(%arg567, %636) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x3x6x6xf32>, tensor<8x3x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
+      %636 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      %637 = "arith.addf"(%arg567, %636) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc132)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x3x6x6xf32>, tensor<8x3x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
     %231 = "linalg.transpose"(%230, %214) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg563: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg564: f32 loc(fused[#loc32, #loc52, #loc8, #loc33])):
-      "linalg.yield"(%arg563) : (f32) -> () loc(#loc126)
-    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc126)
+    ^bb0(%arg563: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg564: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
+      "linalg.yield"(%arg563) : (f32) -> () loc(#loc132)
+    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
     %232 = "linalg.generic"(%82, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg561: f32 loc(fused[#loc30, #loc31, #loc4, #loc28]), %arg562: i1 loc(fused[#loc30, #loc48, #loc8, #loc28])):
-      %635 = "arith.cmpf"(%arg561, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc127)
-      "linalg.yield"(%635) : (i1) -> () loc(#loc127)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc127)
+    ^bb0(%arg561: f32 loc(fused[#loc38, #loc39, #loc4, #loc24]), %arg562: i1 loc(fused[#loc38, #loc52, #loc8, #loc24])):
+      %635 = "arith.cmpf"(%arg561, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc133)
+      "linalg.yield"(%635) : (i1) -> () loc(#loc133)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc133)
     %233 = "linalg.generic"(%232, %8, %220, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg557: i1 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg558: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg559: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg560: f32 loc(fused[#loc30, #loc48, #loc8, #loc28])):
-      %634 = "arith.select"(%arg557, %arg558, %arg559) : (i1, f32, f32) -> f32 loc(#loc127)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc127)
-    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc127)
+    ^bb0(%arg557: i1 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg558: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg559: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg560: f32 loc(fused[#loc38, #loc52, #loc8, #loc24])):
+      %634 = "arith.select"(%arg557, %arg558, %arg559) : (i1, f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%634) : (f32) -> () loc(#loc133)
+    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
     %234 = "linalg.generic"(%233, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg555: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg556: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %633 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc128)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
-    %235 = "tensor.collapse_shape"(%234) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
+    ^bb0(%arg555: f32 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg556: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
+      %633 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%633) : (f32) -> () loc(#loc134)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
+    %235 = "tensor.collapse_shape"(%234) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc135)
     %236 = "linalg.generic"(%233, %68, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg552: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg553: f32 loc(fused[#loc29, #loc10, #loc4, #loc28]), %arg554: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %632 = "arith.mulf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
+    ^bb0(%arg552: f32 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg553: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg554: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
+      %632 = "arith.mulf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%632) : (f32) -> () loc(#loc136)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
     %237 = "linalg.generic"(%233, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg549: f32 loc(fused[#loc30, #loc48, #loc8, #loc28]), %arg550: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg551: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %631 = "arith.mulf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
+    ^bb0(%arg549: f32 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg550: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg551: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
+      %631 = "arith.mulf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc136)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
     %238 = "linalg.generic"(%236, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg547: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg548: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %630 = "arith.addf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc128)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
-    %239 = "tensor.collapse_shape"(%238) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc129)
+    ^bb0(%arg547: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg548: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
+      %630 = "arith.addf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%630) : (f32) -> () loc(#loc134)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
+    %239 = "tensor.collapse_shape"(%238) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc135)
     %240 = "linalg.generic"(%237, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg544: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg545: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg546: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %629 = "arith.mulf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%629) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
+    ^bb0(%arg544: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg545: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg546: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
+      %629 = "arith.mulf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%629) : (f32) -> () loc(#loc136)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
     %241 = "linalg.generic"(%237, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg541: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg542: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg543: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %628 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%628) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
+    ^bb0(%arg541: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg542: f32 loc(fused[#loc37, #loc34, #loc4, #loc24]), %arg543: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
+      %628 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%628) : (f32) -> () loc(#loc136)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
     %242 = "linalg.generic"(%240, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg539: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg540: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %627 = "arith.addf"(%arg539, %arg540) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%627) : (f32) -> () loc(#loc128)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
+    ^bb0(%arg539: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg540: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
+      %627 = "arith.addf"(%arg539, %arg540) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%627) : (f32) -> () loc(#loc134)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
     %243 = "linalg.generic"(%67, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg537: f32 loc(fused[#loc29, #loc23, #loc4, #loc28]), %arg538: f32 loc(fused[#loc29, #loc49, #loc8, #loc28])):
-      %626 = "math.fpowi"(%arg537, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc131)
-      "linalg.yield"(%626) : (f32) -> () loc(#loc131)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc131)
+    ^bb0(%arg537: f32 loc(fused[#loc37, #loc34, #loc4, #loc24]), %arg538: f32 loc(fused[#loc37, #loc7, #loc8, #loc24])):
+      %626 = "math.fpowi"(%arg537, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc137)
+      "linalg.yield"(%626) : (f32) -> () loc(#loc137)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc137)
     %244 = "linalg.generic"(%242, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg535: f32 loc(fused[#loc29, #loc25, #loc8, #loc28]), %arg536: f32 loc(fused[#loc29, #loc50, #loc8, #loc28])):
-      %625 = "arith.mulf"(%arg535, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%625) : (f32) -> () loc(#loc132)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc132)
+    ^bb0(%arg535: f32 loc(fused[#loc37, #loc36, #loc8, #loc24]), %arg536: f32 loc(fused[#loc37, #loc22, #loc8, #loc24])):
+      %625 = "arith.mulf"(%arg535, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%625) : (f32) -> () loc(#loc138)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc138)
     %245 = "linalg.generic"(%244, %243, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg532: f32 loc(fused[#loc29, #loc50, #loc8, #loc28]), %arg533: f32 loc(fused[#loc29, #loc49, #loc8, #loc28]), %arg534: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %624 = "arith.mulf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%624) : (f32) -> () loc(#loc130)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc130)
-    %246 = "tensor.collapse_shape"(%245) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
+    ^bb0(%arg532: f32 loc(fused[#loc37, #loc22, #loc8, #loc24]), %arg533: f32 loc(fused[#loc37, #loc7, #loc8, #loc24]), %arg534: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
+      %624 = "arith.mulf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%624) : (f32) -> () loc(#loc136)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc136)
+    %246 = "tensor.collapse_shape"(%245) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc139)
     %247 = "linalg.generic"(%246, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg530: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg531: f32 loc(fused[#loc29, #loc46, #loc8, #loc28])):
-      "linalg.yield"(%arg530) : (f32) -> () loc(#loc133)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
+    ^bb0(%arg530: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg531: f32 loc(fused[#loc37, #loc51, #loc8, #loc24])):
+      "linalg.yield"(%arg530) : (f32) -> () loc(#loc139)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc139)
     %248 = "linalg.generic"(%247, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg528: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg529: f32 loc(fused[#loc29, #loc47, #loc8, #loc28])):
-      %623 = "arith.divf"(%arg528, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%623) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc134)
+    ^bb0(%arg528: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg529: f32 loc(fused[#loc37, #loc17, #loc8, #loc24])):
+      %623 = "arith.divf"(%arg528, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%623) : (f32) -> () loc(#loc140)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc140)
     %249 = "linalg.generic"(%248, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg525: f32 loc(fused[#loc29, #loc47, #loc8, #loc28]), %arg526: f32 loc(fused[#loc29, #loc22, #loc4, #loc28]), %arg527: f32 loc(fused[#loc29, #loc10, #loc8, #loc28])):
-      %622 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%622) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
+    ^bb0(%arg525: f32 loc(fused[#loc37, #loc17, #loc8, #loc24]), %arg526: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg527: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
+      %622 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%622) : (f32) -> () loc(#loc136)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
     %250 = "linalg.generic"(%241, %249, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg522: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg523: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg524: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
-      %621 = "arith.addf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc135)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    ^bb0(%arg522: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg523: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg524: f32 loc(fused[#loc37, #loc10, #loc8, #loc24])):
+      %621 = "arith.addf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%621) : (f32) -> () loc(#loc141)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc141)
     %251 = "linalg.generic"(%250, %249, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg519: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg520: f32 loc(fused[#loc29, #loc10, #loc8, #loc28]), %arg521: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
-      %620 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%620) : (f32) -> () loc(#loc135)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    ^bb0(%arg519: f32 loc(fused[#loc37, #loc10, #loc8, #loc24]), %arg520: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg521: f32 loc(fused[#loc37, #loc10, #loc8, #loc24])):
+      %620 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%620) : (f32) -> () loc(#loc141)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc141)
     %252 = "linalg.generic"(%251, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg517: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg518: f32 loc(fused[#loc29, #loc51, #loc8, #loc28])):
-      %619 = "arith.negf"(%arg517) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc136)
-      "linalg.yield"(%619) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
+    ^bb0(%arg517: f32 loc(fused[#loc37, #loc10, #loc8, #loc24]), %arg518: f32 loc(fused[#loc37, #loc53, #loc8, #loc24])):
+      %619 = "arith.negf"(%arg517) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc142)
+      "linalg.yield"(%619) : (f32) -> () loc(#loc142)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc142)
     %253 = "linalg.generic"(%252, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg515: f32 loc(fused[#loc29, #loc51, #loc8, #loc28]), %arg516: f32 loc(fused[#loc29, #loc25, #loc8, #loc28])):
-      %618 = "arith.addf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc128)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc128)
-    %254 = "tensor.collapse_shape"(%253) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc133)
+    ^bb0(%arg515: f32 loc(fused[#loc37, #loc53, #loc8, #loc24]), %arg516: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
+      %618 = "arith.addf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc134)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
+    %254 = "tensor.collapse_shape"(%253) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc139)
     %255 = "linalg.generic"(%254, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg513: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg514: f32 loc(fused[#loc29, #loc46, #loc8, #loc28])):
-      "linalg.yield"(%arg513) : (f32) -> () loc(#loc133)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
+    ^bb0(%arg513: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg514: f32 loc(fused[#loc37, #loc51, #loc8, #loc24])):
+      "linalg.yield"(%arg513) : (f32) -> () loc(#loc139)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc139)
     %256 = "linalg.generic"(%255, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg511: f32 loc(fused[#loc29, #loc46, #loc8, #loc28]), %arg512: f32 loc(fused[#loc29, #loc47, #loc8, #loc28])):
-      %617 = "arith.divf"(%arg511, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc134)
+    ^bb0(%arg511: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg512: f32 loc(fused[#loc37, #loc17, #loc8, #loc24])):
+      %617 = "arith.divf"(%arg511, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%617) : (f32) -> () loc(#loc140)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc140)
     %257 = "linalg.generic"(%251, %256, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg508: f32 loc(fused[#loc29, #loc12, #loc8, #loc28]), %arg509: f32 loc(fused[#loc29, #loc47, #loc8, #loc28]), %arg510: f32 loc(fused[#loc29, #loc12, #loc8, #loc28])):
-      %616 = "arith.addf"(%arg508, %arg509) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%616) : (f32) -> () loc(#loc135)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
-    %258 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc137)
+    ^bb0(%arg508: f32 loc(fused[#loc37, #loc10, #loc8, #loc24]), %arg509: f32 loc(fused[#loc37, #loc17, #loc8, #loc24]), %arg510: f32 loc(fused[#loc37, #loc10, #loc8, #loc24])):
+      %616 = "arith.addf"(%arg508, %arg509) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%616) : (f32) -> () loc(#loc141)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc141)
+    %258 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc81)
     %259 = "linalg.fill"(%4, %258) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg506: f32 loc(unknown), %arg507: f32 loc(unknown)):
-      "linalg.yield"(%arg506) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
+      "linalg.yield"(%arg506) : (f32) -> () loc(#loc81)
+    }) : (f32, tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc81)
     %260 = "linalg.generic"(%259) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg505: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
-      %609 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc137)
-      %610 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc137)
-      %611 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc137)
-      %612 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc137)
-      %613 = "arith.subi"(%17, %611) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
-      %614 = "arith.subi"(%17, %612) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc137)
-      %615 = "tensor.extract"(%arg1, %610, %609, %613, %614) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc137)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc137)
-    }) : (tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
-    %261 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc137)
+    ^bb0(%arg505: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
+      %609 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc81)
+      %610 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc81)
+      %611 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc81)
+      %612 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc81)
+      %613 = "arith.subi"(%17, %611) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc81)
+      %614 = "arith.subi"(%17, %612) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc81)
+      %615 = "tensor.extract"(%arg1, %610, %609, %613, %614) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc81)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc81)
+    }) : (tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc81)
+    %261 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc81)
     %262 = "linalg.fill"(%4, %261) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg503: f32 loc(unknown), %arg504: f32 loc(unknown)):
-      "linalg.yield"(%arg503) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc137)
-    %263 = "tensor.insert_slice"(%257, %262) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc137)
+      "linalg.yield"(%arg503) : (f32) -> () loc(#loc81)
+    }) : (f32, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc81)
+    %263 = "tensor.insert_slice"(%257, %262) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc81)
     %264 = "linalg.conv_2d_nchw_fchw"(%263, %260, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg500: f32 loc(unknown), %arg501: f32 loc(unknown), %arg502: f32 loc(unknown)):
-      %607 = "arith.mulf"(%arg500, %arg501) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %608 = "arith.addf"(%arg502, %607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%608) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x10x10xf32>, tensor<4x8x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc137)
-    %265 = "tensor.expand_shape"(%25) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc137)
-    %266 = "tensor.empty"() : () -> tensor<4x1x3x8x8xf32> loc(#loc137)
+      %607 = "arith.mulf"(%arg500, %arg501) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      %608 = "arith.addf"(%arg502, %607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%608) : (f32) -> () loc(#loc81)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x10x10xf32>, tensor<4x8x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc81)
+    %265 = "tensor.expand_shape"(%25) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc81)
+    %266 = "tensor.empty"() : () -> tensor<4x1x3x8x8xf32> loc(#loc81)
     %267 = "linalg.transpose"(%265, %266) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg498: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg499: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
-      "linalg.yield"(%arg498) : (f32) -> () loc(#loc137)
-    }) : (tensor<3x1x4x8x8xf32>, tensor<4x1x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc137)
-    %268 = "tensor.collapse_shape"(%267) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<4x1x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc137)
-    %269 = "tensor.expand_shape"(%257) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc137)
+    ^bb0(%arg498: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg499: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
+      "linalg.yield"(%arg498) : (f32) -> () loc(#loc81)
+    }) : (tensor<3x1x4x8x8xf32>, tensor<4x1x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc81)
+    %268 = "tensor.collapse_shape"(%267) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<4x1x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc81)
+    %269 = "tensor.expand_shape"(%257) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc81)
     %270 = "linalg.transpose"(%269, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg496: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg497: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
-      "linalg.yield"(%arg496) : (f32) -> () loc(#loc137)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc137)
-    %271 = "tensor.collapse_shape"(%270) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc137)
+    ^bb0(%arg496: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg497: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
+      "linalg.yield"(%arg496) : (f32) -> () loc(#loc81)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc81)
+    %271 = "tensor.collapse_shape"(%270) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc81)
     %272 = "tensor.pad"(%268) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg492: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg493: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg494: index loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg495: index loc(fused[#loc27, #loc52, #loc8, #loc28])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc137)
-    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc137)
-    %273 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc137)
+    ^bb0(%arg492: index loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg493: index loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg494: index loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg495: index loc(fused[#loc23, #loc12, #loc8, #loc24])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc81)
+    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc81)
+    %273 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc81)
     %274 = "linalg.fill"(%4, %273) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg490: f32 loc(unknown), %arg491: f32 loc(unknown)):
-      "linalg.yield"(%arg490) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc137)
+      "linalg.yield"(%arg490) : (f32) -> () loc(#loc81)
+    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc81)
     %275 = "linalg.conv_2d_nchw_fchw"(%272, %271, %274) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg487: f32 loc(unknown), %arg488: f32 loc(unknown), %arg489: f32 loc(unknown)):
-      %605 = "arith.mulf"(%arg487, %arg488) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %606 = "arith.addf"(%arg489, %605) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc137)
-    %276 = "tensor.extract_slice"(%275) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x3x4xf32> loc(#loc137)
-    %277 = "tensor.extract_slice"(%276) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x3x4xf32>) -> tensor<4x8x3x3xf32> loc(#loc137)
-    %278 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc137)
+      %605 = "arith.mulf"(%arg487, %arg488) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      %606 = "arith.addf"(%arg489, %605) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc81)
+    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc81)
+    %276 = "tensor.extract_slice"(%275) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x3x4xf32> loc(#loc81)
+    %277 = "tensor.extract_slice"(%276) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x3x4xf32>) -> tensor<4x8x3x3xf32> loc(#loc81)
+    %278 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc81)
     %279 = "linalg.transpose"(%277, %278) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg485: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg486: f32 loc(fused[#loc27, #loc52, #loc8, #loc28])):
-      "linalg.yield"(%arg485) : (f32) -> () loc(#loc137)
-    }) : (tensor<4x8x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc137)
+    ^bb0(%arg485: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg486: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
+      "linalg.yield"(%arg485) : (f32) -> () loc(#loc81)
+    }) : (tensor<4x8x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc81)
     %280 = "linalg.generic"(%189, %41, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg482: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg483: f32 loc(fused[#loc9, #loc10, #loc4, #loc11]), %arg484: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %604 = "arith.mulf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc138)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    ^bb0(%arg482: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg483: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg484: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
+      %604 = "arith.mulf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
     %281 = "linalg.generic"(%189, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg479: f32 loc(fused[#loc30, #loc48, #loc8, #loc37]), %arg480: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg481: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %603 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc138)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    ^bb0(%arg479: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg480: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg481: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
+      %603 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
     %282 = "linalg.generic"(%280, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg477: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg478: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
-      %602 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc139)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
-    %283 = "tensor.collapse_shape"(%282) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc140)
+    ^bb0(%arg477: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg478: f32 loc(fused[#loc6, #loc36, #loc8, #loc9])):
+      %602 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc144)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc144)
+    %283 = "tensor.collapse_shape"(%282) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc145)
     %284 = "linalg.generic"(%281, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg474: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg475: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg476: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %601 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc138)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    ^bb0(%arg474: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg475: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg476: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
+      %601 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%601) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
     %285 = "linalg.generic"(%281, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg471: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg472: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg473: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %600 = "arith.mulf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%600) : (f32) -> () loc(#loc138)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    ^bb0(%arg471: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg472: f32 loc(fused[#loc6, #loc34, #loc4, #loc9]), %arg473: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
+      %600 = "arith.mulf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%600) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
     %286 = "linalg.generic"(%284, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg469: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg470: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
-      %599 = "arith.addf"(%arg469, %arg470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
-      "linalg.yield"(%599) : (f32) -> () loc(#loc139)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
+    ^bb0(%arg469: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg470: f32 loc(fused[#loc6, #loc36, #loc8, #loc9])):
+      %599 = "arith.addf"(%arg469, %arg470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%599) : (f32) -> () loc(#loc144)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc144)
     %287 = "linalg.generic"(%40, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg467: f32 loc(fused[#loc9, #loc23, #loc4, #loc11]), %arg468: f32 loc(fused[#loc9, #loc49, #loc8, #loc11])):
-      %598 = "math.fpowi"(%arg467, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc141)
-      "linalg.yield"(%598) : (f32) -> () loc(#loc141)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc141)
+    ^bb0(%arg467: f32 loc(fused[#loc6, #loc34, #loc4, #loc9]), %arg468: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %598 = "math.fpowi"(%arg467, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc71)
+      "linalg.yield"(%598) : (f32) -> () loc(#loc71)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc71)
     %288 = "linalg.generic"(%286, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg465: f32 loc(fused[#loc9, #loc25, #loc8, #loc11]), %arg466: f32 loc(fused[#loc9, #loc50, #loc8, #loc11])):
-      %597 = "arith.mulf"(%arg465, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
-      "linalg.yield"(%597) : (f32) -> () loc(#loc142)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc142)
+    ^bb0(%arg465: f32 loc(fused[#loc6, #loc36, #loc8, #loc9]), %arg466: f32 loc(fused[#loc6, #loc22, #loc8, #loc9])):
+      %597 = "arith.mulf"(%arg465, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
+      "linalg.yield"(%597) : (f32) -> () loc(#loc146)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc146)
     %289 = "linalg.generic"(%288, %287, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg462: f32 loc(fused[#loc9, #loc50, #loc8, #loc11]), %arg463: f32 loc(fused[#loc9, #loc49, #loc8, #loc11]), %arg464: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %596 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%596) : (f32) -> () loc(#loc138)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc138)
-    %290 = "tensor.collapse_shape"(%289) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
+    ^bb0(%arg462: f32 loc(fused[#loc6, #loc22, #loc8, #loc9]), %arg463: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg464: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
+      %596 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%596) : (f32) -> () loc(#loc143)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc143)
+    %290 = "tensor.collapse_shape"(%289) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc147)
     %291 = "linalg.generic"(%290, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg460: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg461: f32 loc(fused[#loc9, #loc46, #loc8, #loc11])):
-      "linalg.yield"(%arg460) : (f32) -> () loc(#loc143)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
+    ^bb0(%arg460: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg461: f32 loc(fused[#loc6, #loc51, #loc8, #loc9])):
+      "linalg.yield"(%arg460) : (f32) -> () loc(#loc147)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc147)
     %292 = "linalg.generic"(%291, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg458: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg459: f32 loc(fused[#loc9, #loc47, #loc8, #loc11])):
-      %595 = "arith.divf"(%arg458, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%595) : (f32) -> () loc(#loc144)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc144)
+    ^bb0(%arg458: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg459: f32 loc(fused[#loc6, #loc17, #loc8, #loc9])):
+      %595 = "arith.divf"(%arg458, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%595) : (f32) -> () loc(#loc77)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
     %293 = "linalg.generic"(%292, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg455: f32 loc(fused[#loc9, #loc47, #loc8, #loc11]), %arg456: f32 loc(fused[#loc9, #loc22, #loc4, #loc11]), %arg457: f32 loc(fused[#loc9, #loc10, #loc8, #loc11])):
-      %594 = "arith.mulf"(%arg455, %arg456) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%594) : (f32) -> () loc(#loc138)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    ^bb0(%arg455: f32 loc(fused[#loc6, #loc17, #loc8, #loc9]), %arg456: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg457: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
+      %594 = "arith.mulf"(%arg455, %arg456) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%594) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
     %294 = "linalg.generic"(%285, %293, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg452: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg453: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg454: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
-      %593 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%593) : (f32) -> () loc(#loc145)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
+    ^bb0(%arg452: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg453: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg454: f32 loc(fused[#loc6, #loc10, #loc8, #loc9])):
+      %593 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%593) : (f32) -> () loc(#loc148)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc148)
     %295 = "linalg.generic"(%294, %293, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg449: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg450: f32 loc(fused[#loc9, #loc10, #loc8, #loc11]), %arg451: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
-      %592 = "arith.addf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%592) : (f32) -> () loc(#loc145)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
+    ^bb0(%arg449: f32 loc(fused[#loc6, #loc10, #loc8, #loc9]), %arg450: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg451: f32 loc(fused[#loc6, #loc10, #loc8, #loc9])):
+      %592 = "arith.addf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%592) : (f32) -> () loc(#loc148)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc148)
     %296 = "linalg.generic"(%295, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg447: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg448: f32 loc(fused[#loc9, #loc51, #loc8, #loc11])):
-      %591 = "arith.negf"(%arg447) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc146)
-      "linalg.yield"(%591) : (f32) -> () loc(#loc146)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc146)
+    ^bb0(%arg447: f32 loc(fused[#loc6, #loc10, #loc8, #loc9]), %arg448: f32 loc(fused[#loc6, #loc53, #loc8, #loc9])):
+      %591 = "arith.negf"(%arg447) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc149)
+      "linalg.yield"(%591) : (f32) -> () loc(#loc149)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc149)
     %297 = "linalg.generic"(%296, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg445: f32 loc(fused[#loc9, #loc51, #loc8, #loc11]), %arg446: f32 loc(fused[#loc9, #loc25, #loc8, #loc11])):
-      %590 = "arith.addf"(%arg445, %arg446) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
-      "linalg.yield"(%590) : (f32) -> () loc(#loc139)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc139)
-    %298 = "tensor.collapse_shape"(%297) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc143)
+    ^bb0(%arg445: f32 loc(fused[#loc6, #loc53, #loc8, #loc9]), %arg446: f32 loc(fused[#loc6, #loc36, #loc8, #loc9])):
+      %590 = "arith.addf"(%arg445, %arg446) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%590) : (f32) -> () loc(#loc144)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc144)
+    %298 = "tensor.collapse_shape"(%297) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc147)
     %299 = "linalg.generic"(%298, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg443: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg444: f32 loc(fused[#loc9, #loc46, #loc8, #loc11])):
-      "linalg.yield"(%arg443) : (f32) -> () loc(#loc143)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
+    ^bb0(%arg443: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg444: f32 loc(fused[#loc6, #loc51, #loc8, #loc9])):
+      "linalg.yield"(%arg443) : (f32) -> () loc(#loc147)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc147)
     %300 = "linalg.generic"(%299, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg441: f32 loc(fused[#loc9, #loc46, #loc8, #loc11]), %arg442: f32 loc(fused[#loc9, #loc47, #loc8, #loc11])):
-      %589 = "arith.divf"(%arg441, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%589) : (f32) -> () loc(#loc144)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc144)
+    ^bb0(%arg441: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg442: f32 loc(fused[#loc6, #loc17, #loc8, #loc9])):
+      %589 = "arith.divf"(%arg441, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%589) : (f32) -> () loc(#loc77)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
     %301 = "linalg.generic"(%295, %300, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg438: f32 loc(fused[#loc9, #loc12, #loc8, #loc11]), %arg439: f32 loc(fused[#loc9, #loc47, #loc8, #loc11]), %arg440: f32 loc(fused[#loc9, #loc12, #loc8, #loc11])):
-      %588 = "arith.addf"(%arg438, %arg439) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc145)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc145)
-    %302 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc147)
+    ^bb0(%arg438: f32 loc(fused[#loc6, #loc10, #loc8, #loc9]), %arg439: f32 loc(fused[#loc6, #loc17, #loc8, #loc9]), %arg440: f32 loc(fused[#loc6, #loc10, #loc8, #loc9])):
+      %588 = "arith.addf"(%arg438, %arg439) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%588) : (f32) -> () loc(#loc148)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc148)
+    %302 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc82)
     %303 = "linalg.fill"(%4, %302) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg436: f32 loc(unknown), %arg437: f32 loc(unknown)):
-      "linalg.yield"(%arg436) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
+      "linalg.yield"(%arg436) : (f32) -> () loc(#loc82)
+    }) : (f32, tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc82)
     %304 = "linalg.generic"(%303) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg435: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
-      %585 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc147)
-      %586 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc147)
-      %587 = "tensor.extract"(%arg7, %586, %585, %18, %18) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc147)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc147)
-    }) : (tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
-    %305 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc147)
+    ^bb0(%arg435: f32 loc(fused[#loc25, #loc12, #loc8, #loc9])):
+      %585 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc82)
+      %586 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc82)
+      %587 = "tensor.extract"(%arg7, %586, %585, %18, %18) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc82)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc82)
+    }) : (tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc82)
+    %305 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc82)
     %306 = "linalg.fill"(%4, %305) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg433: f32 loc(unknown), %arg434: f32 loc(unknown)):
-      "linalg.yield"(%arg433) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc147)
-    %307 = "tensor.insert_slice"(%301, %306) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc147)
+      "linalg.yield"(%arg433) : (f32) -> () loc(#loc82)
+    }) : (f32, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc82)
+    %307 = "tensor.insert_slice"(%301, %306) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc82)
     %308 = "linalg.conv_2d_nchw_fchw"(%307, %304, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg430: f32 loc(unknown), %arg431: f32 loc(unknown), %arg432: f32 loc(unknown)):
-      %583 = "arith.mulf"(%arg430, %arg431) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %584 = "arith.addf"(%arg432, %583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%584) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x8x8xf32>, tensor<4x8x1x1xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc147)
-    %309 = "tensor.expand_shape"(%301) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc147)
+      %583 = "arith.mulf"(%arg430, %arg431) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      %584 = "arith.addf"(%arg432, %583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%584) : (f32) -> () loc(#loc82)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x8x8xf32>, tensor<4x8x1x1xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc82)
+    %309 = "tensor.expand_shape"(%301) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc82)
     %310 = "linalg.transpose"(%309, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg428: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg429: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
-      "linalg.yield"(%arg428) : (f32) -> () loc(#loc147)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc147)
-    %311 = "tensor.collapse_shape"(%310) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc147)
-    %312 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc147)
+    ^bb0(%arg428: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg429: f32 loc(fused[#loc25, #loc12, #loc8, #loc9])):
+      "linalg.yield"(%arg428) : (f32) -> () loc(#loc82)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc82)
+    %311 = "tensor.collapse_shape"(%310) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc82)
+    %312 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc82)
     %313 = "linalg.fill"(%4, %312) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg426: f32 loc(unknown), %arg427: f32 loc(unknown)):
-      "linalg.yield"(%arg426) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc147)
+      "linalg.yield"(%arg426) : (f32) -> () loc(#loc82)
+    }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc82)
     %314 = "linalg.conv_2d_nchw_fchw"(%268, %311, %313) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg423: f32 loc(unknown), %arg424: f32 loc(unknown), %arg425: f32 loc(unknown)):
-      %581 = "arith.mulf"(%arg423, %arg424) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %582 = "arith.addf"(%arg425, %581) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%582) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x8x8xf32>, tensor<8x3x4x4xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc147)
-    %315 = "tensor.extract_slice"(%314) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x1x2xf32> loc(#loc147)
-    %316 = "tensor.extract_slice"(%315) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x1x2xf32>) -> tensor<4x8x1x1xf32> loc(#loc147)
-    %317 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc147)
+      %581 = "arith.mulf"(%arg423, %arg424) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      %582 = "arith.addf"(%arg425, %581) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%582) : (f32) -> () loc(#loc82)
+    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x8x8xf32>, tensor<8x3x4x4xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc82)
+    %315 = "tensor.extract_slice"(%314) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x1x2xf32> loc(#loc82)
+    %316 = "tensor.extract_slice"(%315) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x1x2xf32>) -> tensor<4x8x1x1xf32> loc(#loc82)
+    %317 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc82)
     %318 = "linalg.transpose"(%316, %317) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg421: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg422: f32 loc(fused[#loc20, #loc52, #loc8, #loc11])):
-      "linalg.yield"(%arg421) : (f32) -> () loc(#loc147)
-    }) : (tensor<4x8x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc147)
+    ^bb0(%arg421: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg422: f32 loc(fused[#loc25, #loc12, #loc8, #loc9])):
+      "linalg.yield"(%arg421) : (f32) -> () loc(#loc82)
+    }) : (tensor<4x8x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc82)
     %319 = "linalg.generic"(%264, %308, %23) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg418: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg419: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg420: f32 loc(fused[#loc20, #loc12, #loc8, #loc11])):
-      %580 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
-      "linalg.yield"(%580) : (f32) -> () loc(#loc148)
-    }) : (tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc148)
-    %320 = "tensor.expand_shape"(%arg49) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 3, 8, 8>}> : (tensor<3x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc149)
-    %321 = "tensor.empty"() : () -> tensor<3x1x3x8x8xf32> loc(#loc149)
+    ^bb0(%arg418: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg419: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg420: f32 loc(fused[#loc25, #loc10, #loc8, #loc9])):
+      %580 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc150)
+    }) : (tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc150)
+    %320 = "tensor.expand_shape"(%arg49) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 3, 8, 8>}> : (tensor<3x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc73)
+    %321 = "tensor.empty"() : () -> tensor<3x1x3x8x8xf32> loc(#loc73)
     %322 = "linalg.transpose"(%320, %321) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg416: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg417: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
-      "linalg.yield"(%arg416) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x1x3x8x8xf32>, tensor<3x1x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc149)
-    %323 = "tensor.collapse_shape"(%322) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc149)
-    %324 = "tensor.expand_shape"(%319) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc149)
-    %325 = "tensor.empty"() : () -> tensor<1x4x3x8x8xf32> loc(#loc149)
+    ^bb0(%arg416: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg417: f32 loc(fused[#loc11, #loc12, #loc8, #loc13])):
+      "linalg.yield"(%arg416) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x1x3x8x8xf32>, tensor<3x1x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc73)
+    %323 = "tensor.collapse_shape"(%322) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc73)
+    %324 = "tensor.expand_shape"(%319) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc73)
+    %325 = "tensor.empty"() : () -> tensor<1x4x3x8x8xf32> loc(#loc73)
     %326 = "linalg.transpose"(%324, %325) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg414: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg415: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
-      "linalg.yield"(%arg414) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x1x4x8x8xf32>, tensor<1x4x3x8x8xf32>) -> tensor<1x4x3x8x8xf32> loc(#loc149)
-    %327 = "tensor.collapse_shape"(%326) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc149)
+    ^bb0(%arg414: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg415: f32 loc(fused[#loc11, #loc12, #loc8, #loc13])):
+      "linalg.yield"(%arg414) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x1x4x8x8xf32>, tensor<1x4x3x8x8xf32>) -> tensor<1x4x3x8x8xf32> loc(#loc73)
+    %327 = "tensor.collapse_shape"(%326) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc73)
     %328 = "tensor.pad"(%323) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg410: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg411: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg412: index loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg413: index loc(fused[#loc17, #loc52, #loc8, #loc19])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc149)
-    %329 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc149)
+    ^bb0(%arg410: index loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg411: index loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg412: index loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg413: index loc(fused[#loc11, #loc12, #loc8, #loc13])):
+      "tensor.yield"(%4) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc73)
+    %329 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc73)
     %330 = "linalg.fill"(%4, %329) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg408: f32 loc(unknown), %arg409: f32 loc(unknown)):
-      "linalg.yield"(%arg408) : (f32) -> () loc(#loc)
-    }) : (f32, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc149)
+      "linalg.yield"(%arg408) : (f32) -> () loc(#loc73)
+    }) : (f32, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc73)
     %331 = "linalg.conv_2d_nchw_fchw"(%328, %327, %330) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg405: f32 loc(unknown), %arg406: f32 loc(unknown), %arg407: f32 loc(unknown)):
-      %578 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      %579 = "arith.addf"(%arg407, %578) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc149)
-    %332 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc149)
+      %578 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      %579 = "arith.addf"(%arg407, %578) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%579) : (f32) -> () loc(#loc73)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc73)
+    %332 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc73)
     %333 = "linalg.transpose"(%331, %332) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg403: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg404: f32 loc(fused[#loc17, #loc52, #loc8, #loc19])):
-      "linalg.yield"(%arg403) : (f32) -> () loc(#loc149)
-    }) : (tensor<3x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc149)
+    ^bb0(%arg403: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg404: f32 loc(fused[#loc11, #loc12, #loc8, #loc13])):
+      "linalg.yield"(%arg403) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc73)
     %334 = "linalg.generic"(%arg46, %arg0, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg400: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg401: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg402: f32 loc(fused[#loc13, #loc10, #loc15, #loc53])):
-      %577 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc150)
-    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc150)
+    ^bb0(%arg400: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg401: f32 loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg402: f32 loc(fused[#loc26, #loc16, #loc27, #loc54])):
+      %577 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%577) : (f32) -> () loc(#loc151)
+    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc151)
     %335 = "linalg.generic"(%333, %334, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg397: f32 loc(fused[#loc17, #loc52, #loc8, #loc19]), %arg398: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg399: f32 loc(fused[#loc13, #loc12, #loc15, #loc53])):
-      %576 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%576) : (f32) -> () loc(#loc151)
-    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc151)
+    ^bb0(%arg397: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg398: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg399: f32 loc(fused[#loc26, #loc10, #loc27, #loc54])):
+      %576 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%576) : (f32) -> () loc(#loc152)
+    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
     %336 = "linalg.generic"(%arg22, %arg47, %332) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg394: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg395: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg396: f32 loc(fused[#loc13, #loc10, #loc15, #loc16])):
-      %575 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%575) : (f32) -> () loc(#loc152)
-    }) : (tensor<4x3x3x3xf32>, tensor<f32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
+    ^bb0(%arg394: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg395: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg396: f32 loc(fused[#loc26, #loc16, #loc27, #loc30])):
+      %575 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%575) : (f32) -> () loc(#loc153)
+    }) : (tensor<4x3x3x3xf32>, tensor<f32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc153)
     %337 = "linalg.generic"(%21, %arg48, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg391: i64 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg392: f32 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg393: f32 loc(fused[#loc13, #loc14, #loc15, #loc16])):
-      %573 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc75)
-      %574 = "arith.subf"(%573, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%574) : (f32) -> () loc(#loc75)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc75)
+    ^bb0(%arg391: i64 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg392: f32 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg393: f32 loc(fused[#loc26, #loc29, #loc27, #loc30])):
+      %573 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc84)
+      %574 = "arith.subf"(%573, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc84)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc84)
     %338 = "linalg.generic"(%337, %335, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg388: f32 loc(fused[#loc13, #loc14, #loc15, #loc16]), %arg389: f32 loc(fused[#loc13, #loc12, #loc15, #loc53]), %arg390: f32 loc(fused[#loc13, #loc10, #loc15, #loc16])):
-      %572 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc152)
-    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
+    ^bb0(%arg388: f32 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg389: f32 loc(fused[#loc26, #loc10, #loc27, #loc54]), %arg390: f32 loc(fused[#loc26, #loc16, #loc27, #loc30])):
+      %572 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%572) : (f32) -> () loc(#loc153)
+    }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc153)
     %339 = "linalg.generic"(%336, %338, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg385: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg386: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg387: f32 loc(fused[#loc13, #loc12, #loc15, #loc16])):
-      %571 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%571) : (f32) -> () loc(#loc153)
-    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc153)
-    %340 = "tensor.empty"() : () -> tensor<i1> loc(#loc154)
+    ^bb0(%arg385: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg386: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg387: f32 loc(fused[#loc26, #loc10, #loc27, #loc30])):
+      %571 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%571) : (f32) -> () loc(#loc154)
+    }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc154)
+    %340 = "tensor.empty"() : () -> tensor<i1> loc(#loc155)
     %341 = "linalg.generic"(%arg21, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg383: f32 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg384: i1 loc(fused[#loc13, #loc54, #loc15, #loc55])):
-      %570 = "arith.cmpf"(%arg383, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc154)
-      "linalg.yield"(%570) : (i1) -> () loc(#loc154)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc154)
+    ^bb0(%arg383: f32 loc(fused[#loc26, #loc55, #loc27, #loc56]), %arg384: i1 loc(fused[#loc26, #loc55, #loc27, #loc56])):
+      %570 = "arith.cmpf"(%arg383, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc155)
+      "linalg.yield"(%570) : (i1) -> () loc(#loc155)
+    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc155)
     %342 = "linalg.generic"(%341, %335, %339, %332) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg379: i1 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg380: f32 loc(fused[#loc13, #loc12, #loc15, #loc53]), %arg381: f32 loc(fused[#loc13, #loc12, #loc15, #loc16]), %arg382: f32 loc(fused[#loc13, #loc56, #loc15, #loc55])):
-      %569 = "arith.select"(%arg379, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc155)
-      "linalg.yield"(%569) : (f32) -> () loc(#loc155)
-    }) : (tensor<i1>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc155)
+    ^bb0(%arg379: i1 loc(fused[#loc26, #loc55, #loc27, #loc56]), %arg380: f32 loc(fused[#loc26, #loc10, #loc27, #loc54]), %arg381: f32 loc(fused[#loc26, #loc10, #loc27, #loc30]), %arg382: f32 loc(fused[#loc26, #loc57, #loc27, #loc56])):
+      %569 = "arith.select"(%arg379, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%569) : (f32) -> () loc(#loc156)
+    }) : (tensor<i1>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc156)
     %343 = "linalg.generic"(%arg21, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg377: f32 loc(fused[#loc13, #loc54, #loc15, #loc55]), %arg378: f32 loc(fused[#loc13, #loc12, #loc15, #loc57])):
-      %568 = "arith.addf"(%arg377, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
-      "linalg.yield"(%568) : (f32) -> () loc(#loc156)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc156)
+    ^bb0(%arg377: f32 loc(fused[#loc26, #loc55, #loc27, #loc56]), %arg378: f32 loc(fused[#loc26, #loc10, #loc27, #loc28])):
+      %568 = "arith.addf"(%arg377, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%568) : (f32) -> () loc(#loc83)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc83)
     %344 = "linalg.generic"(%arg45, %342, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg374: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg375: f32 loc(fused[#loc13, #loc56, #loc15, #loc55]), %arg376: f32 loc(fused[#loc13, #loc10, #loc15, #loc58])):
+    ^bb0(%arg374: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg375: f32 loc(fused[#loc26, #loc57, #loc27, #loc56]), %arg376: f32 loc(fused[#loc26, #loc16, #loc27, #loc58])):
       %567 = "arith.mulf"(%arg374, %arg375) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
       "linalg.yield"(%567) : (f32) -> () loc(#loc157)
     }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc157)
     %345 = "linalg.generic"(%arg0, %344, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg371: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg372: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg373: f32 loc(fused[#loc13, #loc22, #loc15, #loc58])):
+    ^bb0(%arg371: f32 loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg372: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg373: f32 loc(fused[#loc26, #loc33, #loc27, #loc58])):
       %566 = "arith.subf"(%arg371, %arg372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
       "linalg.yield"(%566) : (f32) -> () loc(#loc158)
     }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc158)
     %346 = "linalg.generic"(%arg46, %arg1, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg368: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg369: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg370: f32 loc(fused[#loc59, #loc10, #loc15, #loc53])):
+    ^bb0(%arg368: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg369: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg370: f32 loc(fused[#loc59, #loc16, #loc27, #loc54])):
       %565 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
       "linalg.yield"(%565) : (f32) -> () loc(#loc159)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc159)
     %347 = "linalg.generic"(%279, %346, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg365: f32 loc(fused[#loc27, #loc52, #loc8, #loc28]), %arg366: f32 loc(fused[#loc59, #loc10, #loc15, #loc53]), %arg367: f32 loc(fused[#loc59, #loc12, #loc15, #loc53])):
+    ^bb0(%arg365: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg366: f32 loc(fused[#loc59, #loc16, #loc27, #loc54]), %arg367: f32 loc(fused[#loc59, #loc10, #loc27, #loc54])):
       %564 = "arith.addf"(%arg365, %arg366) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
       "linalg.yield"(%564) : (f32) -> () loc(#loc160)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc160)
     %348 = "linalg.generic"(%arg24, %arg47, %278) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg362: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg363: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg364: f32 loc(fused[#loc59, #loc10, #loc15, #loc16])):
+    ^bb0(%arg362: f32 loc(fused[#loc59, #loc16, #loc27, #loc30]), %arg363: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg364: f32 loc(fused[#loc59, #loc16, #loc27, #loc30])):
       %563 = "arith.mulf"(%arg362, %arg363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
       "linalg.yield"(%563) : (f32) -> () loc(#loc161)
     }) : (tensor<8x4x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
     %349 = "linalg.generic"(%337, %347, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg359: f32 loc(fused[#loc59, #loc14, #loc15, #loc16]), %arg360: f32 loc(fused[#loc59, #loc12, #loc15, #loc53]), %arg361: f32 loc(fused[#loc59, #loc10, #loc15, #loc16])):
+    ^bb0(%arg359: f32 loc(fused[#loc59, #loc29, #loc27, #loc30]), %arg360: f32 loc(fused[#loc59, #loc10, #loc27, #loc54]), %arg361: f32 loc(fused[#loc59, #loc16, #loc27, #loc30])):
       %562 = "arith.mulf"(%arg359, %arg360) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
       "linalg.yield"(%562) : (f32) -> () loc(#loc161)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
     %350 = "linalg.generic"(%348, %349, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg356: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg357: f32 loc(fused[#loc59, #loc10, #loc15, #loc16]), %arg358: f32 loc(fused[#loc59, #loc12, #loc15, #loc16])):
+    ^bb0(%arg356: f32 loc(fused[#loc59, #loc16, #loc27, #loc30]), %arg357: f32 loc(fused[#loc59, #loc16, #loc27, #loc30]), %arg358: f32 loc(fused[#loc59, #loc10, #loc27, #loc30])):
       %561 = "arith.addf"(%arg356, %arg357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
       "linalg.yield"(%561) : (f32) -> () loc(#loc163)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc163)
     %351 = "linalg.generic"(%arg23, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg354: f32 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg355: i1 loc(fused[#loc59, #loc54, #loc15, #loc55])):
+    ^bb0(%arg354: f32 loc(fused[#loc59, #loc55, #loc27, #loc56]), %arg355: i1 loc(fused[#loc59, #loc55, #loc27, #loc56])):
       %560 = "arith.cmpf"(%arg354, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc164)
       "linalg.yield"(%560) : (i1) -> () loc(#loc164)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc164)
     %352 = "linalg.generic"(%351, %347, %350, %278) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg350: i1 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg351: f32 loc(fused[#loc59, #loc12, #loc15, #loc53]), %arg352: f32 loc(fused[#loc59, #loc12, #loc15, #loc16]), %arg353: f32 loc(fused[#loc59, #loc56, #loc15, #loc55])):
+    ^bb0(%arg350: i1 loc(fused[#loc59, #loc55, #loc27, #loc56]), %arg351: f32 loc(fused[#loc59, #loc10, #loc27, #loc54]), %arg352: f32 loc(fused[#loc59, #loc10, #loc27, #loc30]), %arg353: f32 loc(fused[#loc59, #loc57, #loc27, #loc56])):
       %559 = "arith.select"(%arg350, %arg351, %arg352) : (i1, f32, f32) -> f32 loc(#loc165)
       "linalg.yield"(%559) : (f32) -> () loc(#loc165)
     }) : (tensor<i1>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc165)
     %353 = "linalg.generic"(%arg23, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg348: f32 loc(fused[#loc59, #loc54, #loc15, #loc55]), %arg349: f32 loc(fused[#loc59, #loc12, #loc15, #loc57])):
+    ^bb0(%arg348: f32 loc(fused[#loc59, #loc55, #loc27, #loc56]), %arg349: f32 loc(fused[#loc59, #loc10, #loc27, #loc28])):
       %558 = "arith.addf"(%arg348, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
       "linalg.yield"(%558) : (f32) -> () loc(#loc166)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc166)
     %354 = "linalg.generic"(%arg45, %352, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg345: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg346: f32 loc(fused[#loc59, #loc56, #loc15, #loc55]), %arg347: f32 loc(fused[#loc59, #loc10, #loc15, #loc58])):
+    ^bb0(%arg345: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg346: f32 loc(fused[#loc59, #loc57, #loc27, #loc56]), %arg347: f32 loc(fused[#loc59, #loc16, #loc27, #loc58])):
       %557 = "arith.mulf"(%arg345, %arg346) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
       "linalg.yield"(%557) : (f32) -> () loc(#loc167)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc167)
     %355 = "linalg.generic"(%arg1, %354, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg342: f32 loc(fused[#loc27, #loc18, #loc4, #loc28]), %arg343: f32 loc(fused[#loc59, #loc10, #loc15, #loc58]), %arg344: f32 loc(fused[#loc59, #loc22, #loc15, #loc58])):
+    ^bb0(%arg342: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg343: f32 loc(fused[#loc59, #loc16, #loc27, #loc58]), %arg344: f32 loc(fused[#loc59, #loc33, #loc27, #loc58])):
       %556 = "arith.subf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
       "linalg.yield"(%556) : (f32) -> () loc(#loc168)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc168)
     %356 = "linalg.generic"(%arg46, %arg2, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg339: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg340: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg341: f32 loc(fused[#loc60, #loc10, #loc15, #loc53])):
+    ^bb0(%arg339: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg340: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg341: f32 loc(fused[#loc60, #loc16, #loc27, #loc54])):
       %555 = "arith.mulf"(%arg339, %arg340) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
       "linalg.yield"(%555) : (f32) -> () loc(#loc169)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc169)
     %357 = "linalg.generic"(%239, %356, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg336: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg337: f32 loc(fused[#loc60, #loc10, #loc15, #loc53]), %arg338: f32 loc(fused[#loc60, #loc12, #loc15, #loc53])):
+    ^bb0(%arg336: f32 loc(fused[#loc37, #loc35, #loc8, #loc24]), %arg337: f32 loc(fused[#loc60, #loc16, #loc27, #loc54]), %arg338: f32 loc(fused[#loc60, #loc10, #loc27, #loc54])):
       %554 = "arith.addf"(%arg336, %arg337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
       "linalg.yield"(%554) : (f32) -> () loc(#loc170)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc170)
     %358 = "linalg.generic"(%arg26, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg333: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg334: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg335: f32 loc(fused[#loc60, #loc10, #loc15, #loc16])):
+    ^bb0(%arg333: f32 loc(fused[#loc60, #loc16, #loc27, #loc30]), %arg334: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg335: f32 loc(fused[#loc60, #loc16, #loc27, #loc30])):
       %553 = "arith.mulf"(%arg333, %arg334) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
       "linalg.yield"(%553) : (f32) -> () loc(#loc171)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
     %359 = "linalg.generic"(%337, %357, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg330: f32 loc(fused[#loc60, #loc14, #loc15, #loc16]), %arg331: f32 loc(fused[#loc60, #loc12, #loc15, #loc53]), %arg332: f32 loc(fused[#loc60, #loc10, #loc15, #loc16])):
+    ^bb0(%arg330: f32 loc(fused[#loc60, #loc29, #loc27, #loc30]), %arg331: f32 loc(fused[#loc60, #loc10, #loc27, #loc54]), %arg332: f32 loc(fused[#loc60, #loc16, #loc27, #loc30])):
       %552 = "arith.mulf"(%arg330, %arg331) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
       "linalg.yield"(%552) : (f32) -> () loc(#loc171)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
     %360 = "linalg.generic"(%358, %359, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg327: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg328: f32 loc(fused[#loc60, #loc10, #loc15, #loc16]), %arg329: f32 loc(fused[#loc60, #loc12, #loc15, #loc16])):
+    ^bb0(%arg327: f32 loc(fused[#loc60, #loc16, #loc27, #loc30]), %arg328: f32 loc(fused[#loc60, #loc16, #loc27, #loc30]), %arg329: f32 loc(fused[#loc60, #loc10, #loc27, #loc30])):
       %551 = "arith.addf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
       "linalg.yield"(%551) : (f32) -> () loc(#loc173)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc173)
     %361 = "linalg.generic"(%arg25, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg325: f32 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg326: i1 loc(fused[#loc60, #loc54, #loc15, #loc55])):
+    ^bb0(%arg325: f32 loc(fused[#loc60, #loc55, #loc27, #loc56]), %arg326: i1 loc(fused[#loc60, #loc55, #loc27, #loc56])):
       %550 = "arith.cmpf"(%arg325, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc174)
       "linalg.yield"(%550) : (i1) -> () loc(#loc174)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc174)
     %362 = "linalg.generic"(%361, %357, %360, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg321: i1 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg322: f32 loc(fused[#loc60, #loc12, #loc15, #loc53]), %arg323: f32 loc(fused[#loc60, #loc12, #loc15, #loc16]), %arg324: f32 loc(fused[#loc60, #loc56, #loc15, #loc55])):
+    ^bb0(%arg321: i1 loc(fused[#loc60, #loc55, #loc27, #loc56]), %arg322: f32 loc(fused[#loc60, #loc10, #loc27, #loc54]), %arg323: f32 loc(fused[#loc60, #loc10, #loc27, #loc30]), %arg324: f32 loc(fused[#loc60, #loc57, #loc27, #loc56])):
       %549 = "arith.select"(%arg321, %arg322, %arg323) : (i1, f32, f32) -> f32 loc(#loc175)
       "linalg.yield"(%549) : (f32) -> () loc(#loc175)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc175)
     %363 = "linalg.generic"(%arg25, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg319: f32 loc(fused[#loc60, #loc54, #loc15, #loc55]), %arg320: f32 loc(fused[#loc60, #loc12, #loc15, #loc57])):
+    ^bb0(%arg319: f32 loc(fused[#loc60, #loc55, #loc27, #loc56]), %arg320: f32 loc(fused[#loc60, #loc10, #loc27, #loc28])):
       %548 = "arith.addf"(%arg319, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
       "linalg.yield"(%548) : (f32) -> () loc(#loc176)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc176)
     %364 = "linalg.generic"(%arg45, %362, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg316: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg317: f32 loc(fused[#loc60, #loc56, #loc15, #loc55]), %arg318: f32 loc(fused[#loc60, #loc10, #loc15, #loc58])):
+    ^bb0(%arg316: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg317: f32 loc(fused[#loc60, #loc57, #loc27, #loc56]), %arg318: f32 loc(fused[#loc60, #loc16, #loc27, #loc58])):
       %547 = "arith.mulf"(%arg316, %arg317) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
       "linalg.yield"(%547) : (f32) -> () loc(#loc177)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc177)
     %365 = "linalg.generic"(%arg2, %364, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg313: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg314: f32 loc(fused[#loc60, #loc10, #loc15, #loc58]), %arg315: f32 loc(fused[#loc60, #loc22, #loc15, #loc58])):
+    ^bb0(%arg313: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg314: f32 loc(fused[#loc60, #loc16, #loc27, #loc58]), %arg315: f32 loc(fused[#loc60, #loc33, #loc27, #loc58])):
       %546 = "arith.subf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
       "linalg.yield"(%546) : (f32) -> () loc(#loc178)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc178)
     %366 = "linalg.generic"(%arg46, %arg3, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg310: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg311: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg312: f32 loc(fused[#loc61, #loc10, #loc15, #loc53])):
+    ^bb0(%arg310: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg311: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg312: f32 loc(fused[#loc61, #loc16, #loc27, #loc54])):
       %545 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
       "linalg.yield"(%545) : (f32) -> () loc(#loc179)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc179)
     %367 = "linalg.generic"(%235, %366, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg307: f32 loc(fused[#loc29, #loc24, #loc8, #loc28]), %arg308: f32 loc(fused[#loc61, #loc10, #loc15, #loc53]), %arg309: f32 loc(fused[#loc61, #loc12, #loc15, #loc53])):
+    ^bb0(%arg307: f32 loc(fused[#loc37, #loc35, #loc8, #loc24]), %arg308: f32 loc(fused[#loc61, #loc16, #loc27, #loc54]), %arg309: f32 loc(fused[#loc61, #loc10, #loc27, #loc54])):
       %544 = "arith.addf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
       "linalg.yield"(%544) : (f32) -> () loc(#loc180)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc180)
     %368 = "linalg.generic"(%arg28, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg304: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg305: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg306: f32 loc(fused[#loc61, #loc10, #loc15, #loc16])):
+    ^bb0(%arg304: f32 loc(fused[#loc61, #loc16, #loc27, #loc30]), %arg305: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg306: f32 loc(fused[#loc61, #loc16, #loc27, #loc30])):
       %543 = "arith.mulf"(%arg304, %arg305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
       "linalg.yield"(%543) : (f32) -> () loc(#loc181)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
     %369 = "linalg.generic"(%337, %367, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg301: f32 loc(fused[#loc61, #loc14, #loc15, #loc16]), %arg302: f32 loc(fused[#loc61, #loc12, #loc15, #loc53]), %arg303: f32 loc(fused[#loc61, #loc10, #loc15, #loc16])):
+    ^bb0(%arg301: f32 loc(fused[#loc61, #loc29, #loc27, #loc30]), %arg302: f32 loc(fused[#loc61, #loc10, #loc27, #loc54]), %arg303: f32 loc(fused[#loc61, #loc16, #loc27, #loc30])):
       %542 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
       "linalg.yield"(%542) : (f32) -> () loc(#loc181)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
     %370 = "linalg.generic"(%368, %369, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg298: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg299: f32 loc(fused[#loc61, #loc10, #loc15, #loc16]), %arg300: f32 loc(fused[#loc61, #loc12, #loc15, #loc16])):
+    ^bb0(%arg298: f32 loc(fused[#loc61, #loc16, #loc27, #loc30]), %arg299: f32 loc(fused[#loc61, #loc16, #loc27, #loc30]), %arg300: f32 loc(fused[#loc61, #loc10, #loc27, #loc30])):
       %541 = "arith.addf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
       "linalg.yield"(%541) : (f32) -> () loc(#loc183)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc183)
     %371 = "linalg.generic"(%arg27, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg296: f32 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg297: i1 loc(fused[#loc61, #loc54, #loc15, #loc55])):
+    ^bb0(%arg296: f32 loc(fused[#loc61, #loc55, #loc27, #loc56]), %arg297: i1 loc(fused[#loc61, #loc55, #loc27, #loc56])):
       %540 = "arith.cmpf"(%arg296, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc184)
       "linalg.yield"(%540) : (i1) -> () loc(#loc184)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc184)
     %372 = "linalg.generic"(%371, %367, %370, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg292: i1 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg293: f32 loc(fused[#loc61, #loc12, #loc15, #loc53]), %arg294: f32 loc(fused[#loc61, #loc12, #loc15, #loc16]), %arg295: f32 loc(fused[#loc61, #loc56, #loc15, #loc55])):
+    ^bb0(%arg292: i1 loc(fused[#loc61, #loc55, #loc27, #loc56]), %arg293: f32 loc(fused[#loc61, #loc10, #loc27, #loc54]), %arg294: f32 loc(fused[#loc61, #loc10, #loc27, #loc30]), %arg295: f32 loc(fused[#loc61, #loc57, #loc27, #loc56])):
       %539 = "arith.select"(%arg292, %arg293, %arg294) : (i1, f32, f32) -> f32 loc(#loc185)
       "linalg.yield"(%539) : (f32) -> () loc(#loc185)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc185)
     %373 = "linalg.generic"(%arg27, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg290: f32 loc(fused[#loc61, #loc54, #loc15, #loc55]), %arg291: f32 loc(fused[#loc61, #loc12, #loc15, #loc57])):
+    ^bb0(%arg290: f32 loc(fused[#loc61, #loc55, #loc27, #loc56]), %arg291: f32 loc(fused[#loc61, #loc10, #loc27, #loc28])):
       %538 = "arith.addf"(%arg290, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
       "linalg.yield"(%538) : (f32) -> () loc(#loc186)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc186)
     %374 = "linalg.generic"(%arg45, %372, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg287: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg288: f32 loc(fused[#loc61, #loc56, #loc15, #loc55]), %arg289: f32 loc(fused[#loc61, #loc10, #loc15, #loc58])):
+    ^bb0(%arg287: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg288: f32 loc(fused[#loc61, #loc57, #loc27, #loc56]), %arg289: f32 loc(fused[#loc61, #loc16, #loc27, #loc58])):
       %537 = "arith.mulf"(%arg287, %arg288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
       "linalg.yield"(%537) : (f32) -> () loc(#loc187)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc187)
     %375 = "linalg.generic"(%arg3, %374, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg284: f32 loc(fused[#loc29, #loc24, #loc4, #loc28]), %arg285: f32 loc(fused[#loc61, #loc10, #loc15, #loc58]), %arg286: f32 loc(fused[#loc61, #loc22, #loc15, #loc58])):
+    ^bb0(%arg284: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg285: f32 loc(fused[#loc61, #loc16, #loc27, #loc58]), %arg286: f32 loc(fused[#loc61, #loc33, #loc27, #loc58])):
       %536 = "arith.subf"(%arg284, %arg285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
       "linalg.yield"(%536) : (f32) -> () loc(#loc188)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc188)
     %376 = "linalg.generic"(%arg46, %arg4, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg281: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg282: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg283: f32 loc(fused[#loc62, #loc10, #loc15, #loc53])):
+    ^bb0(%arg281: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg282: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg283: f32 loc(fused[#loc62, #loc16, #loc27, #loc54])):
       %535 = "arith.mulf"(%arg281, %arg282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
       "linalg.yield"(%535) : (f32) -> () loc(#loc189)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc189)
     %377 = "linalg.generic"(%231, %376, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg278: f32 loc(fused[#loc32, #loc52, #loc8, #loc33]), %arg279: f32 loc(fused[#loc62, #loc10, #loc15, #loc53]), %arg280: f32 loc(fused[#loc62, #loc12, #loc15, #loc53])):
+    ^bb0(%arg278: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg279: f32 loc(fused[#loc62, #loc16, #loc27, #loc54]), %arg280: f32 loc(fused[#loc62, #loc10, #loc27, #loc54])):
       %534 = "arith.addf"(%arg278, %arg279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
       "linalg.yield"(%534) : (f32) -> () loc(#loc190)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc190)
     %378 = "linalg.generic"(%arg30, %arg47, %214) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg275: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg276: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg277: f32 loc(fused[#loc62, #loc10, #loc15, #loc16])):
+    ^bb0(%arg275: f32 loc(fused[#loc62, #loc16, #loc27, #loc30]), %arg276: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg277: f32 loc(fused[#loc62, #loc16, #loc27, #loc30])):
       %533 = "arith.mulf"(%arg275, %arg276) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
       "linalg.yield"(%533) : (f32) -> () loc(#loc191)
     }) : (tensor<8x8x3x3xf32>, tensor<f32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
     %379 = "linalg.generic"(%337, %377, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg272: f32 loc(fused[#loc62, #loc14, #loc15, #loc16]), %arg273: f32 loc(fused[#loc62, #loc12, #loc15, #loc53]), %arg274: f32 loc(fused[#loc62, #loc10, #loc15, #loc16])):
+    ^bb0(%arg272: f32 loc(fused[#loc62, #loc29, #loc27, #loc30]), %arg273: f32 loc(fused[#loc62, #loc10, #loc27, #loc54]), %arg274: f32 loc(fused[#loc62, #loc16, #loc27, #loc30])):
       %532 = "arith.mulf"(%arg272, %arg273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
       "linalg.yield"(%532) : (f32) -> () loc(#loc191)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
     %380 = "linalg.generic"(%378, %379, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg269: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg270: f32 loc(fused[#loc62, #loc10, #loc15, #loc16]), %arg271: f32 loc(fused[#loc62, #loc12, #loc15, #loc16])):
+    ^bb0(%arg269: f32 loc(fused[#loc62, #loc16, #loc27, #loc30]), %arg270: f32 loc(fused[#loc62, #loc16, #loc27, #loc30]), %arg271: f32 loc(fused[#loc62, #loc10, #loc27, #loc30])):
       %531 = "arith.addf"(%arg269, %arg270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
       "linalg.yield"(%531) : (f32) -> () loc(#loc193)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc193)
     %381 = "linalg.generic"(%arg29, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg267: f32 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg268: i1 loc(fused[#loc62, #loc54, #loc15, #loc55])):
+    ^bb0(%arg267: f32 loc(fused[#loc62, #loc55, #loc27, #loc56]), %arg268: i1 loc(fused[#loc62, #loc55, #loc27, #loc56])):
       %530 = "arith.cmpf"(%arg267, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc194)
       "linalg.yield"(%530) : (i1) -> () loc(#loc194)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc194)
     %382 = "linalg.generic"(%381, %377, %380, %214) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg263: i1 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg264: f32 loc(fused[#loc62, #loc12, #loc15, #loc53]), %arg265: f32 loc(fused[#loc62, #loc12, #loc15, #loc16]), %arg266: f32 loc(fused[#loc62, #loc56, #loc15, #loc55])):
+    ^bb0(%arg263: i1 loc(fused[#loc62, #loc55, #loc27, #loc56]), %arg264: f32 loc(fused[#loc62, #loc10, #loc27, #loc54]), %arg265: f32 loc(fused[#loc62, #loc10, #loc27, #loc30]), %arg266: f32 loc(fused[#loc62, #loc57, #loc27, #loc56])):
       %529 = "arith.select"(%arg263, %arg264, %arg265) : (i1, f32, f32) -> f32 loc(#loc195)
       "linalg.yield"(%529) : (f32) -> () loc(#loc195)
     }) : (tensor<i1>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc195)
     %383 = "linalg.generic"(%arg29, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg261: f32 loc(fused[#loc62, #loc54, #loc15, #loc55]), %arg262: f32 loc(fused[#loc62, #loc12, #loc15, #loc57])):
+    ^bb0(%arg261: f32 loc(fused[#loc62, #loc55, #loc27, #loc56]), %arg262: f32 loc(fused[#loc62, #loc10, #loc27, #loc28])):
       %528 = "arith.addf"(%arg261, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
       "linalg.yield"(%528) : (f32) -> () loc(#loc196)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc196)
     %384 = "linalg.generic"(%arg45, %382, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg258: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg259: f32 loc(fused[#loc62, #loc56, #loc15, #loc55]), %arg260: f32 loc(fused[#loc62, #loc10, #loc15, #loc58])):
+    ^bb0(%arg258: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg259: f32 loc(fused[#loc62, #loc57, #loc27, #loc56]), %arg260: f32 loc(fused[#loc62, #loc16, #loc27, #loc58])):
       %527 = "arith.mulf"(%arg258, %arg259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
       "linalg.yield"(%527) : (f32) -> () loc(#loc197)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc197)
     %385 = "linalg.generic"(%arg4, %384, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg255: f32 loc(fused[#loc32, #loc18, #loc4, #loc33]), %arg256: f32 loc(fused[#loc62, #loc10, #loc15, #loc58]), %arg257: f32 loc(fused[#loc62, #loc22, #loc15, #loc58])):
+    ^bb0(%arg255: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg256: f32 loc(fused[#loc62, #loc16, #loc27, #loc58]), %arg257: f32 loc(fused[#loc62, #loc33, #loc27, #loc58])):
       %526 = "arith.subf"(%arg255, %arg256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
       "linalg.yield"(%526) : (f32) -> () loc(#loc198)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc198)
     %386 = "linalg.generic"(%arg46, %arg5, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg252: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg253: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg254: f32 loc(fused[#loc63, #loc10, #loc15, #loc53])):
+    ^bb0(%arg252: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg253: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg254: f32 loc(fused[#loc63, #loc16, #loc27, #loc54])):
       %525 = "arith.mulf"(%arg252, %arg253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
       "linalg.yield"(%525) : (f32) -> () loc(#loc199)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc199)
     %387 = "linalg.generic"(%195, %386, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg249: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg250: f32 loc(fused[#loc63, #loc10, #loc15, #loc53]), %arg251: f32 loc(fused[#loc63, #loc12, #loc15, #loc53])):
+    ^bb0(%arg249: f32 loc(fused[#loc18, #loc35, #loc8, #loc20]), %arg250: f32 loc(fused[#loc63, #loc16, #loc27, #loc54]), %arg251: f32 loc(fused[#loc63, #loc10, #loc27, #loc54])):
       %524 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
       "linalg.yield"(%524) : (f32) -> () loc(#loc200)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc200)
     %388 = "linalg.generic"(%arg32, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg246: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg247: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg248: f32 loc(fused[#loc63, #loc10, #loc15, #loc16])):
+    ^bb0(%arg246: f32 loc(fused[#loc63, #loc16, #loc27, #loc30]), %arg247: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg248: f32 loc(fused[#loc63, #loc16, #loc27, #loc30])):
       %523 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
       "linalg.yield"(%523) : (f32) -> () loc(#loc201)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
     %389 = "linalg.generic"(%337, %387, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg243: f32 loc(fused[#loc63, #loc14, #loc15, #loc16]), %arg244: f32 loc(fused[#loc63, #loc12, #loc15, #loc53]), %arg245: f32 loc(fused[#loc63, #loc10, #loc15, #loc16])):
+    ^bb0(%arg243: f32 loc(fused[#loc63, #loc29, #loc27, #loc30]), %arg244: f32 loc(fused[#loc63, #loc10, #loc27, #loc54]), %arg245: f32 loc(fused[#loc63, #loc16, #loc27, #loc30])):
       %522 = "arith.mulf"(%arg243, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
       "linalg.yield"(%522) : (f32) -> () loc(#loc201)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
     %390 = "linalg.generic"(%388, %389, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg240: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg241: f32 loc(fused[#loc63, #loc10, #loc15, #loc16]), %arg242: f32 loc(fused[#loc63, #loc12, #loc15, #loc16])):
+    ^bb0(%arg240: f32 loc(fused[#loc63, #loc16, #loc27, #loc30]), %arg241: f32 loc(fused[#loc63, #loc16, #loc27, #loc30]), %arg242: f32 loc(fused[#loc63, #loc10, #loc27, #loc30])):
       %521 = "arith.addf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
       "linalg.yield"(%521) : (f32) -> () loc(#loc203)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc203)
     %391 = "linalg.generic"(%arg31, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg238: f32 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg239: i1 loc(fused[#loc63, #loc54, #loc15, #loc55])):
+    ^bb0(%arg238: f32 loc(fused[#loc63, #loc55, #loc27, #loc56]), %arg239: i1 loc(fused[#loc63, #loc55, #loc27, #loc56])):
       %520 = "arith.cmpf"(%arg238, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc204)
       "linalg.yield"(%520) : (i1) -> () loc(#loc204)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc204)
     %392 = "linalg.generic"(%391, %387, %390, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg234: i1 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg235: f32 loc(fused[#loc63, #loc12, #loc15, #loc53]), %arg236: f32 loc(fused[#loc63, #loc12, #loc15, #loc16]), %arg237: f32 loc(fused[#loc63, #loc56, #loc15, #loc55])):
+    ^bb0(%arg234: i1 loc(fused[#loc63, #loc55, #loc27, #loc56]), %arg235: f32 loc(fused[#loc63, #loc10, #loc27, #loc54]), %arg236: f32 loc(fused[#loc63, #loc10, #loc27, #loc30]), %arg237: f32 loc(fused[#loc63, #loc57, #loc27, #loc56])):
       %519 = "arith.select"(%arg234, %arg235, %arg236) : (i1, f32, f32) -> f32 loc(#loc205)
       "linalg.yield"(%519) : (f32) -> () loc(#loc205)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc205)
     %393 = "linalg.generic"(%arg31, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg232: f32 loc(fused[#loc63, #loc54, #loc15, #loc55]), %arg233: f32 loc(fused[#loc63, #loc12, #loc15, #loc57])):
+    ^bb0(%arg232: f32 loc(fused[#loc63, #loc55, #loc27, #loc56]), %arg233: f32 loc(fused[#loc63, #loc10, #loc27, #loc28])):
       %518 = "arith.addf"(%arg232, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
       "linalg.yield"(%518) : (f32) -> () loc(#loc206)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc206)
     %394 = "linalg.generic"(%arg45, %392, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg229: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg230: f32 loc(fused[#loc63, #loc56, #loc15, #loc55]), %arg231: f32 loc(fused[#loc63, #loc10, #loc15, #loc58])):
+    ^bb0(%arg229: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg230: f32 loc(fused[#loc63, #loc57, #loc27, #loc56]), %arg231: f32 loc(fused[#loc63, #loc16, #loc27, #loc58])):
       %517 = "arith.mulf"(%arg229, %arg230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
       "linalg.yield"(%517) : (f32) -> () loc(#loc207)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc207)
     %395 = "linalg.generic"(%arg5, %394, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg226: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg227: f32 loc(fused[#loc63, #loc10, #loc15, #loc58]), %arg228: f32 loc(fused[#loc63, #loc22, #loc15, #loc58])):
+    ^bb0(%arg226: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg227: f32 loc(fused[#loc63, #loc16, #loc27, #loc58]), %arg228: f32 loc(fused[#loc63, #loc33, #loc27, #loc58])):
       %516 = "arith.subf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
       "linalg.yield"(%516) : (f32) -> () loc(#loc208)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc208)
     %396 = "linalg.generic"(%arg46, %arg6, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg223: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg224: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg225: f32 loc(fused[#loc64, #loc10, #loc15, #loc53])):
+    ^bb0(%arg223: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg224: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg225: f32 loc(fused[#loc64, #loc16, #loc27, #loc54])):
       %515 = "arith.mulf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
       "linalg.yield"(%515) : (f32) -> () loc(#loc209)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc209)
     %397 = "linalg.generic"(%191, %396, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg220: f32 loc(fused[#loc34, #loc24, #loc8, #loc33]), %arg221: f32 loc(fused[#loc64, #loc10, #loc15, #loc53]), %arg222: f32 loc(fused[#loc64, #loc12, #loc15, #loc53])):
+    ^bb0(%arg220: f32 loc(fused[#loc18, #loc35, #loc8, #loc20]), %arg221: f32 loc(fused[#loc64, #loc16, #loc27, #loc54]), %arg222: f32 loc(fused[#loc64, #loc10, #loc27, #loc54])):
       %514 = "arith.addf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
       "linalg.yield"(%514) : (f32) -> () loc(#loc210)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc210)
     %398 = "linalg.generic"(%arg34, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg217: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg218: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg219: f32 loc(fused[#loc64, #loc10, #loc15, #loc16])):
+    ^bb0(%arg217: f32 loc(fused[#loc64, #loc16, #loc27, #loc30]), %arg218: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg219: f32 loc(fused[#loc64, #loc16, #loc27, #loc30])):
       %513 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
       "linalg.yield"(%513) : (f32) -> () loc(#loc211)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
     %399 = "linalg.generic"(%337, %397, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg214: f32 loc(fused[#loc64, #loc14, #loc15, #loc16]), %arg215: f32 loc(fused[#loc64, #loc12, #loc15, #loc53]), %arg216: f32 loc(fused[#loc64, #loc10, #loc15, #loc16])):
+    ^bb0(%arg214: f32 loc(fused[#loc64, #loc29, #loc27, #loc30]), %arg215: f32 loc(fused[#loc64, #loc10, #loc27, #loc54]), %arg216: f32 loc(fused[#loc64, #loc16, #loc27, #loc30])):
       %512 = "arith.mulf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
       "linalg.yield"(%512) : (f32) -> () loc(#loc211)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
     %400 = "linalg.generic"(%398, %399, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg211: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg212: f32 loc(fused[#loc64, #loc10, #loc15, #loc16]), %arg213: f32 loc(fused[#loc64, #loc12, #loc15, #loc16])):
+    ^bb0(%arg211: f32 loc(fused[#loc64, #loc16, #loc27, #loc30]), %arg212: f32 loc(fused[#loc64, #loc16, #loc27, #loc30]), %arg213: f32 loc(fused[#loc64, #loc10, #loc27, #loc30])):
       %511 = "arith.addf"(%arg211, %arg212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
       "linalg.yield"(%511) : (f32) -> () loc(#loc213)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc213)
     %401 = "linalg.generic"(%arg33, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg209: f32 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg210: i1 loc(fused[#loc64, #loc54, #loc15, #loc55])):
+    ^bb0(%arg209: f32 loc(fused[#loc64, #loc55, #loc27, #loc56]), %arg210: i1 loc(fused[#loc64, #loc55, #loc27, #loc56])):
       %510 = "arith.cmpf"(%arg209, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc214)
       "linalg.yield"(%510) : (i1) -> () loc(#loc214)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc214)
     %402 = "linalg.generic"(%401, %397, %400, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg205: i1 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg206: f32 loc(fused[#loc64, #loc12, #loc15, #loc53]), %arg207: f32 loc(fused[#loc64, #loc12, #loc15, #loc16]), %arg208: f32 loc(fused[#loc64, #loc56, #loc15, #loc55])):
+    ^bb0(%arg205: i1 loc(fused[#loc64, #loc55, #loc27, #loc56]), %arg206: f32 loc(fused[#loc64, #loc10, #loc27, #loc54]), %arg207: f32 loc(fused[#loc64, #loc10, #loc27, #loc30]), %arg208: f32 loc(fused[#loc64, #loc57, #loc27, #loc56])):
       %509 = "arith.select"(%arg205, %arg206, %arg207) : (i1, f32, f32) -> f32 loc(#loc215)
       "linalg.yield"(%509) : (f32) -> () loc(#loc215)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc215)
     %403 = "linalg.generic"(%arg33, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg203: f32 loc(fused[#loc64, #loc54, #loc15, #loc55]), %arg204: f32 loc(fused[#loc64, #loc12, #loc15, #loc57])):
+    ^bb0(%arg203: f32 loc(fused[#loc64, #loc55, #loc27, #loc56]), %arg204: f32 loc(fused[#loc64, #loc10, #loc27, #loc28])):
       %508 = "arith.addf"(%arg203, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
       "linalg.yield"(%508) : (f32) -> () loc(#loc216)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc216)
     %404 = "linalg.generic"(%arg45, %402, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg200: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg201: f32 loc(fused[#loc64, #loc56, #loc15, #loc55]), %arg202: f32 loc(fused[#loc64, #loc10, #loc15, #loc58])):
+    ^bb0(%arg200: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg201: f32 loc(fused[#loc64, #loc57, #loc27, #loc56]), %arg202: f32 loc(fused[#loc64, #loc16, #loc27, #loc58])):
       %507 = "arith.mulf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
       "linalg.yield"(%507) : (f32) -> () loc(#loc217)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc217)
     %405 = "linalg.generic"(%arg6, %404, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg197: f32 loc(fused[#loc34, #loc24, #loc4, #loc33]), %arg198: f32 loc(fused[#loc64, #loc10, #loc15, #loc58]), %arg199: f32 loc(fused[#loc64, #loc22, #loc15, #loc58])):
+    ^bb0(%arg197: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg198: f32 loc(fused[#loc64, #loc16, #loc27, #loc58]), %arg199: f32 loc(fused[#loc64, #loc33, #loc27, #loc58])):
       %506 = "arith.subf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
       "linalg.yield"(%506) : (f32) -> () loc(#loc218)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc218)
     %406 = "linalg.generic"(%arg46, %arg7, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg194: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg195: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg196: f32 loc(fused[#loc65, #loc10, #loc15, #loc53])):
+    ^bb0(%arg194: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg195: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg196: f32 loc(fused[#loc65, #loc16, #loc27, #loc54])):
       %505 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
       "linalg.yield"(%505) : (f32) -> () loc(#loc219)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc219)
     %407 = "linalg.generic"(%318, %406, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg191: f32 loc(fused[#loc20, #loc52, #loc8, #loc11]), %arg192: f32 loc(fused[#loc65, #loc10, #loc15, #loc53]), %arg193: f32 loc(fused[#loc65, #loc12, #loc15, #loc53])):
+    ^bb0(%arg191: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg192: f32 loc(fused[#loc65, #loc16, #loc27, #loc54]), %arg193: f32 loc(fused[#loc65, #loc10, #loc27, #loc54])):
       %504 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
       "linalg.yield"(%504) : (f32) -> () loc(#loc220)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc220)
     %408 = "linalg.generic"(%arg36, %arg47, %317) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg188: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg189: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg190: f32 loc(fused[#loc65, #loc10, #loc15, #loc16])):
+    ^bb0(%arg188: f32 loc(fused[#loc65, #loc16, #loc27, #loc30]), %arg189: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg190: f32 loc(fused[#loc65, #loc16, #loc27, #loc30])):
       %503 = "arith.mulf"(%arg188, %arg189) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
       "linalg.yield"(%503) : (f32) -> () loc(#loc221)
     }) : (tensor<8x4x1x1xf32>, tensor<f32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
     %409 = "linalg.generic"(%337, %407, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg185: f32 loc(fused[#loc65, #loc14, #loc15, #loc16]), %arg186: f32 loc(fused[#loc65, #loc12, #loc15, #loc53]), %arg187: f32 loc(fused[#loc65, #loc10, #loc15, #loc16])):
+    ^bb0(%arg185: f32 loc(fused[#loc65, #loc29, #loc27, #loc30]), %arg186: f32 loc(fused[#loc65, #loc10, #loc27, #loc54]), %arg187: f32 loc(fused[#loc65, #loc16, #loc27, #loc30])):
       %502 = "arith.mulf"(%arg185, %arg186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
       "linalg.yield"(%502) : (f32) -> () loc(#loc221)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
     %410 = "linalg.generic"(%408, %409, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg182: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg183: f32 loc(fused[#loc65, #loc10, #loc15, #loc16]), %arg184: f32 loc(fused[#loc65, #loc12, #loc15, #loc16])):
+    ^bb0(%arg182: f32 loc(fused[#loc65, #loc16, #loc27, #loc30]), %arg183: f32 loc(fused[#loc65, #loc16, #loc27, #loc30]), %arg184: f32 loc(fused[#loc65, #loc10, #loc27, #loc30])):
       %501 = "arith.addf"(%arg182, %arg183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
       "linalg.yield"(%501) : (f32) -> () loc(#loc223)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc223)
     %411 = "linalg.generic"(%arg35, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg180: f32 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg181: i1 loc(fused[#loc65, #loc54, #loc15, #loc55])):
+    ^bb0(%arg180: f32 loc(fused[#loc65, #loc55, #loc27, #loc56]), %arg181: i1 loc(fused[#loc65, #loc55, #loc27, #loc56])):
       %500 = "arith.cmpf"(%arg180, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc224)
       "linalg.yield"(%500) : (i1) -> () loc(#loc224)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc224)
     %412 = "linalg.generic"(%411, %407, %410, %317) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg176: i1 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg177: f32 loc(fused[#loc65, #loc12, #loc15, #loc53]), %arg178: f32 loc(fused[#loc65, #loc12, #loc15, #loc16]), %arg179: f32 loc(fused[#loc65, #loc56, #loc15, #loc55])):
+    ^bb0(%arg176: i1 loc(fused[#loc65, #loc55, #loc27, #loc56]), %arg177: f32 loc(fused[#loc65, #loc10, #loc27, #loc54]), %arg178: f32 loc(fused[#loc65, #loc10, #loc27, #loc30]), %arg179: f32 loc(fused[#loc65, #loc57, #loc27, #loc56])):
       %499 = "arith.select"(%arg176, %arg177, %arg178) : (i1, f32, f32) -> f32 loc(#loc225)
       "linalg.yield"(%499) : (f32) -> () loc(#loc225)
     }) : (tensor<i1>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc225)
     %413 = "linalg.generic"(%arg35, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg174: f32 loc(fused[#loc65, #loc54, #loc15, #loc55]), %arg175: f32 loc(fused[#loc65, #loc12, #loc15, #loc57])):
+    ^bb0(%arg174: f32 loc(fused[#loc65, #loc55, #loc27, #loc56]), %arg175: f32 loc(fused[#loc65, #loc10, #loc27, #loc28])):
       %498 = "arith.addf"(%arg174, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
       "linalg.yield"(%498) : (f32) -> () loc(#loc226)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc226)
     %414 = "linalg.generic"(%arg45, %412, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg171: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg172: f32 loc(fused[#loc65, #loc56, #loc15, #loc55]), %arg173: f32 loc(fused[#loc65, #loc10, #loc15, #loc58])):
+    ^bb0(%arg171: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg172: f32 loc(fused[#loc65, #loc57, #loc27, #loc56]), %arg173: f32 loc(fused[#loc65, #loc16, #loc27, #loc58])):
       %497 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
       "linalg.yield"(%497) : (f32) -> () loc(#loc227)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc227)
     %415 = "linalg.generic"(%arg7, %414, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg168: f32 loc(fused[#loc20, #loc18, #loc4, #loc11]), %arg169: f32 loc(fused[#loc65, #loc10, #loc15, #loc58]), %arg170: f32 loc(fused[#loc65, #loc22, #loc15, #loc58])):
+    ^bb0(%arg168: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg169: f32 loc(fused[#loc65, #loc16, #loc27, #loc58]), %arg170: f32 loc(fused[#loc65, #loc33, #loc27, #loc58])):
       %496 = "arith.subf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
       "linalg.yield"(%496) : (f32) -> () loc(#loc228)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc228)
     %416 = "linalg.generic"(%arg46, %arg8, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg165: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg166: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg167: f32 loc(fused[#loc66, #loc10, #loc15, #loc53])):
+    ^bb0(%arg165: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg166: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg167: f32 loc(fused[#loc66, #loc16, #loc27, #loc54])):
       %495 = "arith.mulf"(%arg165, %arg166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
       "linalg.yield"(%495) : (f32) -> () loc(#loc229)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc229)
     %417 = "linalg.generic"(%283, %416, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg162: f32 loc(fused[#loc9, #loc24, #loc8, #loc11]), %arg163: f32 loc(fused[#loc66, #loc10, #loc15, #loc53]), %arg164: f32 loc(fused[#loc66, #loc12, #loc15, #loc53])):
+    ^bb0(%arg162: f32 loc(fused[#loc6, #loc35, #loc8, #loc9]), %arg163: f32 loc(fused[#loc66, #loc16, #loc27, #loc54]), %arg164: f32 loc(fused[#loc66, #loc10, #loc27, #loc54])):
       %494 = "arith.addf"(%arg162, %arg163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
       "linalg.yield"(%494) : (f32) -> () loc(#loc230)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc230)
     %418 = "linalg.generic"(%arg38, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg159: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg160: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg161: f32 loc(fused[#loc66, #loc10, #loc15, #loc16])):
+    ^bb0(%arg159: f32 loc(fused[#loc66, #loc16, #loc27, #loc30]), %arg160: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg161: f32 loc(fused[#loc66, #loc16, #loc27, #loc30])):
       %493 = "arith.mulf"(%arg159, %arg160) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
       "linalg.yield"(%493) : (f32) -> () loc(#loc231)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
     %419 = "linalg.generic"(%337, %417, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg156: f32 loc(fused[#loc66, #loc14, #loc15, #loc16]), %arg157: f32 loc(fused[#loc66, #loc12, #loc15, #loc53]), %arg158: f32 loc(fused[#loc66, #loc10, #loc15, #loc16])):
+    ^bb0(%arg156: f32 loc(fused[#loc66, #loc29, #loc27, #loc30]), %arg157: f32 loc(fused[#loc66, #loc10, #loc27, #loc54]), %arg158: f32 loc(fused[#loc66, #loc16, #loc27, #loc30])):
       %492 = "arith.mulf"(%arg156, %arg157) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
       "linalg.yield"(%492) : (f32) -> () loc(#loc231)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
     %420 = "linalg.generic"(%418, %419, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg153: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg154: f32 loc(fused[#loc66, #loc10, #loc15, #loc16]), %arg155: f32 loc(fused[#loc66, #loc12, #loc15, #loc16])):
+    ^bb0(%arg153: f32 loc(fused[#loc66, #loc16, #loc27, #loc30]), %arg154: f32 loc(fused[#loc66, #loc16, #loc27, #loc30]), %arg155: f32 loc(fused[#loc66, #loc10, #loc27, #loc30])):
       %491 = "arith.addf"(%arg153, %arg154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
       "linalg.yield"(%491) : (f32) -> () loc(#loc233)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc233)
     %421 = "linalg.generic"(%arg37, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg151: f32 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg152: i1 loc(fused[#loc66, #loc54, #loc15, #loc55])):
+    ^bb0(%arg151: f32 loc(fused[#loc66, #loc55, #loc27, #loc56]), %arg152: i1 loc(fused[#loc66, #loc55, #loc27, #loc56])):
       %490 = "arith.cmpf"(%arg151, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc234)
       "linalg.yield"(%490) : (i1) -> () loc(#loc234)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc234)
     %422 = "linalg.generic"(%421, %417, %420, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg147: i1 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg148: f32 loc(fused[#loc66, #loc12, #loc15, #loc53]), %arg149: f32 loc(fused[#loc66, #loc12, #loc15, #loc16]), %arg150: f32 loc(fused[#loc66, #loc56, #loc15, #loc55])):
+    ^bb0(%arg147: i1 loc(fused[#loc66, #loc55, #loc27, #loc56]), %arg148: f32 loc(fused[#loc66, #loc10, #loc27, #loc54]), %arg149: f32 loc(fused[#loc66, #loc10, #loc27, #loc30]), %arg150: f32 loc(fused[#loc66, #loc57, #loc27, #loc56])):
       %489 = "arith.select"(%arg147, %arg148, %arg149) : (i1, f32, f32) -> f32 loc(#loc235)
       "linalg.yield"(%489) : (f32) -> () loc(#loc235)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc235)
     %423 = "linalg.generic"(%arg37, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg145: f32 loc(fused[#loc66, #loc54, #loc15, #loc55]), %arg146: f32 loc(fused[#loc66, #loc12, #loc15, #loc57])):
+    ^bb0(%arg145: f32 loc(fused[#loc66, #loc55, #loc27, #loc56]), %arg146: f32 loc(fused[#loc66, #loc10, #loc27, #loc28])):
       %488 = "arith.addf"(%arg145, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
       "linalg.yield"(%488) : (f32) -> () loc(#loc236)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc236)
     %424 = "linalg.generic"(%arg45, %422, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg142: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg143: f32 loc(fused[#loc66, #loc56, #loc15, #loc55]), %arg144: f32 loc(fused[#loc66, #loc10, #loc15, #loc58])):
+    ^bb0(%arg142: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg143: f32 loc(fused[#loc66, #loc57, #loc27, #loc56]), %arg144: f32 loc(fused[#loc66, #loc16, #loc27, #loc58])):
       %487 = "arith.mulf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
       "linalg.yield"(%487) : (f32) -> () loc(#loc237)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc237)
     %425 = "linalg.generic"(%arg8, %424, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg139: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg140: f32 loc(fused[#loc66, #loc10, #loc15, #loc58]), %arg141: f32 loc(fused[#loc66, #loc22, #loc15, #loc58])):
+    ^bb0(%arg139: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg140: f32 loc(fused[#loc66, #loc16, #loc27, #loc58]), %arg141: f32 loc(fused[#loc66, #loc33, #loc27, #loc58])):
       %486 = "arith.subf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
       "linalg.yield"(%486) : (f32) -> () loc(#loc238)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc238)
     %426 = "linalg.generic"(%arg46, %arg9, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg136: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg137: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg138: f32 loc(fused[#loc67, #loc10, #loc15, #loc53])):
+    ^bb0(%arg136: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg137: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg138: f32 loc(fused[#loc67, #loc16, #loc27, #loc54])):
       %485 = "arith.mulf"(%arg136, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
       "linalg.yield"(%485) : (f32) -> () loc(#loc239)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc239)
     %427 = "linalg.generic"(%191, %426, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg133: f32 loc(fused[#loc9, #loc24, #loc8, #loc11]), %arg134: f32 loc(fused[#loc67, #loc10, #loc15, #loc53]), %arg135: f32 loc(fused[#loc67, #loc12, #loc15, #loc53])):
+    ^bb0(%arg133: f32 loc(fused[#loc6, #loc35, #loc8, #loc9]), %arg134: f32 loc(fused[#loc67, #loc16, #loc27, #loc54]), %arg135: f32 loc(fused[#loc67, #loc10, #loc27, #loc54])):
       %484 = "arith.addf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
       "linalg.yield"(%484) : (f32) -> () loc(#loc240)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc240)
     %428 = "linalg.generic"(%arg40, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg130: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg131: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg132: f32 loc(fused[#loc67, #loc10, #loc15, #loc16])):
+    ^bb0(%arg130: f32 loc(fused[#loc67, #loc16, #loc27, #loc30]), %arg131: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg132: f32 loc(fused[#loc67, #loc16, #loc27, #loc30])):
       %483 = "arith.mulf"(%arg130, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
       "linalg.yield"(%483) : (f32) -> () loc(#loc241)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
     %429 = "linalg.generic"(%337, %427, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg127: f32 loc(fused[#loc67, #loc14, #loc15, #loc16]), %arg128: f32 loc(fused[#loc67, #loc12, #loc15, #loc53]), %arg129: f32 loc(fused[#loc67, #loc10, #loc15, #loc16])):
+    ^bb0(%arg127: f32 loc(fused[#loc67, #loc29, #loc27, #loc30]), %arg128: f32 loc(fused[#loc67, #loc10, #loc27, #loc54]), %arg129: f32 loc(fused[#loc67, #loc16, #loc27, #loc30])):
       %482 = "arith.mulf"(%arg127, %arg128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
       "linalg.yield"(%482) : (f32) -> () loc(#loc241)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
     %430 = "linalg.generic"(%428, %429, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg124: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg125: f32 loc(fused[#loc67, #loc10, #loc15, #loc16]), %arg126: f32 loc(fused[#loc67, #loc12, #loc15, #loc16])):
+    ^bb0(%arg124: f32 loc(fused[#loc67, #loc16, #loc27, #loc30]), %arg125: f32 loc(fused[#loc67, #loc16, #loc27, #loc30]), %arg126: f32 loc(fused[#loc67, #loc10, #loc27, #loc30])):
       %481 = "arith.addf"(%arg124, %arg125) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
       "linalg.yield"(%481) : (f32) -> () loc(#loc243)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc243)
     %431 = "linalg.generic"(%arg39, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg122: f32 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg123: i1 loc(fused[#loc67, #loc54, #loc15, #loc55])):
+    ^bb0(%arg122: f32 loc(fused[#loc67, #loc55, #loc27, #loc56]), %arg123: i1 loc(fused[#loc67, #loc55, #loc27, #loc56])):
       %480 = "arith.cmpf"(%arg122, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc244)
       "linalg.yield"(%480) : (i1) -> () loc(#loc244)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc244)
     %432 = "linalg.generic"(%431, %427, %430, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg118: i1 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg119: f32 loc(fused[#loc67, #loc12, #loc15, #loc53]), %arg120: f32 loc(fused[#loc67, #loc12, #loc15, #loc16]), %arg121: f32 loc(fused[#loc67, #loc56, #loc15, #loc55])):
+    ^bb0(%arg118: i1 loc(fused[#loc67, #loc55, #loc27, #loc56]), %arg119: f32 loc(fused[#loc67, #loc10, #loc27, #loc54]), %arg120: f32 loc(fused[#loc67, #loc10, #loc27, #loc30]), %arg121: f32 loc(fused[#loc67, #loc57, #loc27, #loc56])):
       %479 = "arith.select"(%arg118, %arg119, %arg120) : (i1, f32, f32) -> f32 loc(#loc245)
       "linalg.yield"(%479) : (f32) -> () loc(#loc245)
     }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc245)
     %433 = "linalg.generic"(%arg39, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg116: f32 loc(fused[#loc67, #loc54, #loc15, #loc55]), %arg117: f32 loc(fused[#loc67, #loc12, #loc15, #loc57])):
+    ^bb0(%arg116: f32 loc(fused[#loc67, #loc55, #loc27, #loc56]), %arg117: f32 loc(fused[#loc67, #loc10, #loc27, #loc28])):
       %478 = "arith.addf"(%arg116, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
       "linalg.yield"(%478) : (f32) -> () loc(#loc246)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc246)
     %434 = "linalg.generic"(%arg45, %432, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg113: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg114: f32 loc(fused[#loc67, #loc56, #loc15, #loc55]), %arg115: f32 loc(fused[#loc67, #loc10, #loc15, #loc58])):
+    ^bb0(%arg113: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg114: f32 loc(fused[#loc67, #loc57, #loc27, #loc56]), %arg115: f32 loc(fused[#loc67, #loc16, #loc27, #loc58])):
       %477 = "arith.mulf"(%arg113, %arg114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
       "linalg.yield"(%477) : (f32) -> () loc(#loc247)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc247)
     %435 = "linalg.generic"(%arg9, %434, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg110: f32 loc(fused[#loc9, #loc24, #loc4, #loc11]), %arg111: f32 loc(fused[#loc67, #loc10, #loc15, #loc58]), %arg112: f32 loc(fused[#loc67, #loc22, #loc15, #loc58])):
+    ^bb0(%arg110: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg111: f32 loc(fused[#loc67, #loc16, #loc27, #loc58]), %arg112: f32 loc(fused[#loc67, #loc33, #loc27, #loc58])):
       %476 = "arith.subf"(%arg110, %arg111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
       "linalg.yield"(%476) : (f32) -> () loc(#loc248)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc248)
     %436 = "linalg.generic"(%arg46, %arg10, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg107: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg108: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg109: f32 loc(fused[#loc68, #loc10, #loc15, #loc53])):
+    ^bb0(%arg107: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg108: f32 loc(fused[#loc46, #loc47, #loc4, #loc45]), %arg109: f32 loc(fused[#loc68, #loc16, #loc27, #loc54])):
       %475 = "arith.mulf"(%arg107, %arg108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
       "linalg.yield"(%475) : (f32) -> () loc(#loc249)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc249)
     %437 = "linalg.generic"(%180, %436, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg104: f32 loc(fused[#loc41, #loc42, #loc8, #loc40]), %arg105: f32 loc(fused[#loc68, #loc10, #loc15, #loc53]), %arg106: f32 loc(fused[#loc68, #loc12, #loc15, #loc53])):
+    ^bb0(%arg104: f32 loc(fused[#loc46, #loc47, #loc8, #loc45]), %arg105: f32 loc(fused[#loc68, #loc16, #loc27, #loc54]), %arg106: f32 loc(fused[#loc68, #loc10, #loc27, #loc54])):
       %474 = "arith.addf"(%arg104, %arg105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
       "linalg.yield"(%474) : (f32) -> () loc(#loc250)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc250)
     %438 = "linalg.generic"(%arg42, %arg47, %176) <{indexing_maps = [#map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg101: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg102: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg103: f32 loc(fused[#loc68, #loc10, #loc15, #loc16])):
+    ^bb0(%arg101: f32 loc(fused[#loc68, #loc16, #loc27, #loc30]), %arg102: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg103: f32 loc(fused[#loc68, #loc16, #loc27, #loc30])):
       %473 = "arith.mulf"(%arg101, %arg102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
       "linalg.yield"(%473) : (f32) -> () loc(#loc251)
     }) : (tensor<3x8xf32>, tensor<f32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
     %439 = "linalg.generic"(%337, %437, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg98: f32 loc(fused[#loc68, #loc14, #loc15, #loc16]), %arg99: f32 loc(fused[#loc68, #loc12, #loc15, #loc53]), %arg100: f32 loc(fused[#loc68, #loc10, #loc15, #loc16])):
+    ^bb0(%arg98: f32 loc(fused[#loc68, #loc29, #loc27, #loc30]), %arg99: f32 loc(fused[#loc68, #loc10, #loc27, #loc54]), %arg100: f32 loc(fused[#loc68, #loc16, #loc27, #loc30])):
       %472 = "arith.mulf"(%arg98, %arg99) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
       "linalg.yield"(%472) : (f32) -> () loc(#loc251)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
     %440 = "linalg.generic"(%438, %439, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg95: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg96: f32 loc(fused[#loc68, #loc10, #loc15, #loc16]), %arg97: f32 loc(fused[#loc68, #loc12, #loc15, #loc16])):
+    ^bb0(%arg95: f32 loc(fused[#loc68, #loc16, #loc27, #loc30]), %arg96: f32 loc(fused[#loc68, #loc16, #loc27, #loc30]), %arg97: f32 loc(fused[#loc68, #loc10, #loc27, #loc30])):
       %471 = "arith.addf"(%arg95, %arg96) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
       "linalg.yield"(%471) : (f32) -> () loc(#loc253)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc253)
     %441 = "linalg.generic"(%arg41, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg93: f32 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg94: i1 loc(fused[#loc68, #loc54, #loc15, #loc55])):
+    ^bb0(%arg93: f32 loc(fused[#loc68, #loc55, #loc27, #loc56]), %arg94: i1 loc(fused[#loc68, #loc55, #loc27, #loc56])):
       %470 = "arith.cmpf"(%arg93, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc254)
       "linalg.yield"(%470) : (i1) -> () loc(#loc254)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc254)
     %442 = "linalg.generic"(%441, %437, %440, %176) <{indexing_maps = [#map22, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg89: i1 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg90: f32 loc(fused[#loc68, #loc12, #loc15, #loc53]), %arg91: f32 loc(fused[#loc68, #loc12, #loc15, #loc16]), %arg92: f32 loc(fused[#loc68, #loc56, #loc15, #loc55])):
+    ^bb0(%arg89: i1 loc(fused[#loc68, #loc55, #loc27, #loc56]), %arg90: f32 loc(fused[#loc68, #loc10, #loc27, #loc54]), %arg91: f32 loc(fused[#loc68, #loc10, #loc27, #loc30]), %arg92: f32 loc(fused[#loc68, #loc57, #loc27, #loc56])):
       %469 = "arith.select"(%arg89, %arg90, %arg91) : (i1, f32, f32) -> f32 loc(#loc255)
       "linalg.yield"(%469) : (f32) -> () loc(#loc255)
     }) : (tensor<i1>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc255)
     %443 = "linalg.generic"(%arg41, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg87: f32 loc(fused[#loc68, #loc54, #loc15, #loc55]), %arg88: f32 loc(fused[#loc68, #loc12, #loc15, #loc57])):
+    ^bb0(%arg87: f32 loc(fused[#loc68, #loc55, #loc27, #loc56]), %arg88: f32 loc(fused[#loc68, #loc10, #loc27, #loc28])):
       %468 = "arith.addf"(%arg87, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
       "linalg.yield"(%468) : (f32) -> () loc(#loc256)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc256)
     %444 = "linalg.generic"(%arg45, %442, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg84: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg85: f32 loc(fused[#loc68, #loc56, #loc15, #loc55]), %arg86: f32 loc(fused[#loc68, #loc10, #loc15, #loc58])):
+    ^bb0(%arg84: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg85: f32 loc(fused[#loc68, #loc57, #loc27, #loc56]), %arg86: f32 loc(fused[#loc68, #loc16, #loc27, #loc58])):
       %467 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
       "linalg.yield"(%467) : (f32) -> () loc(#loc257)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc257)
     %445 = "linalg.generic"(%arg10, %444, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg81: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg82: f32 loc(fused[#loc68, #loc10, #loc15, #loc58]), %arg83: f32 loc(fused[#loc68, #loc22, #loc15, #loc58])):
+    ^bb0(%arg81: f32 loc(fused[#loc46, #loc47, #loc4, #loc45]), %arg82: f32 loc(fused[#loc68, #loc16, #loc27, #loc58]), %arg83: f32 loc(fused[#loc68, #loc33, #loc27, #loc58])):
       %466 = "arith.subf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
       "linalg.yield"(%466) : (f32) -> () loc(#loc258)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc258)
     %446 = "linalg.generic"(%arg46, %arg11, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg78: f32 loc(fused[#loc13, #loc10, #loc15, #loc53]), %arg79: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg80: f32 loc(fused[#loc69, #loc10, #loc15, #loc53])):
+    ^bb0(%arg78: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg79: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg80: f32 loc(fused[#loc69, #loc16, #loc27, #loc54])):
       %465 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc259)
       "linalg.yield"(%465) : (f32) -> () loc(#loc259)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc259)
     %447 = "linalg.generic"(%184, %446, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg75: f32 loc(fused[#loc41, #loc24, #loc8, #loc40]), %arg76: f32 loc(fused[#loc69, #loc10, #loc15, #loc53]), %arg77: f32 loc(fused[#loc69, #loc12, #loc15, #loc53])):
+    ^bb0(%arg75: f32 loc(fused[#loc46, #loc35, #loc8, #loc45]), %arg76: f32 loc(fused[#loc69, #loc16, #loc27, #loc54]), %arg77: f32 loc(fused[#loc69, #loc10, #loc27, #loc54])):
       %464 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
       "linalg.yield"(%464) : (f32) -> () loc(#loc260)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc260)
     %448 = "linalg.generic"(%arg44, %arg47, %124) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg72: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg73: f32 loc(fused[#loc13, #loc10, #loc15, #loc16]), %arg74: f32 loc(fused[#loc69, #loc10, #loc15, #loc16])):
+    ^bb0(%arg72: f32 loc(fused[#loc69, #loc16, #loc27, #loc30]), %arg73: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg74: f32 loc(fused[#loc69, #loc16, #loc27, #loc30])):
       %463 = "arith.mulf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
       "linalg.yield"(%463) : (f32) -> () loc(#loc261)
     }) : (tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
     %449 = "linalg.generic"(%337, %447, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg69: f32 loc(fused[#loc69, #loc14, #loc15, #loc16]), %arg70: f32 loc(fused[#loc69, #loc12, #loc15, #loc53]), %arg71: f32 loc(fused[#loc69, #loc10, #loc15, #loc16])):
+    ^bb0(%arg69: f32 loc(fused[#loc69, #loc29, #loc27, #loc30]), %arg70: f32 loc(fused[#loc69, #loc10, #loc27, #loc54]), %arg71: f32 loc(fused[#loc69, #loc16, #loc27, #loc30])):
       %462 = "arith.mulf"(%arg69, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
       "linalg.yield"(%462) : (f32) -> () loc(#loc261)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
     %450 = "linalg.generic"(%448, %449, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg66: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg67: f32 loc(fused[#loc69, #loc10, #loc15, #loc16]), %arg68: f32 loc(fused[#loc69, #loc12, #loc15, #loc16])):
+    ^bb0(%arg66: f32 loc(fused[#loc69, #loc16, #loc27, #loc30]), %arg67: f32 loc(fused[#loc69, #loc16, #loc27, #loc30]), %arg68: f32 loc(fused[#loc69, #loc10, #loc27, #loc30])):
       %461 = "arith.addf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
       "linalg.yield"(%461) : (f32) -> () loc(#loc263)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc263)
     %451 = "linalg.generic"(%arg43, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg64: f32 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg65: i1 loc(fused[#loc69, #loc54, #loc15, #loc55])):
+    ^bb0(%arg64: f32 loc(fused[#loc69, #loc55, #loc27, #loc56]), %arg65: i1 loc(fused[#loc69, #loc55, #loc27, #loc56])):
       %460 = "arith.cmpf"(%arg64, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc264)
       "linalg.yield"(%460) : (i1) -> () loc(#loc264)
     }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc264)
     %452 = "linalg.generic"(%451, %447, %450, %124) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg60: i1 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg61: f32 loc(fused[#loc69, #loc12, #loc15, #loc53]), %arg62: f32 loc(fused[#loc69, #loc12, #loc15, #loc16]), %arg63: f32 loc(fused[#loc69, #loc56, #loc15, #loc55])):
+    ^bb0(%arg60: i1 loc(fused[#loc69, #loc55, #loc27, #loc56]), %arg61: f32 loc(fused[#loc69, #loc10, #loc27, #loc54]), %arg62: f32 loc(fused[#loc69, #loc10, #loc27, #loc30]), %arg63: f32 loc(fused[#loc69, #loc57, #loc27, #loc56])):
       %459 = "arith.select"(%arg60, %arg61, %arg62) : (i1, f32, f32) -> f32 loc(#loc265)
       "linalg.yield"(%459) : (f32) -> () loc(#loc265)
     }) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc265)
     %453 = "linalg.generic"(%arg43, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg58: f32 loc(fused[#loc69, #loc54, #loc15, #loc55]), %arg59: f32 loc(fused[#loc69, #loc12, #loc15, #loc57])):
+    ^bb0(%arg58: f32 loc(fused[#loc69, #loc55, #loc27, #loc56]), %arg59: f32 loc(fused[#loc69, #loc10, #loc27, #loc28])):
       %458 = "arith.addf"(%arg58, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
       "linalg.yield"(%458) : (f32) -> () loc(#loc266)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc266)
     %454 = "linalg.generic"(%arg45, %452, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg55: f32 loc(fused[#loc13, #loc10, #loc15, #loc58]), %arg56: f32 loc(fused[#loc69, #loc56, #loc15, #loc55]), %arg57: f32 loc(fused[#loc69, #loc10, #loc15, #loc58])):
+    ^bb0(%arg55: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg56: f32 loc(fused[#loc69, #loc57, #loc27, #loc56]), %arg57: f32 loc(fused[#loc69, #loc16, #loc27, #loc58])):
       %457 = "arith.mulf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
       "linalg.yield"(%457) : (f32) -> () loc(#loc267)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc267)
     %455 = "linalg.generic"(%arg11, %454, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg52: f32 loc(fused[#loc41, #loc43, #loc4, #loc40]), %arg53: f32 loc(fused[#loc69, #loc10, #loc15, #loc58]), %arg54: f32 loc(fused[#loc69, #loc22, #loc15, #loc58])):
+    ^bb0(%arg52: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg53: f32 loc(fused[#loc69, #loc16, #loc27, #loc58]), %arg54: f32 loc(fused[#loc69, #loc33, #loc27, #loc58])):
       %456 = "arith.subf"(%arg52, %arg53) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc268)
       "linalg.yield"(%456) : (f32) -> () loc(#loc268)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc268)
     "func.return"(%155, %333, %279, %239, %235, %231, %195, %191, %318, %283, %191, %180, %184, %345, %355, %365, %375, %385, %395, %405, %415, %425, %435, %445, %455, %343, %342, %353, %352, %363, %362, %373, %372, %383, %382, %393, %392, %403, %402, %413, %412, %423, %422, %433, %432, %443, %442, %453, %452, %78, %81, %59, %104, %107, %85, %53, %56, %30) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
-#loc39 = loc("<root>")
-#loc45 = loc("aten.mm.default")
-#loc106 = loc(fused[#loc39, #loc24, #loc4, #loc40])
-#loc110 = loc(fused[#loc41, #loc45, #loc8, #loc40])
+#loc44 = loc("<root>")
+#loc50 = loc("aten.mm.default")
+#loc114 = loc(fused[#loc44, #loc35, #loc4, #loc45])
+#loc118 = loc(fused[#loc46, #loc50, #loc8, #loc45])

@@ -239,29 +239,43 @@ def test_state_arguments_say_how_they_start():
     assert ir.FloatAttr(attributes["param_groups.0.lr"]["amp.value"]).value == pytest.approx(0.05)
 
 
-def test_ops_are_located_by_module_path_and_aten_op():
-    """Ops carry loc(fused["<module path>", "<aten op>", "<phase>", ...]),
-    backward ops the path of the forward op they differentiate."""
-    _, step = traced("resnet_block")
+LOCATION = re.compile(r'loc\(fused\["([^"]+)", "((?:aten|prims)\.[\w.]+)", '
+                      r'"(forward|backward|optimizer)"')
+
+
+def op_locations(step):
+    """(op name, location) of every op in the step's function body."""
     _, module = parse(step.module_text)
-    located = []
+    found = []
 
     def visit(op):
-        if op.name.startswith("linalg.") and op.name != "linalg.yield":
-            located.append(str(op.location))
+        if op.name not in ("builtin.module", "func.func", "func.return"):
+            found.append((op.name, str(op.location)))
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
-    pattern = re.compile(r'loc\(fused\["([^"]+)", "((?:aten|prims)\.[\w.]+)", '
-                         r'"(forward|backward|optimizer)"')
-    parsed = [pattern.search(loc) for loc in located]
-    assert all(parsed), [loc for loc, p in zip(located, parsed) if not p][:5]
-    seen = {p.groups() for p in parsed}
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(zoo.SETUPS))
+def test_every_op_is_located_by_module_path_and_aten_op(name):
+    _, step = traced(name)
+    unlocated = [(op, loc) for op, loc in op_locations(step) if not LOCATION.search(loc)]
+    assert not unlocated, unlocated[:5]
+
+
+def test_locations_name_the_module_of_forward_backward_and_update_ops():
+    """Backward ops carry the path of the forward op they differentiate; the
+    user's source line comes last."""
+    _, step = traced("resnet_block")
+    seen = {LOCATION.search(loc).groups() for _, loc in op_locations(step)}
     assert ("layer1.0.downsample.0", "aten.convolution.default", "forward") in seen
     assert ("layer1.0.downsample.0", "aten.convolution_backward.default", "backward") in seen
+    assert {phase for path, _, phase in seen if path == "layer1.0.bn1"} == {"forward",
+                                                                            "backward"}
     assert any(path == "<optimizer>/fc.weight" and phase == "optimizer"
                for path, _, phase in seen)
-    assert 'zoo.py":' in step.module_text  # the user's source line
+    assert 'zoo.py":' in step.module_text
 
 
 # -- dynamic batch ----------------------------------------------------------------------
