@@ -222,6 +222,67 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     return grad_weight
 
 
+def _indexed_dims(self, indices):
+    """For x[..., i, j, ...] with index tensors on consecutive dimensions:
+    (first indexed dim, their sizes, flat index over them); None for what
+    the one-hot form does not cover (masks, separated index tensors)."""
+    dims = [d for d, index in enumerate(indices) if index is not None]
+    if (not dims or dims != list(range(dims[0], dims[-1] + 1))
+            or any(indices[d].dtype in (torch.bool, torch.uint8) for d in dims)):
+        return None
+    sizes = [self.shape[d] for d in dims]
+    flat = None
+    for d, size in zip(dims, sizes):
+        index = torch.remainder(indices[d], size)  # negative indices count from the end
+        flat = index if flat is None else flat * size + index
+    return dims[0], sizes, flat
+
+
+def _merge(self, first, sizes):
+    """self with the indexed dimensions merged into one."""
+    count = 1
+    for size in sizes:
+        count = count * size
+    shape = list(self.shape)
+    return self.reshape(shape[:first] + [count] + shape[first + len(sizes):]), count
+
+
+def _index(self, indices):
+    """x[..., i, j, ...] as a matmul with the one-hot matrix of the flat index."""
+    found = _indexed_dims(self, indices)
+    if found is None:
+        return NotImplemented
+    first, sizes, flat = found
+    merged, count = _merge(self, first, sizes)
+    hits = _one_hot(flat.reshape(-1), count).to(self.dtype)  # [m, count]
+    picked = torch.matmul(merged.movedim(first, -1).unsqueeze(-2), hits.t()).squeeze(-2)
+    picked = picked.movedim(-1, first)  # [..., m, ...]
+    shape = list(self.shape)
+    return picked.reshape(shape[:first] + list(flat.shape) + shape[first + len(sizes):])
+
+
+def _index_put(self, indices, values, accumulate=False):
+    """The gradient of x[..., i, j, ...] (accumulate=True) and its assignment:
+    the values summed into their flat positions by a one-hot matmul."""
+    found = _indexed_dims(self, indices)
+    if found is None:
+        return NotImplemented
+    first, sizes, flat = found
+    merged, count = _merge(self, first, sizes)
+    shape = list(self.shape)
+    post = shape[first + len(sizes):]
+    values = values.expand(shape[:first] + list(flat.shape) + post)
+    values = values.reshape(shape[:first] + [-1] + post).movedim(first, -1)  # [..., m]
+    hits = _one_hot(flat.reshape(-1), count).to(self.dtype)  # [m, count]
+    summed = torch.matmul(values.unsqueeze(-2), hits).squeeze(-2).movedim(-1, first)
+    if accumulate:
+        result = merged + summed
+    else:
+        hit = hits.sum(0) > 0
+        result = torch.where(hit.reshape([count] + [1] * len(post)), summed, merged)
+    return result.reshape(shape)
+
+
 # -- pooling backward as shifted, strided placements ------------------------------------
 # Each kernel offset (kh, kw) sends output position (oh, ow) to input row
 # oh * stride - padding + kh * dilation (and the same for columns). The
@@ -395,6 +456,8 @@ _OURS = {
     aten.scatter.value: _scatter_value,
     aten.scatter.src: _scatter_src,
     aten.scatter_add.default: _scatter_add,
+    aten.index.Tensor: _index,
+    aten.index_put.default: _index_put,
     aten.embedding.default: _embedding,
     aten.embedding_dense_backward.default: _embedding_dense_backward,
     aten.max_pool2d_with_indices_backward.default: _max_pool2d_with_indices_backward,

@@ -394,6 +394,41 @@ def test_embedding_decompositions():
             aten.embedding_dense_backward.default(grad, indices, 7, padding_idx, by_frequency))
 
 
+@pytest.mark.parametrize("indices", [[None, [1, 1, 4, 0]], [[0, 2, 2, -1], [1, 1, 4, 0]],
+                                     [[0, 2, 2, -1]], [None, None, [[0, 2], [1, 1]]]])
+def test_advanced_indexing_decompositions(indices):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 5, 3, generator=g)
+    indices = [None if i is None else torch.tensor(i) for i in indices]
+    picked = aten.index.Tensor(x, indices)
+    torch.testing.assert_close(decomposed(aten.index.Tensor, x, indices), picked)
+    values = torch.randn(picked.shape, generator=g)
+    torch.testing.assert_close(decomposed(aten.index_put.default, x, indices, values, True),
+                               aten.index_put.default(x, indices, values, True))
+
+
+def test_step_with_advanced_indexing():
+    """A loss that picks log-probabilities by x[rows, labels]: its gradient is
+    an index_put, which torch-mlir lowers to tm_tensor.scatter."""
+    def make():
+        torch.manual_seed(0)
+        model = nn.Linear(6, 4)
+        return model, torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+
+    def loss_fn(m, x, y):
+        return -m(x).log_softmax(-1)[torch.arange(x.shape[0]), y].mean()
+
+    batch = (torch.randn(5, 6), torch.tensor([0, 3, 3, 1, 2]))
+    model, optimizer = make()
+    step = tracer.trace_training_step(model, loss_fn, optimizer, batch)
+    assert "tm_tensor" not in step.module_text
+    loss, state, _ = step.reference_step(step.initial_values(), *batch)
+    model, optimizer = make()
+    setup = zoo.Setup(model, loss_fn, optimizer, None)
+    assert_close(loss, eager_step(setup, batch), "loss")
+    compare_state(step, state, setup, 1, "step")
+
+
 POOLS = [  # kernel, stride, padding, dilation, ceil_mode
     ((3, 3), (2, 2), (1, 1), (1, 1), False),  # overlapping windows, as ResNet's stem
     ((2, 2), (2, 2), (0, 0), (1, 1), False),
