@@ -46,9 +46,12 @@ def load(name, path, package_dir=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("fixtures", nargs="*", choices=[[], *FIXTURES], default=[],
-                        help="fixtures to write (default: all)")
+    parser.add_argument("fixtures", nargs="*", metavar="fixture",
+                        help=f"fixtures to write: {', '.join(FIXTURES)} (default: all)")
     args = parser.parse_args()
+    unknown = sorted(set(args.fixtures) - set(FIXTURES))
+    if unknown:
+        parser.error(f"unknown fixture(s) {', '.join(unknown)}; choose from {', '.join(FIXTURES)}")
 
     import torch
     torch.set_num_threads(1)
@@ -56,7 +59,6 @@ def main():
     tracer = load("amp_mlir_torch", os.path.join(PACKAGE, "__init__.py"), PACKAGE)
     zoo = load("zoo", os.path.join(ZOO, "zoo.py"))
     os.makedirs(OUTPUT, exist_ok=True)
-    import torch_mlir  # noqa: F401  (its version goes into the header)
     from importlib.metadata import version
 
     for fixture in args.fixtures or FIXTURES:

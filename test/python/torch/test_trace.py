@@ -223,6 +223,36 @@ def test_every_argument_and_result_is_named(name):
         n for n, _ in setup.model.named_buffers()}
 
 
+FIXTURES = {"mlp_dynamic_batch": ("mlp", True), "cnn_bn": ("cnn", False),
+            "resnet_block": ("resnet_block", False), "gpt_block": ("gpt_block", False),
+            "lstm": ("lstm", False)}
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES))
+def test_committed_fixture_is_current(fixture):
+    """test/Inputs/torch (scripts/torch-fixtures.py) has the signature the
+    tracer gives now; regenerate the fixtures when this fails."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "Inputs", "torch",
+                        f"{fixture}.mlir")
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    _, step = traced(*FIXTURES[fixture])
+    _, module = parse(text)
+    _, args, results = signature_attributes(module, "train_step")
+    assert [(a["amp.import_role"], a["amp.name"]) for a in args] == [
+        (r.role, r.name) for r in step.arguments]
+    assert [(a["amp.import_role"], a["amp.name"]) for a in results] == [
+        (r.role, r.name) for r in step.results]
+    fixture_ops = set()
+
+    def visit(op):
+        fixture_ops.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    assert {op for op, _ in op_locations(step)} <= fixture_ops
+
+
 def test_state_arguments_say_how_they_start():
     """amp.init on buffers and optimizer state (a BatchNorm's running variance
     starts at one), amp.value on hyperparameters."""
