@@ -27,8 +27,8 @@ class Run:
     loss: np.ndarray       # per step, float64 (nan/inf as logged)
     scale: np.ndarray      # the scale each step used; nan without dynamic scaling
     found_inf: np.ndarray  # bool per step: the step was skipped
-    params: dict           # argument number -> array (--save-params)
-    state: dict            # argument number -> array, "step" -> step.npy (--save-state); or {}
+    params: dict           # argument number or name -> array (--save-params)
+    state: dict            # the same and "step" -> step.npy (--save-state); or {}
     final_scale: str       # as amp-run's summary prints it; "-" without dynamic scaling
     compile_s: float
     train_s: float
@@ -36,14 +36,15 @@ class Run:
 
 
 def read_npy_dir(path):
-    """{argument number: array} of DIR/arg<i>.npy, plus "step" for step.npy if present."""
+    """The arrays of DIR: {argument number: array} of the unnamed arguments' arg<i>.npy,
+    {name: array} of the others (scaler state as "scaler.scale", ...), "step" for step.npy."""
     out = {}
     for name in os.listdir(path):
         match = re.fullmatch(r"arg(\d+)\.npy", name)
         if match:
             out[int(match.group(1))] = np.load(os.path.join(path, name))
-        elif name == "step.npy":
-            out["step"] = np.load(os.path.join(path, name))
+        elif name.endswith(".npy"):
+            out[name[:-len(".npy")]] = np.load(os.path.join(path, name))
     return out
 
 

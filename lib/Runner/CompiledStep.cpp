@@ -153,16 +153,31 @@ static void callPacked(void (*function)(void **),
   function(packed.data());
 }
 
-/// A host buffer for a value of `type`, which must be a static tensor of a
-/// supported element type.
-static llvm::Expected<HostArray> makeBuffer(Type type, const llvm::Twine &what) {
+/// Whether `type` is static but for a dynamic dimension 0, the batch.
+static bool hasBatchOnlyDynamic(RankedTensorType type) {
+  return type.getRank() > 0 && type.isDynamicDim(0) &&
+         llvm::none_of(type.getShape().drop_front(), ShapedType::isDynamic);
+}
+
+/// A host buffer for a value of `type`: a tensor of a supported element type,
+/// static or, with `dynamicBatch`, dynamic in dimension 0 alone, which is
+/// then sized `batch`.
+static llvm::Expected<HostArray> makeBuffer(Type type, const llvm::Twine &what,
+                                            bool dynamicBatch = false,
+                                            int64_t batch = 0) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   std::optional<DType> dtype =
       tensor ? getDType(tensor.getElementType()) : std::nullopt;
-  if (!tensor || !tensor.hasStaticShape() || !dtype)
-    return makeError(what + " is not a static tensor of f32, f64, f16, bf16, "
-                            "i1, i8, i32 or i64");
-  return HostArray(*dtype, tensor.getShape());
+  if (!tensor || !dtype ||
+      !(tensor.hasStaticShape() ||
+        (dynamicBatch && hasBatchOnlyDynamic(tensor))))
+    return makeError(what + " is not a tensor of f32, f64, f16, bf16, i1, i8, "
+                            "i32 or i64 of static shape" +
+                     (dynamicBatch ? " but for the batch dimension" : ""));
+  llvm::SmallVector<int64_t> shape(tensor.getShape());
+  if (!shape.empty() && ShapedType::isDynamic(shape[0]))
+    shape[0] = batch;
+  return HostArray(*dtype, shape);
 }
 
 llvm::Expected<std::unique_ptr<CompiledStep>>
@@ -200,19 +215,24 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
     step->extraFunctions[extra].type = function.getFunctionType();
   }
   transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-  // The amp.state names are read. Dropped: results becoming out-parameters
-  // would carry them onto arguments, where "found_inf" is not a valid name,
-  // and LLVM has no use for them.
-  auto stateAttr = StringAttr::get(context, AmpDialect::kStateAttrName);
-  for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
-    transformed.removeArgAttr(i, stateAttr);
-  for (unsigned i = 0; i < transformed.getNumResults(); ++i)
-    transformed.removeResultAttr(i, stateAttr);
+  // The amp.* argument and result attributes are read. Dropped: results
+  // becoming out-parameters would carry them onto arguments, where
+  // "found_inf" is not a valid name, and LLVM has no use for them.
+  for (StringRef attr : {AmpDialect::kStateAttrName, AmpDialect::kNameAttrName,
+                         AmpDialect::kInitAttrName}) {
+    auto name = StringAttr::get(context, attr);
+    for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
+      transformed.removeArgAttr(i, name);
+    for (unsigned i = 0; i < transformed.getNumResults(); ++i)
+      transformed.removeResultAttr(i, name);
+  }
 
-  // Buffers, from the signatures as tensors (lowering erases them).
+  // Buffers, from the signatures as tensors (lowering erases them). Those
+  // with a dynamic batch are sized at each call.
+  bool dynamicBatch = step->signature.dynamicBatch;
   for (auto [index, argument] : llvm::enumerate(step->signature.arguments)) {
-    llvm::Expected<HostArray> buffer =
-        makeBuffer(argument.type, "argument #" + llvm::Twine(index));
+    llvm::Expected<HostArray> buffer = makeBuffer(
+        argument.type, "argument #" + llvm::Twine(index), dynamicBatch);
     if (!buffer)
       return buffer.takeError();
     step->arguments.push_back(std::move(*buffer));
@@ -220,10 +240,11 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
       step->carried.push_back(index);
   }
   for (auto [index, type] : llvm::enumerate(transformed.getResultTypes())) {
-    llvm::Expected<HostArray> buffer =
-        makeBuffer(type, "result #" + llvm::Twine(index) + " of @" + name);
+    llvm::Expected<HostArray> buffer = makeBuffer(
+        type, "result #" + llvm::Twine(index) + " of @" + name, dynamicBatch);
     if (!buffer)
       return buffer.takeError();
+    step->resultTypes.push_back(cast<RankedTensorType>(type));
     step->results.push_back(std::move(*buffer));
   }
 
@@ -294,6 +315,7 @@ void CompiledStep::initializeState(uint64_t seed) {
     switch (argument.role) {
     case ArgumentRole::Parameter:
     case ArgumentRole::OptimizerState:
+    case ArgumentRole::Buffer:
       initializeArray(array, argument.init, seed, index);
       break;
     case ArgumentRole::ScalerState: {
@@ -309,16 +331,60 @@ void CompiledStep::initializeState(uint64_t seed) {
   }
 }
 
+std::string amp::describeType(DType dtype, RankedTensorType type) {
+  std::string text = getDTypeName(dtype).str() + "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(type.getShape(), os,
+                   [&](int64_t d) {
+                     if (ShapedType::isDynamic(d))
+                       os << "?";
+                     else
+                       os << d;
+                   },
+                   "x");
+  return text + "]";
+}
+
 llvm::Error CompiledStep::setArgument(unsigned index, HostArray array) {
+  const StepArgument &argument = signature.arguments[index];
   HostArray &target = arguments[index];
-  if (array.getDType() != target.getDType() ||
-      array.getShape() != target.getShape())
-    return makeError(
-        "argument #" + llvm::Twine(index) + " of @" + getName() + " is " +
-        describeArray(target.getDType(), target.getShape()) + ", got " +
-        describeArray(array.getDType(), array.getShape()));
+  llvm::ArrayRef<int64_t> shape = array.getShape();
+  bool fits = array.getDType() == target.getDType() &&
+              shape.size() == target.getShape().size();
+  for (auto [size, expected] : llvm::zip(shape, argument.type.getShape()))
+    fits &= ShapedType::isDynamic(expected) ? size > 0 : size == expected;
+  if (!fits)
+    return makeError("argument '" + argument.name + "' (#" +
+                     llvm::Twine(index) + ") of @" + getName() + " is " +
+                     describeType(target.getDType(), argument.type) +
+                     ", got " +
+                     describeArray(array.getDType(), array.getShape()));
   target = std::move(array);
   return llvm::Error::success();
+}
+
+llvm::Expected<int64_t> CompiledStep::getBatchSize() const {
+  if (!signature.dynamicBatch)
+    return 0;
+  std::optional<unsigned> first;
+  for (unsigned index : signature.getArguments(ArgumentRole::Data)) {
+    int64_t rows = arguments[index].getShape()[0];
+    if (rows == 0)
+      return makeError("data argument '" + signature.arguments[index].name +
+                       "' of @" + getName() + " has not been set");
+    if (!first) {
+      first = index;
+      continue;
+    }
+    int64_t expected = arguments[*first].getShape()[0];
+    if (rows != expected)
+      return makeError("data arguments '" + signature.arguments[*first].name +
+                       "' and '" + signature.arguments[index].name + "' of @" +
+                       getName() + " hold batches of " +
+                       llvm::Twine(expected) + " and " + llvm::Twine(rows) +
+                       " rows; a step takes one batch size");
+  }
+  return first ? arguments[*first].getShape()[0] : 0;
 }
 
 /// The mean of the elements of `array` (the loss is usually 0-d).
@@ -329,7 +395,20 @@ static double mean(const HostArray &array) {
   return sum / std::max<int64_t>(1, array.getNumElements());
 }
 
-StepOutcome CompiledStep::run() {
+llvm::Expected<StepOutcome> CompiledStep::run() {
+  llvm::Expected<int64_t> batch = getBatchSize();
+  if (!batch)
+    return batch.takeError();
+  // Results of a dynamic batch are sized for this one.
+  for (auto [array, type] : llvm::zip_equal(results, resultTypes)) {
+    if (type.hasStaticShape() || array.getShape()[0] == *batch)
+      continue;
+    llvm::Expected<HostArray> sized =
+        makeBuffer(type, "a result", /*dynamicBatch=*/true, *batch);
+    if (!sized)
+      return sized.takeError();
+    array = std::move(*sized);
+  }
   std::optional<double> scale;
   if (std::optional<unsigned> scaleArg =
           signature.getScalerArgument(kScaleStateName))
@@ -348,7 +427,8 @@ StepOutcome CompiledStep::run() {
     std::swap(arguments[index], results[*signature.arguments[index].nextResult]);
   bool foundInf = signature.foundInfResult &&
                   results[*signature.foundInfResult].getAsDouble(0) != 0.0;
-  return {mean(results[signature.lossResult]), scale, foundInf, milliseconds};
+  return StepOutcome{mean(results[signature.lossResult]), scale, foundInf,
+                     milliseconds};
 }
 
 FunctionType CompiledStep::getFunctionType(StringRef name) const {
@@ -368,10 +448,27 @@ llvm::Error CompiledStep::call(StringRef name,
     return makeError("@" + name + " takes " + llvm::Twine(types.size()) +
                      " arguments and results, got " +
                      llvm::Twine(arrays.size()));
+  // One size for the dynamic dimensions 0 of arguments and results.
+  std::optional<int64_t> batch;
   for (auto [index, array, type] : llvm::enumerate(arrays, types)) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (tensor && getDType(tensor.getElementType()) == array->getDType() &&
-        tensor.getShape() == array->getShape())
+    bool fits = tensor &&
+                getDType(tensor.getElementType()) == array->getDType() &&
+                tensor.getRank() == int64_t(array->getShape().size());
+    for (auto [d, size] : llvm::enumerate(array->getShape())) {
+      if (!fits)
+        break;
+      int64_t expected = tensor.getDimSize(d);
+      if (!ShapedType::isDynamic(expected)) {
+        fits = size == expected;
+      } else if (d == 0) {
+        fits = size > 0 && (!batch || *batch == size);
+        batch = size;
+      } else {
+        fits = false;
+      }
+    }
+    if (fits)
       continue;
     std::string expected;
     llvm::raw_string_ostream os(expected);

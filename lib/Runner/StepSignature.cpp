@@ -2,7 +2,9 @@
 
 #include "amp/Runner/StepSignature.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -23,6 +25,39 @@ StepSignature::getScalerArgument(llvm::StringRef name) const {
         argument.stateName == name)
       return index;
   return std::nullopt;
+}
+
+llvm::SmallVector<unsigned> StepSignature::getModelArguments() const {
+  llvm::SmallVector<unsigned> indices;
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (argument.role == ArgumentRole::Parameter ||
+        argument.role == ArgumentRole::Buffer)
+      indices.push_back(index);
+  return indices;
+}
+
+llvm::SmallVector<unsigned> StepSignature::getCarriedArguments() const {
+  llvm::SmallVector<unsigned> indices;
+  for (auto [index, argument] : llvm::enumerate(arguments))
+    if (argument.nextResult)
+      indices.push_back(index);
+  return indices;
+}
+
+llvm::StringRef amp::getArgumentRoleName(ArgumentRole role) {
+  switch (role) {
+  case ArgumentRole::Parameter:
+    return "parameter";
+  case ArgumentRole::OptimizerState:
+    return "optimizer_state";
+  case ArgumentRole::Buffer:
+    return "buffer";
+  case ArgumentRole::Data:
+    return "data";
+  case ArgumentRole::ScalerState:
+    return "scaler_state";
+  }
+  llvm_unreachable("unknown role");
 }
 
 FailureOr<func::FuncOp> amp::findStepFunction(ModuleOp module,
@@ -70,6 +105,27 @@ static Initializer getDefaultInitializer(ArgumentRole role,
   return {Initializer::Kind::Zeros};
 }
 
+/// The `amp.name` of argument or result attributes, if any.
+static StringAttr getName(DictionaryAttr attrs) {
+  return attrs ? attrs.getAs<StringAttr>(AmpDialect::kNameAttrName)
+               : StringAttr();
+}
+
+/// Checks a data argument's type: a ranked tensor with the batch as
+/// dimension 0, which alone may be dynamic.
+static LogicalResult checkDataType(BlockArgument argument) {
+  auto type = dyn_cast<RankedTensorType>(argument.getType());
+  if (type && type.getRank() > 0 &&
+      llvm::none_of(type.getShape().drop_front(), ShapedType::isDynamic))
+    return success();
+  return emitError(argument.getLoc())
+         << "argument #" << argument.getArgNumber()
+         << " is a data argument (a batch input); a runner needs a ranked "
+            "tensor with the batch as dimension 0, the only dimension that "
+            "may be dynamic, got "
+         << argument.getType();
+}
+
 FailureOr<StepSignature> amp::readStepSignature(func::FuncOp step) {
   StepSignature signature;
   signature.functionName = step.getSymName().str();
@@ -90,35 +146,101 @@ FailureOr<StepSignature> amp::readStepSignature(func::FuncOp step) {
         "a runner can show it");
   signature.lossResult = lossResult - ret.getOperands().begin();
 
-  // Carried state: a state operand that is an argument, whose new value is
-  // returned.
+  // Names: one value per name among the arguments.
+  llvm::StringMap<unsigned> argumentOfName;
+  for (BlockArgument argument : step.getArguments()) {
+    StringAttr name = getName(step.getArgAttrDict(argument.getArgNumber()));
+    if (!name)
+      continue;
+    auto [it, inserted] =
+        argumentOfName.try_emplace(name.getValue(), argument.getArgNumber());
+    if (!inserted)
+      return emitError(argument.getLoc())
+             << "arguments #" << it->second << " and #"
+             << argument.getArgNumber() << " are both named '"
+             << name.getValue() << "'";
+  }
+
+  // Carried state replaced by an update: a state operand that is an
+  // argument, whose new value is returned.
   llvm::DenseMap<unsigned, unsigned> nextResult;
+  llvm::DenseSet<unsigned> replacedByUpdate;
   step.walk([&](UpdateOp update) {
     for (auto [state, result] :
          llvm::zip_equal(update.getState(), update.getResults())) {
       auto argument = dyn_cast<BlockArgument>(state);
       if (!argument || argument.getOwner() != &step.getBody().front())
         continue;
+      replacedByUpdate.insert(argument.getArgNumber());
       auto returned = llvm::find(ret.getOperands(), result);
       if (returned != ret.getOperands().end())
         nextResult.try_emplace(argument.getArgNumber(),
                                returned - ret.getOperands().begin());
     }
   });
+  // Buffers: an argument with a result of its name computed outside every
+  // update.
+  llvm::DenseSet<unsigned> buffers;
+  for (unsigned r = 0, e = step.getNumResults(); r < e; ++r) {
+    StringAttr name = getName(step.getResultAttrDict(r));
+    auto named = name ? argumentOfName.find(name.getValue())
+                      : argumentOfName.end();
+    if (named == argumentOfName.end())
+      continue;
+    unsigned index = named->second;
+    BlockArgument argument = step.getArgument(index);
+    Value value = ret.getOperand(r);
+    if (value.getType() != argument.getType())
+      return step.emitError("result #")
+             << r << " is named '" << name.getValue() << "' like argument #"
+             << index << ", whose next value it is, but has type "
+             << value.getType() << " instead of " << argument.getType();
+    if (replacedByUpdate.contains(index)) {
+      auto it = nextResult.find(index);
+      if (it != nextResult.end() && it->second == r)
+        continue;
+      return step.emitError("result #")
+             << r << " is named '" << name.getValue() << "' like argument #"
+             << index << ", which an 'amp.update' replaces; return that "
+             << "update's result under this name";
+    }
+    if (value.getDefiningOp<UpdateOp>())
+      return step.emitError("result #")
+             << r << " is named '" << name.getValue() << "' like argument #"
+             << index << " but is the new value of another 'amp.update' "
+             << "state operand";
+    if (!buffers.insert(index).second)
+      return step.emitError("several results are named '")
+             << name.getValue() << "', the next value of argument #" << index;
+    nextResult[index] = r;
+  }
 
+  std::optional<unsigned> firstData;
   for (BlockArgument argument : step.getArguments()) {
     unsigned index = argument.getArgNumber();
     StepArgument &info = signature.arguments.emplace_back();
+    StringAttr name = getName(step.getArgAttrDict(index));
+    info.name = name ? name.str() : "arg" + std::to_string(index);
     auto type = dyn_cast<RankedTensorType>(argument.getType());
     auto it = nextResult.find(index);
     if (it == nextResult.end()) {
       info.role = ArgumentRole::Data;
-      if (!type || !type.hasStaticShape() || type.getRank() == 0)
-        return emitError(argument.getLoc())
-               << "argument #" << index << " is a data argument (a batch "
-               << "input); a runner needs a ranked tensor of static shape "
-               << "with the batch as dimension 0, got " << argument.getType();
+      if (failed(checkDataType(argument)))
+        return failure();
       info.type = type;
+      // One batch size for all data arguments.
+      bool dynamic = type.isDynamicDim(0);
+      if (!firstData) {
+        firstData = index;
+        signature.dynamicBatch = dynamic;
+      } else if (dynamic != signature.dynamicBatch) {
+        return emitError(argument.getLoc())
+               << "argument #" << index << " has a "
+               << (dynamic ? "dynamic" : "static")
+               << " batch dimension but data argument #" << *firstData
+               << " a " << (dynamic ? "static" : "dynamic")
+               << " one; a runner feeds every data argument the same batch";
+      }
       continue;
     }
     if (!type || !type.hasStaticShape())
@@ -127,8 +249,9 @@ FailureOr<StepSignature> amp::readStepSignature(func::FuncOp step) {
              << "a static shape to create it, got " << argument.getType();
     info.type = type;
     info.nextResult = it->second;
-    info.role = isReadOutsideUpdates(argument) ? ArgumentRole::Parameter
-                                               : ArgumentRole::OptimizerState;
+    info.role = buffers.contains(index)     ? ArgumentRole::Buffer
+                : isReadOutsideUpdates(argument) ? ArgumentRole::Parameter
+                                                 : ArgumentRole::OptimizerState;
     info.init = getDefaultInitializer(info.role, type);
     if (auto init = step.getArgAttrOfType<StringAttr>(
             index, AmpDialect::kInitAttrName)) {
@@ -173,6 +296,13 @@ LogicalResult amp::addScalerState(StepSignature &signature,
     info.role = ArgumentRole::ScalerState;
     info.type = type;
     info.stateName = name.str();
+    // Apart from the step's own names, which never start with "scaler.".
+    info.name = ("scaler." + name.getValue()).str();
+    if (llvm::any_of(signature.arguments, [&](const StepArgument &other) {
+          return &other != &info && other.name == info.name;
+        }))
+      return transformed.emitError("argument name '")
+             << info.name << "' is taken by the pipeline's scaler state";
     for (unsigned r = signature.numResults; r < transformed.getNumResults();
          ++r)
       if (resultName(r) == name && transformed.getResultTypes()[r] == type)

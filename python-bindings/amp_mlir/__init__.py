@@ -145,13 +145,30 @@ def gpu_available() -> bool:
 
 @dataclass(frozen=True)
 class ArgumentInfo:
-    """One argument of the step: ``name`` is ``arg<i>`` (its position)."""
+    """One argument of the step: ``name`` is its ``amp.name``, else
+    ``arg<i>`` (its position); scaler state is ``scaler.<state>``."""
     name: str
     index: int
-    role: str  # "parameter", "optimizer_state", "data" or "scaler_state"
+    #: "parameter", "buffer", "optimizer_state", "data" or "scaler_state"
+    role: str
     dtype: np.dtype
+    #: None for a dynamic dimension (the batch of a data argument).
     shape: tuple
     state_name: str  # the amp.state name of scaler state
+
+    def accepts(self, shape) -> bool:
+        return len(shape) == len(self.shape) and all(
+            expected is None and size > 0 or size == expected
+            for size, expected in zip(shape, self.shape))
+
+    def shape_text(self) -> str:
+        """(4, 1), or (?, 1) for a dynamic batch."""
+        dims = ["?" if d is None else str(d) for d in self.shape]
+        return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+    def describe(self) -> str:
+        """float32[4, 1], or float32[?, 1] for a dynamic batch."""
+        return f"{self.dtype.name}[{self.shape_text()[1:-1].rstrip(',')}]"
 
 
 @dataclass(frozen=True)
@@ -244,6 +261,10 @@ class GradScalerState:
             self._session._put("hysteresis", np.full((), int(state["_hysteresis"]), np.int32))
 
 
+#: The carried arguments a state_dict holds by name (the scaler apart).
+_CARRIED_ROLES = ("parameter", "buffer", "optimizer_state")
+
+
 class Session:
     """A training step compiled for the CPU, with its training state.
 
@@ -272,9 +293,10 @@ class Session:
         _warn(self._step.warnings)
         self.options = option_text
         self.arguments = [
-            ArgumentInfo(f"arg{i}", i, role, _numpy_dtype(dtype), tuple(shape), state)
-            for i, (role, dtype, shape, state, _) in enumerate(self._step.arguments)]
-        self._next_result = {i: a[4] for i, a in enumerate(self._step.arguments)}
+            ArgumentInfo(name, i, role, _numpy_dtype(dtype),
+                         tuple(None if d < 0 else d for d in shape), state)
+            for i, (name, role, dtype, shape, state, _) in enumerate(self._step.arguments)]
+        self._next_result = {i: a[5] for i, a in enumerate(self._step.arguments)}
         self.steps_done = 0
         self.seed = seed
         self._step.initialize(seed)
@@ -310,6 +332,12 @@ class Session:
         return {a.name: self._get(a.index) for a in self._role("parameter")}
 
     @property
+    def buffers(self) -> Dict[str, np.ndarray]:
+        """Copies of the buffers the forward updates (BatchNorm's running
+        statistics), by argument name."""
+        return {a.name: self._get(a.index) for a in self._role("buffer")}
+
+    @property
     def optimizer_state(self) -> Dict[str, np.ndarray]:
         return {a.name: self._get(a.index) for a in self._role("optimizer_state")}
 
@@ -323,29 +351,33 @@ class Session:
     def _get(self, key) -> np.ndarray:
         index = key if isinstance(key, int) else self._state_index(key)
         a = self.arguments[index]
-        return np.frombuffer(self._step.get_argument(index), a.dtype).reshape(a.shape).copy()
+        shape = self._step.argument_shape(index)
+        return np.frombuffer(self._step.get_argument(index), a.dtype).reshape(shape).copy()
 
     def _check(self, a: ArgumentInfo, value, what) -> np.ndarray:
         array = np.asarray(value)
         if array.dtype != a.dtype:
-            raise TypeError(f"{what} '{a.name}' must be {a.dtype.name}{list(a.shape)}, "
+            raise TypeError(f"{what} '{a.name}' must be {a.describe()}, "
                             f"got dtype {array.dtype.name}")
-        if array.shape != a.shape:
-            raise ValueError(f"{what} '{a.name}' must have shape {a.shape} "
+        if not a.accepts(array.shape):
+            raise ValueError(f"{what} '{a.name}' must have shape {a.shape_text()} "
                              f"({a.dtype.name}), got {array.shape}")
-        return np.ascontiguousarray(array)
+        # ascontiguousarray makes 0-d arrays 1-d.
+        return np.ascontiguousarray(array).reshape(array.shape)
 
     def _put(self, key, value, what="argument"):
         index = key if isinstance(key, int) else self._state_index(key)
         a = self.arguments[index]
         array = self._check(a, value, what)
         name = _dtype_name(array.dtype)
-        self._step.set_argument(index, name, list(a.shape), array.tobytes())
+        self._step.set_argument(index, name, list(array.shape), array.tobytes())
 
     # -- running ---------------------------------------------------------------
     def step(self, *data, **named) -> StepResult:
         """Runs one step on a batch: the data arguments in order, or by name
-        (``arg4=x``). Wrong, missing or extra arrays raise TypeError or
+        (``arg4=x``, or the argument's ``amp.name``). A step whose batch
+        dimension is dynamic takes batches of any size, the same for every
+        data argument. Wrong, missing or extra arrays raise TypeError or
         ValueError naming the argument; the state is then unchanged."""
         inputs = self.data_arguments
         if len(data) > len(inputs):
@@ -363,8 +395,13 @@ class Session:
         missing = [a for a in inputs if a.name not in given]
         if missing:
             raise TypeError("step() missing data argument(s): " + ", ".join(
-                f"'{a.name}' ({a.dtype.name}{list(a.shape)})" for a in missing))
+                f"'{a.name}' ({a.describe()})" for a in missing))
         checked = [(a, self._check(a, given[a.name], "data argument")) for a in inputs]
+        batches = {array.shape[0] for a, array in checked if a.shape[0] is None}
+        if len(batches) > 1:
+            raise ValueError("data arguments " + ", ".join(
+                f"'{a.name}' ({array.shape[0]} rows)" for a, array in checked)
+                + " hold batches of different sizes; a step takes one batch size")
         for a, array in checked:
             self._put(a.index, array, "data argument")
         loss, scale, found_inf, ms = self._step.run()
@@ -389,23 +426,32 @@ class Session:
         if len(arrays) != len(arg_types):
             raise TypeError(f"@{function} takes {len(arg_types)} argument(s), got {len(arrays)}")
         inputs = []
+        batch = None
         for i, (value, (dtype, shape)) in enumerate(zip(arrays, arg_types)):
             array = np.asarray(value)
-            expected = _numpy_dtype(dtype)
-            if array.dtype != expected or array.shape != tuple(shape):
-                raise TypeError(f"argument #{i} of @{function} must be {expected.name}"
-                                f"{list(shape)}, got {array.dtype.name}{list(array.shape)}")
-            inputs.append((dtype, list(shape), np.ascontiguousarray(array).tobytes()))
+            expected = ArgumentInfo(f"#{i}", i, "", _numpy_dtype(dtype),
+                                    tuple(None if d < 0 else d for d in shape), "")
+            if array.dtype != expected.dtype or not expected.accepts(array.shape):
+                raise TypeError(f"argument #{i} of @{function} must be {expected.describe()}, "
+                                f"got {array.dtype.name}{list(array.shape)}")
+            if shape and shape[0] < 0:
+                if batch not in (None, array.shape[0]):
+                    raise ValueError(f"arguments of @{function} hold batches of {batch} and "
+                                     f"{array.shape[0]} rows; a call takes one batch size")
+                batch = array.shape[0]
+            inputs.append((dtype, list(array.shape), np.ascontiguousarray(array).tobytes()))
         outputs = self._step.call(function, inputs)
-        return [np.frombuffer(data, _numpy_dtype(dtype)).reshape(shape).copy()
+        return [np.frombuffer(data, _numpy_dtype(dtype)).reshape(
+                    [batch if d < 0 else d for d in shape]).copy()
                 for data, (dtype, shape) in zip(outputs, result_types)]
 
     def predict(self, x, function: str = "predict") -> np.ndarray:
         """``function`` (a forward function compiled along, as amp-run's
-        --eval-func) on the current parameters in argument order and one
-        input batch ``x``; returns its first result."""
-        params = [self._get(a.index) for a in self._role("parameter")]
-        return self.call(function, *params, x)[0]
+        --eval-func) on the current parameters and buffers in argument order
+        and one input batch ``x``; returns its first result."""
+        model = [self._get(a.index) for a in self.arguments
+                 if a.role in ("parameter", "buffer")]
+        return self.call(function, *model, x)[0]
 
     # -- state -------------------------------------------------------------------
     def state_dict(self) -> Dict:
@@ -414,14 +460,13 @@ class Session:
         count. ``load_state_dict`` on a Session of the same step and options
         continues bit for bit."""
         carried = {a.name: self._get(a.index) for a in self.arguments
-                   if a.role in ("parameter", "optimizer_state")}
+                   if a.role in _CARRIED_ROLES}
         return {"step": self.steps_done, "seed": self.seed, "state": carried,
                 "scaler": self.scaler.state_dict()}
 
     def load_state_dict(self, state: Dict) -> None:
         arrays = state.get("state", {})
-        expected = {a.name: a for a in self.arguments
-                    if a.role in ("parameter", "optimizer_state")}
+        expected = {a.name: a for a in self.arguments if a.role in _CARRIED_ROLES}
         unknown = sorted(set(arrays) - set(expected))
         if unknown:
             raise KeyError(f"state_dict has arrays for no carried argument: {unknown}")

@@ -130,20 +130,6 @@ void validatePolicy(const std::string &presetOrPath) {
     raise(llvm::toString(policy.takeError()));
 }
 
-const char *getRoleName(ArgumentRole role) {
-  switch (role) {
-  case ArgumentRole::Parameter:
-    return "parameter";
-  case ArgumentRole::OptimizerState:
-    return "optimizer_state";
-  case ArgumentRole::Data:
-    return "data";
-  case ArgumentRole::ScalerState:
-    return "scaler_state";
-  }
-  return "";
-}
-
 DType parseDType(const std::string &name) {
   for (DType dtype : {DType::F32, DType::F64, DType::F16, DType::BF16,
                       DType::I8, DType::I32, DType::I64, DType::Bool})
@@ -204,18 +190,22 @@ public:
     warnings = errors.take();
   }
 
-  /// (role, dtype, shape, state name, next result) per argument.
-  std::vector<std::tuple<std::string, std::string, std::vector<int64_t>,
-                         std::string, std::optional<unsigned>>>
+  /// (name, role, dtype, shape with -1 for a dynamic batch, state name,
+  /// next result) per argument.
+  std::vector<std::tuple<std::string, std::string, std::string,
+                         std::vector<int64_t>, std::string,
+                         std::optional<unsigned>>>
   getArguments() const {
-    std::vector<std::tuple<std::string, std::string, std::vector<int64_t>,
-                           std::string, std::optional<unsigned>>>
+    std::vector<std::tuple<std::string, std::string, std::string,
+                           std::vector<int64_t>, std::string,
+                           std::optional<unsigned>>>
         result;
     for (auto [argument, array] :
          llvm::zip_equal(step->getSignature().arguments, step->getArguments()))
-      result.emplace_back(getRoleName(argument.role),
+      result.emplace_back(argument.name,
+                          getArgumentRoleName(argument.role).str(),
                           getDTypeName(array.getDType()).str(),
-                          getArrayType(array).second, argument.stateName,
+                          getShape(argument.type), argument.stateName,
                           argument.nextResult);
     return result;
   }
@@ -251,9 +241,19 @@ public:
   }
 
   std::tuple<double, std::optional<double>, bool, double> run() {
-    StepOutcome outcome = step->run();
-    return {outcome.loss, outcome.scale, outcome.foundInf,
-            outcome.milliseconds};
+    llvm::Expected<StepOutcome> outcome = step->run();
+    if (!outcome)
+      raise(llvm::toString(outcome.takeError()));
+    return {outcome->loss, outcome->scale, outcome->foundInf,
+            outcome->milliseconds};
+  }
+
+  /// The shape of `type`, -1 for a dynamic dimension.
+  static std::vector<int64_t> getShape(RankedTensorType type) {
+    std::vector<int64_t> shape;
+    for (int64_t d : type.getShape())
+      shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    return shape;
   }
 
   static std::vector<ArrayType> convertTypes(const std::string &name,
@@ -263,11 +263,11 @@ public:
       auto tensor = dyn_cast<RankedTensorType>(type);
       std::optional<DType> dtype =
           tensor ? getDType(tensor.getElementType()) : std::nullopt;
-      if (!tensor || !tensor.hasStaticShape() || !dtype)
-        raise("@" + name + " has a value that is not a static tensor");
-      result.push_back({getDTypeName(*dtype).str(),
-                        std::vector<int64_t>(tensor.getShape().begin(),
-                                             tensor.getShape().end())});
+      if (!tensor || !dtype ||
+          llvm::any_of(tensor.getShape().drop_front(), ShapedType::isDynamic))
+        raise("@" + name + " has a value that is not a tensor of static "
+                           "shape but for a dynamic batch dimension");
+      result.push_back({getDTypeName(*dtype).str(), getShape(tensor)});
     }
     return result;
   }
@@ -297,10 +297,20 @@ public:
       raise("@" + name + " takes " + std::to_string(argumentTypes.size()) +
             " argument(s), got " + std::to_string(inputs.size()));
     std::vector<HostArray> arrays;
-    for (const auto &[dtype, shape, data] : inputs)
+    // Results of a dynamic batch take the inputs' batch size.
+    int64_t batch = 0;
+    for (const auto &[index, input] : llvm::enumerate(inputs)) {
+      const auto &[dtype, shape, data] = input;
       arrays.push_back(makeArray(dtype, shape, data));
-    for (const auto &[dtype, shape] : resultTypes)
+      if (!argumentTypes[index].second.empty() &&
+          argumentTypes[index].second[0] < 0)
+        batch = shape[0];
+    }
+    for (auto [dtype, shape] : resultTypes) {
+      if (!shape.empty() && shape[0] < 0)
+        shape[0] = batch;
       arrays.emplace_back(parseDType(dtype), shape);
+    }
     llvm::SmallVector<HostArray *> pointers;
     for (HostArray &array : arrays)
       pointers.push_back(&array);
@@ -360,6 +370,11 @@ NB_MODULE(_amp_mlir, m) {
            [](Step &s, uint64_t seed) { s.step->initializeState(seed); },
            nb::arg("seed"))
       .def("get_argument", &Step::getArgument)
+      .def("argument_shape",
+           [](const Step &s, unsigned index) {
+             return getArrayType(s.step->getArguments()[s.checkArgument(index)])
+                 .second;
+           })
       .def("set_argument", &Step::setArgument)
       .def("get_result", &Step::getResult)
       .def("run", &Step::run)

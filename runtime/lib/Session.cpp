@@ -75,7 +75,8 @@ bool parseRole(const std::string &text, AmpBufferRole &role) {
       {"param", AMP_BUFFER_PARAM},       {"optstate", AMP_BUFFER_OPTIMIZER_STATE},
       {"data", AMP_BUFFER_DATA},         {"scaler", AMP_BUFFER_SCALER_STATE},
       {"loss", AMP_BUFFER_LOSS},         {"state", AMP_BUFFER_NEW_STATE},
-      {"found_inf", AMP_BUFFER_FOUND_INF}, {"output", AMP_BUFFER_OUTPUT}};
+      {"found_inf", AMP_BUFFER_FOUND_INF}, {"output", AMP_BUFFER_OUTPUT},
+      {"buffer", AMP_BUFFER_FORWARD_STATE}};
   for (auto &[name, value] : roles)
     if (text == name) {
       role = value;
@@ -277,6 +278,7 @@ AmpSession *ampSessionCreate(const AmpCompiledStep *step, uint64_t seed) {
       break;
     bool isState = buffer.role == AMP_BUFFER_PARAM ||
                    buffer.role == AMP_BUFFER_OPTIMIZER_STATE ||
+                   buffer.role == AMP_BUFFER_FORWARD_STATE ||
                    buffer.role == AMP_BUFFER_SCALER_STATE;
     std::vector<unsigned char> bytes;
     if (isState && (!initialValue(buffer, random, bytes) ||

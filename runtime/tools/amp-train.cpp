@@ -156,7 +156,8 @@ int main(int argc, char **argv) {
     if (info.role == AMP_BUFFER_DATA)
       dataBuffers.push_back(i);
     bool isState = info.role == AMP_BUFFER_PARAM ||
-                   info.role == AMP_BUFFER_OPTIMIZER_STATE;
+                   info.role == AMP_BUFFER_OPTIMIZER_STATE ||
+                   info.role == AMP_BUFFER_FORWARD_STATE;
     std::string path = initDir + "/" + info.name + ".npy";
     if (initDir.empty() || !isState || !std::ifstream(path))
       continue;

@@ -9,6 +9,8 @@
 // RUN: amp-opt %amp_src_root/examples/mlp.mlir --amp-pipeline | FileCheck %s --check-prefix=MLP
 // RUN: amp-opt %amp_src_root/examples/transformer.mlir --amp-pipeline="hysteresis=2" | FileCheck %s --check-prefix=TRANSFORMER
 // RUN: amp-opt %amp_src_root/examples/cnn.mlir --amp-pipeline="dtype=bf16 scaling=static" | FileCheck %s --check-prefix=CNN
+// RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="dtype=f16" | FileCheck %s --check-prefix=DYNBATCH -DLOW=f16
+// RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="dtype=bf16" | FileCheck %s --check-prefix=DYNBATCH -DLOW=bf16
 
 // The whole pipeline on one step: the matmuls run in the low type with f32
 // accumulators, the backward starts from the scale, the gradient is
@@ -162,3 +164,17 @@ func.func @two_updates(%x: tensor<4xf32>, %w: tensor<4xf32>, %v: tensor<4xf32>) 
 // CNN-NOT:       amp.{{seed|update|yield}}
 // CNN:           bf16
 // CNN:           return
+
+// A dynamic batch, as torch-mlir imports it: the signature keeps its `?` and
+// its amp.names, the matmuls read the low type and accumulate in f32, the
+// filled zeros of the ReLU are built in the low type, and no tensor is
+// extended back to f32 (tensor.dim reads low values as they are).
+// DYNBATCH-LABEL: func.func @train_step(
+// DYNBATCH-SAME:      %{{[^:]*}}: tensor<8x16xf32> {amp.name = "fc1.weight"}
+// DYNBATCH-SAME:      %{{[^:]*}}: tensor<?x8xf32> {amp.name = "x"}, %{{[^:]*}}: tensor<?x4xf32> {amp.name = "y"}
+// DYNBATCH-NOT:     arith.extf %{{.*}} : tensor
+// DYNBATCH:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x8x[[LOW]]>, tensor<8x16x[[LOW]]>) outs(%{{.*}} : tensor<?x16xf32>)
+// DYNBATCH-NOT:     arith.extf %{{.*}} : tensor
+// DYNBATCH:         linalg.fill ins(%{{.*}} : [[LOW]]) outs(%{{.*}} : tensor<?x16x[[LOW]]>)
+// DYNBATCH-NOT:     arith.extf %{{.*}} : tensor
+// DYNBATCH:         return

@@ -3,7 +3,7 @@
 // RUN: not amp-compile %s --amp "dtype=f8" -o %t.o 2>&1 | FileCheck %s --check-prefix=OPTIONS
 
 // A data batch of dynamic shape: a session could not allocate it.
-// CHECK: errors.mlir:[[@LINE+3]]:42: error: argument #1 is a data argument (a batch input); a runner needs a ranked tensor of static shape
+// CHECK: errors.mlir:[[@LINE+3]]:42: error: amp-compile: data argument 'arg1' has a dynamic batch dimension; ahead-of-time GPU steps take static shapes: compile the step for one batch size
 // CHIP: amp-compile: error: amp-lower-to-nvvm: chip 'sm_100' is not one of sm_70 ... sm_90
 // OPTIONS: amp-compile: error: --amp:
 func.func @train_step(%w: tensor<4xf32>, %x: tensor<?x4xf32>) -> (tensor<f32>, tensor<4xf32>) {

@@ -22,8 +22,8 @@
 // RUN: not amp-run %S/Inputs/bad-steps.mlir --func loss_not_returned 2>&1 | FileCheck %s --check-prefix=LOSS
 // LOSS: bad-steps.mlir:12:8: error: takes a loss that the function does not return
 
-// RUN: not amp-run %S/Inputs/bad-steps.mlir --func dynamic_batch 2>&1 | FileCheck %s --check-prefix=DYNAMIC
-// DYNAMIC: bad-steps.mlir:20:45: error: argument #1 is a data argument (a batch input); a runner needs a ranked tensor of static shape with the batch as dimension 0, got 'tensor<?x4xf32>'
+// RUN: not amp-run %S/Inputs/bad-steps.mlir --func dynamic_batch --data %t/x.npy 2>&1 | FileCheck %s --check-prefix=DYNAMIC
+// DYNAMIC: amp-run: error: the step's batch dimension is dynamic; give the batch size with --batch-size N
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy 2>&1 | FileCheck %s --check-prefix=COUNT
 // COUNT: amp-run: error: the step has 2 data argument(s) (arguments that are not carried state); give as many .npy files with --data, got 1
@@ -32,10 +32,10 @@
 // NO-NPY: amp-run: error: {{.*}}nothing.npy: cannot read: No such file or directory
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x_f64.npy,%t/y.npy 2>&1 | FileCheck %s --check-prefix=DTYPE
-// DTYPE: amp-run: error: {{.*}}x_f64.npy: holds f64[8x3]; data argument #4 is f32[4x3] (one batch), so the file needs f32[Nx3]
+// DTYPE: amp-run: error: {{.*}}x_f64.npy: holds f64[8x3]; data argument 'arg4' (#4) is f32[4x3] (one batch), so the file needs f32[Nx3]
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x_wide.npy,%t/y.npy 2>&1 | FileCheck %s --check-prefix=SHAPE
-// SHAPE: amp-run: error: {{.*}}x_wide.npy: holds f32[8x4]; data argument #4 is f32[4x3] (one batch), so the file needs f32[Nx3]
+// SHAPE: amp-run: error: {{.*}}x_wide.npy: holds f32[8x4]; data argument 'arg4' (#4) is f32[4x3] (one batch), so the file needs f32[Nx3]
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y_short.npy 2>&1 | FileCheck %s --check-prefix=SAMPLES
 // SAMPLES: amp-run: error: {{.*}}y_short.npy: holds 6 samples, {{.*}}x.npy holds 8
@@ -51,10 +51,10 @@
 
 // RUN: mkdir -p %t/wrong && cp %t/y.npy %t/wrong/arg0.npy
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --load-params %t/wrong 2>&1 | FileCheck %s --check-prefix=PARAM-SHAPE
-// PARAM-SHAPE: amp-run: error: {{.*}}wrong/arg0.npy: holds f32[8x1]; argument #0 is f32[3x1]
+// PARAM-SHAPE: amp-run: error: {{.*}}wrong/arg0.npy: argument 'arg0' (#0) of @step is f32[3x1], got f32[8x1]
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --load-state %t/wrong 2>&1 | FileCheck %s --check-prefix=STATE
-// STATE: amp-run: error: {{.*}}wrong/arg0.npy: holds f32[8x1]; argument #0 is f32[3x1]
+// STATE: amp-run: error: {{.*}}wrong/arg0.npy: argument 'arg0' (#0) of @step is f32[3x1], got f32[8x1]
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --inject-value zero 2>&1 | FileCheck %s --check-prefix=INJECT
 // INJECT: amp-run: error: --inject-value must be nan or inf, got 'zero'
@@ -67,3 +67,10 @@
 // AMP-DTYPE: amp-run: error: --amp: option 'dtype' must be f16 or bf16, got 'f8'
 // RUN: not amp-run %S/Inputs/linear.mlir --amp="bogus=1" 2>&1 | FileCheck %s --check-prefix=AMP-NAME
 // AMP-NAME: amp-run: error: --amp: invalid amp-pipeline options 'bogus=1': <Pass-Options-Parser>: no such option bogus
+
+// Batch sizes: a static step takes its own, and only a dynamic one runs a
+// last partial batch.
+// RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --batch-size 3 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH: amp-run: error: --batch-size 3: the step takes batches of 4 (data argument 'arg4' is f32[4x3])
+// RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --keep-last-batch 2>&1 | FileCheck %s --check-prefix=KEEP
+// KEEP: amp-run: error: --keep-last-batch needs a step whose batch dimension is dynamic; this one takes batches of a fixed size

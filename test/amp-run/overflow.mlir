@@ -15,10 +15,10 @@
 // RUN: cmp %t/before/arg2.npy %t/after/arg2.npy
 // RUN: cmp %t/before/arg3.npy %t/after/arg3.npy
 // RUN: %python -c "import numpy as np; d = '%t'; \
-// RUN:   assert np.load(d + '/before/arg6.npy') == 256.0; \
-// RUN:   assert np.load(d + '/before/arg7.npy') == 2; \
-// RUN:   assert np.load(d + '/after/arg6.npy') == 128.0; \
-// RUN:   assert np.load(d + '/after/arg7.npy') == 0"
+// RUN:   assert np.load(d + '/before/scaler.scale.npy') == 256.0; \
+// RUN:   assert np.load(d + '/before/scaler.growth_tracker.npy') == 2; \
+// RUN:   assert np.load(d + '/after/scaler.scale.npy') == 128.0; \
+// RUN:   assert np.load(d + '/after/scaler.growth_tracker.npy') == 0"
 // RUN: FileCheck %s --check-prefix=LOG < %t/after.csv
 
 // BEFORE: step 2/2  loss {{[0-9.]+}}  scale 256  skipped 0

@@ -135,7 +135,7 @@ def test_overflow_injection_skips_the_step(module, step, value, tmp_path):
     after = amprun.train(step, str(tmp_path / "after"), amp, save_state=True,
                          args=["--steps", str(k), *inject])
     carried = len(module.PARAMS) + len(module.OPT_STATE)
-    scale, tracker = carried + len(module.DATA), carried + len(module.DATA) + 1
+    scale, tracker = "scaler.scale", "scaler.growth_tracker"
     for i in range(carried):  # parameters, then optimizer state (the CNN's velocities)
         assert before.state[i].dtype == after.state[i].dtype
         assert before.state[i].tobytes() == after.state[i].tobytes(), f"arg{i}"
@@ -189,11 +189,10 @@ def test_scale_trajectory_follows_reference(options, init, bad_batches, tmp_path
     for t, found_inf in enumerate(run.found_inf):
         assert np.float32(run.scale[t]) == np.float32(state[0]), (t + 1, run.scale[t], state)
         state = scaler_reference.amp_update_scale(*state, bool(found_inf), **options)
-    first = len(mlp.PARAMS) + len(mlp.DATA)  # scale, growth_tracker[, hysteresis]
-    assert run.state[first] == np.float32(state[0])
-    assert run.state[first + 1] == state[1]
+    assert run.state["scaler.scale"] == np.float32(state[0])
+    assert run.state["scaler.growth_tracker"] == state[1]
     if hysteresis > 1:
-        assert run.state[first + 2] == state[2]
+        assert run.state["scaler.hysteresis"] == state[2]
     # The trajectory exercises what the configuration is about.
     scales = np.append(run.scale, state[0])
     assert np.any(scales[1:] > scales[:-1]) and np.any(scales[1:] < scales[:-1])

@@ -141,14 +141,16 @@ describeBuffers(func::FuncOp step, const StepSignature &signature,
     switch (argument.role) {
     case ArgumentRole::Parameter:
     case ArgumentRole::OptimizerState:
-      described = describe(
-          "arg",
-          argument.role == ArgumentRole::Parameter ? "param" : "optstate",
-          "arg" + Twine(index), type, loc);
+    case ArgumentRole::Buffer:
+      described = describe("arg",
+                           argument.role == ArgumentRole::Parameter ? "param"
+                           : argument.role == ArgumentRole::Buffer  ? "buffer"
+                                                                    : "optstate",
+                           argument.name, type, loc);
       os << " init=" << describeInit(argument.init);
       break;
     case ArgumentRole::Data:
-      described = describe("arg", "data", "arg" + Twine(index), type, loc);
+      described = describe("arg", "data", argument.name, type, loc);
       break;
     case ArgumentRole::ScalerState:
       described = describe("arg", "scaler", argument.stateName, type, loc);
@@ -311,6 +313,15 @@ int main(int argc, char **argv) {
   FailureOr<StepSignature> signature = readStepSignature(*step);
   if (failed(signature))
     return 1;
+  // The runtime allocates every buffer once, at its compiled size.
+  if (signature->dynamicBatch) {
+    unsigned data = signature->getArguments(ArgumentRole::Data).front();
+    emitError(step->getArgument(data).getLoc())
+        << "amp-compile: data argument '" << signature->arguments[data].name
+        << "' has a dynamic batch dimension; ahead-of-time GPU steps take "
+           "static shapes: compile the step for one batch size";
+    return 1;
+  }
   // Other entry points (a forward-only @predict, ...) are not compiled.
   for (auto other : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
     if (other.getSymName() != stepName && other.isPublic())

@@ -63,15 +63,25 @@ static cl::opt<int64_t>
 static cl::opt<bool> shuffle("shuffle",
                              cl::desc("Shuffle the samples every epoch"),
                              cl::init(true), cl::cat(runCategory));
-static cl::opt<std::string>
-    loadParams("load-params",
-               cl::desc("Directory of arg<i>.npy files to start the "
-                        "parameters from"),
-               cl::init(""), cl::cat(runCategory));
-static cl::opt<std::string>
-    saveParams("save-params",
-               cl::desc("Directory to write the final parameters to"),
-               cl::init(""), cl::cat(runCategory));
+static cl::opt<int64_t> batchSizeOption(
+    "batch-size",
+    cl::desc("Samples per step; required when the step's batch dimension is "
+             "dynamic, else it must equal the static one"),
+    cl::init(0), cl::cat(runCategory));
+static cl::opt<bool> keepLastBatch(
+    "keep-last-batch",
+    cl::desc("Run the last partial batch of an epoch instead of dropping it "
+             "(steps with a dynamic batch dimension)"),
+    cl::init(false), cl::cat(runCategory));
+static cl::opt<std::string> loadParams(
+    "load-params",
+    cl::desc("Directory of <name>.npy files (the arguments' amp.name, else "
+             "arg<i>) to start the parameters and buffers from"),
+    cl::init(""), cl::cat(runCategory));
+static cl::opt<std::string> saveParams(
+    "save-params",
+    cl::desc("Directory to write the final parameters and buffers to"),
+    cl::init(""), cl::cat(runCategory));
 static cl::opt<std::string> loadState(
     "load-state",
     cl::desc("Directory written by --save-state to resume training from"),
@@ -142,45 +152,66 @@ std::string describeSamples(DType dtype, llvm::ArrayRef<int64_t> shape) {
 }
 
 /// Data arguments fed from .npy files: dimension 0 of each file is the sample,
-/// a batch is as many samples as the argument's dimension 0. The order of an
-/// epoch is a permutation drawn from the seed and the epoch number, so any
-/// step can be reproduced from the step number alone (resuming needs it).
+/// a batch is --batch-size samples (the arguments' dimension 0 when static).
+/// The order of an epoch is a permutation drawn from the seed and the epoch
+/// number, so any step can be reproduced from the step number alone
+/// (resuming needs it).
 class Batcher {
 public:
   llvm::Error load(const StepSignature &signature) {
     dataArgs = signature.getArguments(ArgumentRole::Data);
+    dynamicBatch = signature.dynamicBatch;
     if (dataFiles.size() != dataArgs.size())
       return makeError(
           llvm::Twine("the step has ") + llvm::Twine(dataArgs.size()) +
           " data argument(s) (arguments that are not carried state); give as "
           "many .npy files with --data, got " +
           llvm::Twine(dataFiles.size()));
+    if (keepLastBatch && !dynamicBatch)
+      return makeError("--keep-last-batch needs a step whose batch dimension "
+                       "is dynamic; this one takes batches of a fixed size");
+    if (dynamicBatch && !dataArgs.empty() && batchSizeOption <= 0)
+      return makeError("the step's batch dimension is dynamic; give the "
+                       "batch size with --batch-size N");
     for (auto [file, index] : llvm::zip_equal(dataFiles, dataArgs)) {
       llvm::Expected<HostArray> array = readNpy(file);
       if (!array)
         return array.takeError();
-      RankedTensorType type = signature.arguments[index].type;
+      const StepArgument &argument = signature.arguments[index];
+      RankedTensorType type = argument.type;
       std::optional<DType> dtype = getDType(type.getElementType());
       llvm::ArrayRef<int64_t> shape = array->getShape();
       if (array->getDType() != dtype || shape.empty() ||
           shape.drop_front() != type.getShape().drop_front())
         return makeError(file + ": holds " +
                          describeArray(array->getDType(), shape) +
-                         "; data argument #" + llvm::Twine(index) + " is " +
-                         describeArray(*dtype, type.getShape()) +
+                         "; data argument '" + argument.name + "' (#" +
+                         llvm::Twine(index) + ") is " +
+                         describeType(*dtype, type) +
                          " (one batch), so the file needs " +
                          describeSamples(*dtype, type.getShape()));
       if (!arrays.empty() && shape[0] != arrays.front().getShape()[0])
         return makeError(file + ": holds " + llvm::Twine(shape[0]) +
                          " samples, " + dataFiles.front() + " holds " +
                          llvm::Twine(arrays.front().getShape()[0]));
-      batchSize = type.getShape()[0];
+      if (!dynamicBatch) {
+        batchSize = type.getShape()[0];
+        if (batchSizeOption > 0 && batchSizeOption != batchSize)
+          return makeError("--batch-size " + llvm::Twine(batchSizeOption) +
+                           ": the step takes batches of " +
+                           llvm::Twine(batchSize) + " (data argument '" +
+                           argument.name + "' is " +
+                           describeArray(*dtype, type.getShape()) + ")");
+      } else {
+        batchSize = batchSizeOption;
+      }
+      samples.push_back(*dtype);
       arrays.push_back(std::move(*array));
     }
     if (arrays.empty())
       return llvm::Error::success();
     numSamples = arrays.front().getShape()[0];
-    if (numSamples < batchSize)
+    if (numSamples < batchSize && !keepLastBatch)
       return makeError(dataFiles.front() + ": holds " +
                        llvm::Twine(numSamples) +
                        " samples, fewer than one batch of " +
@@ -188,17 +219,22 @@ public:
     return llvm::Error::success();
   }
 
-  /// Batches per epoch (the last partial batch is dropped).
+  /// Batches per epoch: the last partial batch is dropped, unless
+  /// --keep-last-batch runs it.
   int64_t getBatchesPerEpoch() const {
-    return arrays.empty() ? 1 : numSamples / batchSize;
-  }
-
-  /// Copies the batch of step `step` (0-based, counted from the first run)
-  /// into the data arguments.
-  void fill(int64_t step, llvm::MutableArrayRef<HostArray> arguments) {
     if (arrays.empty())
-      return;
-    int64_t epoch = step / getBatchesPerEpoch();
+      return 1;
+    return keepLastBatch ? llvm::divideCeil(numSamples, batchSize)
+                         : numSamples / batchSize;
+  }
+  int64_t getBatchSize() const { return batchSize; }
+
+  /// Sets the data arguments of `step` to the batch of step `step` (0-based,
+  /// counted from the first run).
+  llvm::Error fill(int64_t stepNumber, CompiledStep &step) {
+    if (arrays.empty())
+      return llvm::Error::success();
+    int64_t epoch = stepNumber / getBatchesPerEpoch();
     if (epoch != orderEpoch) {
       order.resize(numSamples);
       std::iota(order.begin(), order.end(), 0);
@@ -209,13 +245,20 @@ public:
       }
       orderEpoch = epoch;
     }
-    int64_t first = (step % getBatchesPerEpoch()) * batchSize;
-    for (auto [array, index] : llvm::zip_equal(arrays, dataArgs)) {
+    int64_t first = (stepNumber % getBatchesPerEpoch()) * batchSize;
+    int64_t rows = std::min(batchSize, numSamples - first);
+    for (auto [array, index, dtype] : llvm::zip_equal(arrays, dataArgs, samples)) {
+      llvm::SmallVector<int64_t> shape(array.getShape());
+      shape[0] = rows;
+      HostArray batch(dtype, shape);
       size_t rowBytes = array.getNumBytes() / numSamples;
-      for (int64_t b = 0; b < batchSize; ++b)
-        std::memcpy(arguments[index].data() + b * rowBytes,
+      for (int64_t b = 0; b < rows; ++b)
+        std::memcpy(batch.data() + b * rowBytes,
                     array.data() + order[first + b] * rowBytes, rowBytes);
+      if (llvm::Error error = step.setArgument(index, std::move(batch)))
+        return error;
     }
+    return llvm::Error::success();
   }
 
   llvm::ArrayRef<unsigned> getDataArguments() const { return dataArgs; }
@@ -227,41 +270,43 @@ private:
 
   llvm::SmallVector<unsigned> dataArgs;
   llvm::SmallVector<HostArray> arrays;
+  llvm::SmallVector<DType> samples;
+  bool dynamicBatch = false;
   int64_t numSamples = 0, batchSize = 1;
   std::vector<int64_t> order;
   int64_t orderEpoch = -1;
 };
 
-std::string argumentFile(StringRef dir, unsigned index) {
+/// The file of an argument in a parameter or state directory: its name
+/// (`amp.name`, else arg<i>) with .npy.
+std::string argumentFile(StringRef dir, const StepArgument &argument) {
   llvm::SmallString<128> path(dir);
-  llvm::sys::path::append(path, "arg" + llvm::Twine(index) + ".npy");
+  llvm::sys::path::append(path, argument.name + ".npy");
   return std::string(path);
 }
 
-/// Loads arg<i>.npy from `dir` into `array`, checking dtype and shape.
-llvm::Error loadArgument(StringRef dir, unsigned index, HostArray &array) {
-  std::string path = argumentFile(dir, index);
+/// Loads the file of argument `index` from `dir`; setArgument checks its
+/// dtype and shape.
+llvm::Error loadArgument(StringRef dir, CompiledStep &step, unsigned index) {
+  std::string path = argumentFile(dir, step.getSignature().arguments[index]);
   llvm::Expected<HostArray> loaded = readNpy(path);
   if (!loaded)
     return loaded.takeError();
-  if (loaded->getDType() != array.getDType() ||
-      loaded->getShape() != array.getShape())
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        path + ": holds " + describeArray(loaded->getDType(), loaded->getShape()) +
-            "; argument #" + llvm::Twine(index) + " is " +
-            describeArray(array.getDType(), array.getShape()));
-  array = std::move(*loaded);
+  if (llvm::Error error = step.setArgument(index, std::move(*loaded)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": " + llvm::toString(std::move(error)));
   return llvm::Error::success();
 }
 
-llvm::Error saveArguments(StringRef dir, llvm::ArrayRef<unsigned> indices,
-                          llvm::ArrayRef<HostArray> arrays) {
+llvm::Error saveArguments(StringRef dir, const CompiledStep &step,
+                          llvm::ArrayRef<unsigned> indices) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return llvm::createStringError(ec, "cannot create " + dir + ": " +
                                            ec.message());
   for (unsigned index : indices)
-    if (llvm::Error error = writeNpy(argumentFile(dir, index), arrays[index]))
+    if (llvm::Error error =
+            writeNpy(argumentFile(dir, step.getSignature().arguments[index]),
+                     step.getArguments()[index]))
       return error;
   return llvm::Error::success();
 }
@@ -311,10 +356,14 @@ llvm::Error writeLog(StringRef path, llvm::ArrayRef<StepRecord> records) {
 }
 
 /// Accuracy of the forward function `name` on the --eval files: it takes the
-/// parameters in argument order, then an input batch, and returns logits
-/// [batch, classes]; labels are class indices [N] or one-hot rows [N, C].
+/// parameters and buffers (the model) in argument order, then an input
+/// batch, and returns logits [batch, classes]; labels are class indices [N]
+/// or one-hot rows [N, C]. A function with a dynamic batch runs `batchSize`
+/// samples at a time (the last batch partial); one with a static batch runs
+/// its own size, the last batch padded with zeros.
 llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
-                                llvm::ArrayRef<unsigned> parameters) {
+                                llvm::ArrayRef<unsigned> model,
+                                int64_t batchSize) {
   FunctionType functionType = step.getFunctionType(name);
   llvm::SmallVector<Type> types(functionType.getInputs());
   llvm::append_range(types, functionType.getResults());
@@ -324,25 +373,32 @@ llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
   };
   if (evalFiles.size() != 2)
     return makeError("--eval takes two .npy files: inputs,labels");
-  if (types.size() != parameters.size() + 2)
+  if (types.size() != model.size() + 2)
     return makeError("@" + name + " must take the " +
-                     llvm::Twine(parameters.size()) +
-                     " parameter(s) of the step and an input batch, and "
-                     "return logits");
-  for (auto [i, index] : llvm::enumerate(parameters)) {
+                     llvm::Twine(model.size()) +
+                     " parameter(s) and buffer(s) of the step and an input "
+                     "batch, and return logits");
+  for (auto [i, index] : llvm::enumerate(model)) {
     auto type = dyn_cast<RankedTensorType>(types[i]);
     if (!type || type.getShape() != arguments[index].getShape() ||
         getDType(type.getElementType()) != arguments[index].getDType())
       return makeError("argument #" + llvm::Twine(i) + " of @" + name +
-                       " must have the type of parameter argument #" +
-                       llvm::Twine(index) + " of the step");
+                       " must have the type of argument '" +
+                       step.getSignature().arguments[index].name +
+                       "' of the step");
   }
-  auto inputType = dyn_cast<RankedTensorType>(types[parameters.size()]);
+  auto inputType = dyn_cast<RankedTensorType>(types[model.size()]);
   auto logitsType = dyn_cast<RankedTensorType>(types.back());
-  if (!inputType || !inputType.hasStaticShape() || inputType.getRank() == 0 ||
-      !logitsType || !logitsType.hasStaticShape() || logitsType.getRank() != 2)
-    return makeError("@" + name + " must take a static input batch and "
-                     "return static logits [batch, classes]");
+  auto isBatched = [](RankedTensorType type, int64_t rank) {
+    return type && (rank < 0 ? type.getRank() > 0 : type.getRank() == rank) &&
+           llvm::none_of(type.getShape().drop_front(), ShapedType::isDynamic);
+  };
+  if (!isBatched(inputType, -1) || !isBatched(logitsType, 2) ||
+      inputType.isDynamicDim(0) != logitsType.isDynamicDim(0))
+    return makeError("@" + name + " must take an input batch and return "
+                     "logits [batch, classes] of the same batch size, static "
+                     "or dynamic");
+  bool dynamic = inputType.isDynamicDim(0);
   llvm::Expected<HostArray> inputs = readNpy(evalFiles[0]);
   if (!inputs)
     return inputs.takeError();
@@ -354,8 +410,8 @@ llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
       inputs->getShape().drop_front() != inputType.getShape().drop_front())
     return makeError(evalFiles[0] + ": holds " +
                      describeArray(inputs->getDType(), inputs->getShape()) +
-                     "; the input of @" + name + " is " +
-                     describeArray(*inputDType, inputType.getShape()));
+                     "; the input of @" + name + " takes samples " +
+                     describeSamples(*inputDType, inputType.getShape()));
   int64_t n = inputs->getShape()[0], classes = logitsType.getShape()[1];
   llvm::ArrayRef<int64_t> labelShape = labels->getShape();
   bool oneHot = labelShape.size() == 2;
@@ -366,22 +422,24 @@ llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
                      llvm::Twine(n) + " class indices or one-hot rows of " +
                      llvm::Twine(classes));
 
-  int64_t batch = inputType.getShape()[0];
-  HostArray input(*inputDType, inputType.getShape());
+  int64_t batch = dynamic ? batchSize : inputType.getShape()[0];
   std::optional<DType> logitsDType = getDType(logitsType.getElementType());
-  HostArray logits(*logitsDType, logitsType.getShape());
-  llvm::SmallVector<HostArray *> callArrays;
-  for (unsigned index : parameters)
-    callArrays.push_back(&arguments[index]);
-  callArrays.append({&input, &logits});
-  size_t rowBytes = input.getNumBytes() / batch;
+  size_t rowBytes = inputs->getNumBytes() / n;
   int64_t correct = 0;
   for (int64_t first = 0; first < n; first += batch) {
     int64_t rows = std::min(batch, n - first);
-    // The last partial batch is padded with zeros and its padding ignored.
-    std::memset(input.data(), 0, input.getNumBytes());
+    // A static batch pads the last partial batch with zeros, ignored.
+    int64_t size = dynamic ? rows : batch;
+    llvm::SmallVector<int64_t> shape(inputType.getShape());
+    shape[0] = size;
+    HostArray input(*inputDType, shape);
+    HostArray logits(*logitsDType, {size, classes});
     std::memcpy(input.data(), inputs->data() + first * rowBytes,
                 rows * rowBytes);
+    llvm::SmallVector<HostArray *> callArrays;
+    for (unsigned index : model)
+      callArrays.push_back(&arguments[index]);
+    callArrays.append({&input, &logits});
     if (llvm::Error error = step.call(name, callArrays))
       return std::move(error);
     for (int64_t r = 0; r < rows; ++r) {
@@ -460,18 +518,17 @@ int main(int argc, char **argv) {
   llvm::MutableArrayRef<HostArray> arguments = step.getArguments();
 
   llvm::ArrayRef<unsigned> carried = step.getCarriedArguments();
-  llvm::SmallVector<unsigned> parameters =
-      signature.getArguments(ArgumentRole::Parameter);
+  llvm::SmallVector<unsigned> model = signature.getModelArguments();
   step.initializeState(seed);
   if (!loadParams.empty())
-    for (unsigned index : parameters)
-      if (llvm::Error error = loadArgument(loadParams, index, arguments[index]))
+    for (unsigned index : model)
+      if (llvm::Error error = loadArgument(loadParams, step, index))
         return fail(llvm::toString(std::move(error)));
 
   int64_t firstStep = 0;
   if (!loadState.empty()) {
     for (unsigned index : carried)
-      if (llvm::Error error = loadArgument(loadState, index, arguments[index]))
+      if (llvm::Error error = loadArgument(loadState, step, index))
         return fail(llvm::toString(std::move(error)));
     llvm::SmallString<128> stepPath(loadState);
     llvm::sys::path::append(stepPath, "step.npy");
@@ -510,24 +567,37 @@ int main(int argc, char **argv) {
   llvm::SmallVector<StepRecord> records;
 
   int64_t skipped = 0;
+  size_t numBuffers = signature.getArguments(ArgumentRole::Buffer).size();
   llvm::outs() << "amp-run: @" << stepName << " "
                << (stepOptions.amp.empty()
                       ? "as written (no AMP pipeline)"
                       : "with --amp=\"" + stepOptions.amp + "\"")
-               << ", " << parameters.size() << " parameter(s), "
+               << ", " << signature.getArguments(ArgumentRole::Parameter).size()
+               << " parameter(s), "
+               << (numBuffers ? std::to_string(numBuffers) + " buffer(s), "
+                              : std::string())
                << signature.getArguments(ArgumentRole::OptimizerState).size()
                << " optimizer state, "
-               << batcher.getDataArguments().size() << " data argument(s); "
+               << batcher.getDataArguments().size() << " data argument(s)"
+               << (signature.dynamicBatch
+                       ? " (dynamic batch, " +
+                             std::to_string(batcher.getBatchSize()) +
+                             " samples a step)"
+                       : std::string())
+               << "; "
                << llvm::format("compiled in %.2f s", step.getCompileSeconds())
                << "\n";
   for (int64_t s = firstStep; s < firstStep + steps; ++s) {
-    batcher.fill(s, arguments);
+    if (llvm::Error error = batcher.fill(s, step))
+      return fail(llvm::toString(std::move(error)));
     if (s + 1 == injectAtStep)
       arguments[injectTarget].setFromDouble(
           0, injectValue == "nan" ? NAN : INFINITY);
-    StepOutcome outcome = step.run();
-    StepRecord record{s + 1, outcome.loss, outcome.scale, outcome.foundInf,
-                      outcome.milliseconds};
+    llvm::Expected<StepOutcome> outcome = step.run();
+    if (!outcome)
+      return fail(llvm::toString(outcome.takeError()));
+    StepRecord record{s + 1, outcome->loss, outcome->scale, outcome->foundInf,
+                      outcome->milliseconds};
     skipped += record.foundInf;
     records.push_back(record);
     if (printEvery > 0 && ((s + 1) % printEvery == 0 || s + 1 == firstStep + steps)) {
@@ -563,10 +633,10 @@ int main(int argc, char **argv) {
     if (llvm::Error error = writeLog(logFile, records))
       return fail(llvm::toString(std::move(error)));
   if (!saveParams.empty())
-    if (llvm::Error error = saveArguments(saveParams, parameters, arguments))
+    if (llvm::Error error = saveArguments(saveParams, step, model))
       return fail(llvm::toString(std::move(error)));
   if (!saveState.empty()) {
-    if (llvm::Error error = saveArguments(saveState, carried, arguments))
+    if (llvm::Error error = saveArguments(saveState, step, carried))
       return fail(llvm::toString(std::move(error)));
     HostArray stepArray(DType::I64, {2});
     stepArray.setFromDouble(0, firstStep + steps);
@@ -578,7 +648,7 @@ int main(int argc, char **argv) {
   }
   if (hasEval) {
     llvm::Expected<double> accuracy =
-        evaluate(step, evalFunc, parameters);
+        evaluate(step, evalFunc, model, batcher.getBatchSize());
     if (!accuracy)
       return fail(llvm::toString(accuracy.takeError()));
     llvm::outs() << llvm::formatv("eval: accuracy {0:F4}\n", *accuracy);

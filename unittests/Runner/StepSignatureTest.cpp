@@ -150,6 +150,94 @@ func.func @step(%w: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
       << error;
 }
 
+// A buffer (the result named like %mean, computed outside the update), names
+// from amp.name and a dynamic batch.
+constexpr llvm::StringLiteral kBufferStep = R"mlir(
+func.func @step(%w: tensor<4xf32> {amp.name = "w"},
+                %mean: tensor<4xf32> {amp.name = "bn.running_mean", amp.init = "ones"},
+                %x: tensor<?x4xf32> {amp.name = "x"}, %y: tensor<?xf32>)
+    -> (tensor<4xf32> {amp.name = "bn.running_mean"}, tensor<f32>,
+        tensor<4xf32> {amp.name = "w"}) {
+  %l = arith.constant dense<1.0> : tensor<f32>
+  %s = amp.seed %l : tensor<f32>
+  %m = arith.addf %mean, %w : tensor<4xf32>
+  %n = amp.update grads(%w : tensor<4xf32>) state(%w : tensor<4xf32>) {
+  ^bb0(%g: tensor<4xf32>, %w0: tensor<4xf32>):
+    amp.yield %w0 : tensor<4xf32>
+  } : tensor<4xf32>
+  return %m, %l, %n : tensor<4xf32>, tensor<f32>, tensor<4xf32>
+}
+)mlir";
+
+TEST_F(StepSignatureTest, ReadsBuffersNamesAndADynamicBatch) {
+  FailureOr<StepSignature> sig = read(kBufferStep);
+  ASSERT_TRUE(succeeded(sig)) << error;
+  EXPECT_EQ(sig->arguments[0].role, ArgumentRole::Parameter);
+  EXPECT_EQ(sig->arguments[0].name, "w");
+  EXPECT_EQ(sig->arguments[0].nextResult, 2u);
+  EXPECT_EQ(sig->arguments[1].role, ArgumentRole::Buffer);
+  EXPECT_EQ(sig->arguments[1].name, "bn.running_mean");
+  EXPECT_EQ(sig->arguments[1].nextResult, 0u);
+  EXPECT_EQ(sig->arguments[1].init.kind, Initializer::Kind::Ones);
+  EXPECT_EQ(sig->arguments[2].role, ArgumentRole::Data);
+  EXPECT_EQ(sig->arguments[3].name, "arg3");
+  EXPECT_TRUE(sig->dynamicBatch);
+  EXPECT_EQ(sig->lossResult, 1u);
+  EXPECT_EQ(sig->getModelArguments(), llvm::SmallVector<unsigned>({0, 1}));
+}
+
+TEST_F(StepSignatureTest, RejectsTwoArgumentsWithOneName) {
+  std::string source = kBufferStep.str();
+  source.replace(source.find("\"x\""), 3, "\"w\"");
+  EXPECT_TRUE(failed(read(source)));
+  EXPECT_NE(error.find("arguments #0 and #2 are both named 'w'"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(StepSignatureTest, RejectsANamedResultThatIsNotTheUpdatesResult) {
+  std::string source = kBufferStep.str();
+  // The forward's value under the name of the updated parameter.
+  llvm::StringRef buffer = "{amp.name = \"bn.running_mean\"}, tensor<f32>";
+  source.replace(source.find(buffer.str()), buffer.size(),
+                 "{amp.name = \"w\"}, tensor<f32>");
+  EXPECT_TRUE(failed(read(source)));
+  EXPECT_NE(error.find("result #0 is named 'w' like argument #0, which an "
+                       "'amp.update' replaces"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(StepSignatureTest, RejectsAnUpdateResultUnderABuffersName) {
+  std::string source = kBufferStep.str();
+  source.replace(source.find("%m, %l, %n"), 10, "%n, %l, %m");
+  EXPECT_TRUE(failed(read(source)));
+  EXPECT_NE(error.find("result #0 is named 'bn.running_mean' like argument "
+                       "#1 but is the new value of another 'amp.update' "
+                       "state operand"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(StepSignatureTest, RejectsDataOfStaticAndDynamicBatches) {
+  std::string source = kBufferStep.str();
+  source.replace(source.find("tensor<?xf32>"), 13, "tensor<3xf32>");
+  EXPECT_TRUE(failed(read(source)));
+  EXPECT_NE(error.find("argument #3 has a static batch dimension but data "
+                       "argument #2 a dynamic one"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(StepSignatureTest, RejectsDynamicDimensionsBeyondTheBatch) {
+  std::string source = kBufferStep.str();
+  source.replace(source.find("tensor<?x4xf32>"), 15, "tensor<?x?xf32>");
+  EXPECT_TRUE(failed(read(source)));
+  EXPECT_NE(error.find("the only dimension that may be dynamic"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(StepSignatureTest, RejectsAModuleWithoutUpdate) {
   EXPECT_TRUE(failed(read("func.func @f() { return }")));
   EXPECT_NE(error.find("no function contains an 'amp.update'"),

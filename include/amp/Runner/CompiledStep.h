@@ -35,6 +35,8 @@ namespace mlir::amp {
 std::optional<DType> getDType(Type elementType);
 /// "f32[4x3]" for dtype f32 and shape [4, 3].
 std::string describeArray(DType dtype, llvm::ArrayRef<int64_t> shape);
+/// "f32[?x3]" for dtype f32 and `type`, whose dynamic sizes print as "?".
+std::string describeType(DType dtype, RankedTensorType type);
 
 /// A deterministic generator (splitmix64), the same on every platform.
 class Random {
@@ -118,6 +120,7 @@ public:
   /// The arguments of the next call: the carried state as the last call left
   /// it, and the data arguments as last set.
   llvm::MutableArrayRef<HostArray> getArguments() { return arguments; }
+  llvm::ArrayRef<HostArray> getArguments() const { return arguments; }
   /// The results of the last call (carried results hold stale buffers).
   llvm::ArrayRef<HostArray> getResults() const { return results; }
 
@@ -126,10 +129,15 @@ public:
   /// the growth tracker at 0, the overflows left at `hysteresis`).
   void initializeState(uint64_t seed);
   /// Replaces argument `index`; the error names the argument and both
-  /// types when `array` does not have its dtype and shape.
+  /// types when `array` does not have its dtype and shape (any number of
+  /// rows for a data argument of a dynamic batch).
   llvm::Error setArgument(unsigned index, HostArray array);
-  /// Runs one step on the arguments and carries the state over.
-  StepOutcome run();
+  /// The rows of the data arguments as set, which must agree in a step with
+  /// a dynamic batch; 0 for a static step.
+  llvm::Expected<int64_t> getBatchSize() const;
+  /// Runs one step on the arguments and carries the state over. Fails only
+  /// when data arguments of a dynamic batch disagree on its size.
+  llvm::Expected<StepOutcome> run();
 
   /// The type of an extra function before lowering; null if `name` was not
   /// compiled along.
@@ -144,6 +152,8 @@ private:
   StepSignature signature;
   llvm::SmallVector<unsigned> carried;
   llvm::SmallVector<HostArray> arguments, results;
+  /// The types of the results after the pipeline (as tensors).
+  llvm::SmallVector<RankedTensorType> resultTypes;
   std::unique_ptr<ExecutionEngine> engine;
   void (*stepFunction)(void **) = nullptr;
   struct ExtraFunction {

@@ -3,8 +3,9 @@
 // The "step signature model": the role of every argument and result of a
 // training step, read from the IR alone as docs/TrainingStepIR.md describes
 // ("What a runner reads from the IR"): carried state, parameters versus
-// optimizer state, data, the loss, and the scaler state the AMP pipeline
-// threads through the function.
+// optimizer state versus buffers, data (whose batch dimension may be
+// dynamic), names, the loss, and the scaler state the AMP pipeline threads
+// through the function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,10 @@ enum class ArgumentRole {
   Parameter,
   /// Carried state read only inside `amp.update` regions: starts at zero.
   OptimizerState,
+  /// Carried state whose next value the forward computes, outside every
+  /// update (BatchNorm's running statistics): never guarded, saved with the
+  /// parameters as part of the model; starts at zero.
+  Buffer,
   /// A batch input, fed from the data files in argument order.
   Data,
   /// Scaler state appended by the AMP pipeline (`amp.state` attribute).
@@ -35,7 +40,11 @@ enum class ArgumentRole {
 
 struct StepArgument {
   ArgumentRole role;
+  /// Static, except dimension 0 of data arguments in a step with a dynamic
+  /// batch.
   RankedTensorType type;
+  /// Its `amp.name`, else "arg<i>".
+  std::string name;
   /// For carried and scaler state: the result that feeds this argument at
   /// the next step.
   std::optional<unsigned> nextResult;
@@ -55,12 +64,23 @@ struct StepSignature {
   /// overflow.
   std::optional<unsigned> foundInfResult;
   unsigned numResults = 0;
+  /// Whether dimension 0 of every data argument is dynamic: one compiled
+  /// step serves every batch size.
+  bool dynamicBatch = false;
 
   /// The indices of the arguments with `role`, in argument order.
   llvm::SmallVector<unsigned> getArguments(ArgumentRole role) const;
   /// The scaler state argument named `name`, if present.
   std::optional<unsigned> getScalerArgument(llvm::StringRef name) const;
+  /// The parameters and buffers: the model, as --save-params writes it.
+  llvm::SmallVector<unsigned> getModelArguments() const;
+  /// Every carried argument (parameters, buffers, optimizer and scaler
+  /// state).
+  llvm::SmallVector<unsigned> getCarriedArguments() const;
 };
+
+/// The name a runner gives an argument of a role.
+llvm::StringRef getArgumentRoleName(ArgumentRole role);
 
 /// The step function of `module`: the function `name` if given, else the
 /// only function that contains an `amp.update`. Emits an error otherwise.
@@ -68,7 +88,9 @@ FailureOr<func::FuncOp> findStepFunction(ModuleOp module, llvm::StringRef name);
 
 /// Reads the signature of `step`, a training step that still has its `amp`
 /// markers. Emits a located error where the step breaks the contract or
-/// cannot be run (no loss, state without a static shape, ...).
+/// cannot be run (no loss, state without a static shape, data arguments
+/// whose dimensions other than the batch are dynamic, two values with one
+/// name, ...).
 FailureOr<StepSignature> readStepSignature(func::FuncOp step);
 
 /// Adds to `signature` the scaler state that the AMP pipeline appended to

@@ -248,14 +248,28 @@ func.func @bad_state_result(%s: tensor<f32>) -> (tensor<f32> {amp.state = "loss"
 
 // -----
 
-// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.init' on result #0, which takes only 'amp.state'}}
+// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.init' on result #0, which takes only 'amp.state' or 'amp.name'}}
 func.func @init_on_result(%s: tensor<f32>) -> (tensor<f32> {amp.init = "zeros"}) {
   return %s : tensor<f32>
 }
 
 // -----
 
-// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.precision' on argument #0, which takes only 'amp.init' or 'amp.state'}}
+// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.precision' on argument #0, which takes only 'amp.init', 'amp.state' or 'amp.name'}}
 func.func @precision_on_argument(%s: tensor<f32> {amp.precision = "f16"}) {
   return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'amp.name' on argument #0 must be a non-empty string of letters, digits and '_.-:[]' that does not start with '.', got "fc1/weight"}}
+func.func @name_with_separator(%p: tensor<4xf32> {amp.name = "fc1/weight"}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'amp.name' on result #0 must be a non-empty string of letters, digits and '_.-:[]' that does not start with '.', got ""}}
+func.func @empty_name(%p: tensor<4xf32>) -> (tensor<4xf32> {amp.name = ""}) {
+  return %p : tensor<4xf32>
 }

@@ -67,13 +67,13 @@ func.func @generic_form(%loss: tensor<4xf16>, %p: tensor<4xf32>, %t: tensor<i32>
 // results.
 
 // CHECK-LABEL: func.func @attributes
-// CHECK-SAME:    (%{{.*}}: tensor<4xf32> {amp.init = "normal:0.02"}, %{{.*}}: tensor<f32> {amp.state = "scale"})
-// CHECK-SAME:    -> (tensor<4xf32>, tensor<i1> {amp.state = "found_inf"})
+// CHECK-SAME:    (%{{.*}}: tensor<4xf32> {amp.init = "normal:0.02", amp.name = "fc.weight"}, %{{.*}}: tensor<f32> {amp.state = "scale"})
+// CHECK-SAME:    -> (tensor<4xf32> {amp.name = "fc.weight"}, tensor<i1> {amp.state = "found_inf"})
 // CHECK:         arith.addf %{{.*}} {amp.precision = "f16"} : tensor<4xf32>
 // CHECK:         amp.update state(%{{.*}} : tensor<4xf32>) {
 // CHECK:         } : tensor<4xf32>
-func.func @attributes(%p: tensor<4xf32> {amp.init = "normal:0.02"}, %s: tensor<f32> {amp.state = "scale"})
-    -> (tensor<4xf32>, tensor<i1> {amp.state = "found_inf"}) {
+func.func @attributes(%p: tensor<4xf32> {amp.init = "normal:0.02", amp.name = "fc.weight"}, %s: tensor<f32> {amp.state = "scale"})
+    -> (tensor<4xf32> {amp.name = "fc.weight"}, tensor<i1> {amp.state = "found_inf"}) {
   %twice = arith.addf %p, %p {amp.precision = "f16"} : tensor<4xf32>
   %new = amp.update state(%twice : tensor<4xf32>) {
   ^bb0(%p0: tensor<4xf32>):

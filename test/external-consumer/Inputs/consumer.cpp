@@ -63,10 +63,14 @@ int main(int argc, char **argv) {
       data.setFromDouble(i, 0.25 * (i % 4));
   }
   for (int s = 1; s <= 3; ++s) {
-    amp::StepOutcome outcome = runner.run();
-    llvm::outs() << "step " << s << " scale " << static_cast<int64_t>(*outcome.scale)
-                 << (outcome.foundInf ? " skipped" : " applied") << " loss "
-                 << (outcome.loss >= 0 ? "finite" : "negative") << "\n";
+    llvm::Expected<amp::StepOutcome> outcome = runner.run();
+    if (!outcome) {
+      llvm::errs() << llvm::toString(outcome.takeError()) << "\n";
+      return 1;
+    }
+    llvm::outs() << "step " << s << " scale " << static_cast<int64_t>(*outcome->scale)
+                 << (outcome->foundInf ? " skipped" : " applied") << " loss "
+                 << (outcome->loss >= 0 ? "finite" : "negative") << "\n";
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -63,7 +64,17 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
-/// Verifies `amp.init` and `amp.state` on a function argument or result.
+/// Whether `name` can name a value: it becomes a file name and a word of
+/// the compiled GPU step's signature text, so no separators or spaces.
+static bool isValidValueName(StringRef name) {
+  return !name.empty() && name.front() != '.' &&
+         llvm::all_of(name, [](char c) {
+           return llvm::isAlnum(c) || StringRef("_.-:[]").contains(c);
+         });
+}
+
+/// Verifies `amp.init`, `amp.state` and `amp.name` on a function argument or
+/// result.
 static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
                                           NamedAttribute attr,
                                           bool isResult) {
@@ -91,9 +102,19 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
              << attr.getValue();
     return success();
   }
+  if (name == AmpDialect::kNameAttrName) {
+    if (!text || !isValidValueName(text.getValue()))
+      return op->emitOpError("'")
+             << name << "' on " << what
+             << " must be a non-empty string of letters, digits and "
+                "'_.-:[]' that does not start with '.', got "
+             << attr.getValue();
+    return success();
+  }
   return op->emitOpError("has amp dialect attribute '")
          << name << "' on " << what << ", which takes only "
-         << (isResult ? "'amp.state'" : "'amp.init' or 'amp.state'");
+         << (isResult ? "'amp.state' or 'amp.name'"
+                      : "'amp.init', 'amp.state' or 'amp.name'");
 }
 
 LogicalResult AmpDialect::verifyRegionArgAttribute(Operation *op,

@@ -29,8 +29,8 @@ typedef struct AmpCompiledStep {
   uint32_t abiVersion;
   /* The step's buffers, one line each, in call order (docs/GPU.md):
    *   <arg|result> <role> <name> <dtype> <dims|scalar> [init=<v>] [feeds=<i>]
-   * roles: param, optstate, data, scaler (arguments); loss, state,
-   * found_inf, output (results). */
+   * roles: param, optstate, buffer, data, scaler (arguments); loss,
+   * state, found_inf, output (results). */
   const char *signature;
   /* Runs one step: `descriptors[i]` points to the memref descriptor of
    * buffer i. Synchronous: returns when the step's stream is done. */
@@ -49,6 +49,8 @@ typedef enum AmpBufferRole {
   AMP_BUFFER_NEW_STATE = 5,
   AMP_BUFFER_FOUND_INF = 6,
   AMP_BUFFER_OUTPUT = 7,
+  /* Carried state the forward updates (BatchNorm's running statistics). */
+  AMP_BUFFER_FORWARD_STATE = 8,
 } AmpBufferRole;
 
 /* Host-side element types of buffers (f16/bf16 as uint16_t bits, i1 as one

@@ -30,6 +30,12 @@ def Amp_Dialect : Dialect {
     - `amp.state = "<name>"` on an argument or result that the pipeline adds
       names a piece of scaler state (`scale`, `growth_tracker`,
       `hysteresis`, `found_inf`).
+    - `amp.name = "<name>"` on a function argument or result names it for
+      runners, state dicts, saved files, reports and diagnostics (e.g.
+      `"fc1.weight"`): letters, digits and `_ . - : [ ]`, not starting with a
+      dot. A result named like an argument is that argument's next value;
+      when it is computed outside every `amp.update`, the argument is a
+      buffer that the forward updates (BatchNorm's running statistics).
   }];
   let cppNamespace = "::mlir::amp";
   let hasOperationAttrVerify = 1;
@@ -39,6 +45,7 @@ def Amp_Dialect : Dialect {
     static constexpr llvm::StringLiteral kPrecisionAttrName = "amp.precision";
     static constexpr llvm::StringLiteral kInitAttrName = "amp.init";
     static constexpr llvm::StringLiteral kStateAttrName = "amp.state";
+    static constexpr llvm::StringLiteral kNameAttrName = "amp.name";
   }];
 }
 
