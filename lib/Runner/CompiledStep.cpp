@@ -218,14 +218,19 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   // The amp.* argument and result attributes are read. Dropped: results
   // becoming out-parameters would carry them onto arguments, where
   // "found_inf" is not a valid name, and LLVM has no use for them.
-  for (StringRef attr : {AmpDialect::kStateAttrName, AmpDialect::kNameAttrName,
-                         AmpDialect::kInitAttrName}) {
-    auto name = StringAttr::get(context, attr);
-    for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
-      transformed.removeArgAttr(i, name);
-    for (unsigned i = 0; i < transformed.getNumResults(); ++i)
-      transformed.removeResultAttr(i, name);
-  }
+  auto withoutAmpAttrs = [&](DictionaryAttr attrs) {
+    NamedAttrList kept;
+    for (NamedAttribute attr : attrs ? attrs.getValue()
+                                     : ArrayRef<NamedAttribute>())
+      if (!attr.getName().getValue().starts_with("amp."))
+        kept.push_back(attr);
+    return kept.getDictionary(context);
+  };
+  for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
+    transformed.setArgAttrs(i, withoutAmpAttrs(transformed.getArgAttrDict(i)));
+  for (unsigned i = 0; i < transformed.getNumResults(); ++i)
+    transformed.setResultAttrs(
+        i, withoutAmpAttrs(transformed.getResultAttrDict(i)));
 
   // Buffers, from the signatures as tensors (lowering erases them). Those
   // with a dynamic batch are sized at each call.
@@ -300,6 +305,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
                        llvm::toString(extra.takeError()));
     entry.getValue().function = *extra;
   }
+  step->isSet.resize(step->arguments.size());
   step->initializeState(0);
   step->compileSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
@@ -325,9 +331,15 @@ void CompiledStep::initializeState(uint64_t seed) {
         array.setFromDouble(i, start);
       break;
     }
+    case ArgumentRole::Hyperparameter:
+      for (int64_t i = 0; i < array.getNumElements(); ++i)
+        array.setFromDouble(i, argument.value.value_or(0.0));
+      break;
     case ArgumentRole::Data:
       break;
     }
+    isSet[index] = argument.role != ArgumentRole::Hyperparameter ||
+                   argument.value.has_value();
   }
 }
 
@@ -360,6 +372,7 @@ llvm::Error CompiledStep::setArgument(unsigned index, HostArray array) {
                      ", got " +
                      describeArray(array.getDType(), array.getShape()));
   target = std::move(array);
+  isSet[index] = true;
   return llvm::Error::success();
 }
 
@@ -396,6 +409,11 @@ static double mean(const HostArray &array) {
 }
 
 llvm::Expected<StepOutcome> CompiledStep::run() {
+  for (unsigned index : signature.getArguments(ArgumentRole::Hyperparameter))
+    if (!isSet[index])
+      return makeError("hyperparameter '" + signature.arguments[index].name +
+                       "' of @" + getName() +
+                       " has no amp.value and has not been set");
   llvm::Expected<int64_t> batch = getBatchSize();
   if (!batch)
     return batch.takeError();

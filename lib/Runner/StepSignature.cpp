@@ -52,6 +52,8 @@ llvm::StringRef amp::getArgumentRoleName(ArgumentRole role) {
     return "optimizer_state";
   case ArgumentRole::Buffer:
     return "buffer";
+  case ArgumentRole::Hyperparameter:
+    return "hyperparameter";
   case ArgumentRole::Data:
     return "data";
   case ArgumentRole::ScalerState:
@@ -90,12 +92,23 @@ FailureOr<func::FuncOp> amp::findStepFunction(ModuleOp module,
 static bool isReadOutsideUpdates(Value value) {
   for (OpOperand &use : value.getUses()) {
     auto update = dyn_cast<UpdateOp>(use.getOwner());
-    if (update && use.getOperandNumber() >= update.getGrads().size())
+    if (update && update.isStateOperand(use))
       continue;
     if (!use.getOwner()->getParentOfType<UpdateOp>())
       return true;
   }
   return false;
+}
+
+/// Whether every use of `value` is an input of an `amp.update`.
+static bool isUpdateInput(Value value) {
+  return !value.use_empty() &&
+         llvm::all_of(value.getUses(), [](OpOperand &use) {
+           auto update = dyn_cast<UpdateOp>(use.getOwner());
+           return update && use.getOperandNumber() >=
+                                update.getGrads().size() +
+                                    update.getState().size();
+         });
 }
 
 static Initializer getDefaultInitializer(ArgumentRole role,
@@ -223,6 +236,18 @@ FailureOr<StepSignature> amp::readStepSignature(func::FuncOp step) {
     info.name = name ? name.str() : "arg" + std::to_string(index);
     auto type = dyn_cast<RankedTensorType>(argument.getType());
     auto it = nextResult.find(index);
+    if (it == nextResult.end() && isUpdateInput(argument)) {
+      info.role = ArgumentRole::Hyperparameter;
+      if (!type || !type.hasStaticShape())
+        return emitError(argument.getLoc())
+               << "argument #" << index << " is a hyperparameter (an input of "
+               << "'amp.update'); a runner needs a static shape, got "
+               << argument.getType();
+      info.type = type;
+      if (Attribute value = step.getArgAttr(index, AmpDialect::kValueAttrName))
+        info.value = getValueAttr(value);
+      continue;
+    }
     if (it == nextResult.end()) {
       info.role = ArgumentRole::Data;
       if (failed(checkDataType(argument)))

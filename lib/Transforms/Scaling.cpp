@@ -173,6 +173,7 @@ SmallVector<Value> amp::inlineUpdateRegion(RewriterBase &rewriter,
                                            Operation *before) {
   SmallVector<Value> arguments(grads);
   llvm::append_range(arguments, update.getState());
+  llvm::append_range(arguments, update.getInputs());
   Block &body = update.getBody().front();
   YieldOp yield = update.getYield();
   // A yielded block argument disappears with the block: use its value.

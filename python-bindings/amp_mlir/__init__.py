@@ -29,7 +29,7 @@ try:
 except ImportError:  # bf16 arrays need ml_dtypes; everything else works
     _BFLOAT16 = None
 
-__all__ = ["AmpWarning", "compile", "options_string", "validate_policy", "presets", "Session",
+__all__ = ["AmpWarning", "compile", "import_step", "options_string", "validate_policy", "presets", "Session",
            "GradScalerState", "CompileResult", "Explanation", "ArgumentInfo",
            "StepResult", "gpu_available"]
 
@@ -126,6 +126,15 @@ def compile(source, options: Optional[str] = None, **kwargs) -> CompileResult:
     _warn(warned)
     return CompileResult(ir, json.loads(report) if report else None,
                          [Explanation(*e) for e in explanations])
+
+
+def import_step(source) -> str:
+    """``amp-import-step`` on a step an importer produced (arguments and results with
+    ``amp.import_role``, as ``amp_mlir.torch`` traces them): the step in the contract's form
+    (``amp.seed``, ``amp.update``, ``amp.name``s), as text. Raises ValueError with the located
+    error when the structure is not found."""
+    text, name = _read_source(source)
+    return _amp_mlir.import_step(text, name)
 
 
 def validate_policy(preset_or_path) -> None:
@@ -332,6 +341,23 @@ class Session:
         return {a.name: self._get(a.index) for a in self._role("parameter")}
 
     @property
+    def hyperparameters(self) -> Dict[str, np.ndarray]:
+        """Copies of the values the update only reads (learning rates ...), by
+        argument name: each starts at its ``amp.value``."""
+        return {a.name: self._get(a.index) for a in self._role("hyperparameter")}
+
+    def set_hyperparameter(self, name: str, value) -> None:
+        """Sets hyperparameter ``name`` for the next steps (an LR scheduler's new
+        rate); a number fills it in its dtype."""
+        named = {a.name: a for a in self._role("hyperparameter")}
+        if name not in named:
+            raise KeyError(f"no hyperparameter '{name}'; the step has "
+                           f"{', '.join(sorted(named)) or 'none'}")
+        a = named[name]
+        self._put(a.index, np.full(a.shape, value, a.dtype)
+                  if np.isscalar(value) else value, "hyperparameter")
+
+    @property
     def buffers(self) -> Dict[str, np.ndarray]:
         """Copies of the buffers the forward updates (BatchNorm's running
         statistics), by argument name."""
@@ -462,6 +488,7 @@ class Session:
         carried = {a.name: self._get(a.index) for a in self.arguments
                    if a.role in _CARRIED_ROLES}
         return {"step": self.steps_done, "seed": self.seed, "state": carried,
+                "hyperparameters": self.hyperparameters,
                 "scaler": self.scaler.state_dict()}
 
     def load_state_dict(self, state: Dict) -> None:
@@ -475,8 +502,14 @@ class Session:
             raise KeyError(f"state_dict lacks carried argument(s) {missing}")
         for name, value in arrays.items():  # all checked before any is set
             self._check(expected[name], value, "state")
+        hyperparameters = state.get("hyperparameters", {})
+        for name in hyperparameters:
+            if name not in self.hyperparameters:
+                raise KeyError(f"state_dict has a value for no hyperparameter: '{name}'")
         for name, value in arrays.items():
             self._put(expected[name].index, value, "state")
+        for name, value in hyperparameters.items():
+            self.set_hyperparameter(name, value)
         self.scaler.load_state_dict(state.get("scaler", {}))
         self.steps_done = int(state.get("step", 0))
         self.seed = int(state.get("seed", self.seed))

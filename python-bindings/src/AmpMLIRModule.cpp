@@ -14,6 +14,8 @@
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Runner/CompiledStep.h"
 #include "amp/Runner/TransformStep.h"
+#include "amp/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -107,6 +109,19 @@ compileText(const std::string &text, const std::string &name,
     raise("the AMP pipeline failed on " + name + ":\n" + errors.take());
   return {print(*module), outputs.report, convert(outputs.explanations),
           errors.take()};
+}
+
+/// import_step(): amp-import-step on an imported step, printed in the
+/// contract's form.
+std::string importStepText(const std::string &text, const std::string &name) {
+  std::unique_ptr<MLIRContext> context = createContext();
+  DiagnosticCollector errors(context.get());
+  OwningOpRef<ModuleOp> module = parse(*context, text, name, errors);
+  PassManager pm(context.get());
+  pm.addPass(createAmpImportStep());
+  if (failed(pm.run(*module)))
+    raise("amp-import-step failed on " + name + ":\n" + errors.take());
+  return print(*module);
 }
 
 nb::dict optionValues(const std::string &text) {
@@ -338,6 +353,7 @@ NB_MODULE(_amp_mlir, m) {
   m.def("compile", &compileText, nb::arg("text"), nb::arg("name"),
         nb::arg("options"));
   m.def("option_values", &optionValues, nb::arg("options"));
+  m.def("import_step", &importStepText, nb::arg("text"), nb::arg("name"));
   m.def("validate_policy", &validatePolicy, nb::arg("preset_or_path"));
   m.def("presets", [] {
     std::vector<std::string> names;

@@ -76,7 +76,8 @@ bool parseRole(const std::string &text, AmpBufferRole &role) {
       {"data", AMP_BUFFER_DATA},         {"scaler", AMP_BUFFER_SCALER_STATE},
       {"loss", AMP_BUFFER_LOSS},         {"state", AMP_BUFFER_NEW_STATE},
       {"found_inf", AMP_BUFFER_FOUND_INF}, {"output", AMP_BUFFER_OUTPUT},
-      {"buffer", AMP_BUFFER_FORWARD_STATE}};
+      {"buffer", AMP_BUFFER_FORWARD_STATE},
+      {"hyper", AMP_BUFFER_HYPERPARAMETER}};
   for (auto &[name, value] : roles)
     if (text == name) {
       role = value;
@@ -279,6 +280,7 @@ AmpSession *ampSessionCreate(const AmpCompiledStep *step, uint64_t seed) {
     bool isState = buffer.role == AMP_BUFFER_PARAM ||
                    buffer.role == AMP_BUFFER_OPTIMIZER_STATE ||
                    buffer.role == AMP_BUFFER_FORWARD_STATE ||
+                   buffer.role == AMP_BUFFER_HYPERPARAMETER ||
                    buffer.role == AMP_BUFFER_SCALER_STATE;
     std::vector<unsigned char> bytes;
     if (isState && (!initialValue(buffer, random, bytes) ||

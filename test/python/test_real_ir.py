@@ -116,3 +116,113 @@ def test_buffers_are_carried_saved_and_never_guarded():
     np.testing.assert_allclose(fp32.buffers["norm.running_mean"], mean, rtol=1e-6)
     assert same_bits(skipped.buffers["norm.running_mean"], fp32.buffers["norm.running_mean"])
     assert "norm.running_mean" in skipped.state_dict()["state"]
+
+
+# -- a recurrent step: scf.for loops whose hidden state starts as a fill -----------------
+
+RNN = os.path.join(ROOT, "test", "Inputs", "rnn-scf-for.mlir")
+RNN_X = RNG.normal(size=(4, 4, 3)).astype(np.float32)
+RNN_Y = np.eye(2, dtype=np.float32)[(RNN_X.sum((1, 2)) > 0).astype(int)]
+
+
+def rnn_loss(params, x, y):
+    """The step's loss in f64: an Elman RNN from h = 0 over 4 steps, a linear head,
+    softmax cross-entropy, mean over the batch."""
+    wx, wh, wo, bo = (params[n].astype(np.float64) for n in
+                      ("rnn.weight_ih", "rnn.weight_hh", "head.weight", "head.bias"))
+    h = np.zeros((x.shape[0], wh.shape[0]))
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ wx + h @ wh)
+    logits = h @ wo + bo
+    logits -= logits.max(1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    return -(y * logp).sum() / x.shape[0]
+
+
+def test_rnn_gradients_match_finite_differences():
+    """One fp32 SGD step (lr 0.1) gives the gradient (old - new) / lr of every parameter,
+    compared with central differences of rnn_loss in f64 (eps 1e-5). Tolerance: 2e-4
+    absolute plus 1e-3 relative, the f32 rounding of a 4-step recurrence."""
+    session = amp_mlir.Session(RNN)
+    before = session.parameters
+    result = session.step(RNN_X, RNN_Y)
+    assert abs(result.loss - rnn_loss(before, RNN_X, RNN_Y)) < 1e-5
+    after = session.parameters
+    for name, value in before.items():
+        grad = (value.astype(np.float64) - after[name]) / 0.1
+        numeric = np.zeros_like(grad)
+        for index in np.ndindex(value.shape):
+            plus = {k: v.astype(np.float64) for k, v in before.items()}
+            minus = {k: v.astype(np.float64) for k, v in before.items()}
+            plus[name][index] += 1e-5
+            minus[name][index] -= 1e-5
+            numeric[index] = (rnn_loss(plus, RNN_X, RNN_Y) - rnn_loss(minus, RNN_X, RNN_Y)) / 2e-5
+        np.testing.assert_allclose(grad, numeric, atol=2e-4, rtol=1e-3, err_msg=name)
+
+
+@pytest.mark.parametrize("options", ["dtype=f16", "dtype=bf16"])
+def test_rnn_trains_in_low_precision(options):
+    """60 steps on one batch from the same start: the low-precision loss curve stays within
+    0.05 (f16) / 0.1 (bf16) absolute of fp32's and ends below half the first loss."""
+    fp32, low = amp_mlir.Session(RNN), amp_mlir.Session(RNN, options)
+    low.load_state_dict({**fp32.state_dict(), "scaler": low.scaler.state_dict()})
+    tolerance = 0.05 if "f16" in options and "bf16" not in options else 0.1
+    first = None
+    for _ in range(60):
+        a, b = fp32.step(RNN_X, RNN_Y), low.step(RNN_X, RNN_Y)
+        first = first or a.loss
+        assert not b.found_inf
+        assert abs(a.loss - b.loss) < tolerance, (a.loss, b.loss)
+    assert b.loss < first / 2
+
+
+# -- a CNN brought in from PyTorch through torch-mlir ------------------------------------
+
+CNN = os.path.join(ROOT, "test", "Inputs", "torch", "cnn_bn.mlir")
+
+
+@pytest.fixture(scope="module")
+def imported_cnn():
+    return amp_mlir.import_step(CNN)
+
+
+@pytest.mark.parametrize("options", [None, "dtype=f16", "dtype=bf16"])
+def test_imported_cnn_trains_with_its_hyperparameters(imported_cnn, options):
+    """The CNN fixture (Conv2d, BatchNorm2d, ReLU, max and average pooling, Linear,
+    cross-entropy, SGD with momentum) in the contract's form: its BatchNorm statistics are
+    buffers, its learning rate a hyperparameter that starts at the traced value and can be
+    changed between steps. BatchNorm weights start at one, as in PyTorch; 30 steps on one
+    batch halve the loss."""
+    session = amp_mlir.Session(imported_cnn, options)
+    roles = {a.name: a.role for a in session.arguments}
+    assert roles["bn1.running_var"] == "buffer" and roles["param_groups.0.lr"] == "hyperparameter"
+    assert session.hyperparameters["param_groups.0.lr"] == np.float32(0.05)
+    state = session.state_dict()
+    for name in ("bn1.weight", "bn2.weight"):
+        state["state"][name] = np.ones_like(state["state"][name])
+    session.load_state_dict(state)
+    x = RNG.normal(size=(4, 3, 8, 8)).astype(np.float32)
+    y = np.array([0, 1, 2, 3], np.int64)
+    first = session.step(x, y).loss
+    for _ in range(29):
+        last = session.step(x, y)
+    assert not last.found_inf and last.loss < first / 2, (first, last.loss)
+    assert np.all(session.buffers["bn1.running_var"] != 1.0)
+    assert session.buffers["bn1.num_batches_tracked"] == 30
+    # A learning rate of zero stops the parameters, not the statistics.
+    session.set_hyperparameter("param_groups.0.lr", 0.0)
+    frozen, statistics = session.parameters, session.buffers
+    session.step(x, y)
+    for name, value in session.parameters.items():
+        assert same_bits(value, frozen[name]), name
+    assert not same_bits(session.buffers["bn1.running_mean"], statistics["bn1.running_mean"])
+    with pytest.raises(KeyError, match="no hyperparameter 'lr'"):
+        session.set_hyperparameter("lr", 0.1)
+
+
+def test_import_step_errors_are_located():
+    with open(CNN) as f:
+        text = f.read()
+    broken = text.replace('amp.import_role = "seed"', 'amp.import_role = "data"', 1)
+    with pytest.raises(ValueError, match="has no argument of role 'seed'"):
+        amp_mlir.import_step(broken)

@@ -149,6 +149,14 @@ describeBuffers(func::FuncOp step, const StepSignature &signature,
                            argument.name, type, loc);
       os << " init=" << describeInit(argument.init);
       break;
+    case ArgumentRole::Hyperparameter:
+      if (!argument.value)
+        return emitError(loc)
+               << "amp-compile: hyperparameter '" << argument.name
+               << "' needs an 'amp.value' to start the compiled step at";
+      described = describe("arg", "hyper", argument.name, type, loc);
+      os << " init=" << *argument.value;
+      break;
     case ArgumentRole::Data:
       described = describe("arg", "data", argument.name, type, loc);
       break;

@@ -73,6 +73,12 @@ static cl::opt<bool> keepLastBatch(
     cl::desc("Run the last partial batch of an epoch instead of dropping it "
              "(steps with a dynamic batch dimension)"),
     cl::init(false), cl::cat(runCategory));
+static cl::list<std::string> hyperparameterValues(
+    "hyper",
+    cl::desc("NAME=VALUE: sets a hyperparameter (an input of the step's "
+             "amp.update, e.g. a learning rate) for every step, instead of "
+             "its amp.value"),
+    cl::cat(runCategory));
 static cl::opt<std::string> loadParams(
     "load-params",
     cl::desc("Directory of <name>.npy files (the arguments' amp.name, else "
@@ -459,6 +465,40 @@ llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
   return double(correct) / n;
 }
 
+/// Applies the --hyper NAME=VALUE options.
+llvm::Error setHyperparameters(CompiledStep &step) {
+  const StepSignature &signature = step.getSignature();
+  llvm::SmallVector<unsigned> hyperparameters =
+      signature.getArguments(ArgumentRole::Hyperparameter);
+  for (StringRef option : hyperparameterValues) {
+    auto [name, text] = option.split('=');
+    double value;
+    if (text.getAsDouble(value))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--hyper " + option + ": expected NAME=VALUE with a number");
+    const unsigned *index = llvm::find_if(hyperparameters, [&](unsigned i) {
+      return signature.arguments[i].name == name;
+    });
+    if (index == hyperparameters.end()) {
+      std::string known;
+      for (unsigned i : hyperparameters)
+        known += (known.empty() ? "" : ", ") + signature.arguments[i].name;
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--hyper " + option + ": the step has no hyperparameter '" + name +
+              "' (it has: " + (known.empty() ? "none" : known) + ")");
+    }
+    HostArray array(step.getArguments()[*index].getDType(),
+                    signature.arguments[*index].type.getShape());
+    for (int64_t i = 0; i < array.getNumElements(); ++i)
+      array.setFromDouble(i, value);
+    if (llvm::Error error = step.setArgument(*index, std::move(array)))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -520,6 +560,8 @@ int main(int argc, char **argv) {
   llvm::ArrayRef<unsigned> carried = step.getCarriedArguments();
   llvm::SmallVector<unsigned> model = signature.getModelArguments();
   step.initializeState(seed);
+  if (llvm::Error error = setHyperparameters(step))
+    return fail(llvm::toString(std::move(error)));
   if (!loadParams.empty())
     for (unsigned index : model)
       if (llvm::Error error = loadArgument(loadParams, step, index))
@@ -568,6 +610,8 @@ int main(int argc, char **argv) {
 
   int64_t skipped = 0;
   size_t numBuffers = signature.getArguments(ArgumentRole::Buffer).size();
+  size_t numHyperparameters =
+      signature.getArguments(ArgumentRole::Hyperparameter).size();
   llvm::outs() << "amp-run: @" << stepName << " "
                << (stepOptions.amp.empty()
                       ? "as written (no AMP pipeline)"
@@ -578,6 +622,10 @@ int main(int argc, char **argv) {
                               : std::string())
                << signature.getArguments(ArgumentRole::OptimizerState).size()
                << " optimizer state, "
+               << (numHyperparameters
+                       ? std::to_string(numHyperparameters) +
+                             " hyperparameter(s), "
+                       : std::string())
                << batcher.getDataArguments().size() << " data argument(s)"
                << (signature.dynamicBatch
                        ? " (dynamic batch, " +

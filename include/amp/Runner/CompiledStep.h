@@ -124,9 +124,10 @@ public:
   /// The results of the last call (carried results hold stale buffers).
   llvm::ArrayRef<HostArray> getResults() const { return results; }
 
-  /// Sets the parameters and optimizer state from their initializers under
-  /// `seed` and the scaler state to its start (the scale at `init-scale`,
-  /// the growth tracker at 0, the overflows left at `hysteresis`).
+  /// Sets the parameters, buffers and optimizer state from their
+  /// initializers under `seed`, the scaler state to its start (the scale at
+  /// `init-scale`, the growth tracker at 0, the overflows left at
+  /// `hysteresis`) and the hyperparameters to their `amp.value`s.
   void initializeState(uint64_t seed);
   /// Replaces argument `index`; the error names the argument and both
   /// types when `array` does not have its dtype and shape (any number of
@@ -135,8 +136,9 @@ public:
   /// The rows of the data arguments as set, which must agree in a step with
   /// a dynamic batch; 0 for a static step.
   llvm::Expected<int64_t> getBatchSize() const;
-  /// Runs one step on the arguments and carries the state over. Fails only
-  /// when data arguments of a dynamic batch disagree on its size.
+  /// Runs one step on the arguments and carries the state over. Fails when
+  /// data arguments of a dynamic batch disagree on its size, or a
+  /// hyperparameter has no value.
   llvm::Expected<StepOutcome> run();
 
   /// The type of an extra function before lowering; null if `name` was not
@@ -154,6 +156,9 @@ private:
   llvm::SmallVector<HostArray> arguments, results;
   /// The types of the results after the pipeline (as tensors).
   llvm::SmallVector<RankedTensorType> resultTypes;
+  /// Whether each argument has a value: false for a hyperparameter without
+  /// `amp.value` until it is set.
+  llvm::SmallVector<bool> isSet;
   std::unique_ptr<ExecutionEngine> engine;
   void (*stepFunction)(void **) = nullptr;
   struct ExtraFunction {

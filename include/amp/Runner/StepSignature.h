@@ -32,6 +32,9 @@ enum class ArgumentRole {
   /// update (BatchNorm's running statistics): never guarded, saved with the
   /// parameters as part of the model; starts at zero.
   Buffer,
+  /// A value only `amp.update` regions read as an input (a learning rate a
+  /// scheduler changes): set by the caller, starts at its `amp.value`.
+  Hyperparameter,
   /// A batch input, fed from the data files in argument order.
   Data,
   /// Scaler state appended by the AMP pipeline (`amp.state` attribute).
@@ -53,6 +56,8 @@ struct StepArgument {
   Initializer init{Initializer::Kind::Zeros};
   /// For scaler state: its `amp.state` name.
   std::string stateName;
+  /// For hyperparameters: the `amp.value` they start at, if any.
+  std::optional<double> value;
 };
 
 struct StepSignature {

@@ -3,6 +3,7 @@
 #ifndef AMP_TRANSFORMS_PASSES_H
 #define AMP_TRANSFORMS_PASSES_H
 
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"

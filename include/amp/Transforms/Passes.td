@@ -10,6 +10,42 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AmpImportStep : Pass<"amp-import-step", "ModuleOp"> {
+  let summary = "Form a training step from an imported functional step";
+  let description = [{
+    Turns a functional training step that an importer produced (torch-mlir's
+    output through `amp_mlir.torch`) into the contract's form
+    (docs/TrainingStepIR.md). The importer tells what each argument and
+    result is with `amp.import_role`:
+    arguments `parameter`, `buffer`, `optimizer_state`, `hyperparameter`,
+    `data`, `seed`; results `loss`, `gradient` (one per parameter, in
+    parameter order), and the new `parameter`, `optimizer_state` and
+    `buffer` values, each named (`amp.name`) like its argument. Then:
+
+    - the `seed` argument (what the backward starts from) becomes
+      `amp.seed` of the loss, right after the loss is computed, and leaves
+      the signature;
+    - the optimizer, the ops the new parameters and optimizer state are
+      computed from, back to the gradients, the state arguments and the
+      hyperparameters, moves into one `amp.update` with the gradients as
+      `grads`, the parameters and optimizer state as `state` and the
+      hyperparameters it reads as `inputs`; what the rest of the step
+      still uses is copied, not moved;
+    - the gradient results leave the signature, the new state results are
+      the update's results, buffers stay as they are;
+    - `amp.import_role` is removed; `amp.name`, `amp.init` and `amp.value`
+      stay.
+
+    Functions without `amp.import_role` are left alone. A step whose
+    structure is not found is a located error: no seed or loss, a state
+    argument without its result, gradients that do not match the
+    parameters, a backward that reads the seed before the loss, or an
+    optimizer that reads anything but gradients, state and
+    hyperparameters (the error names that value and where it comes from).
+  }];
+  let dependentDialects = ["AmpDialect"];
+}
+
 def AmpInsertCasts : Pass<"amp-insert-casts", "ModuleOp"> {
   let summary = "Assign a precision to every op by policy and insert casts";
   let description = [{

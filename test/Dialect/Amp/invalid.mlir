@@ -69,7 +69,7 @@ func.func @state_not_tensor(%g: tensor<4xf32>, %w: memref<4xf32>) -> memref<4xf3
 
 func.func @result_count(%g: tensor<4xf32>, %w: tensor<4xf32>) {
   // expected-error@+1 {{'amp.update' op has 2 results but 1 state operands; it returns one new value per state operand}}
-  %new:2 = "amp.update"(%g, %w) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+  %new:2 = "amp.update"(%g, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> ({
   ^bb0(%g0: tensor<4xf32>, %w0: tensor<4xf32>):
     "amp.yield"(%w0) : (tensor<4xf32>) -> ()
   }) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
@@ -80,7 +80,7 @@ func.func @result_count(%g: tensor<4xf32>, %w: tensor<4xf32>) {
 
 func.func @result_type(%g: tensor<4xf32>, %w: tensor<4xf32>) {
   // expected-error@+1 {{'amp.update' op result #0 has type 'tensor<4xf16>' but state operand #0 has type 'tensor<4xf32>'}}
-  %new = "amp.update"(%g, %w) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+  %new = "amp.update"(%g, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> ({
   ^bb0(%g0: tensor<4xf32>, %w0: tensor<4xf32>):
     "amp.yield"(%w0) : (tensor<4xf32>) -> ()
   }) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf16>
@@ -90,7 +90,7 @@ func.func @result_type(%g: tensor<4xf32>, %w: tensor<4xf32>) {
 // -----
 
 func.func @block_argument_count(%g: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'amp.update' op region takes 1 arguments but expects 2: the 1 gradients, then the 1 state values}}
+  // expected-error@+1 {{'amp.update' op region takes 1 arguments but expects 2: the 1 gradients, then the 1 state values, then the 0 inputs}}
   %new = amp.update grads(%g : tensor<4xf32>) state(%w : tensor<4xf32>) {
   ^bb0(%w0: tensor<4xf32>):
     amp.yield %w0 : tensor<4xf32>
@@ -101,7 +101,7 @@ func.func @block_argument_count(%g: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<
 // -----
 
 func.func @block_arguments_state_first(%g: tensor<8xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'amp.update' op region argument #0 has type 'tensor<4xf32>' but gradient #0 has type 'tensor<8xf32>'; the arguments are the gradients, then the state}}
+  // expected-error@+1 {{'amp.update' op region argument #0 has type 'tensor<4xf32>' but gradient #0 has type 'tensor<8xf32>'; the arguments are the gradients, then the state, then the inputs}}
   %new = amp.update grads(%g : tensor<8xf32>) state(%w : tensor<4xf32>) {
   ^bb0(%w0: tensor<4xf32>, %g0: tensor<8xf32>):
     amp.yield %w0 : tensor<4xf32>
@@ -248,14 +248,14 @@ func.func @bad_state_result(%s: tensor<f32>) -> (tensor<f32> {amp.state = "loss"
 
 // -----
 
-// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.init' on result #0, which takes only 'amp.state' or 'amp.name'}}
+// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.init' on result #0, which takes only 'amp.state', 'amp.name' or 'amp.import_role'}}
 func.func @init_on_result(%s: tensor<f32>) -> (tensor<f32> {amp.init = "zeros"}) {
   return %s : tensor<f32>
 }
 
 // -----
 
-// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.precision' on argument #0, which takes only 'amp.init', 'amp.state' or 'amp.name'}}
+// expected-error@+1 {{'func.func' op has amp dialect attribute 'amp.precision' on argument #0, which takes only 'amp.init', 'amp.state', 'amp.name', 'amp.value' or 'amp.import_role'}}
 func.func @precision_on_argument(%s: tensor<f32> {amp.precision = "f16"}) {
   return
 }
@@ -272,4 +272,29 @@ func.func @name_with_separator(%p: tensor<4xf32> {amp.name = "fc1/weight"}) {
 // expected-error@+1 {{'func.func' op 'amp.name' on result #0 must be a non-empty string of letters, digits and '_.-:[]' that does not start with '.', got ""}}
 func.func @empty_name(%p: tensor<4xf32>) -> (tensor<4xf32> {amp.name = ""}) {
   return %p : tensor<4xf32>
+}
+
+// -----
+
+func.func @input_of_another_type(%w: tensor<4xf32>, %lr: tensor<f32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'amp.update' op region argument #1 has type 'tensor<f16>' but input #0 has type 'tensor<f32>'}}
+  %n = amp.update state(%w : tensor<4xf32>) inputs(%lr : tensor<f32>) {
+  ^bb0(%w0: tensor<4xf32>, %rate: tensor<f16>):
+    amp.yield %w0 : tensor<4xf32>
+  } : tensor<4xf32>
+  return %n : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'amp.value' on argument #0 must be a number, got "0.1"}}
+func.func @value_as_text(%lr: tensor<f32> {amp.value = "0.1"}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'amp.import_role' on result #0 must be "loss", "gradient", "parameter", "optimizer_state" or "buffer", got "seed"}}
+func.func @seed_result(%s: tensor<f32>) -> (tensor<f32> {amp.import_role = "seed"}) {
+  return %s : tensor<f32>
 }

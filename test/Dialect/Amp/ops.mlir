@@ -14,7 +14,7 @@
 // CHECK-NEXT:    } : tensor<8x4xf32>, tensor<4xf32>
 // GENERIC-LABEL: "func.func"
 // GENERIC:         "amp.seed"(%{{.*}}) : (tensor<f32>) -> tensor<f32>
-// GENERIC:         "amp.update"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 2, 2>}> ({
+// GENERIC:         "amp.update"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 2, 2, 0>}> ({
 // GENERIC:         "amp.yield"(%{{.*}}, %{{.*}}) : (tensor<8x4xf32>, tensor<4xf32>) -> ()
 // GENERIC-NEXT:    }) : (tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>) -> (tensor<8x4xf32>, tensor<4xf32>)
 func.func @sgd_step(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>)
@@ -50,10 +50,10 @@ func.func @sgd_step(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>)
 // CHECK:           amp.yield %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<i32>
 // CHECK:         } : tensor<4xf32>, tensor<i32>
 // GENERIC-LABEL: "func.func"
-// GENERIC:         <{operandSegmentSizes = array<i32: 1, 2>}>
+// GENERIC:         <{operandSegmentSizes = array<i32: 1, 2, 0>}>
 func.func @generic_form(%loss: tensor<4xf16>, %p: tensor<4xf32>, %t: tensor<i32>) -> (tensor<4xf32>, tensor<i32>) {
   %seed = "amp.seed"(%loss) : (tensor<4xf16>) -> tensor<4xf16>
-  %new:2 = "amp.update"(%seed, %p, %t) <{operandSegmentSizes = array<i32: 1, 2>}> ({
+  %new:2 = "amp.update"(%seed, %p, %t) <{operandSegmentSizes = array<i32: 1, 2, 0>}> ({
   ^bb0(%g: tensor<4xf16>, %p0: tensor<4xf32>, %t0: tensor<i32>):
     "amp.yield"(%p0, %t0) : (tensor<4xf32>, tensor<i32>) -> ()
   }) : (tensor<4xf16>, tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>, tensor<i32>)
@@ -81,4 +81,26 @@ func.func @attributes(%p: tensor<4xf32> {amp.init = "normal:0.02", amp.name = "f
   } : tensor<4xf32>
   %false = arith.constant dense<false> : tensor<i1>
   return %new, %false : tensor<4xf32>, tensor<i1>
+}
+
+// -----
+
+// Inputs: values the update only reads (a learning rate fed at every step),
+// block arguments after the state.
+
+// CHECK-LABEL: func.func @inputs
+// CHECK:         amp.update grads(%{{.*}} : tensor<4xf32>) state(%{{.*}} : tensor<4xf32>) inputs(%{{.*}} : tensor<f32>) {
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>, %[[LR:.*]]: tensor<f32>):
+// GENERIC-LABEL: "func.func"
+// GENERIC:         "amp.update"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1>}> ({
+func.func @inputs(%w: tensor<4xf32>, %lr: tensor<f32>) -> tensor<4xf32> {
+  %new = amp.update grads(%w : tensor<4xf32>) state(%w : tensor<4xf32>) inputs(%lr : tensor<f32>) {
+  ^bb0(%g: tensor<4xf32>, %w0: tensor<4xf32>, %rate: tensor<f32>):
+    %e = tensor.empty() : tensor<4xf32>
+    %r = linalg.broadcast ins(%rate : tensor<f32>) outs(%e : tensor<4xf32>) dimensions = [0]
+    %s = arith.mulf %r, %g : tensor<4xf32>
+    %n = arith.subf %w0, %s : tensor<4xf32>
+    amp.yield %n : tensor<4xf32>
+  } : tensor<4xf32>
+  return %new : tensor<4xf32>
 }

@@ -1,6 +1,7 @@
 //===- AmpAttributes.cpp - Values of the amp.* attributes -----------------===//
 
 #include "amp/Dialect/Amp/IR/AmpAttributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
 #include <cmath>
@@ -54,4 +55,22 @@ std::optional<Initializer> amp::parseInitializer(StringRef text) {
   if (text.getAsDouble(stddev) || !(stddev > 0.0) || std::isinf(stddev))
     return std::nullopt;
   return Initializer{Initializer::Kind::Normal, stddev};
+}
+
+std::optional<double> amp::getValueAttr(Attribute attr) {
+  if (auto value = dyn_cast<FloatAttr>(attr))
+    return value.getValueAsDouble();
+  if (auto value = dyn_cast<IntegerAttr>(attr))
+    return static_cast<double>(value.getInt());
+  return std::nullopt;
+}
+
+bool amp::isImportRole(StringRef role, bool isResult) {
+  static constexpr llvm::StringLiteral argumentRoles[] = {
+      "parameter", "buffer", "optimizer_state", "hyperparameter", "data",
+      "seed"};
+  static constexpr llvm::StringLiteral resultRoles[] = {
+      "loss", "gradient", "parameter", "optimizer_state", "buffer"};
+  return isResult ? llvm::is_contained(resultRoles, role)
+                  : llvm::is_contained(argumentRoles, role);
 }

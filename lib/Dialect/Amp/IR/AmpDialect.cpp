@@ -102,6 +102,24 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
              << attr.getValue();
     return success();
   }
+  if (name == AmpDialect::kValueAttrName && !isResult) {
+    if (!getValueAttr(attr.getValue()))
+      return op->emitOpError("'")
+             << name << "' on " << what << " must be a number, got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == AmpDialect::kImportRoleAttrName) {
+    if (!text || !isImportRole(text.getValue(), isResult))
+      return op->emitOpError("'")
+             << name << "' on " << what << " must be "
+             << (isResult ? "\"loss\", \"gradient\", \"parameter\", "
+                            "\"optimizer_state\" or \"buffer\""
+                          : "\"parameter\", \"buffer\", \"optimizer_state\", "
+                            "\"hyperparameter\", \"data\" or \"seed\"")
+             << ", got " << attr.getValue();
+    return success();
+  }
   if (name == AmpDialect::kNameAttrName) {
     if (!text || !isValidValueName(text.getValue()))
       return op->emitOpError("'")
@@ -113,8 +131,9 @@ static LogicalResult verifyValueAttribute(Operation *op, StringRef what,
   }
   return op->emitOpError("has amp dialect attribute '")
          << name << "' on " << what << ", which takes only "
-         << (isResult ? "'amp.state' or 'amp.name'"
-                      : "'amp.init', 'amp.state' or 'amp.name'");
+         << (isResult ? "'amp.state', 'amp.name' or 'amp.import_role'"
+                      : "'amp.init', 'amp.state', 'amp.name', 'amp.value' or "
+                        "'amp.import_role'");
 }
 
 LogicalResult AmpDialect::verifyRegionArgAttribute(Operation *op,

@@ -77,23 +77,28 @@ LogicalResult UpdateOp::verify() {
 
 LogicalResult UpdateOp::verifyRegions() {
   Block &body = getBody().front();
-  size_t numGrads = getGrads().size(), numState = getState().size();
-  if (body.getNumArguments() != numGrads + numState)
+  size_t numGrads = getGrads().size(), numState = getState().size(),
+         numInputs = getInputs().size();
+  if (body.getNumArguments() != numGrads + numState + numInputs)
     return emitOpError("region takes ")
            << body.getNumArguments() << " arguments but expects "
-           << numGrads + numState << ": the " << numGrads
-           << " gradients, then the " << numState << " state values";
+           << numGrads + numState + numInputs << ": the " << numGrads
+           << " gradients, then the " << numState << " state values, then the "
+           << numInputs << " inputs";
   for (auto [index, operand] : llvm::enumerate(getOperands())) {
     Type argType = body.getArgument(index).getType();
     if (argType == operand.getType())
       continue;
-    bool isGrad = index < numGrads;
+    auto [group, number] =
+        index < numGrads ? std::make_pair("gradient #", index)
+        : index < numGrads + numState
+            ? std::make_pair("state operand #", index - numGrads)
+            : std::make_pair("input #", index - numGrads - numState);
     return emitOpError("region argument #")
-           << index << " has type " << argType << " but "
-           << (isGrad ? "gradient #" : "state operand #")
-           << (isGrad ? index : index - numGrads) << " has type "
-           << operand.getType()
-           << "; the arguments are the gradients, then the state";
+           << index << " has type " << argType << " but " << group << number
+           << " has type " << operand.getType()
+           << "; the arguments are the gradients, then the state, then the "
+              "inputs";
   }
   YieldOp yield = getYield();
   if (yield.getValues().size() != numState)

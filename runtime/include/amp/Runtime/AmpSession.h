@@ -29,7 +29,7 @@ typedef struct AmpCompiledStep {
   uint32_t abiVersion;
   /* The step's buffers, one line each, in call order (docs/GPU.md):
    *   <arg|result> <role> <name> <dtype> <dims|scalar> [init=<v>] [feeds=<i>]
-   * roles: param, optstate, buffer, data, scaler (arguments); loss,
+   * roles: param, optstate, buffer, hyper, data, scaler (arguments); loss,
    * state, found_inf, output (results). */
   const char *signature;
   /* Runs one step: `descriptors[i]` points to the memref descriptor of
@@ -51,6 +51,8 @@ typedef enum AmpBufferRole {
   AMP_BUFFER_OUTPUT = 7,
   /* Carried state the forward updates (BatchNorm's running statistics). */
   AMP_BUFFER_FORWARD_STATE = 8,
+  /* An input of the optimizer update (a learning rate), set by the caller. */
+  AMP_BUFFER_HYPERPARAMETER = 9,
 } AmpBufferRole;
 
 /* Host-side element types of buffers (f16/bf16 as uint16_t bits, i1 as one

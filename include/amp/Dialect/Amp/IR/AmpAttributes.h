@@ -8,6 +8,7 @@
 #ifndef AMP_DIALECT_AMP_IR_AMPATTRIBUTES_H
 #define AMP_DIALECT_AMP_IR_AMPATTRIBUTES_H
 
+#include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringRef.h"
 #include <optional>
@@ -35,6 +36,15 @@ struct Initializer {
 
 /// Parses "zeros", "ones", "glorot" or "normal:<std>" with std > 0.
 std::optional<Initializer> parseInitializer(llvm::StringRef text);
+
+/// The number an `amp.value` holds (a float or an integer attribute).
+std::optional<double> getValueAttr(Attribute attr);
+
+/// Whether `role` is a value of `amp.import_role` on an argument (or, with
+/// `isResult`, a result) of an imported step: parameter, buffer,
+/// optimizer_state, hyperparameter, data, seed; loss, gradient, parameter,
+/// optimizer_state, buffer.
+bool isImportRole(llvm::StringRef role, bool isResult);
 
 /// The names of the scaler state the pipeline threads through a step, in
 /// the order of the arguments and results it appends.

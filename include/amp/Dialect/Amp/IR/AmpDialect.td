@@ -36,6 +36,11 @@ def Amp_Dialect : Dialect {
       dot. A result named like an argument is that argument's next value;
       when it is computed outside every `amp.update`, the argument is a
       buffer that the forward updates (BatchNorm's running statistics).
+    - `amp.value = <number>` on a hyperparameter argument (an input of
+      `amp.update`) is the value a runner starts it at.
+    - `amp.import_role = "<role>"` on the arguments and results of a step an
+      importer produced (torch-mlir's, through `amp_mlir.torch`) tells
+      `amp-import-step` what each one is, so that it can form the step.
   }];
   let cppNamespace = "::mlir::amp";
   let hasOperationAttrVerify = 1;
@@ -46,6 +51,9 @@ def Amp_Dialect : Dialect {
     static constexpr llvm::StringLiteral kInitAttrName = "amp.init";
     static constexpr llvm::StringLiteral kStateAttrName = "amp.state";
     static constexpr llvm::StringLiteral kNameAttrName = "amp.name";
+    static constexpr llvm::StringLiteral kValueAttrName = "amp.value";
+    static constexpr llvm::StringLiteral kImportRoleAttrName =
+        "amp.import_role";
   }];
 }
 

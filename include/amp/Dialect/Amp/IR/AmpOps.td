@@ -35,9 +35,11 @@ def Amp_UpdateOp : Amp_Op<"update", [
   let description = [{
     Encloses the optimizer update of a training step. `grads` are the
     gradients it consumes, `state` everything it replaces (parameters,
-    momentum, Adam moments, step counters). The region's block takes the
-    grads then the state, and yields the new state; the op returns it. The
-    region is isolated from above.
+    momentum, Adam moments, step counters), `inputs` values it only reads
+    (hyperparameters a scheduler changes between steps, such as learning
+    rates). The region's block takes the grads, then the state, then the
+    inputs, and yields the new state; the op returns it. The region is
+    isolated from above.
 
     The AMP pipeline never casts inside the region (master weights and
     optimizer state stay fp32). All updates of a function share one overflow
@@ -45,19 +47,22 @@ def Amp_UpdateOp : Amp_Op<"update", [
     operand and the step is skipped.
 
     ```mlir
-    %w1 = amp.update grads(%gw : tensor<4x4xf32>) state(%w : tensor<4x4xf32>) {
-    ^bb0(%g: tensor<4x4xf32>, %w0: tensor<4x4xf32>):
-      %n = arith.subf %w0, %g : tensor<4x4xf32>
+    %w1 = amp.update grads(%gw : tensor<4x4xf32>) state(%w : tensor<4x4xf32>)
+                     inputs(%lr : tensor<f32>) {
+    ^bb0(%g: tensor<4x4xf32>, %w0: tensor<4x4xf32>, %rate: tensor<f32>):
+      ...
       amp.yield %n : tensor<4x4xf32>
     } : tensor<4x4xf32>
     ```
   }];
-  let arguments = (ins Variadic<AnyType>:$grads, Variadic<AnyType>:$state);
+  let arguments = (ins Variadic<AnyType>:$grads, Variadic<AnyType>:$state,
+                       Variadic<AnyType>:$inputs);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`grads` `(` $grads^ `:` type($grads) `)`)?
-    `state` `(` $state `:` type($state) `)` $body attr-dict
+    `state` `(` $state `:` type($state) `)`
+    (`inputs` `(` $inputs^ `:` type($inputs) `)`)? $body attr-dict
     `:` type($results)
   }];
   let hasVerifier = 1;
@@ -68,7 +73,18 @@ def Amp_UpdateOp : Amp_Op<"update", [
       return getBody().getArguments().take_front(getGrads().size());
     }
     mlir::Block::BlockArgListType getStateArguments() {
-      return getBody().getArguments().drop_front(getGrads().size());
+      return getBody().getArguments().slice(getGrads().size(),
+                                            getState().size());
+    }
+    mlir::Block::BlockArgListType getInputArguments() {
+      return getBody().getArguments().take_back(getInputs().size());
+    }
+    /// Whether `operand` is one of the state operands, which the update
+    /// replaces rather than reads.
+    bool isStateOperand(mlir::OpOperand &operand) {
+      unsigned number = operand.getOperandNumber();
+      return number >= getGrads().size() &&
+             number < getGrads().size() + getState().size();
     }
     YieldOp getYield();
   }];
