@@ -37,4 +37,4 @@ class BinaryDistribution(Distribution):
         return True
 
 
-setup(packages=["amp_mlir"], cmdclass={"build_py": BuildFromTree}, distclass=BinaryDistribution)
+setup(packages=["amp_mlir", "amp_mlir.torch"], cmdclass={"build_py": BuildFromTree}, distclass=BinaryDistribution)

@@ -33,6 +33,24 @@ if ((${#missing_pip[@]})); then
   python3 -m pip install -q "${missing_pip[@]}"
 fi
 
+# PyTorch and torch-mlir for the front end (amp_mlir.torch), CPU use only.
+# torch's wheel declares several GB of CUDA wheels it does not need on the
+# CPU: install it without dependencies, then the small pure-Python ones and
+# the four CUDA libraries `import torch` loads
+# (shared/notes/torch-frontend-and-cpu-gemm-facts.md).
+TORCH_PACKAGES=(torch==2.15.0 torch-mlir==20261001 nvidia-cufile==1.20.0.107
+                nvidia-cusparselt-cu13==0.10.0 nvidia-nvshmem-cu13==3.8.0
+                nvidia-nccl-cu13==2.32.3)
+TORCH_DEPENDENCIES=(filelock typing-extensions sympy mpmath networkx jinja2
+                    markupsafe fsspec)
+if ! python3 -c "import torch, torch_mlir" 2>/dev/null; then
+  echo "setup: pip installing ${TORCH_PACKAGES[*]} (without their CUDA wheels)"
+  python3 -m pip install -q "${TORCH_DEPENDENCIES[@]}"
+  python3 -m pip install -q --no-deps "${TORCH_PACKAGES[@]}"
+  python3 -c "import torch, torch_mlir" ||
+    { echo "setup: torch or torch-mlir does not import"; exit 1; }
+fi
+
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" \
     -DCMAKE_BUILD_TYPE=Release \
