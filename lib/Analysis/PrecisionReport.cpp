@@ -50,6 +50,51 @@ ConversionStats amp::computeNaiveStats(const PrecisionAnalysis &analysis) {
   return stats;
 }
 
+/// "file:line:col", or MLIR's form of other locations without its "loc(...)".
+static std::string describeLocation(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto fileLoc = dyn_cast<FileLineColLoc>(loc)) {
+    os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
+       << fileLoc.getColumn();
+    return text;
+  }
+  loc.print(os);
+  StringRef inner = text;
+  if (inner.consume_front("loc(") && inner.consume_back(")"))
+    return inner.str();
+  return text;
+}
+
+std::vector<DecisionEntry>
+amp::collectDecisions(const PrecisionAnalysis &analysis) {
+  StringRef low = stringifyPrecision(analysis.getLowPrecision());
+  std::vector<DecisionEntry> entries;
+  for (Operation *op : analysis.getOps()) {
+    const PrecisionDecision *decision = analysis.lookup(op);
+    DecisionEntry &entry = entries.emplace_back();
+    entry.op = op->getName().getStringRef().str();
+    entry.location = describeLocation(op->getLoc());
+    entry.reason = analysis.explain(op);
+    switch (decision->role) {
+    case OpRole::Painted:
+      entry.role = "painted";
+      entry.precision = decision->isLow ? low.str() : "f32";
+      entry.category = stringifyOpCategory(decision->category).str();
+      break;
+    case OpRole::Source:
+      entry.role = "source";
+      entry.precision = "f32";
+      break;
+    case OpRole::Fixed:
+      entry.role = "fixed";
+      entry.precision = "f32";
+      break;
+    }
+  }
+  return entries;
+}
+
 static llvm::json::Object toJSON(const ConversionStats &stats) {
   return llvm::json::Object{
       {"casts", stats.getNumCasts()}, {"truncf", stats.truncf},
@@ -61,6 +106,7 @@ static llvm::json::Object toJSON(const ConversionStats &stats) {
 void amp::writePrecisionReport(llvm::raw_ostream &os,
                                const PrecisionAnalysis &analysis,
                                StringRef policyName,
+                               ArrayRef<DecisionEntry> decisions,
                                const ConversionStats &inserted,
                                unsigned constantsConverted,
                                const ConversionStats &naive) {
@@ -97,6 +143,17 @@ void amp::writePrecisionReport(llvm::raw_ostream &os,
        ++index)
     carriedLow += analysis.getCarriedDecision(index).isLow;
 
+  llvm::json::Array decisionList;
+  for (const DecisionEntry &entry : decisions) {
+    llvm::json::Object object{{"op", entry.op},
+                              {"location", entry.location},
+                              {"role", entry.role},
+                              {"precision", entry.precision},
+                              {"reason", entry.reason}};
+    if (!entry.category.empty())
+      object["category"] = entry.category;
+    decisionList.push_back(std::move(object));
+  }
   llvm::json::Object report{
       {"dtype", low},
       {"policy", policyName},
@@ -116,6 +173,7 @@ void amp::writePrecisionReport(llvm::raw_ostream &os,
        }},
       {"casts", toJSON(inserted)},
       {"constants_converted", constantsConverted},
+      {"decisions", std::move(decisionList)},
       {"naive", toJSON(naive)},
   };
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";

@@ -548,6 +548,10 @@ void AmpInsertCastsPass::runOnOperation() {
   }
 
   ConversionStats naive = computeNaiveStats(*analysis);
+  // Read before the rewrite builds ops again.
+  std::vector<DecisionEntry> decisions;
+  if (!report.empty())
+    decisions = collectDecisions(*analysis);
   IRRewriter rewriter(module.getContext());
   FailureOr<CastInsertion> inserted = insertCasts(rewriter, module, *analysis);
   if (failed(inserted))
@@ -559,8 +563,8 @@ void AmpInsertCastsPass::runOnOperation() {
       casts.addCast(cast<ShapedType>(castOp->getOperand(0).getType()),
                     cast<ShapedType>(castOp->getResult(0).getType()));
     if (failed(writeFile("report", report, [&](raw_ostream &os) {
-          writePrecisionReport(os, *analysis, loaded->getName(), casts,
-                               inserted->constantsConverted, naive);
+          writePrecisionReport(os, *analysis, loaded->getName(), decisions,
+                               casts, inserted->constantsConverted, naive);
         })))
       return signalPassFailure();
   }

@@ -23,6 +23,22 @@
 // JSON-NEXT:   "truncf": 4
 // JSON-NEXT: },
 // JSON-NEXT: "constants_converted": 0,
+// JSON-NEXT: "decisions": [
+// JSON-NEXT:   {
+// JSON-NEXT:     "location": "{{.*}}insert-casts-report.mlir:[[@LINE+73]]:8",
+// JSON-NEXT:     "op": "tensor.empty",
+// JSON-NEXT:     "precision": "f32",
+// JSON-NEXT:     "reason": "source: holds no data: built again in each type its users need",
+// JSON-NEXT:     "role": "source"
+// JSON-NEXT:   },
+// JSON:          "category": "allow",
+// JSON-NEXT:     "location": "{{.*}}insert-casts-report.mlir:[[@LINE+68]]:8",
+// JSON-NEXT:     "op": "linalg.matmul",
+// JSON-NEXT:     "precision": "f16",
+// JSON-NEXT:     "reason": "f16 allow: preset torch: {{.*}}; accumulates in f32",
+// JSON-NEXT:     "role": "painted"
+// JSON-NEXT:   },
+// JSON:      ],
 // JSON-NEXT: "dtype": "f16",
 // JSON-NEXT: "naive": {
 // JSON-NEXT:   "bytes": 768,

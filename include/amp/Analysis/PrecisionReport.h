@@ -14,6 +14,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace mlir::amp {
 
@@ -38,10 +40,33 @@ struct ConversionStats {
 /// input of every allow op cast to the low type and every result back.
 ConversionStats computeNaiveStats(const PrecisionAnalysis &analysis);
 
+/// The decision of one op as the report lists it: what a test or a user
+/// checks op by op.
+struct DecisionEntry {
+  /// "linalg.matmul".
+  std::string op;
+  /// The op's location as MLIR prints it ("step.mlir":7:8, or an importer's
+  /// fused location naming the source op and module).
+  std::string location;
+  /// "painted", "source" or "fixed".
+  std::string role;
+  /// "f16", "bf16" or "f32" (the result type of painted ops).
+  std::string precision;
+  /// "allow", "deny", "infer" or "clear" for painted ops, else empty.
+  std::string category;
+  /// The explanation (PrecisionAnalysis::explain).
+  std::string reason;
+};
+
+/// The decisions of every op of the analyzed IR, in IR order. Read before
+/// the rewrite, which builds ops again.
+std::vector<DecisionEntry> collectDecisions(const PrecisionAnalysis &analysis);
+
 /// Writes the JSON report of one run of the pass.
 void writePrecisionReport(llvm::raw_ostream &os,
                           const PrecisionAnalysis &analysis,
                           llvm::StringRef policyName,
+                          llvm::ArrayRef<DecisionEntry> decisions,
                           const ConversionStats &inserted,
                           unsigned constantsConverted,
                           const ConversionStats &naive);
