@@ -3,7 +3,8 @@
 #include "amp-c/Amp.h"
 #include "amp/Analysis/Policy.h"
 #include "amp/InitAllAmp.h"
-#include "amp/Runner/TransformStep.h"
+#include "amp/Pipelines/TransformStep.h"
+#include "amp/Support/Diagnostics.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Pass.h"
 #include "mlir/CAPI/Registration.h"
@@ -106,9 +107,11 @@ MlirLogicalResult mlirAmpTransformModule(
   if (onReport && !outputs.report.empty())
     onReport(wrap(llvm::StringRef(outputs.report)), userData);
   if (onExplanation)
-    for (const amp::Explanation &explanation : outputs.explanations)
+    for (const amp::Explanation &explanation : outputs.explanations) {
+      std::string location = amp::printLocation(explanation.location);
       onExplanation(wrap(llvm::StringRef(explanation.opName)),
-                    wrap(llvm::StringRef(explanation.location)),
+                    wrap(llvm::StringRef(location)),
                     wrap(llvm::StringRef(explanation.message)), userData);
+    }
   return mlirLogicalResultSuccess();
 }

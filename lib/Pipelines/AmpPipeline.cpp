@@ -143,43 +143,62 @@ amp::parseAmpPipelineOptions(StringRef text) {
   return std::move(options);
 }
 
-static void addInsertCasts(OpPassManager &pm, const AmpPipelineOptions &options,
-                           StringRef policy) {
-  AmpInsertCastsOptions casts;
-  casts.dtype = options.dtype;
-  casts.policy = policy.str();
-  casts.unknownOps = options.unknownOps;
-  casts.explain = options.explain;
-  casts.report = options.report;
-  casts.dot = options.dot;
-  std::unique_ptr<Pass> insertCasts = createAmpInsertCasts(casts);
-  // Only a dtype given as an option overrides the policy file's, so it is
-  // passed the way a user passes it.
-  if (options.dtype.hasValue())
-    (void)insertCasts->initializeOptions(
-        "dtype=" + options.dtype.getValue(),
-        [](const Twine &) { return failure(); });
-  pm.addPass(std::move(insertCasts));
+/// The level of verified options.
+static const AmpLevel *getVerifiedLevel(const AmpPipelineOptions &options) {
+  llvm::Expected<const AmpLevel *> level = getLevel(options);
+  if (level)
+    return *level;
+  llvm::consumeError(level.takeError());
+  return nullptr;
 }
 
-void amp::buildAmpPipeline(OpPassManager &pm,
-                           const AmpPipelineOptions &options) {
-  // The options were verified (see the header): the level is valid.
-  llvm::Expected<const AmpLevel *> expectedLevel = getLevel(options);
-  const AmpLevel *level = nullptr;
-  if (expectedLevel)
-    level = *expectedLevel;
-  else
-    llvm::consumeError(expectedLevel.takeError());
-  std::string policy = getEffectivePolicy(options, level);
-  if (!policy.empty())
-    addInsertCasts(pm, options, policy);
+std::optional<CastInsertionOptions>
+amp::getCastInsertionOptions(const AmpPipelineOptions &options) {
+  std::string policy = getEffectivePolicy(options, getVerifiedLevel(options));
+  if (policy.empty())
+    return std::nullopt;
+  CastInsertionOptions casts;
+  casts.policy = policy;
+  // Only a dtype given as an option wins over the policy file's.
+  if (options.dtype.hasValue())
+    casts.dtype = parsePrecision(options.dtype);
+  if (!options.unknownOps.empty())
+    casts.unknownOps = parseUnknownOpMode(options.unknownOps);
+  casts.report = !options.report.empty();
+  casts.dot = !options.dot.empty();
+  return casts;
+}
+
+void amp::buildScalingPipeline(OpPassManager &pm,
+                               const AmpPipelineOptions &options) {
+  const AmpLevel *level = getVerifiedLevel(options);
   pm.addPass(createAmpLossScaling(
       getScalingOptions<AmpLossScalingOptions>(options, level)));
   pm.addPass(createAmpGuardUpdate(
       getScalingOptions<AmpGuardUpdateOptions>(options, level)));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void amp::buildAmpPipeline(OpPassManager &pm,
+                           const AmpPipelineOptions &options) {
+  if (std::optional<CastInsertionOptions> casts =
+          getCastInsertionOptions(options)) {
+    AmpInsertCastsOptions passOptions;
+    passOptions.policy = casts->policy;
+    passOptions.unknownOps = options.unknownOps;
+    passOptions.explain = options.explain;
+    passOptions.report = options.report;
+    passOptions.dot = options.dot;
+    std::unique_ptr<Pass> insertCasts = createAmpInsertCasts(passOptions);
+    // The pass tells an explicit dtype from its default by how it was given.
+    if (casts->dtype)
+      (void)insertCasts->initializeOptions(
+          "dtype=" + options.dtype.getValue(),
+          [](const Twine &) { return failure(); });
+    pm.addPass(std::move(insertCasts));
+  }
+  buildScalingPipeline(pm, options);
 }
 
 void amp::registerAmpPipeline() {

@@ -22,6 +22,7 @@
 #include "amp/Analysis/Policy.h"
 #include "amp/Analysis/PrecisionReport.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Support/Diagnostics.h"
 #include "amp/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -31,8 +32,6 @@
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPINSERTCASTS
@@ -475,6 +474,69 @@ FailureOr<CastInsertion> amp::insertCasts(RewriterBase &rewriter,
 }
 
 //===----------------------------------------------------------------------===//
+// The library call
+//===----------------------------------------------------------------------===//
+
+FailureOr<CastInsertionResult>
+amp::runCastInsertion(ModuleOp module, const CastInsertionOptions &options) {
+  llvm::Expected<Policy> policy = Policy::load(options.policy);
+  if (!policy)
+    return module.emitError("option 'policy': ")
+           << llvm::toString(policy.takeError());
+  PrecisionOptions precision;
+  precision.lowPrecision =
+      options.dtype ? *options.dtype
+                    : policy->getDtype().value_or(Precision::F16);
+  precision.unknownOps = options.unknownOps
+                             ? *options.unknownOps
+                             : policy->getUnknownOpMode().value_or(
+                                   UnknownOpMode::Deny);
+  FailureOr<PrecisionAnalysis> analysis =
+      PrecisionAnalysis::run(module, *policy, precision);
+  if (failed(analysis))
+    return failure();
+
+  // Read before the rewrite, which builds ops again.
+  CastInsertionResult result;
+  for (Operation *op : analysis->getOps())
+    result.explanations.push_back({op->getLoc(),
+                                   op->getName().getStringRef().str(),
+                                   analysis->explain(op)});
+  for (auto [index, carried] : llvm::enumerate(analysis->getCarriedValues()))
+    result.explanations.push_back(
+        {carried.owner->getLoc(),
+         carried.owner->getName().getStringRef().str(),
+         analysis->explainCarried(index)});
+  ConversionStats naive = computeNaiveStats(*analysis);
+  std::vector<DecisionEntry> decisions;
+  if (options.report)
+    decisions = collectDecisions(*analysis);
+
+  IRRewriter rewriter(module.getContext());
+  FailureOr<CastInsertion> inserted = insertCasts(rewriter, module, *analysis);
+  if (failed(inserted))
+    return failure();
+
+  if (options.report) {
+    ConversionStats casts;
+    for (Operation *castOp : inserted->casts)
+      casts.addCast(cast<ShapedType>(castOp->getOperand(0).getType()),
+                    cast<ShapedType>(castOp->getResult(0).getType()));
+    llvm::raw_string_ostream os(result.report);
+    writePrecisionReport(os, *analysis, policy->getName(), decisions, casts,
+                         inserted->constantsConverted, naive);
+  }
+  if (options.dot) {
+    llvm::raw_string_ostream os(result.dot);
+    writePrecisionDot(os, module, *analysis, inserted->casts,
+                      [&](Operation *op) {
+                        return inserted->getAnalyzedOp(op);
+                      });
+  }
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -484,95 +546,51 @@ struct AmpInsertCastsPass
     : public amp::impl::AmpInsertCastsBase<AmpInsertCastsPass> {
   using AmpInsertCastsBase::AmpInsertCastsBase;
 
-  /// Writes `path` with `write`, or reports why it cannot.
-  LogicalResult writeFile(StringRef option, StringRef path,
-                          function_ref<void(raw_ostream &)> write);
+  /// The pass options as the library call takes them; the error names the
+  /// option.
+  FailureOr<CastInsertionOptions> getCastInsertionOptions();
   void runOnOperation() override;
 };
 
 } // namespace
 
-LogicalResult
-AmpInsertCastsPass::writeFile(StringRef option, StringRef path,
-                              function_ref<void(raw_ostream &)> write) {
-  std::error_code error;
-  llvm::ToolOutputFile file(path, error, llvm::sys::fs::OF_Text);
-  if (error)
-    return getOperation().emitError("option '")
-           << option << "': cannot write '" << path << "': " << error.message();
-  write(file.os());
-  file.keep();
-  return success();
+FailureOr<CastInsertionOptions> AmpInsertCastsPass::getCastInsertionOptions() {
+  CastInsertionOptions options;
+  options.policy = policy;
+  std::optional<Precision> low = parsePrecision(dtype);
+  if (!low || !isLowPrecision(*low))
+    return getOperation().emitError(
+               "option 'dtype' must be 'f16' or 'bf16', got '")
+           << dtype << "'";
+  // Only a dtype given as an option wins over the policy file's.
+  if (dtype.hasValue())
+    options.dtype = low;
+  if (!unknownOps.empty()) {
+    options.unknownOps = parseUnknownOpMode(unknownOps);
+    if (!options.unknownOps)
+      return getOperation().emitError("option 'unknown-ops' must be 'deny', "
+                                      "'infer', 'allow' or 'error', got '")
+             << unknownOps << "'";
+  }
+  options.report = !report.empty();
+  options.dot = !dot.empty();
+  return options;
 }
 
 void AmpInsertCastsPass::runOnOperation() {
+  FailureOr<CastInsertionOptions> options = getCastInsertionOptions();
+  if (failed(options))
+    return signalPassFailure();
+  FailureOr<CastInsertionResult> result =
+      runCastInsertion(getOperation(), *options);
+  if (failed(result))
+    return signalPassFailure();
+  if (explain)
+    for (const Explanation &explanation : result->explanations)
+      emitRemark(explanation.location) << explanation.message;
   ModuleOp module = getOperation();
-  llvm::Expected<Policy> loaded = Policy::load(policy);
-  if (!loaded) {
-    module.emitError("option 'policy': ") << llvm::toString(loaded.takeError());
-    return signalPassFailure();
-  }
-  PrecisionOptions options;
-  // An explicit `dtype` wins over the policy file's.
-  std::optional<Precision> low = parsePrecision(dtype);
-  if (!low || !isLowPrecision(*low)) {
-    module.emitError("option 'dtype' must be 'f16' or 'bf16', got '")
-        << dtype << "'";
-    return signalPassFailure();
-  }
-  options.lowPrecision =
-      dtype.hasValue() ? *low : loaded->getDtype().value_or(*low);
-  if (unknownOps.empty()) {
-    options.unknownOps =
-        loaded->getUnknownOpMode().value_or(UnknownOpMode::Deny);
-  } else if (std::optional<UnknownOpMode> mode =
-                 parseUnknownOpMode(unknownOps)) {
-    options.unknownOps = *mode;
-  } else {
-    module.emitError("option 'unknown-ops' must be 'deny', 'infer', 'allow' or "
-                     "'error', got '")
-        << unknownOps << "'";
-    return signalPassFailure();
-  }
-
-  FailureOr<PrecisionAnalysis> analysis =
-      PrecisionAnalysis::run(module, *loaded, options);
-  if (failed(analysis))
-    return signalPassFailure();
-
-  if (explain) {
-    for (Operation *op : analysis->getOps())
-      op->emitRemark(analysis->explain(op));
-    for (auto [index, carried] : llvm::enumerate(analysis->getCarriedValues()))
-      carried.owner->emitRemark(analysis->explainCarried(index));
-  }
-
-  ConversionStats naive = computeNaiveStats(*analysis);
-  // Read before the rewrite builds ops again.
-  std::vector<DecisionEntry> decisions;
-  if (!report.empty())
-    decisions = collectDecisions(*analysis);
-  IRRewriter rewriter(module.getContext());
-  FailureOr<CastInsertion> inserted = insertCasts(rewriter, module, *analysis);
-  if (failed(inserted))
-    return signalPassFailure();
-
-  if (!report.empty()) {
-    ConversionStats casts;
-    for (Operation *castOp : inserted->casts)
-      casts.addCast(cast<ShapedType>(castOp->getOperand(0).getType()),
-                    cast<ShapedType>(castOp->getResult(0).getType()));
-    if (failed(writeFile("report", report, [&](raw_ostream &os) {
-          writePrecisionReport(os, *analysis, loaded->getName(), decisions,
-                               casts, inserted->constantsConverted, naive);
-        })))
-      return signalPassFailure();
-  }
-  if (!dot.empty() && failed(writeFile("dot", dot, [&](raw_ostream &os) {
-        writePrecisionDot(os, module, *analysis, inserted->casts,
-                          [&](Operation *op) {
-                            return inserted->getAnalyzedOp(op);
-                          });
-      })))
+  if ((!report.empty() &&
+       failed(writeOptionFile(module, "report", report, result->report))) ||
+      (!dot.empty() && failed(writeOptionFile(module, "dot", dot, result->dot))))
     return signalPassFailure();
 }

@@ -1,7 +1,7 @@
 //===- AmpMLIRModule.cpp - The _amp_mlir extension module -----------------===//
 //
 // A thin nanobind layer over the C++ API: option parsing, the pipeline with
-// its report and explanations (amp/Runner/TransformStep.h) and the CPU
+// its report and explanations (amp/Pipelines/TransformStep.h) and the CPU
 // runner (amp/Runner/CompiledStep.h). Arrays cross as (dtype name, shape,
 // bytes); amp_mlir/__init__.py maps them onto numpy. The libraries are built
 // without exceptions: every llvm::Error and MLIR diagnostic becomes a Python
@@ -13,7 +13,8 @@
 #include "amp/InitAllAmp.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Runner/CompiledStep.h"
-#include "amp/Runner/TransformStep.h"
+#include "amp/Pipelines/TransformStep.h"
+#include "amp/Support/Diagnostics.h"
 #include "amp/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/IR/MLIRContext.h"
@@ -91,7 +92,7 @@ using Explanations =
 Explanations convert(const std::vector<Explanation> &explanations) {
   Explanations result;
   for (const Explanation &e : explanations)
-    result.emplace_back(e.opName, e.location, e.message);
+    result.emplace_back(e.opName, printLocation(e.location), e.message);
   return result;
 }
 

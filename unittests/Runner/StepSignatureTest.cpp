@@ -1,6 +1,6 @@
 //===- StepSignatureTest.cpp - The step signature model -------------------===//
 
-#include "amp/Runner/StepSignature.h"
+#include "amp/Step/StepSignature.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -10,6 +10,7 @@
 #ifndef AMP_PIPELINES_AMPPIPELINE_H
 #define AMP_PIPELINES_AMPPIPELINE_H
 
+#include "amp/Transforms/InsertCasts.h"
 #include "amp/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -102,11 +103,21 @@ llvm::Expected<std::unique_ptr<AmpPipelineOptions>>
 parseAmpPipelineOptions(llvm::StringRef text);
 
 /// Appends the pipeline to `pm` (on builtin.module): amp-insert-casts
-/// (except at level=O0), amp-loss-scaling, amp-guard-update, canonicalize,
-/// cse. `options` must have passed verifyAmpPipelineOptions, as those of
-/// parseAmpPipelineOptions and of the registered pipeline have: an invalid
-/// `level` is taken as unset here, and the passes report the other options.
+/// (except at level=O0), then buildScalingPipeline. `options` must have
+/// passed verifyAmpPipelineOptions, as those of parseAmpPipelineOptions and
+/// of the registered pipeline have: an invalid `level` is taken as unset
+/// here, and the passes report the other options.
 void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
+
+/// The pipeline's first stage, as amp::runCastInsertion takes it: the
+/// level's or the option's policy, an explicit dtype; none at level=O0,
+/// which inserts no casts.
+std::optional<CastInsertionOptions>
+getCastInsertionOptions(const AmpPipelineOptions &options);
+
+/// The stages after the casts: amp-loss-scaling, amp-guard-update with the
+/// level's default scaling and the policy file's dtype, canonicalize, cse.
+void buildScalingPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 
 /// Registers `amp-pipeline`, which verifies its options when it is parsed.
 void registerAmpPipeline();

@@ -15,8 +15,8 @@
 
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Runner/Npy.h"
-#include "amp/Runner/StepSignature.h"
-#include "amp/Runner/TransformStep.h"
+#include "amp/Step/StepSignature.h"
+#include "amp/Pipelines/TransformStep.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"

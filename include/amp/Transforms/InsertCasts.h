@@ -12,10 +12,15 @@
 #ifndef AMP_TRANSFORMS_INSERTCASTS_H
 #define AMP_TRANSFORMS_INSERTCASTS_H
 
+#include "amp/Analysis/Policy.h"
 #include "amp/Analysis/PrecisionAnalysis.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace mlir::amp {
 
@@ -40,6 +45,46 @@ struct CastInsertion {
 /// not verify (a type tie of an op it does not know).
 FailureOr<CastInsertion> insertCasts(RewriterBase &rewriter, Operation *root,
                                      const PrecisionAnalysis &analysis);
+
+/// What amp-insert-casts is asked to do.
+struct CastInsertionOptions {
+  /// A preset name or a JSON policy file.
+  std::string policy = "torch";
+  /// The low type given by the user, which wins over the policy file's own;
+  /// unset: the policy file's, else f16.
+  std::optional<Precision> dtype;
+  /// What an op in no list gets; unset: the policy's own, else deny.
+  std::optional<UnknownOpMode> unknownOps;
+  /// Whether to write the JSON report and the Graphviz picture into the
+  /// result (amp-opt's `report` and `dot` options).
+  bool report = false;
+  bool dot = false;
+};
+
+/// Why one op, or one value carried by an scf op, got its precision.
+struct Explanation {
+  Location location;
+  /// "linalg.matmul"; the scf op for a carried value.
+  std::string opName;
+  /// "f16 allow: preset torch: ..." (docs/Precision.md).
+  std::string message;
+};
+
+/// What amp-insert-casts did, as data.
+struct CastInsertionResult {
+  /// One per op with a decision, then one per carried value, in IR order.
+  std::vector<Explanation> explanations;
+  /// The JSON report and the DOT picture, when asked for.
+  std::string report;
+  std::string dot;
+};
+
+/// amp-insert-casts as a library call on `module`: loads the policy,
+/// analyzes, rewrites, and returns what it decided and did. Errors (a policy
+/// that does not load, ops the policy rejects) are emitted as located
+/// diagnostics.
+FailureOr<CastInsertionResult>
+runCastInsertion(ModuleOp module, const CastInsertionOptions &options);
 
 } // namespace mlir::amp
 

@@ -1,6 +1,6 @@
 //===- StepSignature.cpp - What a runner reads from a step ----------------===//
 
-#include "amp/Runner/StepSignature.h"
+#include "amp/Step/StepSignature.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"

@@ -1,6 +1,6 @@
 //===- StepToolOptions.cpp - Options of the tools that take a step --------===//
 
-#include "amp/Runner/StepToolOptions.h"
+#include "StepToolOptions.h"
 
 using namespace mlir;
 using namespace mlir::amp;

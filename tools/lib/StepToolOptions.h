@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_RUNNER_STEPTOOLOPTIONS_H
-#define AMP_RUNNER_STEPTOOLOPTIONS_H
+#ifndef AMP_TOOLS_STEPTOOLOPTIONS_H
+#define AMP_TOOLS_STEPTOOLOPTIONS_H
 
 #include "amp/Pipelines/AmpPipeline.h"
 #include "llvm/Support/CommandLine.h"
@@ -31,4 +31,4 @@ struct StepToolOptions {
 
 } // namespace mlir::amp
 
-#endif // AMP_RUNNER_STEPTOOLOPTIONS_H
+#endif // AMP_TOOLS_STEPTOOLOPTIONS_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef AMP_RUNNER_STEPSIGNATURE_H
-#define AMP_RUNNER_STEPSIGNATURE_H
+#ifndef AMP_STEP_STEPSIGNATURE_H
+#define AMP_STEP_STEPSIGNATURE_H
 
 #include "amp/Dialect/Amp/IR/AmpAttributes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,4 +106,4 @@ LogicalResult addScalerState(StepSignature &signature,
 
 } // namespace mlir::amp
 
-#endif // AMP_RUNNER_STEPSIGNATURE_H
+#endif // AMP_STEP_STEPSIGNATURE_H
