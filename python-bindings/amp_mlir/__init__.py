@@ -434,6 +434,45 @@ class Session:
         self.steps_done += 1
         return StepResult(loss, found_inf, scale, ms)
 
+    def fit(self, *data, steps: Optional[int] = None, epochs: Optional[int] = None,
+            batch_size: Optional[int] = None, shuffle: bool = True,
+            keep_last_batch: bool = False) -> List[StepResult]:
+        """Trains on data sets holding every sample along dimension 0, one per data
+        argument, exactly as amp-run does with its --data files: batches of the step's
+        size (or ``batch_size`` for a dynamic batch), a new permutation every epoch
+        drawn from the session's seed and the epoch number (``shuffle``), for ``steps``
+        steps or ``epochs`` epochs (default one epoch), continuing from ``steps_done``
+        so that a resumed session continues the same run."""
+        inputs = self.data_arguments
+        if len(data) != len(inputs):
+            raise TypeError(f"fit() takes {len(inputs)} data set(s), one per data "
+                            f"argument ({', '.join(a.name for a in inputs)}), got {len(data)}")
+        if steps is not None and epochs is not None:
+            raise TypeError("fit() takes steps or epochs, not both")
+        sets = []
+        for a, value in zip(inputs, data):
+            array = np.ascontiguousarray(np.asarray(value))
+            name = _dtype_name(array.dtype)
+            if name is None:
+                raise TypeError(f"data set for '{a.name}' has dtype {array.dtype.name}, "
+                                "which no step takes")
+            sets.append((name, list(array.shape), array.tobytes()))
+        outcomes = self._step.fit(sets, -1 if steps is None else steps,
+                                  1 if epochs is None else epochs, self.steps_done,
+                                  batch_size or 0, keep_last_batch, shuffle, self.seed)
+        self.steps_done += len(outcomes)
+        return [StepResult(loss, found_inf, scale, ms) for loss, scale, found_inf, ms in outcomes]
+
+    def accuracy(self, inputs, labels, function: str = "predict",
+                 batch_size: Optional[int] = None) -> float:
+        """The accuracy of ``function`` (compiled along, as amp-run's --eval-func) on the
+        current model: logits [batch, classes] against class indices [N] or one-hot rows
+        [N, C]; ``batch_size`` for a function of a dynamic batch."""
+        def raw(value):
+            array = np.ascontiguousarray(np.asarray(value))
+            return (_dtype_name(array.dtype), list(array.shape), array.tobytes())
+        return self._step.accuracy(function, raw(inputs), raw(labels), batch_size or 0)
+
     def result(self, index: int) -> np.ndarray:
         """Result ``index`` of the last step (e.g. the loss array)."""
         results = self._step.results

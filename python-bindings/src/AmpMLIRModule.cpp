@@ -12,7 +12,9 @@
 #include "amp/Analysis/Policy.h"
 #include "amp/InitAllAmp.h"
 #include "amp/Pipelines/AmpPipeline.h"
+#include "amp/Runner/Batcher.h"
 #include "amp/Runner/CompiledStep.h"
+#include "amp/Runner/Evaluation.h"
 #include "amp/Pipelines/TransformStep.h"
 #include "amp/Support/Diagnostics.h"
 #include "amp/Transforms/Passes.h"
@@ -272,6 +274,55 @@ public:
     return shape;
   }
 
+  using ArrayData = std::tuple<std::string, std::vector<int64_t>, nb::bytes>;
+  using Outcome = std::tuple<double, std::optional<double>, bool, double>;
+
+  /// Runs `steps` steps (from step `first` of the run) on batches of
+  /// `dataSets`, one per data argument, as amp-run does with its --data files.
+  std::vector<Outcome> fit(const std::vector<ArrayData> &dataSets,
+                           int64_t steps, int64_t epochs, int64_t first,
+                           int64_t batchSize, bool keepLastBatch, bool shuffle,
+                           uint64_t seed) {
+    std::vector<HostArray> arrays;
+    std::vector<std::string> names;
+    for (const auto &[dtype, shape, data] : dataSets) {
+      names.push_back("data set #" + std::to_string(arrays.size()));
+      arrays.push_back(makeArray(dtype, shape, data));
+    }
+    BatchOptions options;
+    options.batchSize = batchSize;
+    options.keepLastBatch = keepLastBatch;
+    options.shuffle = shuffle;
+    options.seed = seed;
+    llvm::Expected<Batcher> batcher = Batcher::create(
+        step->getSignature(), std::move(arrays), std::move(names), options);
+    if (!batcher)
+      raise(llvm::toString(batcher.takeError()));
+    if (steps < 0)
+      steps = epochs * batcher->getBatchesPerEpoch();
+    std::vector<Outcome> outcomes;
+    for (int64_t s = first; s < first + steps; ++s) {
+      if (llvm::Error error = batcher->fill(s, *step))
+        raise(llvm::toString(std::move(error)));
+      outcomes.push_back(run());
+    }
+    return outcomes;
+  }
+
+  double accuracy(const std::string &function, const ArrayData &inputs,
+                  const ArrayData &labels, int64_t batchSize) {
+    LabeledData data;
+    data.inputs = makeArray(std::get<0>(inputs), std::get<1>(inputs),
+                            std::get<2>(inputs));
+    data.labels = makeArray(std::get<0>(labels), std::get<1>(labels),
+                            std::get<2>(labels));
+    llvm::Expected<double> result =
+        evaluateAccuracy(*step, function, data, batchSize);
+    if (!result)
+      raise(llvm::toString(result.takeError()));
+    return *result;
+  }
+
   static std::vector<ArrayType> convertTypes(const std::string &name,
                                              TypeRange types) {
     std::vector<ArrayType> result;
@@ -395,6 +446,8 @@ NB_MODULE(_amp_mlir, m) {
       .def("set_argument", &Step::setArgument)
       .def("get_result", &Step::getResult)
       .def("run", &Step::run)
+      .def("fit", &Step::fit)
+      .def("accuracy", &Step::accuracy)
       .def("function_types", &Step::getFunctionTypes)
       .def("call", &Step::call);
 }

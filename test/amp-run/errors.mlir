@@ -23,7 +23,7 @@
 // LOSS: bad-steps.mlir:12:8: error: takes a loss that the function does not return
 
 // RUN: not amp-run %S/Inputs/bad-steps.mlir --func dynamic_batch --data %t/x.npy 2>&1 | FileCheck %s --check-prefix=DYNAMIC
-// DYNAMIC: amp-run: error: the step's batch dimension is dynamic; give the batch size with --batch-size N
+// DYNAMIC: amp-run: error: the step's batch dimension is dynamic; give a batch size
 
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy 2>&1 | FileCheck %s --check-prefix=COUNT
 // COUNT: amp-run: error: the step has 2 data argument(s) (arguments that are not carried state); give as many .npy files with --data, got 1
@@ -71,6 +71,6 @@
 // Batch sizes: a static step takes its own, and only a dynamic one runs a
 // last partial batch.
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --batch-size 3 2>&1 | FileCheck %s --check-prefix=BATCH
-// BATCH: amp-run: error: --batch-size 3: the step takes batches of 4 (data argument 'arg4' is f32[4x3])
+// BATCH: amp-run: error: batch size 3: the step takes batches of 4 (data argument 'arg4' is f32[4x3])
 // RUN: not amp-run %S/Inputs/linear.mlir --data %t/x.npy,%t/y.npy --keep-last-batch 2>&1 | FileCheck %s --check-prefix=KEEP
-// KEEP: amp-run: error: --keep-last-batch needs a step whose batch dimension is dynamic; this one takes batches of a fixed size
+// KEEP: amp-run: error: keeping the last partial batch needs a step whose batch dimension is dynamic; this one takes batches of a fixed size

@@ -377,3 +377,50 @@ def test_train_digits_example(tmp_path):
     accuracy = float(lines[1].split("test accuracy ")[1].split(",")[0])
     assert accuracy > 0.8
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- fit and accuracy: amp-run's batching and evaluation, from Python -----------------
+
+def test_fit_is_the_amp_run_of_the_same_seed(tmp_path):
+    """Session.fit feeds the batches amp-run feeds from --data files (the same
+    permutation of every epoch, drawn from the seed), so both runs give the same losses
+    and parameters, bit for bit, also across a resumed session."""
+    np.save(tmp_path / "x.npy", X)
+    np.save(tmp_path / "y.npy", Y)
+    run = subprocess.run([AMP_RUN, LINEAR, "--amp=dtype=f16", "--seed", "7", "--epochs", "3",
+                          "--data", f"{tmp_path}/x.npy,{tmp_path}/y.npy",
+                          "--log", str(tmp_path / "log.csv"),
+                          "--save-params", str(tmp_path / "params")],
+                         capture_output=True, text=True, check=True)
+    logged = np.loadtxt(tmp_path / "log.csv", delimiter=",", skiprows=1, usecols=1)
+    session = amp_mlir.Session(LINEAR, "dtype=f16", seed=7)
+    first = session.fit(X, Y, epochs=1)
+    resumed = amp_mlir.Session(LINEAR, "dtype=f16")
+    resumed.load_state_dict(session.state_dict())
+    rest = resumed.fit(X, Y, steps=4)
+    losses = [np.float32(r.loss) for r in first + rest]
+    assert np.array_equal(losses, logged.astype(np.float32)), (losses, logged, run.stdout)
+    for name, value in resumed.parameters.items():
+        assert same_bits(value, np.load(tmp_path / "params" / f"{name}.npy")), name
+
+
+def test_fit_and_accuracy_errors():
+    session = amp_mlir.Session(LINEAR)
+    with pytest.raises(TypeError, match="takes 2 data set"):
+        session.fit(X)
+    with pytest.raises(ValueError, match="holds f32\\[8x4\\]; data argument 'arg4'"):
+        session.fit(np.zeros((8, 4), np.float32), Y)
+    with pytest.raises(ValueError, match="batch size 3: the step takes batches of 4"):
+        session.fit(X, Y, batch_size=3)
+    assert session.steps_done == 0
+
+
+def test_accuracy_on_mlp():
+    mlp = os.path.join(ROOT, "examples", "mlp.mlir")
+    session = amp_mlir.Session(mlp, functions=["predict"])
+    x = np.load(os.path.join(BUILD, "data", "digits_train_x.npy"))
+    y = np.load(os.path.join(BUILD, "data", "digits_train_y.npy"))
+    before = session.accuracy(x, y)
+    session.fit(x, y, epochs=2)
+    after = session.accuracy(x, y)
+    assert 0.0 <= before < 0.5 < after <= 1.0, (before, after)

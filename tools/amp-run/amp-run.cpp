@@ -12,7 +12,9 @@
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/InitAllAmp.h"
 #include "amp/Pipelines/AmpPipeline.h"
+#include "amp/Runner/Batcher.h"
 #include "amp/Runner/CompiledStep.h"
+#include "amp/Runner/Evaluation.h"
 #include "amp/Runner/Npy.h"
 #include "amp/Step/StepSignature.h"
 #include "StepToolOptions.h"
@@ -34,7 +36,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
 #include <cstring>
-#include <numeric>
+#include <array>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -149,140 +151,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// "f32[Nx3]": the samples of a batch of `shape`.
-std::string describeSamples(DType dtype, llvm::ArrayRef<int64_t> shape) {
-  std::string rest = describeArray(dtype, shape.drop_front());
-  size_t open = rest.find('[');
-  return rest.substr(0, open + 1) + (shape.size() > 1 ? "Nx" : "N") +
-         rest.substr(open + 1);
-}
-
-/// Data arguments fed from .npy files: dimension 0 of each file is the sample,
-/// a batch is --batch-size samples (the arguments' dimension 0 when static).
-/// The order of an epoch is a permutation drawn from the seed and the epoch
-/// number, so any step can be reproduced from the step number alone
-/// (resuming needs it).
-class Batcher {
-public:
-  llvm::Error load(const StepSignature &signature) {
-    dataArgs = signature.getArguments(ArgumentRole::Data);
-    dynamicBatch = signature.dynamicBatch;
-    if (dataFiles.size() != dataArgs.size())
-      return makeError(
-          llvm::Twine("the step has ") + llvm::Twine(dataArgs.size()) +
-          " data argument(s) (arguments that are not carried state); give as "
-          "many .npy files with --data, got " +
-          llvm::Twine(dataFiles.size()));
-    if (keepLastBatch && !dynamicBatch)
-      return makeError("--keep-last-batch needs a step whose batch dimension "
-                       "is dynamic; this one takes batches of a fixed size");
-    if (dynamicBatch && !dataArgs.empty() && batchSizeOption <= 0)
-      return makeError("the step's batch dimension is dynamic; give the "
-                       "batch size with --batch-size N");
-    for (auto [file, index] : llvm::zip_equal(dataFiles, dataArgs)) {
-      llvm::Expected<HostArray> array = readNpy(file);
-      if (!array)
-        return array.takeError();
-      const StepArgument &argument = signature.arguments[index];
-      RankedTensorType type = argument.type;
-      std::optional<DType> dtype = getDType(type.getElementType());
-      llvm::ArrayRef<int64_t> shape = array->getShape();
-      if (array->getDType() != dtype || shape.empty() ||
-          shape.drop_front() != type.getShape().drop_front())
-        return makeError(file + ": holds " +
-                         describeArray(array->getDType(), shape) +
-                         "; data argument '" + argument.name + "' (#" +
-                         llvm::Twine(index) + ") is " +
-                         describeType(*dtype, type) +
-                         " (one batch), so the file needs " +
-                         describeSamples(*dtype, type.getShape()));
-      if (!arrays.empty() && shape[0] != arrays.front().getShape()[0])
-        return makeError(file + ": holds " + llvm::Twine(shape[0]) +
-                         " samples, " + dataFiles.front() + " holds " +
-                         llvm::Twine(arrays.front().getShape()[0]));
-      if (!dynamicBatch) {
-        batchSize = type.getShape()[0];
-        if (batchSizeOption > 0 && batchSizeOption != batchSize)
-          return makeError("--batch-size " + llvm::Twine(batchSizeOption) +
-                           ": the step takes batches of " +
-                           llvm::Twine(batchSize) + " (data argument '" +
-                           argument.name + "' is " +
-                           describeArray(*dtype, type.getShape()) + ")");
-      } else {
-        batchSize = batchSizeOption;
-      }
-      samples.push_back(*dtype);
-      arrays.push_back(std::move(*array));
-    }
-    if (arrays.empty())
-      return llvm::Error::success();
-    numSamples = arrays.front().getShape()[0];
-    if (numSamples < batchSize && !keepLastBatch)
-      return makeError(dataFiles.front() + ": holds " +
-                       llvm::Twine(numSamples) +
-                       " samples, fewer than one batch of " +
-                       llvm::Twine(batchSize));
-    return llvm::Error::success();
-  }
-
-  /// Batches per epoch: the last partial batch is dropped, unless
-  /// --keep-last-batch runs it.
-  int64_t getBatchesPerEpoch() const {
-    if (arrays.empty())
-      return 1;
-    return keepLastBatch ? llvm::divideCeil(numSamples, batchSize)
-                         : numSamples / batchSize;
-  }
-  int64_t getBatchSize() const { return batchSize; }
-
-  /// Sets the data arguments of `step` to the batch of step `step` (0-based,
-  /// counted from the first run).
-  llvm::Error fill(int64_t stepNumber, CompiledStep &step) {
-    if (arrays.empty())
-      return llvm::Error::success();
-    int64_t epoch = stepNumber / getBatchesPerEpoch();
-    if (epoch != orderEpoch) {
-      order.resize(numSamples);
-      std::iota(order.begin(), order.end(), 0);
-      if (shuffle) {
-        Random random = makeRandom(seed, RandomStream::Shuffle, epoch);
-        for (int64_t i = numSamples - 1; i > 0; --i)
-          std::swap(order[i], order[random.next() % (i + 1)]);
-      }
-      orderEpoch = epoch;
-    }
-    int64_t first = (stepNumber % getBatchesPerEpoch()) * batchSize;
-    int64_t rows = std::min(batchSize, numSamples - first);
-    for (auto [array, index, dtype] : llvm::zip_equal(arrays, dataArgs, samples)) {
-      llvm::SmallVector<int64_t> shape(array.getShape());
-      shape[0] = rows;
-      HostArray batch(dtype, shape);
-      size_t rowBytes = array.getNumBytes() / numSamples;
-      for (int64_t b = 0; b < rows; ++b)
-        std::memcpy(batch.data() + b * rowBytes,
-                    array.data() + order[first + b] * rowBytes, rowBytes);
-      if (llvm::Error error = step.setArgument(index, std::move(batch)))
-        return error;
-    }
-    return llvm::Error::success();
-  }
-
-  llvm::ArrayRef<unsigned> getDataArguments() const { return dataArgs; }
-
-private:
-  static llvm::Error makeError(const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  }
-
-  llvm::SmallVector<unsigned> dataArgs;
-  llvm::SmallVector<HostArray> arrays;
-  llvm::SmallVector<DType> samples;
-  bool dynamicBatch = false;
-  int64_t numSamples = 0, batchSize = 1;
-  std::vector<int64_t> order;
-  int64_t orderEpoch = -1;
-};
-
 /// The file of an argument in a parameter or state directory: its name
 /// (`amp.name`, else arg<i>) with .npy.
 std::string argumentFile(StringRef dir, const StepArgument &argument) {
@@ -361,108 +229,52 @@ llvm::Error writeLog(StringRef path, llvm::ArrayRef<StepRecord> records) {
   });
 }
 
-/// Accuracy of the forward function `name` on the --eval files: it takes the
-/// parameters and buffers (the model) in argument order, then an input
-/// batch, and returns logits [batch, classes]; labels are class indices [N]
-/// or one-hot rows [N, C]. A function with a dynamic batch runs `batchSize`
-/// samples at a time (the last batch partial); one with a static batch runs
-/// its own size, the last batch padded with zeros.
-llvm::Expected<double> evaluate(CompiledStep &step, StringRef name,
-                                llvm::ArrayRef<unsigned> model,
-                                int64_t batchSize) {
-  FunctionType functionType = step.getFunctionType(name);
-  llvm::SmallVector<Type> types(functionType.getInputs());
-  llvm::append_range(types, functionType.getResults());
-  llvm::MutableArrayRef<HostArray> arguments = step.getArguments();
-  auto makeError = [](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  };
-  if (evalFiles.size() != 2)
-    return makeError("--eval takes two .npy files: inputs,labels");
-  if (types.size() != model.size() + 2)
-    return makeError("@" + name + " must take the " +
-                     llvm::Twine(model.size()) +
-                     " parameter(s) and buffer(s) of the step and an input "
-                     "batch, and return logits");
-  for (auto [i, index] : llvm::enumerate(model)) {
-    auto type = dyn_cast<RankedTensorType>(types[i]);
-    if (!type || type.getShape() != arguments[index].getShape() ||
-        getDType(type.getElementType()) != arguments[index].getDType())
-      return makeError("argument #" + llvm::Twine(i) + " of @" + name +
-                       " must have the type of argument '" +
-                       step.getSignature().arguments[index].name +
-                       "' of the step");
+/// The batches of the --data files, as the batch options say.
+llvm::Expected<Batcher> loadBatcher(const StepSignature &signature) {
+  size_t numData = signature.getArguments(ArgumentRole::Data).size();
+  if (dataFiles.size() != numData)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the step has " + llvm::Twine(numData) +
+            " data argument(s) (arguments that are not carried state); give "
+            "as many .npy files with --data, got " +
+            llvm::Twine(dataFiles.size()));
+  std::vector<HostArray> dataSets;
+  for (const std::string &file : dataFiles) {
+    llvm::Expected<HostArray> array = readNpy(file);
+    if (!array)
+      return array.takeError();
+    dataSets.push_back(std::move(*array));
   }
-  auto inputType = dyn_cast<RankedTensorType>(types[model.size()]);
-  auto logitsType = dyn_cast<RankedTensorType>(types.back());
-  auto isBatched = [](RankedTensorType type, int64_t rank) {
-    return type && (rank < 0 ? type.getRank() > 0 : type.getRank() == rank) &&
-           llvm::none_of(type.getShape().drop_front(), ShapedType::isDynamic);
-  };
-  if (!isBatched(inputType, -1) || !isBatched(logitsType, 2) ||
-      inputType.isDynamicDim(0) != logitsType.isDynamicDim(0))
-    return makeError("@" + name + " must take an input batch and return "
-                     "logits [batch, classes] of the same batch size, static "
-                     "or dynamic");
-  bool dynamic = inputType.isDynamicDim(0);
-  llvm::Expected<HostArray> inputs = readNpy(evalFiles[0]);
-  if (!inputs)
-    return inputs.takeError();
-  llvm::Expected<HostArray> labels = readNpy(evalFiles[1]);
-  if (!labels)
-    return labels.takeError();
-  std::optional<DType> inputDType = getDType(inputType.getElementType());
-  if (inputs->getDType() != inputDType || inputs->getShape().empty() ||
-      inputs->getShape().drop_front() != inputType.getShape().drop_front())
-    return makeError(evalFiles[0] + ": holds " +
-                     describeArray(inputs->getDType(), inputs->getShape()) +
-                     "; the input of @" + name + " takes samples " +
-                     describeSamples(*inputDType, inputType.getShape()));
-  int64_t n = inputs->getShape()[0], classes = logitsType.getShape()[1];
-  llvm::ArrayRef<int64_t> labelShape = labels->getShape();
-  bool oneHot = labelShape.size() == 2;
-  if (labelShape.empty() || labelShape[0] != n ||
-      (oneHot && labelShape[1] != classes) || labelShape.size() > 2)
-    return makeError(evalFiles[1] + ": holds " +
-                     describeArray(labels->getDType(), labelShape) + "; expected " +
-                     llvm::Twine(n) + " class indices or one-hot rows of " +
-                     llvm::Twine(classes));
+  BatchOptions options;
+  options.batchSize = batchSizeOption;
+  options.keepLastBatch = keepLastBatch;
+  options.shuffle = shuffle;
+  options.seed = seed;
+  return Batcher::create(signature, std::move(dataSets),
+                         std::vector<std::string>(dataFiles.begin(),
+                                                  dataFiles.end()),
+                         options);
+}
 
-  int64_t batch = dynamic ? batchSize : inputType.getShape()[0];
-  std::optional<DType> logitsDType = getDType(logitsType.getElementType());
-  size_t rowBytes = inputs->getNumBytes() / n;
-  int64_t correct = 0;
-  for (int64_t first = 0; first < n; first += batch) {
-    int64_t rows = std::min(batch, n - first);
-    // A static batch pads the last partial batch with zeros, ignored.
-    int64_t size = dynamic ? rows : batch;
-    llvm::SmallVector<int64_t> shape(inputType.getShape());
-    shape[0] = size;
-    HostArray input(*inputDType, shape);
-    HostArray logits(*logitsDType, {size, classes});
-    std::memcpy(input.data(), inputs->data() + first * rowBytes,
-                rows * rowBytes);
-    llvm::SmallVector<HostArray *> callArrays;
-    for (unsigned index : model)
-      callArrays.push_back(&arguments[index]);
-    callArrays.append({&input, &logits});
-    if (llvm::Error error = step.call(name, callArrays))
-      return std::move(error);
-    for (int64_t r = 0; r < rows; ++r) {
-      auto argmax = [&](const HostArray &a, int64_t row) {
-        int64_t best = 0;
-        for (int64_t c = 1; c < classes; ++c)
-          if (a.getAsDouble(row * classes + c) >
-              a.getAsDouble(row * classes + best))
-            best = c;
-        return best;
-      };
-      int64_t label = oneHot ? argmax(*labels, first + r)
-                             : int64_t(labels->getAsDouble(first + r));
-      correct += argmax(logits, r) == label;
-    }
+/// The accuracy of --eval-func on the --eval files.
+llvm::Expected<double> evaluate(CompiledStep &step, int64_t batchSize) {
+  if (evalFiles.size() != 2)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--eval takes two .npy files: inputs,labels");
+  LabeledData data;
+  data.inputsName = evalFiles[0];
+  data.labelsName = evalFiles[1];
+  for (auto [file, array] :
+       llvm::zip_equal(evalFiles, std::array<HostArray *, 2>{&data.inputs,
+                                                             &data.labels})) {
+    llvm::Expected<HostArray> loaded = readNpy(file);
+    if (!loaded)
+      return loaded.takeError();
+    *array = std::move(*loaded);
   }
-  return double(correct) / n;
+  return evaluateAccuracy(step, evalFunc, data, batchSize);
 }
 
 /// Applies the --hyper NAME=VALUE options.
@@ -584,9 +396,10 @@ int main(int argc, char **argv) {
     seed = static_cast<uint64_t>(stepArray->getAsDouble(1));
   }
 
-  Batcher batcher;
-  if (llvm::Error error = batcher.load(signature))
-    return fail(llvm::toString(std::move(error)));
+  llvm::Expected<Batcher> loaded = loadBatcher(signature);
+  if (!loaded)
+    return fail(llvm::toString(loaded.takeError()));
+  Batcher &batcher = *loaded;
   int64_t steps = numSteps >= 0 ? numSteps
                   : numEpochs >= 0
                       ? numEpochs * batcher.getBatchesPerEpoch()
@@ -695,8 +508,7 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(error)));
   }
   if (hasEval) {
-    llvm::Expected<double> accuracy =
-        evaluate(step, evalFunc, model, batcher.getBatchSize());
+    llvm::Expected<double> accuracy = evaluate(step, batcher.getBatchSize());
     if (!accuracy)
       return fail(llvm::toString(accuracy.takeError()));
     llvm::outs() << llvm::formatv("eval: accuracy {0:F4}\n", *accuracy);
