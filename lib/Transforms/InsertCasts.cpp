@@ -72,8 +72,10 @@ private:
   }
   Operation *rebuild(Operation *op, ArrayRef<Type> resultTypes);
   void retypeBlockArguments(Operation *op);
+  /// `value` as `type`, converted once per (value, type) and shared.
   Value convert(Value value, Type type);
-  Value convertScalar(Value scalar, Type type);
+  Value convertTensor(Value value, Type type);
+  Value convertScalar(Value scalar, FloatType type);
   Value materializeSource(Operation *source, Type type);
   void convertBody(Operation *op);
   void foldCastPairs(Operation *root);
@@ -221,35 +223,30 @@ void CastInserter::retypeBlockArguments(Operation *op) {
   }
 }
 
+/// `element` rounded to the nearest value of `type`.
+static APFloat roundTo(APFloat element, FloatType type) {
+  bool losesInfo;
+  element.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &losesInfo);
+  return element;
+}
+
 /// `scalar` (a float) as `type`: a constant converted now if it fits the
 /// type, else a cast. Null for a constant outside the type's range.
-Value CastInserter::convertScalar(Value scalar, Type type) {
-  if (scalar.getType() == type)
-    return scalar;
-  auto key = std::make_pair(scalar, type);
-  if (Value done = converted.lookup(key))
-    return done;
-  auto floatType = cast<FloatType>(type);
-  Value result;
+Value CastInserter::convertScalar(Value scalar, FloatType type) {
   if (auto constant = scalar.getDefiningOp<arith::ConstantOp>()) {
     auto value = cast<FloatAttr>(constant.getValue());
     auto asTensor = DenseElementsAttr::get(
         RankedTensorType::get({}, value.getType()), value.getValue());
-    if (!fitsFloatType(asTensor, floatType))
+    if (!fitsFloatType(asTensor, type))
       return {};
-    APFloat element = value.getValue();
-    bool losesInfo;
-    element.convert(floatType.getFloatSemantics(),
-                    APFloat::rmNearestTiesToEven, &losesInfo);
     rewriter.setInsertionPointAfter(constant);
-    result = arith::ConstantOp::create(rewriter, constant.getLoc(), floatType,
-                                       FloatAttr::get(floatType, element));
-  } else {
-    rewriter.setInsertionPointAfterValue(scalar);
-    result = arith::TruncFOp::create(rewriter, scalar.getLoc(), type, scalar);
+    return arith::ConstantOp::create(
+        rewriter, constant.getLoc(), type,
+        FloatAttr::get(type, roundTo(value.getValue(), type)));
   }
-  converted[key] = result;
-  return result;
+  rewriter.setInsertionPointAfterValue(scalar);
+  return arith::TruncFOp::create(rewriter, scalar.getLoc(), type, scalar);
 }
 
 /// A source in another type: a constant converted now, an empty tensor or
@@ -262,15 +259,10 @@ Value CastInserter::materializeSource(Operation *source, Type type) {
     auto value = cast<DenseElementsAttr>(constant.getValue());
     if (!fitsFloatType(value, elementType))
       return {};
-    const llvm::fltSemantics &semantics = elementType.getFloatSemantics();
     DenseElementsAttr convertedValue =
         cast<DenseFPElementsAttr>(value).mapValues(
             elementType, [&](const APFloat &element) {
-              APFloat result = element;
-              bool losesInfo;
-              result.convert(semantics, APFloat::rmNearestTiesToEven,
-                             &losesInfo);
-              return result.bitcastToAPInt();
+              return roundTo(element, elementType).bitcastToAPInt();
             });
     ++done.constantsConverted;
     rewriter.setInsertionPointAfter(source);
@@ -284,7 +276,7 @@ Value CastInserter::materializeSource(Operation *source, Type type) {
                                    tensorType.getEncoding());
   }
   auto fill = cast<linalg::FillOp>(source);
-  Value value = convertScalar(fill.getInputs()[0], elementType);
+  Value value = convert(fill.getInputs()[0], elementType);
   if (!value)
     return {};
   Value init = convert(fill.getOutputs()[0], type);
@@ -300,6 +292,15 @@ Value CastInserter::convert(Value value, Type type) {
   auto key = std::make_pair(value, type);
   if (Value done = converted.lookup(key))
     return done;
+  Value result = isa<FloatType>(type)
+                     ? convertScalar(value, cast<FloatType>(type))
+                     : convertTensor(value, type);
+  if (result)
+    converted[key] = result;
+  return result;
+}
+
+Value CastInserter::convertTensor(Value value, Type type) {
   Value result;
   if (analysis.isSourceValue(value))
     result = materializeSource(value.getDefiningOp(), type);
@@ -334,7 +335,6 @@ Value CastInserter::convert(Value value, Type type) {
     done.casts.insert(castOp);
     result = castOp->getResult(0);
   }
-  converted[key] = result;
   return result;
 }
 
@@ -438,9 +438,7 @@ FailureOr<CastInsertion> CastInserter::run(Operation *root) {
   for (auto [owner, number, required] : mismatches) {
     Operation *op = getCurrentOp(owner);
     OpOperand &use = op->getOpOperand(number);
-    Value value = isa<FloatType>(required)
-                      ? convertScalar(use.get(), required)
-                      : convert(use.get(), required);
+    Value value = convert(use.get(), required);
     // A fill's value outside the low type's range: the analysis keeps such
     // fills in f32, so this is only reached through a pin.
     if (!value)
