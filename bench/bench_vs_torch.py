@@ -1,0 +1,290 @@
+"""Training steps against PyTorch on the same machine, in one run, interleaved.
+
+For each model (an MLP 784-1024-1024-10 at batch 256 with SGD, a GPT-style decoder block
+d=256, 4 heads, T=64, batch 8, vocab 512 with Adam, a CNN of ResNet basic blocks on 32x32
+images at batch 64 with SGD and momentum) and each thread count, the variants
+
+    torch eager fp32, torch eager with autocast bf16 (CPU), torch.compile fp32 and bf16,
+    ours fp32, f16 (dynamic loss scaling) and bf16
+
+run the same step from the same weights on the same batch. The rounds take turns, each
+variant running a few steps per round, so that the machine's noise falls on all of them
+alike; the table gives the median time per step, each variant's ratio to eager fp32, our
+compile time, the GEMM and convolution FLOPs of the step against the machine's GEMM rate
+measured in the same run (torch.mm at 256x1024x1024, the rate of the library PyTorch
+calls): the fraction of that floor a step reaches.
+
+    python3 bench/bench_vs_torch.py [--models mlp,gpt,cnn] [--threads 1,2] [--rounds 5]
+                                    [--steps 5] [--no-compile]
+
+Ours runs through amp_mlir.torch's tracer, amp-import-step and amp_mlir.Session (the
+build in $AMP_BUILD_DIR, default build/).
+"""
+import argparse
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+BUILD = os.path.abspath(os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build")))
+sys.path.insert(0, os.path.join(BUILD, "python_packages"))
+
+import amp_mlir  # noqa: E402
+from amp_mlir.torch import trace_training_step  # noqa: E402
+
+
+# -- the models ------------------------------------------------------------------------
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(784, 1024), nn.Linear(1024, 1024), nn.Linear(1024, 10)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, vocab=512, d=256, heads=4, seq=64):
+        super().__init__()
+        self.heads, self.seq = heads, seq
+        self.embed, self.pos = nn.Embedding(vocab, d), nn.Embedding(seq, d)
+        self.ln1, self.ln2, self.ln_f = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.fc_out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.head = nn.Linear(d, vocab)
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq) == 0)
+
+    def forward(self, tokens):
+        b, t = tokens.shape
+        x = self.embed(tokens) + self.pos(torch.arange(t))
+        q, k, v = self.qkv(self.ln1(x)).chunk(3, dim=-1)
+        shape = (b, t, self.heads, -1)
+        q, k, v = (z.reshape(shape).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / (q.shape[-1] ** 0.5)
+        att = att.masked_fill(self.mask[:, :, :t, :t], float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, -1)
+        x = x + self.proj(y)
+        x = x + self.fc_out(F.gelu(self.fc(self.ln2(x))))
+        return self.head(self.ln_f(x))
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                      nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNetSmall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+        self.bn = nn.BatchNorm2d(16)
+        self.layer1, self.layer2 = BasicBlock(16, 16, 1), BasicBlock(16, 32, 2)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.layer2(self.layer1(F.relu(self.bn(self.stem(x)))))
+        return self.fc(F.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+def cross_entropy(model, x, y):
+    logits = model(x)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def make_model(name, seed=0):
+    """(model, optimizer factory, batch) of a benchmark model."""
+    torch.manual_seed(seed)
+    if name == "mlp":
+        model = MLP()
+        batch = (torch.randn(256, 784), torch.randint(0, 10, (256,)))
+        return model, lambda m: torch.optim.SGD(m.parameters(), lr=0.01), batch
+    if name == "gpt":
+        model = DecoderBlock()
+        tokens = torch.randint(0, 512, (8, 64))
+        batch = (tokens, torch.roll(tokens, -1, 1))
+        return model, lambda m: torch.optim.Adam(m.parameters(), lr=1e-3), batch
+    if name == "cnn":
+        model = ResNetSmall()
+        batch = (torch.randn(64, 3, 32, 32), torch.randint(0, 10, (64,)))
+        return model, lambda m: torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9), batch
+    raise ValueError(f"unknown model {name!r}")
+
+
+# -- the variants: each a callable running one step ------------------------------------
+
+def torch_step(model, optimizer, batch, autocast):
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = cross_entropy(model, *batch)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+def compiled_torch_step(model, optimizer, batch, autocast):
+    def train(x, y):
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = cross_entropy(model, x, y)
+        loss.backward()
+        optimizer.step()
+        return loss
+    compiled = torch.compile(train)
+    start = time.perf_counter()
+    compiled(*batch)
+    seconds = time.perf_counter() - start
+    return (lambda: float(compiled(*batch))), seconds
+
+
+def our_step(name, options):
+    """A Session on the traced step, started from the same weights as the torch variants;
+    returns (step, compile seconds, step FLOPs of GEMMs and convolutions)."""
+    model, make_optimizer, batch = make_model(name)
+    traced = trace_training_step(model, cross_entropy, make_optimizer(model), batch)
+    step_text = amp_mlir.import_step(traced.module_text)
+    start = time.perf_counter()
+    session = amp_mlir.Session(step_text, options)
+    seconds = time.perf_counter() - start
+    state = session.state_dict()
+    initial = traced.initial_values()
+    for key in state["state"]:
+        state["state"][key] = initial[key].numpy()
+    session.load_state_dict(state)
+    data = [b.numpy() for b in batch]
+    return (lambda: session.step(*data).loss), seconds, contraction_flops(step_text)
+
+
+def contraction_flops(text):
+    """2 x multiply-adds of the step's linalg matmuls, batch matmuls and 2-d convolutions
+    (static shapes, read from their operand types in the printed form)."""
+    def dims(types):
+        return [[int(d) for d in t.split("x")]
+                for t in re.findall(r"tensor<([0-9x]+)x(?:f32|f16|bf16)>", types)]
+    flops = 0
+    pattern = (r"linalg\.(matmul|batch_matmul|conv_2d_nchw_fchw)\b[^\n]*?ins\([^:]*:([^)]*)\)"
+               r"\s*outs\([^:]*:([^)]*)\)")
+    for op, inputs, outputs in re.findall(pattern, text):
+        (a, b), (c,) = dims(inputs), dims(outputs)
+        if op == "matmul":
+            k = a[1] if a[0] == c[0] else a[0]
+            flops += 2 * c[0] * c[1] * k
+        elif op == "batch_matmul":
+            k = a[2] if a[1] == c[1] else a[1]
+            flops += 2 * c[0] * c[1] * c[2] * k
+        else:  # input NCHW, filter FCHW, output NFHW
+            flops += 2 * c[0] * c[1] * c[2] * c[3] * b[1] * b[2] * b[3]
+    return flops
+
+
+def gemm_rate(dtype):
+    """GFLOP/s of torch.mm (PyTorch's CPU GEMM library) at 256x1024 by 1024x1024."""
+    a, b = torch.randn(256, 1024, dtype=dtype), torch.randn(1024, 1024, dtype=dtype)
+    for _ in range(3):
+        torch.mm(a, b)
+    reps, start = 20, time.perf_counter()
+    for _ in range(reps):
+        torch.mm(a, b)
+    return 2 * 256 * 1024 * 1024 * reps / (time.perf_counter() - start) / 1e9
+
+
+def cpu_description():
+    model = platform.processor() or "unknown"
+    flags = set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and model in ("", "unknown", "x86_64"):
+                    model = line.split(":", 1)[1].strip()
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    isa = sorted(f for f in flags if f.startswith(("avx512", "amx")) or f in ("avx2", "fma", "f16c"))
+    return model, isa
+
+
+def benchmark(name, threads, rounds, steps, with_compile):
+    torch.set_num_threads(threads)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    variants, compile_seconds = {}, {}
+    for label, autocast in (("torch eager fp32", False), ("torch eager bf16", True)):
+        model, make_optimizer, batch = make_model(name)
+        variants[label] = torch_step(model, make_optimizer(model), batch, autocast)
+    if with_compile:
+        for label, autocast in (("torch.compile fp32", False), ("torch.compile bf16", True)):
+            model, make_optimizer, batch = make_model(name)
+            variants[label], compile_seconds[label] = compiled_torch_step(
+                model, make_optimizer(model), batch, autocast)
+    flops = 0
+    for label, options in (("ours fp32", None), ("ours f16", "dtype=f16"),
+                           ("ours bf16", "dtype=bf16")):
+        variants[label], compile_seconds[label], flops = our_step(name, options)
+    times = {label: [] for label in variants}
+    for _ in range(rounds):
+        for label, run in variants.items():
+            run()  # the first step of a round warms its caches
+            start = time.perf_counter()
+            for _ in range(steps):
+                run()
+            times[label].append((time.perf_counter() - start) / steps * 1e3)
+    rates = {"f32": gemm_rate(torch.float32), "bf16": gemm_rate(torch.bfloat16)}
+    eager = statistics.median(times["torch eager fp32"])
+    rows = []
+    for label, samples in times.items():
+        ms = statistics.median(samples)
+        rate = rates["bf16" if "bf16" in label else "f32"]
+        floor_ms = flops / (rate * 1e9) * 1e3
+        rows.append((label, ms, ms / eager, compile_seconds.get(label), floor_ms / ms))
+    return rows, rates, flops
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="mlp,gpt,cnn")
+    parser.add_argument("--threads", default=f"1,{os.cpu_count()}")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    args = parser.parse_args()
+    model, isa = cpu_description()
+    print(f"CPU: {model}; {os.cpu_count()} cores; ISA: {' '.join(isa)}")
+    print(f"torch {torch.__version__}; {args.rounds} rounds of {args.steps} steps, interleaved")
+    for name in args.models.split(","):
+        for threads in sorted({int(t) for t in args.threads.split(",")}):
+            rows, rates, flops = benchmark(name, threads, args.rounds, args.steps,
+                                           not args.no_compile)
+            print(f"\n{name}, {threads} thread(s): GEMM/conv {flops / 1e9:.3f} GFLOP per step; "
+                  f"torch.mm {rates['f32']:.0f} GFLOP/s f32, {rates['bf16']:.0f} bf16")
+            print(f"{'variant':<20} {'ms/step':>9} {'vs eager fp32':>14} {'compile s':>10} "
+                  f"{'of floor':>9}")
+            for label, ms, ratio, seconds, floor in rows:
+                compile_text = f"{seconds:.2f}" if seconds is not None else "-"
+                print(f"{label:<20} {ms:>9.2f} {ratio:>13.2f}x {compile_text:>10} {floor:>8.0%}")
+
+
+if __name__ == "__main__":
+    main()
