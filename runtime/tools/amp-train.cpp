@@ -7,7 +7,11 @@
 //
 //   amp-train STEP.so --data x.npy,y.npy --steps N [--init DIR] [--log F.csv]
 //             [--symbol NAME] [--seed S] [--time N]
+//             [--batch-size N] [--keep-last-batch]
 //
+// A step whose batch dimension is dynamic needs --batch-size; batches are
+// then that many samples, and --keep-last-batch runs the last partial batch
+// of each pass over the data too (as amp-run's options of the same names).
 // --init DIR loads DIR/<buffer name>.npy (f32) into the parameters and
 // optimizer state found there (e.g. the arg<i>.npy of amp-run
 // --save-params). --time N then times N more steps on the last batch
@@ -20,6 +24,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -97,7 +102,8 @@ std::vector<std::string> splitCommas(const std::string &text) {
 int main(int argc, char **argv) {
   std::string library, symbol = "amp_compiled_step", initDir, logPath;
   std::vector<std::string> dataFiles;
-  int64_t steps = 100, timedSteps = 0;
+  int64_t steps = 100, timedSteps = 0, batchOption = 0;
+  bool keepLastBatch = false;
   uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -122,13 +128,18 @@ int main(int argc, char **argv) {
       seed = std::strtoull(value().c_str(), nullptr, 10);
     else if (arg == "--time")
       timedSteps = std::atoll(value().c_str());
+    else if (arg == "--batch-size")
+      batchOption = std::atoll(value().c_str());
+    else if (arg == "--keep-last-batch")
+      keepLastBatch = true;
     else if (library.empty() && arg[0] != '-')
       library = arg;
     else
       return failWith("unknown argument '" + arg +
                       "'; usage: amp-train STEP.so --data x.npy,y.npy "
                       "--steps N [--init DIR] [--log F.csv] [--symbol NAME] "
-                      "[--seed S] [--time N]");
+                      "[--seed S] [--time N] [--batch-size N] "
+                      "[--keep-last-batch]");
   }
   if (library.empty())
     return failWith("no compiled step given (a shared library from "
@@ -137,12 +148,23 @@ int main(int argc, char **argv) {
   void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     return failWith(std::string("cannot load ") + library + ": " + dlerror());
+  // On every return from here: the session goes, then the library, whose
+  // destructors unload its kernels while the driver is certainly still
+  // loaded, not in whatever order exit picks.
+  struct Cleanup {
+    void *handle;
+    AmpSession *session = nullptr;
+    ~Cleanup() {
+      ampSessionDestroy(session);
+      dlclose(handle);
+    }
+  } cleanup{handle};
   auto *step =
       static_cast<const AmpCompiledStep *>(dlsym(handle, symbol.c_str()));
   if (!step)
     return failWith(library + " defines no '" + symbol + "'");
 
-  AmpSession *session = ampSessionCreate(step, seed);
+  AmpSession *session = cleanup.session = ampSessionCreate(step, seed);
   if (!session)
     return runtimeFailure("cannot create a session");
 
@@ -164,7 +186,7 @@ int main(int argc, char **argv) {
     Array array;
     if (std::string error = readNpy(path, array); !error.empty())
       return failWith(error);
-    if (info.type != AMP_BUFFER_F32 ||
+    if (info.type != AMP_ELEMENT_F32 ||
         static_cast<int64_t>(array.data.size() * 4) != info.numBytes)
       return failWith(path + " does not match buffer " + info.name);
     if (ampSessionSetInput(session, i, array.data.data(), info.numBytes))
@@ -178,25 +200,69 @@ int main(int argc, char **argv) {
     if (std::string error = readNpy(dataFiles[k], data[k]); !error.empty())
       return failWith(error);
 
-  // One batch per step, in file order; the last partial batch is dropped.
+  // Batches of `batchSize` samples in file order (the last partial one
+  // dropped, or with --keep-last-batch run at its own size).
+  bool dynamicBatch = false;
+  std::vector<int64_t> rowFloats(dataBuffers.size(), 1);
+  for (size_t k = 0; k < dataBuffers.size(); ++k) {
+    AmpSessionBufferInfo info;
+    ampSessionBufferInfo(session, dataBuffers[k], &info);
+    dynamicBatch |= info.dynamicBatch != 0;
+    std::vector<int64_t> sample(info.shape + 1, info.shape + info.rank);
+    for (int64_t d : sample)
+      rowFloats[k] *= d;
+    if (info.type != AMP_ELEMENT_F32 || data[k].shape.empty() ||
+        std::vector<int64_t>(data[k].shape.begin() + 1, data[k].shape.end()) !=
+            sample)
+      return failWith(dataFiles[k] + " does not hold samples of " + info.name);
+    if (data[k].shape[0] != data[0].shape[0])
+      return failWith(dataFiles[k] + " holds " +
+                      std::to_string(data[k].shape[0]) + " samples, " +
+                      dataFiles[0] + " holds " +
+                      std::to_string(data[0].shape[0]));
+  }
+  int64_t batchSize = ampSessionGetBatchSize(session);
+  if (dynamicBatch) {
+    if (batchOption <= 0)
+      return failWith("the step's batch dimension is dynamic; give the batch "
+                      "size with --batch-size N");
+    batchSize = batchOption;
+  } else {
+    if (keepLastBatch)
+      return failWith("--keep-last-batch needs a step whose batch dimension "
+                      "is dynamic; this one takes batches of a fixed size");
+    if (batchOption > 0 && batchOption != batchSize)
+      return failWith("--batch-size " + std::to_string(batchOption) +
+                      ": the step takes batches of " +
+                      std::to_string(batchSize));
+  }
+  int64_t numSamples = data.empty() ? 0 : data[0].shape[0];
+  if (!data.empty() && numSamples < batchSize && !keepLastBatch)
+    return failWith(dataFiles[0] + " holds " + std::to_string(numSamples) +
+                    " samples, fewer than one batch of " +
+                    std::to_string(batchSize));
+  int64_t batchesPerEpoch =
+      data.empty()    ? 1
+      : keepLastBatch ? (numSamples + batchSize - 1) / batchSize
+                      : numSamples / batchSize;
+
   auto feed = [&](int64_t stepIndex) -> bool {
-    for (size_t k = 0; k < dataBuffers.size(); ++k) {
-      AmpSessionBufferInfo info;
-      ampSessionBufferInfo(session, dataBuffers[k], &info);
-      int64_t batch = info.rank ? info.shape[0] : 1;
-      int64_t rowFloats = info.numBytes / 4 / batch;
-      int64_t batches = static_cast<int64_t>(data[k].data.size()) / rowFloats / batch;
-      if (info.type != AMP_BUFFER_F32 || batches == 0) {
-        failWith(dataFiles[k] + " does not hold a batch of " + info.name);
-        return false;
-      }
-      const float *first =
-          data[k].data.data() + (stepIndex % batches) * batch * rowFloats;
-      if (ampSessionSetInput(session, dataBuffers[k], first, info.numBytes)) {
+    if (data.empty())
+      return true;
+    int64_t first = (stepIndex % batchesPerEpoch) * batchSize;
+    int64_t rows = std::min(batchSize, numSamples - first);
+    if (dynamicBatch && rows != ampSessionGetBatchSize(session) &&
+        ampSessionSetBatchSize(session, rows)) {
+      runtimeFailure("cannot set the batch size");
+      return false;
+    }
+    for (size_t k = 0; k < dataBuffers.size(); ++k)
+      if (ampSessionSetInput(session, dataBuffers[k],
+                             data[k].data.data() + first * rowFloats[k],
+                             rows * rowFloats[k] * 4)) {
         runtimeFailure("cannot set a batch");
         return false;
       }
-    }
     return true;
   };
 
@@ -240,9 +306,5 @@ int main(int argc, char **argv) {
     std::printf("amp-train: %.4f ms per step (%lld timed steps)\n",
                 ms / timedSteps, static_cast<long long>(timedSteps));
   }
-  ampSessionDestroy(session);
-  // The step's destructors unload its kernels: run them now, while the
-  // driver is certainly still loaded, not in whatever order exit picks.
-  dlclose(handle);
   return 0;
 }

@@ -3,9 +3,10 @@
 // Turns a training step (docs/TrainingStepIR.md) into an object file that
 // runs on an NVIDIA GPU without MLIR: the AMP pipeline (or the fp32 step
 // without --amp), amp-lower-to-nvvm, and an `AmpCompiledStep` (the C ABI of
-// runtime/include/amp/Runtime/AmpSession.h) describing every buffer of the
-// step, with an entry point that calls it. Link the object with
-// libamp_runtime.so; docs/GPU.md has the details.
+// runtime/include/amp/Runtime/AmpStepABI.h, included here for its
+// constants) with a table of every buffer of the step and an entry point
+// that calls it. Link the object with libamp_runtime.so; docs/GPU.md has
+// the details.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "amp/InitAllAmp.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/GPULowering.h"
+#include "amp/Runtime/AmpStepABI.h"
 #include "amp/Step/StepSignature.h"
 #include "StepToolOptions.h"
 #include "amp/Transforms/Scaling.h"
@@ -37,6 +39,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <cstddef>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -76,101 +80,142 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// The element type as the signature names it.
-static std::optional<StringRef> getTypeName(Type type) {
+namespace {
+/// One entry of the step's AmpStepBuffer table.
+struct TableEntry {
+  std::string name;
+  AmpBufferRole role;
+  AmpElementType elementType;
+  /// AMP_STEP_DYNAMIC_DIM for the batch.
+  SmallVector<int64_t> shape;
+  AmpInitKind initKind = AMP_INIT_NONE;
+  double initValue = 0.0;
+  int32_t feeds = -1;
+};
+} // namespace
+
+static std::optional<AmpElementType> getElementType(Type type) {
   if (type.isF32())
-    return StringRef("f32");
+    return AMP_ELEMENT_F32;
   if (type.isF16())
-    return StringRef("f16");
+    return AMP_ELEMENT_F16;
   if (type.isBF16())
-    return StringRef("bf16");
+    return AMP_ELEMENT_BF16;
   if (type.isF64())
-    return StringRef("f64");
+    return AMP_ELEMENT_F64;
   if (type.isInteger(1))
-    return StringRef("i1");
+    return AMP_ELEMENT_I1;
   if (type.isInteger(32))
-    return StringRef("i32");
+    return AMP_ELEMENT_I32;
   if (type.isInteger(64))
-    return StringRef("i64");
+    return AMP_ELEMENT_I64;
   return std::nullopt;
 }
 
-static std::string describeInit(const Initializer &init) {
+static AmpInitKind getInitKind(const Initializer &init) {
   switch (init.kind) {
   case Initializer::Kind::Zeros:
-    return "zeros";
+    return AMP_INIT_ZEROS;
   case Initializer::Kind::Ones:
-    return "ones";
+    return AMP_INIT_ONES;
   case Initializer::Kind::Glorot:
-    return "glorot";
+    return AMP_INIT_GLOROT;
   case Initializer::Kind::Normal:
-    return "normal:" + std::to_string(init.stddev);
+    return AMP_INIT_NORMAL;
   }
   llvm_unreachable("unknown initializer");
 }
 
-/// The signature text of AmpCompiledStep: one line per buffer, arguments
-/// then results (which the lowering turned into trailing out-parameters).
-static FailureOr<std::string>
-describeBuffers(func::FuncOp step, const StepSignature &signature,
-                const AmpPipelineOptions *options) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  auto describe = [&](StringRef kind, StringRef role, const Twine &name,
-                      Type type, Location loc) -> LogicalResult {
+/// The table of every buffer of `step` (the step after the AMP pipeline):
+/// its arguments, then its results, which the lowering turns into trailing
+/// out-parameters.
+static FailureOr<SmallVector<TableEntry>>
+buildBufferTable(func::FuncOp step, const StepSignature &signature,
+                 const AmpPipelineOptions *options) {
+  SmallVector<TableEntry> table;
+  // Dimension 0 of data arguments and results may be the batch.
+  auto add = [&](StringRef kind, AmpBufferRole role, const Twine &name,
+                 Type type, Location loc) -> FailureOr<TableEntry *> {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    std::optional<StringRef> element =
-        tensor ? getTypeName(tensor.getElementType()) : std::nullopt;
-    if (!tensor || !tensor.hasStaticShape() || !element)
+    std::optional<AmpElementType> element =
+        tensor ? getElementType(tensor.getElementType()) : std::nullopt;
+    if (!tensor || !element)
       return emitError(loc) << "amp-compile: " << kind << " '" << name
                             << "' has type " << type
-                            << "; compiled steps take tensors of static "
-                               "shapes of f32, f16, bf16, f64, i1, i32, i64";
-    os << kind << ' ' << role << ' ' << name << ' ' << *element << ' ';
-    if (tensor.getRank() == 0)
-      os << "scalar";
-    else
-      llvm::interleave(tensor.getShape(), os, ",");
-    return success();
+                            << "; compiled steps take ranked tensors of f32, "
+                               "f16, bf16, f64, i1, i32, i64";
+    bool batchSized = signature.dynamicBatch &&
+                      (role == AMP_BUFFER_DATA ||
+                       (kind == "result" && role != AMP_BUFFER_NEW_STATE));
+    TableEntry &entry = table.emplace_back();
+    entry.name = name.str();
+    entry.role = role;
+    entry.elementType = *element;
+    for (auto [k, size] : llvm::enumerate(tensor.getShape())) {
+      if (!ShapedType::isDynamic(size)) {
+        entry.shape.push_back(size);
+        continue;
+      }
+      if (k != 0 || !batchSized)
+        return emitError(loc)
+               << "amp-compile: " << kind << " '" << name << "' has type "
+               << type
+               << "; only dimension 0 of data arguments and results may be "
+                  "dynamic (the batch size, given at each call), in a step "
+                  "whose data arguments have a dynamic batch dimension";
+      entry.shape.push_back(AMP_STEP_DYNAMIC_DIM);
+    }
+    return &entry;
   };
 
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
     Location loc = step.getArgument(index).getLoc();
     Type type = step.getArgumentTypes()[index];
-    LogicalResult described = failure();
+    FailureOr<TableEntry *> entry = failure();
     switch (argument.role) {
     case ArgumentRole::Parameter:
     case ArgumentRole::OptimizerState:
     case ArgumentRole::Buffer:
-      described = describe("arg",
-                           argument.role == ArgumentRole::Parameter ? "param"
-                           : argument.role == ArgumentRole::Buffer  ? "buffer"
-                                                                    : "optstate",
-                           argument.name, type, loc);
-      os << " init=" << describeInit(argument.init);
+      entry = add("argument",
+                  argument.role == ArgumentRole::Parameter ? AMP_BUFFER_PARAM
+                  : argument.role == ArgumentRole::Buffer
+                      ? AMP_BUFFER_FORWARD_STATE
+                      : AMP_BUFFER_OPTIMIZER_STATE,
+                  argument.name, type, loc);
+      if (succeeded(entry)) {
+        (*entry)->initKind = getInitKind(argument.init);
+        if (argument.init.kind == Initializer::Kind::Normal)
+          (*entry)->initValue = argument.init.stddev;
+      }
       break;
     case ArgumentRole::Hyperparameter:
       if (!argument.value)
         return emitError(loc)
                << "amp-compile: hyperparameter '" << argument.name
                << "' needs an 'amp.value' to start the compiled step at";
-      described = describe("arg", "hyper", argument.name, type, loc);
-      os << " init=" << *argument.value;
+      entry = add("argument", AMP_BUFFER_HYPERPARAMETER, argument.name, type,
+                  loc);
+      if (succeeded(entry)) {
+        (*entry)->initKind = AMP_INIT_CONSTANT;
+        (*entry)->initValue = *argument.value;
+      }
       break;
     case ArgumentRole::Data:
-      described = describe("arg", "data", argument.name, type, loc);
+      entry = add("argument", AMP_BUFFER_DATA, argument.name, type, loc);
       break;
     case ArgumentRole::ScalerState:
-      described = describe("arg", "scaler", argument.stateName, type, loc);
-      os << " init="
-         << getInitialScalerState(argument.stateName,
-                                  options ? options->initScale : 1.0,
-                                  options ? options->hysteresis : 1);
+      entry = add("argument", AMP_BUFFER_SCALER_STATE, argument.stateName,
+                  type, loc);
+      if (succeeded(entry)) {
+        (*entry)->initKind = AMP_INIT_CONSTANT;
+        (*entry)->initValue = getInitialScalerState(
+            argument.stateName, options ? options->initScale : 1.0,
+            options ? options->hysteresis : 1);
+      }
       break;
     }
-    if (failed(described))
+    if (failed(entry))
       return failure();
-    os << '\n';
   }
   for (unsigned result = 0; result < step.getNumResults(); ++result) {
     Type type = step.getResultTypes()[result];
@@ -178,29 +223,49 @@ describeBuffers(func::FuncOp step, const StepSignature &signature,
     for (auto [index, argument] : llvm::enumerate(signature.arguments))
       if (argument.nextResult == result)
         feeds = index;
-    LogicalResult described =
+    FailureOr<TableEntry *> entry =
         result == signature.lossResult
-            ? describe("result", "loss", "loss", type, step.getLoc())
+            ? add("result", AMP_BUFFER_LOSS, "loss", type, step.getLoc())
         : result == signature.foundInfResult
-            ? describe("result", "found_inf", "found_inf", type, step.getLoc())
-        : feeds ? describe("result", "state", "result" + Twine(result), type,
-                           step.getLoc())
-                : describe("result", "output", "result" + Twine(result), type,
-                           step.getLoc());
-    if (failed(described))
+            ? add("result", AMP_BUFFER_FOUND_INF, "found_inf", type,
+                  step.getLoc())
+        : feeds ? add("result", AMP_BUFFER_NEW_STATE, "result" + Twine(result),
+                      type, step.getLoc())
+                : add("result", AMP_BUFFER_OUTPUT, "result" + Twine(result),
+                      type, step.getLoc());
+    if (failed(entry))
       return failure();
     if (feeds)
-      os << " feeds=" << *feeds;
-    os << '\n';
+      (*entry)->feeds = *feeds;
   }
-  return text;
+  return table;
 }
 
+// The LLVM structs below mirror AmpStepBuffer and AmpCompiledStep field by
+// field; these are the offsets of LLVM's natural layout of them.
+static_assert(offsetof(AmpStepBuffer, name) == 0 &&
+                  offsetof(AmpStepBuffer, shape) == 8 &&
+                  offsetof(AmpStepBuffer, initValue) == 16 &&
+                  offsetof(AmpStepBuffer, role) == 24 &&
+                  offsetof(AmpStepBuffer, elementType) == 28 &&
+                  offsetof(AmpStepBuffer, rank) == 32 &&
+                  offsetof(AmpStepBuffer, feeds) == 36 &&
+                  offsetof(AmpStepBuffer, initKind) == 40 &&
+                  sizeof(AmpStepBuffer) == 48,
+              "AmpStepBuffer is not {ptr, ptr, f64, i32 x 5}");
+static_assert(offsetof(AmpCompiledStep, abiVersion) == 0 &&
+                  offsetof(AmpCompiledStep, numBuffers) == 4 &&
+                  offsetof(AmpCompiledStep, buffers) == 8 &&
+                  offsetof(AmpCompiledStep, invoke) == 16 &&
+                  sizeof(AmpCompiledStep) == 24,
+              "AmpCompiledStep is not {i32, i32, ptr, ptr}");
+
 /// Adds `<symbol>_invoke(void **descriptors)`, which calls the step's C
-/// interface with one descriptor pointer per buffer, and the
-/// AmpCompiledStep `<symbol>` = {version, signature, invoke}.
+/// interface with one descriptor pointer per buffer, the AmpStepBuffer table
+/// `<symbol>_buffers` (with the names and shapes it points to), and the
+/// AmpCompiledStep `<symbol>` = {version, number of buffers, table, invoke}.
 static LogicalResult addCompiledStep(ModuleOp module, StringRef stepName,
-                                     StringRef signatureText) {
+                                     ArrayRef<TableEntry> table) {
   MLIRContext *ctx = module.getContext();
   auto ciface = module.lookupSymbol<LLVM::LLVMFuncOp>(
       ("_mlir_ciface_" + stepName).str());
@@ -208,10 +273,16 @@ static LogicalResult addCompiledStep(ModuleOp module, StringRef stepName,
     return module.emitError("amp-compile: the lowered module has no C "
                             "interface of @")
            << stepName;
+  if (ciface.getNumArguments() != table.size())
+    return module.emitError("amp-compile: the C interface of @")
+           << stepName << " takes " << ciface.getNumArguments()
+           << " descriptors for " << table.size() << " buffers";
   Location loc = ciface.getLoc();
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto voidType = LLVM::LLVMVoidType::get(ctx);
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+  Type f64 = builder.getF64Type();
 
   std::string invokeName = symbol + "_invoke";
   auto invoke = LLVM::LLVMFuncOp::create(
@@ -227,35 +298,88 @@ static LogicalResult addCompiledStep(ModuleOp module, StringRef stepName,
   LLVM::CallOp::create(inner, loc, ciface, descriptors);
   LLVM::ReturnOp::create(inner, loc, ValueRange());
 
-  std::string text = (signatureText + Twine('\0')).str();
-  auto textType = LLVM::LLVMArrayType::get(builder.getI8Type(), text.size());
-  std::string textName = symbol + "_signature";
-  LLVM::GlobalOp::create(builder, loc, textType, /*isConstant=*/true,
-                         LLVM::Linkage::Internal, textName,
-                         builder.getStringAttr(text));
+  // What the table points to: a name per buffer, a shape per buffer of
+  // rank > 0.
+  SmallVector<std::string> nameGlobals, shapeGlobals;
+  for (auto [i, entry] : llvm::enumerate(table)) {
+    std::string text = entry.name + '\0';
+    nameGlobals.push_back(symbol + "_name" + std::to_string(i));
+    LLVM::GlobalOp::create(
+        builder, loc, LLVM::LLVMArrayType::get(builder.getI8Type(), text.size()),
+        /*isConstant=*/true, LLVM::Linkage::Internal, nameGlobals.back(),
+        builder.getStringAttr(text));
+    shapeGlobals.emplace_back();
+    if (entry.shape.empty())
+      continue;
+    shapeGlobals.back() = symbol + "_shape" + std::to_string(i);
+    auto shapeType = RankedTensorType::get(
+        {static_cast<int64_t>(entry.shape.size())}, i64);
+    LLVM::GlobalOp::create(
+        builder, loc, LLVM::LLVMArrayType::get(i64, entry.shape.size()),
+        /*isConstant=*/true, LLVM::Linkage::Internal, shapeGlobals.back(),
+        DenseIntElementsAttr::get(shapeType, ArrayRef(entry.shape)));
+  }
 
-  auto stepType = LLVM::LLVMStructType::getLiteral(
-      ctx, {builder.getI32Type(), ptr, ptr});
+  auto bufferType =
+      LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr, f64, i32, i32, i32, i32, i32});
+  auto tableType = LLVM::LLVMArrayType::get(bufferType, table.size());
+  std::string tableName = symbol + "_buffers";
+  auto tableGlobal = LLVM::GlobalOp::create(
+      builder, loc, tableType, /*isConstant=*/true, LLVM::Linkage::Internal,
+      tableName, Attribute());
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(
+        builder.createBlock(&tableGlobal.getInitializerRegion()));
+    auto int32 = [&](int64_t value) -> Value {
+      return LLVM::ConstantOp::create(builder, loc, i32,
+                                      builder.getI32IntegerAttr(value));
+    };
+    Value value = LLVM::UndefOp::create(builder, loc, tableType);
+    for (auto [i, entry] : llvm::enumerate(table)) {
+      Value shape =
+          entry.shape.empty()
+              ? Value(LLVM::ZeroOp::create(builder, loc, ptr))
+              : Value(LLVM::AddressOfOp::create(builder, loc, ptr,
+                                                shapeGlobals[i]));
+      Value fields[] = {
+          LLVM::AddressOfOp::create(builder, loc, ptr, nameGlobals[i]),
+          shape,
+          LLVM::ConstantOp::create(builder, loc, f64,
+                                   builder.getF64FloatAttr(entry.initValue)),
+          int32(entry.role),
+          int32(entry.elementType),
+          int32(entry.shape.size()),
+          int32(entry.feeds),
+          int32(entry.initKind)};
+      for (auto [field, fieldValue] : llvm::enumerate(fields))
+        value = LLVM::InsertValueOp::create(
+            builder, loc, value, fieldValue,
+            ArrayRef<int64_t>{static_cast<int64_t>(i),
+                              static_cast<int64_t>(field)});
+    }
+    LLVM::ReturnOp::create(builder, loc, value);
+  }
+
+  auto stepType = LLVM::LLVMStructType::getLiteral(ctx, {i32, i32, ptr, ptr});
   auto global = LLVM::GlobalOp::create(builder, loc, stepType,
                                        /*isConstant=*/true,
                                        LLVM::Linkage::External, symbol,
                                        Attribute());
   Block *init = builder.createBlock(&global.getInitializerRegion());
   builder.setInsertionPointToStart(init);
+  Value fields[] = {
+      LLVM::ConstantOp::create(builder, loc, i32,
+                               builder.getI32IntegerAttr(AMP_STEP_ABI_VERSION)),
+      LLVM::ConstantOp::create(builder, loc, i32,
+                               builder.getI32IntegerAttr(table.size())),
+      LLVM::AddressOfOp::create(builder, loc, ptr, tableName),
+      LLVM::AddressOfOp::create(builder, loc, ptr, invokeName)};
   Value value = LLVM::UndefOp::create(builder, loc, stepType);
-  Value version = LLVM::ConstantOp::create(
-      builder, loc, builder.getI32Type(),
-      builder.getI32IntegerAttr(/*AMP_STEP_ABI_VERSION=*/1));
-  value = LLVM::InsertValueOp::create(builder, loc, value, version,
-                                      ArrayRef<int64_t>{0});
-  value = LLVM::InsertValueOp::create(
-      builder, loc, value,
-      LLVM::AddressOfOp::create(builder, loc, ptr, textName),
-      ArrayRef<int64_t>{1});
-  value = LLVM::InsertValueOp::create(
-      builder, loc, value,
-      LLVM::AddressOfOp::create(builder, loc, ptr, invokeName),
-      ArrayRef<int64_t>{2});
+  for (auto [field, fieldValue] : llvm::enumerate(fields))
+    value = LLVM::InsertValueOp::create(
+        builder, loc, value, fieldValue,
+        ArrayRef<int64_t>{static_cast<int64_t>(field)});
   LLVM::ReturnOp::create(builder, loc, value);
   return success();
 }
@@ -321,15 +445,6 @@ int main(int argc, char **argv) {
   FailureOr<StepSignature> signature = readStepSignature(*step);
   if (failed(signature))
     return 1;
-  // The runtime allocates every buffer once, at its compiled size.
-  if (signature->dynamicBatch) {
-    unsigned data = signature->getArguments(ArgumentRole::Data).front();
-    emitError(step->getArgument(data).getLoc())
-        << "amp-compile: data argument '" << signature->arguments[data].name
-        << "' has a dynamic batch dimension; ahead-of-time GPU steps take "
-           "static shapes: compile the step for one batch size";
-    return 1;
-  }
   // Other entry points (a forward-only @predict, ...) are not compiled.
   for (auto other : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
     if (other.getSymName() != stepName && other.isPublic())
@@ -345,23 +460,32 @@ int main(int argc, char **argv) {
   auto transformed = module->lookupSymbol<func::FuncOp>(stepName);
   if (failed(addScalerState(*signature, transformed)))
     return 1;
-  FailureOr<std::string> buffers =
-      describeBuffers(transformed, *signature, pipelineOptions.get());
-  if (failed(buffers))
+  FailureOr<SmallVector<TableEntry>> table =
+      buildBufferTable(transformed, *signature, pipelineOptions.get());
+  if (failed(table))
     return 1;
   transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-  // The state names are in the signature now; LLVM has no use for them.
-  auto stateAttr = StringAttr::get(&context, AmpDialect::kStateAttrName);
+  // Names, inits and state names are in the table now; LLVM has no use for
+  // the amp.* attributes (and warns about them).
+  auto dropAmpAttrs = [&](DictionaryAttr attrs) {
+    SmallVector<NamedAttribute> kept;
+    if (attrs)
+      for (NamedAttribute attr : attrs)
+        if (!attr.getName().getValue().starts_with("amp."))
+          kept.push_back(attr);
+    return kept;
+  };
   for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
-    transformed.removeArgAttr(i, stateAttr);
+    transformed.setArgAttrs(i, dropAmpAttrs(transformed.getArgAttrDict(i)));
   for (unsigned i = 0; i < transformed.getNumResults(); ++i)
-    transformed.removeResultAttr(i, stateAttr);
+    transformed.setResultAttrs(i,
+                               dropAmpAttrs(transformed.getResultAttrDict(i)));
 
   PassManager lowering(&context);
   buildGPULoweringPipeline(lowering, gpuOptions);
   if (failed(lowering.run(*module)))
     return fail("amp-lower-to-nvvm failed on " + inputFile);
-  if (failed(addCompiledStep(*module, stepName, *buffers)))
+  if (failed(addCompiledStep(*module, stepName, *table)))
     return 1;
 
   std::error_code ec;

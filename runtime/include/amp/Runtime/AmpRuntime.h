@@ -10,6 +10,8 @@
 #ifndef AMP_RUNTIME_AMPRUNTIME_H
 #define AMP_RUNTIME_AMPRUNTIME_H
 
+#include "amp/Runtime/AmpStepABI.h"
+
 #include <stdint.h>
 
 #if defined(_WIN32)
@@ -35,13 +37,6 @@ typedef enum AmpRuntimeStatus {
   AMP_RUNTIME_ERROR_INVALID_ARGUMENT = 4,
 } AmpRuntimeStatus;
 
-/* Element-type codes of ampMatmul operands. */
-typedef enum AmpElementType {
-  AMP_ELEMENT_F32 = 0,
-  AMP_ELEMENT_F16 = 1,
-  AMP_ELEMENT_BF16 = 2,
-} AmpElementType;
-
 /* The first error since start or since the last ampRuntimeClearError, and
  * its message ("" when none). While an error is pending every entry point
  * returns at once without touching the device (pointer results are NULL). */
@@ -66,7 +61,8 @@ AMP_RUNTIME_EXPORT int32_t ampRuntimeLoadDriver(const char *path);
  *   rank 3: the same with a leading batch dimension of equal size.
  * Each matrix must have a unit stride in one of its two inner dimensions
  * (row- or column-major, any leading dimension); transposes are views.
- * Types: A and B alike; f16 -> f16|f32, bf16 -> bf16|f32, f32 -> f32.
+ * Types (AmpElementType, AmpStepABI.h): A and B alike; f16 -> f16|f32,
+ * bf16 -> bf16|f32, f32 -> f32.
  * `callSiteId` names the call in the compiled code; plans (descriptors and
  * the heuristic's algorithm) are cached per call site, shapes and layouts. */
 AMP_RUNTIME_EXPORT void ampMatmul(int64_t rank, const void *a, const void *b,

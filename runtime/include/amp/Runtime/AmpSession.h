@@ -1,10 +1,11 @@
 /*===- AmpSession.h - Running ahead-of-time compiled steps ------*- C -*-===*\
 |*                                                                            *|
 |* A training step compiled by amp-compile is an object file that defines    *|
-|* one AmpCompiledStep. A session owns the device buffers of that step: it   *|
-|* keeps the parameters, the optimizer state and the scaler state on the     *|
-|* device from one step to the next, and copies to or from the host only     *|
-|* what it is asked for. docs/GPU.md is the reference for every function.    *|
+|* one AmpCompiledStep (AmpStepABI.h). A session owns the device buffers of  *|
+|* that step: it keeps the parameters, the optimizer state and the scaler    *|
+|* state on the device from one step to the next, and copies to or from the  *|
+|* host only what it is asked for. docs/GPU.md is the reference for every    *|
+|* function.                                                                  *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -12,6 +13,7 @@
 #define AMP_RUNTIME_AMPSESSION_H
 
 #include "amp/Runtime/AmpRuntime.h"
+#include "amp/Runtime/AmpStepABI.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,68 +22,29 @@
 extern "C" {
 #endif
 
-#define AMP_STEP_ABI_VERSION 1
-
-/* What amp-compile emits (under the symbol named by its --symbol option,
- * `amp_compiled_step` by default). */
-typedef struct AmpCompiledStep {
-  /* AMP_STEP_ABI_VERSION of the amp-compile that emitted it. */
-  uint32_t abiVersion;
-  /* The step's buffers, one line each, in call order (docs/GPU.md):
-   *   <arg|result> <role> <name> <dtype> <dims|scalar> [init=<v>] [feeds=<i>]
-   * roles: param, optstate, buffer, hyper, data, scaler (arguments); loss,
-   * state, found_inf, output (results). */
-  const char *signature;
-  /* Runs one step: `descriptors[i]` points to the memref descriptor of
-   * buffer i. Synchronous: returns when the step's stream is done. */
-  void (*invoke)(void **descriptors);
-} AmpCompiledStep;
-
 typedef struct AmpSession AmpSession;
-
-/* Buffer roles, as AmpSessionBufferInfo reports them. */
-typedef enum AmpBufferRole {
-  AMP_BUFFER_PARAM = 0,
-  AMP_BUFFER_OPTIMIZER_STATE = 1,
-  AMP_BUFFER_DATA = 2,
-  AMP_BUFFER_SCALER_STATE = 3,
-  AMP_BUFFER_LOSS = 4,
-  AMP_BUFFER_NEW_STATE = 5,
-  AMP_BUFFER_FOUND_INF = 6,
-  AMP_BUFFER_OUTPUT = 7,
-  /* Carried state the forward updates (BatchNorm's running statistics). */
-  AMP_BUFFER_FORWARD_STATE = 8,
-  /* An input of the optimizer update (a learning rate), set by the caller. */
-  AMP_BUFFER_HYPERPARAMETER = 9,
-} AmpBufferRole;
-
-/* Host-side element types of buffers (f16/bf16 as uint16_t bits, i1 as one
- * byte). */
-typedef enum AmpBufferType {
-  AMP_BUFFER_F32 = 0,
-  AMP_BUFFER_F16 = 1,
-  AMP_BUFFER_BF16 = 2,
-  AMP_BUFFER_I32 = 3,
-  AMP_BUFFER_I1 = 4,
-  AMP_BUFFER_I64 = 5,
-  AMP_BUFFER_F64 = 6,
-} AmpBufferType;
 
 typedef struct AmpSessionBufferInfo {
   const char *name;
   int32_t role;        /* AmpBufferRole */
-  int32_t type;        /* AmpBufferType */
+  int32_t type;        /* AmpElementType */
   int32_t rank;
+  /* The shape at the current batch size: the dynamic dimension holds the
+   * size of the last ampSessionSetBatchSize (0 before the first). */
   const int64_t *shape;
+  /* The bytes at the current batch size. */
   int64_t numBytes;
   int32_t isArgument;  /* 1: an argument of the step, 0: a result */
   int32_t feeds;       /* for new state: the argument it becomes, else -1 */
+  int32_t dynamicBatch; /* 1: dimension 0 is the batch size */
 } AmpSessionBufferInfo;
 
-/* Allocates every buffer of `step` on the device and initializes the state
- * arguments from their init= values (params: "glorot" uniform with the
- * session's own generator seeded by `seed`, "zeros", "ones", a number).
- * NULL on failure; ampRuntimeGetLastErrorMessage() says why. */
+/* Checks that `step` has this runtime's AMP_STEP_ABI_VERSION and a valid
+ * table, allocates its buffers on the device (those of a dynamic batch
+ * size at the first ampSessionSetBatchSize) and fills the arguments from
+ * their AmpInitKind (glorot and normal with the session's own generator,
+ * seeded by `seed`). NULL on failure; ampRuntimeGetLastErrorMessage() says
+ * why. */
 AMP_RUNTIME_EXPORT AmpSession *ampSessionCreate(const AmpCompiledStep *step,
                                                 uint64_t seed);
 AMP_RUNTIME_EXPORT void ampSessionDestroy(AmpSession *session);
@@ -96,8 +59,19 @@ AMP_RUNTIME_EXPORT int32_t ampSessionBufferInfo(const AmpSession *session,
 AMP_RUNTIME_EXPORT int32_t ampSessionFindBuffer(const AmpSession *session,
                                                 const char *name);
 
-/* Copies `numBytes` (the buffer's size) from the host into argument
- * `index` (a parameter, a data batch, any state). */
+/* The batch size of the following calls, for a step whose data arguments
+ * have a dynamic dimension 0 (a step of static shapes accepts only its own
+ * batch size). Device buffers of batch-sized data and results grow to the
+ * largest size set and are never shrunk. A new size discards the data
+ * arguments: set each of them again before the next ampSessionRun. */
+AMP_RUNTIME_EXPORT int32_t ampSessionSetBatchSize(AmpSession *session,
+                                                  int64_t batchSize);
+/* The current batch size: the static one, or the last one set (0 before
+ * the first ampSessionSetBatchSize of a dynamic step, or without data). */
+AMP_RUNTIME_EXPORT int64_t ampSessionGetBatchSize(const AmpSession *session);
+
+/* Copies `numBytes` (the buffer's size at the current batch size) from the
+ * host into argument `index` (a parameter, a data batch, any state). */
 AMP_RUNTIME_EXPORT int32_t ampSessionSetInput(AmpSession *session,
                                               int32_t index, const void *host,
                                               int64_t numBytes);
@@ -106,8 +80,9 @@ AMP_RUNTIME_EXPORT int32_t ampSessionSetInput(AmpSession *session,
 AMP_RUNTIME_EXPORT int32_t ampSessionRead(AmpSession *session, int32_t index,
                                           void *host, int64_t numBytes);
 
-/* Runs `steps` steps on the current inputs. After each one, every new state
- * becomes the argument it feeds (no copy: the buffers are swapped). */
+/* Runs `steps` steps on the current inputs, at the current batch size.
+ * After each one, every new state becomes the argument it feeds (no copy:
+ * the buffers are swapped). */
 AMP_RUNTIME_EXPORT int32_t ampSessionRun(AmpSession *session, int64_t steps);
 
 /* The loss of the last step (copied to the host now). */
