@@ -4,12 +4,17 @@
 // versioned names. "Device" memory is host memory, so copies and memsets
 // really happen; handles are dummies. Tests steer it through the fakeCuda*
 // functions: make one function fail, set the device count, read the calls.
+// With $AMP_FAKE_CUDA_LOG set, the calls that carry sizes (allocations,
+// copies, launches) are also written to that file, one line each, so that a
+// test of a compiled step can see the sizes its code computed from the
+// memref descriptors it was given.
 //
 //===----------------------------------------------------------------------===//
 
 #include <cuda.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -18,8 +23,11 @@
 
 namespace {
 
-std::map<std::string, CUresult> failures;
-std::vector<std::string> calls;
+// Never destroyed: a compiled step's destructors may call in after this
+// library's own static destructors have run.
+std::map<std::string, CUresult> &failures =
+    *new std::map<std::string, CUresult>;
+std::vector<std::string> &calls = *new std::vector<std::string>;
 int deviceCount = 1;
 thread_local CUcontext current = nullptr;
 char handleStorage[64];
@@ -29,6 +37,18 @@ CUresult enter(const char *name) {
   calls.push_back(name);
   auto it = failures.find(name);
   return it == failures.end() ? CUDA_SUCCESS : it->second;
+}
+
+/// Appends a line to $AMP_FAKE_CUDA_LOG, if set.
+void logLine(const std::string &line) {
+  static std::FILE *log = [] {
+    const char *path = std::getenv("AMP_FAKE_CUDA_LOG");
+    return path ? std::fopen(path, "w") : nullptr;
+  }();
+  if (log) {
+    std::fprintf(log, "%s\n", line.c_str());
+    std::fflush(log);
+  }
 }
 
 template <typename T> T handle(int index) {
@@ -198,6 +218,7 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t size) {
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *pointer, size_t size, CUstream) {
   FAKE_ENTER();
+  logLine("cuMemAllocAsync " + std::to_string(size));
   *pointer = reinterpret_cast<CUdeviceptr>(std::malloc(size));
   return CUDA_SUCCESS;
 }
@@ -224,6 +245,7 @@ CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr pointer, CUstream) {
 CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t size,
                                CUstream) {
   FAKE_ENTER();
+  logLine("cuMemcpyAsync " + std::to_string(size));
   std::memcpy(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
               size);
   return CUDA_SUCCESS;
@@ -287,11 +309,16 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
   return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuLaunchKernel(CUfunction, unsigned int, unsigned int,
-                                unsigned int, unsigned int, unsigned int,
-                                unsigned int, unsigned int, CUstream, void **,
-                                void **) {
+CUresult CUDAAPI cuLaunchKernel(CUfunction, unsigned int gridX,
+                                unsigned int gridY, unsigned int gridZ,
+                                unsigned int blockX, unsigned int blockY,
+                                unsigned int blockZ, unsigned int, CUstream,
+                                void **, void **) {
   FAKE_ENTER();
+  logLine("cuLaunchKernel grid " + std::to_string(gridX) + " " +
+          std::to_string(gridY) + " " + std::to_string(gridZ) + " block " +
+          std::to_string(blockX) + " " + std::to_string(blockY) + " " +
+          std::to_string(blockZ));
   return CUDA_SUCCESS;
 }
 
