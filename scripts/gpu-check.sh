@@ -6,10 +6,13 @@
 #   bash scripts/gpu-check.sh --build-only [PACK] # its build step alone (any machine)
 #
 # --prepare compiles every example step for sm_90 with amp-compile (fp32,
-# f16, bf16), writes the initial parameters and the expected CPU loss curves
-# (amp-run, same initial parameters, batches in file order), copies the
-# digits data, and checks that the pack (default build/gpu-pack) stays under
-# the 64 MiB that can be carried to the GPU machine.
+# f16, bf16), and the MLP with a dynamic batch dimension
+# (test/amp-compile/Inputs/mlp_dynamic_digits.mlir, f16, trained in batches
+# of 64 and the last one of 29), writes the initial parameters and the
+# expected CPU loss curves (amp-run, same initial parameters, batches in
+# file order), copies the digits data, and checks that the pack (default
+# build/gpu-pack) stays under the 64 MiB that can be carried to the GPU
+# machine.
 #
 # Without --prepare (CUDA toolkit, CMake, ninja, Python 3 + PyTorch; no MLIR)
 # it builds the runtime, the driver and the compiled steps with CMake, runs
@@ -23,11 +26,21 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 EXAMPLES=${AMP_GPU_EXAMPLES:-"mlp cnn transformer"}
 MODES=${AMP_GPU_MODES:-"fp32 f16 bf16"}
+# Modes of the step with a dynamic batch ("" leaves it out), and its batch.
+DYNAMIC_MODES=${AMP_GPU_DYNAMIC_MODES-"f16"}
+DYNAMIC_BATCH=64
 STEPS=${AMP_GPU_STEPS:-100}
 LIMIT_MIB=64
 
 amp_options() { # mode -> amp-compile/amp-run option
   case $1 in fp32) ;; *) echo "--amp=dtype=$1" ;; esac
+}
+
+step_source() { # example name -> its step
+  case $1 in
+    mlp_dynamic) echo test/amp-compile/Inputs/mlp_dynamic_digits.mlir ;;
+    *) echo "examples/$1.mlir" ;;
+  esac
 }
 
 prepare() {
@@ -41,18 +54,25 @@ prepare() {
   rm -rf "$pack" && mkdir -p "$pack/steps" "$pack/expected" "$pack/init" "$pack/data"
   cp "$data/digits_train_x.npy" "$data/digits_train_y.npy" "$pack/data/"
   local x=$pack/data/digits_train_x.npy y=$pack/data/digits_train_y.npy
+  # One line per compiled step: example, mode, steps, and for a step with a
+  # dynamic batch its batch size (the last partial batch kept).
   : > "$pack/manifest"
-  for ex in $EXAMPLES; do
-    "$build/bin/amp-run" "examples/$ex.mlir" --steps 0 --data "$x,$y" \
+  local ex mode modes batching
+  for ex in $EXAMPLES ${DYNAMIC_MODES:+mlp_dynamic}; do
+    modes=$MODES batching=()
+    if [ "$ex" = mlp_dynamic ]; then
+      modes=$DYNAMIC_MODES batching=(--batch-size "$DYNAMIC_BATCH" --keep-last-batch)
+    fi
+    "$build/bin/amp-run" "$(step_source "$ex")" --steps 0 --data "$x,$y" "${batching[@]}" \
       --save-params "$pack/init/$ex" > /dev/null || return 1
-    for mode in $MODES; do
+    for mode in $modes; do
       echo "gpu-check: compiling $ex ($mode) for sm_90"
-      "$build/bin/amp-compile" "examples/$ex.mlir" $(amp_options "$mode") --chip=sm_90 \
+      "$build/bin/amp-compile" "$(step_source "$ex")" $(amp_options "$mode") --chip=sm_90 \
         -o "$pack/steps/${ex}_$mode.o" || return 1
-      "$build/bin/amp-run" "examples/$ex.mlir" $(amp_options "$mode") --data "$x,$y" \
-        --steps "$STEPS" --shuffle=false --load-params "$pack/init/$ex" \
+      "$build/bin/amp-run" "$(step_source "$ex")" $(amp_options "$mode") --data "$x,$y" \
+        --steps "$STEPS" --shuffle=false --load-params "$pack/init/$ex" "${batching[@]}" \
         --log "$pack/expected/${ex}_$mode.csv" > /dev/null || return 1
-      echo "$ex $mode $STEPS" >> "$pack/manifest"
+      echo "$ex $mode $STEPS${batching:+ $DYNAMIC_BATCH}" >> "$pack/manifest"
     done
   done
   local bytes
@@ -69,12 +89,16 @@ run_on_gpu() {
   local out=${AMP_GPU_RESULTS:-$pack.results} build=$pack.build
   mkdir -p "$out"
   local steps="" failures=0 table=$out/table.txt
-  while read -r ex mode n; do steps="$steps;${ex}_$mode=$pack/steps/${ex}_$mode.o"; done < "$pack/manifest"
+  local ex mode n batch dynamic=0
+  while read -r ex mode n batch; do
+    steps="$steps;${ex}_$mode=$pack/steps/${ex}_$mode.o"
+    [ -z "$batch" ] || dynamic=$((dynamic + 1))
+  done < "$pack/manifest"
   echo "== build (runtime, amp-train, compiled steps)"
   cmake -S runtime -B "$build" -G Ninja -DAMP_COMPILED_STEPS="${steps#;}" > "$out/cmake.log" 2>&1 &&
     ninja -C "$build" > "$out/ninja.log" 2>&1 || { tail -n 30 "$out/cmake.log" "$out/ninja.log"; return 1; }
   if [ -n "$build_only" ]; then
-    echo "gpu-check: built $(wc -l < "$pack/manifest") compiled steps in $build/lib, $build/bin/amp-train, $build/bin/amp-gpu-selftest"
+    echo "gpu-check: built $(($(wc -l < "$pack/manifest") - dynamic)) compiled steps and $dynamic of a dynamic batch in $build/lib, $build/bin/amp-train, $build/bin/amp-gpu-selftest"
     return 0
   fi
   : > "$table"
@@ -88,10 +112,11 @@ run_on_gpu() {
   fi
 
   echo "== training: compiled steps vs the CPU (amp-run) loss curves"
-  while read -r ex mode n; do
-    local name=${ex}_$mode
+  while read -r ex mode n batch; do
+    local name=${ex}_$mode batching=()
+    [ -z "$batch" ] || batching=(--batch-size "$batch" --keep-last-batch)
     if timeout 120 "$build/bin/amp-train" "$build/lib/lib$name.so" \
-         --data "$pack/data/digits_train_x.npy,$pack/data/digits_train_y.npy" \
+         --data "$pack/data/digits_train_x.npy,$pack/data/digits_train_y.npy" "${batching[@]}" \
          --steps "$n" --init "$pack/init/$ex" --log "$out/$name.csv" --time 100 \
          > "$out/$name.log" 2>&1 &&
        verdict=$(python3 scripts/compare-curves.py "$mode" "$pack/expected/$name.csv" "$out/$name.csv"); then
@@ -127,6 +152,6 @@ run_on_gpu() {
 case ${1:-} in
   --prepare) prepare "${2:-${AMP_BUILD_DIR:-build}/gpu-pack}" ;;
   --build-only) run_on_gpu "${2:-${AMP_BUILD_DIR:-build}/gpu-pack}" build-only ;;
-  -h|--help) sed -n '2,22p' "$0" ;;
+  -h|--help) sed -n '2,24p' "$0" ;;
   *) run_on_gpu "${1:-${AMP_BUILD_DIR:-build}/gpu-pack}" ;;
 esac
