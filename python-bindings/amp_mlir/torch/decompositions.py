@@ -7,12 +7,14 @@ step to linalg on tensors without `tm_tensor`, `cf.assert` or f64 tensors.
 - `check_module`: layers the traced step cannot express, refused by name.
 """
 import functools
+import math
 
 import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
 
-__all__ = ["table", "TORCH_FUNCTION_OVERRIDES", "check_module", "UnsupportedLayerError"]
+__all__ = ["table", "TORCH_FUNCTION_OVERRIDES", "check_module", "random_call", "PINNED_F32",
+           "UnsupportedLayerError"]
 
 aten = torch.ops.aten
 
@@ -33,34 +35,38 @@ def check_module(module: torch.nn.Module, path: str) -> None:
 
 def _batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                 momentum=0.1, eps=1e-5):
-    """F.batch_norm. In training mode, written out: aten.native_batch_norm's
+    """F.batch_norm, written out. In training mode: aten.native_batch_norm's
     schema does not say that it updates the running statistics, so
-    functionalization would drop that update silently. Here it is an
-    in-place copy that functionalization sees."""
-    if not training or running_mean is None or running_var is None:
-        return F.batch_norm(input, running_mean, running_var, weight, bias, training,
-                            momentum, eps)
+    functionalization would drop that update silently; here it is an
+    in-place copy that functionalization sees. In eval mode: torch-mlir
+    fails on native_batch_norm's empty saved statistics."""
     dims = [0] + list(range(2, input.dim()))
-    # Mean and variance as means, not var_mean: var_mean's backward divides
-    # by a float of the element count, which a dynamic batch makes a
-    # symbolic float that torch-mlir's importer cannot take.
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    squares = centered * centered
-    output = centered * torch.rsqrt(squares.mean(dims, keepdim=True) + eps)
     channel_shape = [1, -1] + [1] * (input.dim() - 2)
+    tracked = running_mean is not None and running_var is not None
+    if training or not tracked:
+        # Mean and variance as means, not var_mean: var_mean's backward divides
+        # by a float of the element count, which a dynamic batch makes a
+        # symbolic float that torch-mlir's importer cannot take.
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        squares = centered * centered
+        output = centered * torch.rsqrt(squares.mean(dims, keepdim=True) + eps)
+    else:
+        output = ((input - running_mean.reshape(channel_shape))
+                  * torch.rsqrt(running_var.reshape(channel_shape) + eps))
     if weight is not None:
         output = output * weight.reshape(channel_shape)
     if bias is not None:
         output = output + bias.reshape(channel_shape)
-    with torch.no_grad():
-        count = input.shape[0]
-        for size in input.shape[2:]:
-            count = count * size
-        # The unbiased variance as eager's kernel: sum / (n - 1).
-        unbiased = squares.sum(dims) / (count - 1)
-        running_mean.copy_(momentum * mean.reshape(-1) + (1 - momentum) * running_mean)
-        running_var.copy_(momentum * unbiased + (1 - momentum) * running_var)
+    if training and tracked:
+        with torch.no_grad():
+            count = input.shape[0]
+            for size in input.shape[2:]:
+                count = count * size
+            # The unbiased variance as eager's kernel: sum / (n - 1).
+            unbiased = squares.sum(dims) / (count - 1)
+            running_mean.copy_(momentum * mean.reshape(-1) + (1 - momentum) * running_mean)
+            running_var.copy_(momentum * unbiased + (1 - momentum) * running_var)
     return output
 
 
@@ -102,6 +108,38 @@ def _linear(input, weight, bias=None):
 
 TORCH_FUNCTION_OVERRIDES = {F.batch_norm: _batch_norm, F.linear: _linear,
                             **_recurrent_overrides()}
+
+# Functions that draw a dropout mask: (position, name and default of the
+# probability, of the training flag; a flag of None: the call always trains).
+_DROPOUTS = {
+    **{f: (1, "p", 0.5, 2, "training", True) for f in (F.dropout, F.dropout1d, F.dropout2d,
+                                                  F.dropout3d)},
+    **{f: (1, "p", 0.5, 2, "training", False) for f in (F.alpha_dropout, F.feature_alpha_dropout)},
+    **{f: (1, "p", 0.0, 2, "train", True) for f in (torch.dropout, torch.alpha_dropout,
+                                               torch.feature_dropout,
+                                               torch.feature_alpha_dropout)},
+    F.scaled_dot_product_attention: (4, "dropout_p", 0.0, None, None, True),
+    F.multi_head_attention_forward: (10, "dropout_p", 0.0, 13, "training", True),
+}
+
+
+def random_call(func, args, kwargs):
+    """A description of `func(*args, **kwargs)` if it draws a dropout mask
+    (p > 0 in training mode), else None."""
+    spec = _DROPOUTS.get(func)
+    if spec is None:
+        return None
+    p_index, p_name, p_default, train_index, train_name, train_default = spec
+
+    def argument(index, name, default):
+        if index is not None and index < len(args):
+            return args[index]
+        return kwargs.get(name, default)
+
+    p = float(argument(p_index, p_name, p_default))
+    if p == 0.0 or not argument(train_index, train_name, train_default):
+        return None
+    return f"{getattr(func, '__name__', str(func))} with p={p:g}"
 
 
 class _Overridden(TorchFunctionMode):
@@ -447,11 +485,61 @@ def _reciprocal(self):
     return torch.ones_like(self) / self
 
 
+# The aten ops whose float ops the tracer pins to f32 (amp.precision): the
+# lookups that the decompositions above write as one-hot matmuls and masked
+# sums (they copy values, exactly), and pow, on PyTorch's fp32 list, which
+# its decomposition turns into products that the policy would not deny.
+PINNED_F32 = frozenset(str(op) for op in (
+    aten.gather.default, aten.scatter.value, aten.scatter.src, aten.scatter_add.default,
+    aten.index.Tensor, aten.index_put.default, aten.embedding.default,
+    aten.embedding_dense_backward.default, aten.pow.Tensor_Scalar))
+
+def _pow_tensor_scalar(self, exponent):
+    """x ** n for n in 0, 1, 2, 3, -1, -2 as products, as PyTorch's CPU kernel
+    computes them (pow's backward asks for x ** (n - 1)): torch-mlir lowers
+    an integer exponent to math.fpowi with an i64 exponent, which the CPU
+    lowering cannot take (llvm.intr.powi wants i32)."""
+    if (isinstance(exponent, bool) or not isinstance(exponent, (int, float))
+            or float(exponent) not in (0.0, 1.0, 2.0, 3.0, -1.0, -2.0)
+            or not self.is_floating_point()):
+        return NotImplemented
+    n = int(exponent)
+    if n == 0:
+        return torch.ones_like(self)
+    power = {1: self.clone(), 2: self * self, 3: self * self * self}[abs(n)]
+    return torch.ones_like(self) / power if n < 0 else power
+
+
+_GELU_SCALE = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+
+
+def _gelu(self, approximate="none"):
+    """GELU's tanh approximation with products: torch-mlir's lowering
+    computes x ** 3 with math.fpowi (see _pow_tensor_scalar)."""
+    if approximate != "tanh":
+        return NotImplemented
+    inner = _GELU_SCALE * (self + _GELU_CUBIC * (self * self * self))
+    return 0.5 * self * (1 + torch.tanh(inner))
+
+
+def _gelu_backward(grad_output, self, approximate="none"):
+    if approximate != "tanh":
+        return NotImplemented
+    squared = self * self
+    tanh = torch.tanh(_GELU_SCALE * (self + _GELU_CUBIC * squared * self))
+    slope = _GELU_SCALE * (1 + 3 * _GELU_CUBIC * squared)
+    return grad_output * (0.5 * (1 + tanh) + 0.5 * self * (1 - tanh * tanh) * slope)
+
+
 _OURS = {
     aten.convolution_backward.default: _convolution_backward,
     aten.var_mean.correction: _var_mean,
     aten.var.correction: _var,
     aten.reciprocal.default: _reciprocal,
+    aten.pow.Tensor_Scalar: _pow_tensor_scalar,
+    aten.gelu.default: _gelu,
+    aten.gelu_backward.default: _gelu_backward,
     aten.gather.default: _gather,
     aten.scatter.value: _scatter_value,
     aten.scatter.src: _scatter_src,

@@ -124,6 +124,21 @@ class FunctionalOptimizer:
         keys = ["step", "exp_avg", "exp_avg_sq"]
         return keys + ["max_exp_avg_sq"] if self.groups[group]["amsgrad"] else keys
 
+    def _state_value(self, state, key, p) -> torch.Tensor:
+        """The step's value of state `key` of parameter `p` from torch.optim's
+        per-parameter `state` dict (empty before the first step)."""
+        if key == "step":
+            # SGD has no counter of its own: a momentum buffer means a step was made.
+            if self.kind == "sgd":
+                count = 1.0 if state.get("momentum_buffer") is not None else 0.0
+            else:
+                count = float(state.get("step", 0.0))
+            return torch.tensor(count, dtype=torch.float32)
+        value = state.get(key)
+        if value is None:
+            return torch.zeros_like(p, memory_format=torch.contiguous_format)
+        return value.detach().clone().to(torch.float32)
+
     def _state_specs(self, optimizer, params) -> List[StateSpec]:
         """The state arguments, initialized from the optimizer's state (which
         is empty before its first step)."""
@@ -131,19 +146,40 @@ class FunctionalOptimizer:
         for i, (name, p) in enumerate(zip(self.param_names, params)):
             state = optimizer.state.get(p, {})
             for key in self._state_keys(self.group_of[i]):
-                if key == "step":
-                    # SGD has no counter of its own: a momentum buffer means a step was made.
-                    if self.kind == "sgd":
-                        count = 1.0 if state.get("momentum_buffer") is not None else 0.0
-                    else:
-                        count = float(state.get("step", 0.0))
-                    initial = torch.tensor(count, dtype=torch.float32)
-                else:
-                    value = state.get(key)
-                    initial = (value.detach().clone() if value is not None
-                               else torch.zeros_like(p, memory_format=torch.preserve_format))
-                specs.append(StateSpec(_state_name(name, key), i, key, initial))
+                specs.append(StateSpec(_state_name(name, key), i, key,
+                                       self._state_value(state, key, p)))
         return specs
+
+    # -- torch.optim's state <-> the step's state arguments ---------------------------
+    def state_values(self, optimizer: torch.optim.Optimizer,
+                     params: Sequence[torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """`optimizer`'s current state as the step's state arguments, by name
+        (zeros where torch.optim has none yet). `params`: the traced
+        parameters, in order."""
+        return {s.name: self._state_value(optimizer.state.get(params[s.param_index], {}),
+                                          s.key, params[s.param_index])
+                for s in self.states}
+
+    def load_state(self, optimizer: torch.optim.Optimizer, params: Sequence[torch.Tensor],
+                   values: Dict[str, torch.Tensor]) -> None:
+        """Writes the step's state arguments `values` (by name) into
+        `optimizer.state` as torch.optim keeps it: nothing for a parameter
+        before its first step; SGD's "momentum_buffer"; Adam's "step" (a 0-d
+        f32 tensor), "exp_avg", "exp_avg_sq" and with amsgrad
+        "max_exp_avg_sq". The step's SGD counter is not torch.optim state."""
+        by_param: Dict[int, Dict[str, torch.Tensor]] = {}
+        for s in self.states:
+            by_param.setdefault(s.param_index, {})[s.key] = values[s.name]
+        for i, state in by_param.items():
+            p = params[i]
+            if float(state["step"]) == 0:  # no step made yet
+                optimizer.state.pop(p, None)
+                continue
+            kept = {key: value.detach().clone().to(p.dtype).reshape(p.shape)
+                    for key, value in state.items() if key != "step"}
+            if self.kind != "sgd":
+                kept = {"step": torch.tensor(float(state["step"]), dtype=torch.float32), **kept}
+            optimizer.state[p] = kept
 
     # -- values between steps -----------------------------------------------------
     def hyperparameter_values(self, optimizer: torch.optim.Optimizer) -> Dict[str, torch.Tensor]:

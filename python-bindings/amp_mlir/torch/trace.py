@@ -51,19 +51,21 @@ import sys
 import sysconfig
 import traceback
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.fx.traceback as fx_traceback
 import torch.utils._pytree as pytree
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.overrides import TorchFunctionMode
 
 from . import decompositions
 from .optim import FunctionalOptimizer, UnsupportedOptimizerError
 
-__all__ = ["trace_training_step", "TracedStep", "TensorRecord", "TraceError"]
+__all__ = ["trace_training_step", "model_inputs", "TracedStep", "TracedForward",
+           "TensorRecord", "TraceError"]
 
 ARGUMENT_ROLES = ("parameter", "buffer", "optimizer_state", "hyperparameter", "data", "seed")
 RESULT_ROLES = ("loss", "gradient", "parameter", "optimizer_state", "buffer")
@@ -195,6 +197,14 @@ class _Provenance(TorchFunctionMode):
         if self._phase != "backward":  # backward ops are tagged by the pre-hooks
             source = _user_frame()
             self._set(self._path(), self._phase, source)
+        if self._phase == "forward":
+            random = decompositions.random_call(func, args, kwargs)
+            if random is not None:
+                raise decompositions.UnsupportedLayerError(
+                    f"module '{self._path()}': {random} in training mode is not supported: "
+                    "the compiled step has no random number generator (and its masks could "
+                    "not be PyTorch's). Use p=0, or put that module in eval mode "
+                    "(module.eval(): its dropout is then the identity) before tracing")
         override = decompositions.TORCH_FUNCTION_OVERRIDES.get(func)
         result = override(*args, **kwargs) if override is not None else func(*args, **kwargs)
         if self._phase == "forward":
@@ -218,6 +228,17 @@ class _Provenance(TorchFunctionMode):
 
 # -- the step -------------------------------------------------------------------
 
+def _as_carried(value: torch.Tensor) -> torch.Tensor:
+    """A bool tensor as the step carries it: int8. The runners pass bool
+    arrays one byte per element, which the CPU lowering's vector code reads
+    as packed bits (see _store_masks_as_bytes); the step converts inside."""
+    return value.to(torch.int8) if value.dtype == torch.bool else value
+
+
+def _from_carried(value: torch.Tensor, is_bool: bool) -> torch.Tensor:
+    return value.to(torch.bool) if is_bool else value
+
+
 class _LossModule(torch.nn.Module):
     """loss_fn(model, *batch) as a module, so that functional_call swaps the
     model's parameters and buffers for the step's arguments."""
@@ -240,6 +261,9 @@ class _Layout:
     buffers: List[torch.Tensor]
     optimizer: FunctionalOptimizer
     data: List[torch.Tensor]
+    # Which buffers and data inputs are bool tensors (carried as int8).
+    bool_buffers: List[bool] = field(default_factory=list)
+    bool_data: List[bool] = field(default_factory=list)
 
     def argument_values(self) -> Dict[str, torch.Tensor]:
         values = dict(zip(self.param_names, self.params))
@@ -289,15 +313,17 @@ def _make_step(layout: _Layout, loss_module: _LossModule, provenance: _Provenanc
         def loss_of(*trained):
             # Buffers are cloned inside: the model updates them in place.
             state = {f"model.{n}": p for n, p in zip(layout.param_names, trained)}
-            new_buffers = [b.clone() for b in buffers]
+            new_buffers = [_from_carried(b, is_bool).clone()
+                           for b, is_bool in zip(buffers, layout.bool_buffers)]
             state.update((f"model.{n}", b) for n, b in zip(layout.buffer_names, new_buffers))
-            loss = torch.func.functional_call(loss_module, state, tuple(data))
+            batch = tuple(_from_carried(d, is_bool) for d, is_bool in zip(data, layout.bool_data))
+            loss = torch.func.functional_call(loss_module, state, batch)
             if not (isinstance(loss, torch.Tensor) and loss.dim() == 0
                     and loss.dtype == torch.float32):
                 raise TraceError("loss_fn must return a 0-d float32 tensor (the loss), got "
                                  + (f"{loss.dtype} of shape {tuple(loss.shape)}"
                                     if isinstance(loss, torch.Tensor) else type(loss).__name__))
-            return loss, new_buffers
+            return loss, [_as_carried(b) for b in new_buffers]
 
         provenance.enter_phase("forward", LOSS_PATH)
         loss, pull_back, new_buffers = torch.func.vjp(loss_of, *params, has_aux=True)
@@ -492,6 +518,136 @@ def _locate_unknown(module) -> None:
                 op.location = located[0].location
 
 
+def _pin_f32(module) -> int:
+    """amp.precision = "f32" on the float linalg ops located at an aten op of
+    decompositions.PINNED_F32: the lookups that decompositions.py writes as
+    one-hot matmuls and masked sums (embedding, gather, x[i], their
+    gradients) copy values, which PyTorch never rounds and a low-precision
+    matmul would; pow is on PyTorch's fp32 list but decomposed into
+    products. Returns how many ops were pinned."""
+    from torch_mlir import ir
+
+    pinned = []
+
+    def visit(op):
+        if op.name.startswith("linalg.") and op.name not in ("linalg.fill", "linalg.yield"):
+            match = _LOC.search(str(op.location))
+            floats = any(isinstance(r.type, ir.RankedTensorType)
+                         and isinstance(r.type.element_type, ir.FloatType) for r in op.results)
+            if match and match.group(2) in decompositions.PINNED_F32 and floats:
+                pinned.append(op)
+            return ir.WalkResult.SKIP  # not into bodies
+        return ir.WalkResult.ADVANCE
+
+    with module.context:
+        module.operation.walk(visit, walk_order=ir.WalkOrder.PRE_ORDER)
+        for op in pinned:
+            op.attributes["amp.precision"] = ir.StringAttr.get("f32")
+    return len(pinned)
+
+
+def _store_masks_as_bytes(module) -> int:
+    """Works around a CPU lowering bug: amp-cpu-vectorize turns accesses of
+    i1 tensors into loads and stores of <N x i1> vectors, which LLVM packs
+    into bits, while scalar loops read one byte per i1. A mask written by a
+    vectorized op and read by a loop (a [n] mask reshaped to [n, 1] and
+    broadcast) reads wrong, run-dependent values; so does the reverse. So
+    every i1 tensor an op of the step computes is stored as i8 here (one
+    byte per element whichever way it is accessed): linalg bodies truncate
+    what they read to i1 and extend what they yield, constants and fills
+    are i8, shape ops follow. i1 function arguments and results are left
+    (the zoo has none). Returns the number of values retyped.
+    Remove once the CPU lowering stores i1 tensors as bytes."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import arith
+
+    i1, i8 = ir.IntegerType.get_signless(1, module.context), ir.IntegerType.get_signless(8, module.context)
+
+    def is_mask(type_):
+        return (isinstance(type_, ir.RankedTensorType) and isinstance(type_.element_type, ir.IntegerType)
+                and type_.element_type.width == 1)
+
+    def as_bytes(type_):
+        return ir.RankedTensorType.get(type_.shape, i8, type_.encoding)
+
+    retyped = 0
+    with module.context, ir.Location.unknown():
+        for func in module.body.operations:
+            if func.operation.name != "func.func":
+                continue
+            for block in func.regions[0].blocks:
+                for op in list(block.operations):
+                    retyped += _mask_op_as_bytes(op.operation, is_mask, as_bytes, i1, i8, ir, arith)
+    return retyped
+
+
+def _mask_op_as_bytes(op, is_mask, as_bytes, i1, i8, ir, arith) -> int:
+    """One function-level op of _store_masks_as_bytes (its operands are
+    already retyped)."""
+    name = op.name
+    if name == "func.return":
+        return 0  # i1 results are left as they are
+    if name == "arith.constant" and is_mask(op.results[0].type):
+        dense = ir.DenseElementsAttr(op.attributes["value"])
+        kind = as_bytes(op.results[0].type)
+        if dense.is_splat:
+            value = ir.BoolAttr(dense.get_splat_value()).value
+            attribute = ir.DenseElementsAttr.get_splat(kind, ir.IntegerAttr.get(i8, int(value)))
+        else:
+            import numpy as np
+            flags = np.array([bool(dense[i]) for i in range(len(dense))], dtype=np.int8)
+            attribute = ir.DenseElementsAttr.get(flags.reshape(kind.shape), type=kind)
+        with ir.InsertionPoint(op), op.location:
+            replacement = arith.ConstantOp(kind, attribute)
+        op.results[0].replace_all_uses_with(replacement.result)
+        op.erase()
+        return 1
+    if name == "tensor.extract" and isinstance(op.operands[0].type, ir.RankedTensorType) \
+            and op.operands[0].type.element_type == i8 and op.results[0].type == i1:
+        # Reads a byte now: narrow it after.
+        result = op.results[0]
+        result.set_type(i8)
+        with ir.InsertionPoint.after(op), op.location:
+            narrowed = arith.TruncIOp(i1, result)
+        result.replace_all_uses_except(narrowed.result, narrowed.operation)
+        return 1
+    count = 0
+    for result in op.results:
+        if is_mask(result.type):
+            result.set_type(as_bytes(result.type))
+            count += 1
+    if name == "linalg.fill" and op.operands[0].type == i1 and \
+            op.results and op.results[0].type.element_type == i8:
+        with ir.InsertionPoint(op), op.location:
+            op.operands[0] = arith.ExtUIOp(i8, op.operands[0]).result
+    for region in op.regions:  # linalg bodies, tensor.pad's padding value
+        for body in region.blocks:
+            _mask_body_as_bytes(op, body, i1, i8, ir, arith)
+    return count
+
+
+def _mask_body_as_bytes(op, body, i1, i8, ir, arith) -> None:
+    """Block arguments of retyped operands become i8 (truncated at the top);
+    yielded i1 values of retyped results are extended."""
+    if op.name.startswith("linalg."):
+        operand_types = [v.type for v in op.operands]
+        element_types = [t.element_type if isinstance(t, ir.ShapedType) else t
+                         for t in operand_types]
+        for argument, element in zip(body.arguments, element_types):
+            if argument.type == i1 and element == i8:
+                argument.set_type(i8)
+                with ir.InsertionPoint.at_block_begin(body), op.location:
+                    narrowed = arith.TruncIOp(i1, argument)
+                argument.replace_all_uses_except(narrowed.result, narrowed.operation)
+    results = [r.type.element_type for r in op.results if isinstance(r.type, ir.ShapedType)]
+    terminator = list(body.operations)[-1]
+    if terminator.name in ("linalg.yield", "tensor.yield"):
+        for i, value in enumerate(terminator.operands):
+            if value.type == i1 and i < len(results) and results[i] == i8:
+                with ir.InsertionPoint(terminator), op.location:
+                    terminator.operands[i] = arith.ExtUIOp(i8, value).result
+
+
 def _check_dialects(module):
     """TraceError for the first op outside ALLOWED_DIALECTS (tm_tensor, torch,
     cf, ...), naming it with its aten op and module path."""
@@ -563,10 +719,18 @@ def _records(names, values) -> List[TensorRecord]:
     return records
 
 
-def _import(gm, function_name):
-    """The traced graph as a linalg-on-tensors torch_mlir module."""
+def _new_context():
     from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_dialect
+
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    return context
+
+
+def _import(gm, function_name, context):
+    """The traced graph as a linalg-on-tensors torch_mlir module in `context`."""
+    from torch_mlir import ir
     from torch_mlir.extras.fx_importer import ContextCache, FxImporter
 
     class LocatingContextCache(ContextCache):
@@ -577,8 +741,6 @@ def _import(gm, function_name):
         def get_node_location(self, node):
             return _node_location(ir, context, node, function_name)
 
-    context = ir.Context()
-    torch_dialect.register_dialect(context)
     importer = FxImporter(context=context)
     importer._cc = LocatingContextCache(context, py_attr_tracker=importer._py_attr_tracker)
     try:
@@ -606,7 +768,7 @@ class TracedStep:
     def __init__(self, module_text: str, function_name: str, arguments: List[TensorRecord],
                  results: List[TensorRecord], graph_module: torch.fx.GraphModule,
                  initial_values: Dict[str, torch.Tensor], optimizer: FunctionalOptimizer,
-                 dropped_size_checks: List[str]):
+                 dropped_size_checks: List[str], forward: Optional["TracedForward"] = None):
         self.module_text = module_text
         self.function_name = function_name
         self.arguments = arguments
@@ -617,6 +779,14 @@ class TracedStep:
         self.dropped_size_checks = dropped_size_checks
         self._initial_values = initial_values
         self._optimizer = optimizer
+        #: The eval-mode forward traced along (forward_inputs), else None.
+        self.forward = forward
+
+    @property
+    def optimizer(self) -> FunctionalOptimizer:
+        """The traced update: its state and hyperparameter names, and how
+        they map to torch.optim's state (`state_values`, `load_state`)."""
+        return self._optimizer
 
     def initial_values(self) -> Dict[str, torch.Tensor]:
         """The state and hyperparameter arguments at trace time, by name:
@@ -645,7 +815,7 @@ class TracedStep:
         data = iter(batch)
         for record in self.arguments:
             if record.role == "data":
-                args.append(next(data))
+                args.append(_as_carried(next(data)))
             elif record.role == "seed":
                 args.append(torch.ones((), dtype=torch.float32))
             else:
@@ -661,55 +831,18 @@ class TracedStep:
         return outputs[0], new_state, grads
 
 
-def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: torch.optim.Optimizer,
-                        example_inputs: Sequence[torch.Tensor], *, dynamic_batch: bool = False,
-                        clip_grad_norm: Optional[float] = None,
-                        model_name: str = "train_step") -> TracedStep:
-    """Traces one training step of `model` and imports it as MLIR.
-
-    `loss_fn(model, *example_inputs)` returns the 0-d f32 loss. `optimizer`
-    is a torch.optim.SGD, Adam or AdamW over the model's parameters (any
-    param groups). `clip_grad_norm=max_norm` clips the gradients by their
-    global L2 norm first, as torch.nn.utils.clip_grad_norm_. With
-    `dynamic_batch`, dimension 0 of every data input is dynamic (one batch
-    size for all of them, as traced); a model that fixes it is refused. The
-    model and optimizer are not changed."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    example_inputs = list(example_inputs)
-    for i, value in enumerate(example_inputs):
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(f"example_inputs[{i}] must be a tensor, got {type(value).__name__}")
-        if dynamic_batch and (value.dim() == 0 or value.shape[0] < 2):
-            raise TraceError(f"dynamic_batch: example_inputs[{i}] needs a batch dimension of "
-                             f"size 2 or more (PyTorch fixes sizes 0 and 1), got shape "
-                             f"{tuple(value.shape)}")
-    named_params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    named_buffers = list(model.named_buffers())
-    try:
-        functional_optimizer = FunctionalOptimizer(
-            optimizer, [p for _, p in named_params], [n for n, _ in named_params])
-    except UnsupportedOptimizerError as error:
-        raise TraceError(str(error)) from None
-    layout = _Layout([n for n, _ in named_params], [p.detach() for _, p in named_params],
-                     [n for n, _ in named_buffers], [b.detach() for _, b in named_buffers],
-                     functional_optimizer, example_inputs)
-    argument_names = layout.argument_names()
-    initial = layout.argument_values()
-    example_args = [initial[name] for role, name in argument_names
-                    if role not in ("data", "seed")]
-    example_args += example_inputs + [torch.ones((), dtype=torch.float32)]
-    dynamic = [dynamic_batch and role == "data" for role, _ in argument_names]
-
-    provenance = _Provenance(model)
-    step = _make_step(layout, _LossModule(model, loss_fn), provenance, clip_grad_norm)
-    fake_args = _fake_arguments(example_args, dynamic)
+def _graph(fn, fake_args, provenance: _Provenance, dynamic_batch: bool, what: str):
+    """make_fx(functionalize(fn)) with this package's decompositions and
+    provenance; failures become TraceErrors."""
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(fx_traceback.preserve_node_meta())
             stack.enter_context(_without_mkldnn())
+            # Attention as its math (matmuls, softmax): the CPU's flash-attention
+            # kernel has a backward torch-mlir cannot lower.
+            stack.enter_context(sdpa_kernel([SDPBackend.MATH]))
             stack.enter_context(provenance)
-            gm = make_fx(torch.func.functionalize(step, remove="mutations"),
+            gm = make_fx(torch.func.functionalize(fn, remove="mutations"),
                          decomposition_table=decompositions.table(),
                          tracing_mode="fake")(*fake_args)
     except TraceError:
@@ -721,10 +854,28 @@ def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: to
         if dynamic_batch and ("symbolic" in reason.lower() or "guard" in reason.lower()):
             raise TraceError(f"dynamic_batch: the model cannot be traced with a dynamic batch "
                              f"dimension: {reason}") from error
-        raise TraceError(f"tracing the training step failed: {reason}") from error
+        raise TraceError(f"tracing {what} failed: {reason}") from error
+    _check_random(gm)
+    return gm
 
-    outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
-    result_values = [node.meta["val"] for node in outputs]
+
+def _check_random(gm) -> None:
+    """A TraceError for an op that draws random numbers (torch.rand,
+    bernoulli, ... in user code): the compiled step has no generator."""
+    for node in gm.graph.nodes:
+        target = node.target
+        if (node.op == "call_function" and isinstance(target, torch._ops.OpOverload)
+                and torch.Tag.nondeterministic_seeded in target.tags):
+            custom = node.meta.get("custom") or {}
+            op = node.meta.get("original_aten") or target
+            raise TraceError(
+                f"{op} (module '{custom.get('amp_module', LOSS_PATH)}', "
+                f"{custom.get('amp_phase', 'forward')}) draws random numbers, which the "
+                "compiled step cannot: it has no random number generator")
+
+
+def _check_placeholders(gm, argument_names, dynamic):
+    """The placeholders' values; a TraceError if a dynamic batch got fixed."""
     placeholders = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
     for (role, name), value, is_dynamic in zip(argument_names, placeholders, dynamic):
         if is_dynamic and _specialized(value.shape[0]):
@@ -732,18 +883,198 @@ def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: to
                 f"dynamic_batch: the model fixes dimension 0 of {name} to {int(value.shape[0])} "
                 "(a shape computed from constants, such as a reshape to a fixed batch size); "
                 "derive it from the input's size, or trace without dynamic_batch")
-    arguments = _records(argument_names, placeholders)
-    results = _records(layout.result_names(), result_values)
+    return placeholders
 
-    module = _import(gm, model_name)
+
+def _output_values(gm):
+    outputs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    return [node.meta["val"] for node in outputs]
+
+
+def _check_inputs(example_inputs, dynamic_batch, what="example_inputs"):
+    example_inputs = list(example_inputs)
+    for i, value in enumerate(example_inputs):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{what}[{i}] must be a tensor, got {type(value).__name__}")
+        if dynamic_batch and (value.dim() == 0 or value.shape[0] < 2):
+            raise TraceError(f"dynamic_batch: {what}[{i}] needs a batch dimension of "
+                             f"size 2 or more (PyTorch fixes sizes 0 and 1), got shape "
+                             f"{tuple(value.shape)}")
+    return example_inputs
+
+
+class _Captured(Exception):
+    """Stops loss_fn at the model's call (model_inputs)."""
+
+
+def model_inputs(model: torch.nn.Module, loss_fn: Callable,
+                 batch: Sequence[torch.Tensor]) -> List[torch.Tensor]:
+    """The tensors `loss_fn(model, *batch)` calls `model` with (its
+    positional arguments), found by running loss_fn up to that call: the
+    model's forward does not run, so nothing (BatchNorm statistics) changes.
+    A TraceError if loss_fn never calls the model, or calls it with
+    keyword or non-tensor arguments."""
+    captured = {}
+
+    def stop(module, args, kwargs):
+        captured["args"], captured["kwargs"] = args, kwargs
+        raise _Captured
+
+    handle = model.register_forward_pre_hook(stop, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            loss_fn(model, *batch)
+    except _Captured:
+        pass
+    finally:
+        handle.remove()
+    if "args" not in captured:
+        raise TraceError("loss_fn(model, *batch) never calls model(...); pass the model's "
+                         "inputs as forward_inputs")
+    args, kwargs = captured["args"], captured["kwargs"]
+    if kwargs or not all(isinstance(a, torch.Tensor) for a in args):
+        raise TraceError("loss_fn calls the model with keyword or non-tensor arguments; "
+                         "the eval forward takes tensors in order: pass forward_inputs")
+    return [a.detach().clone() for a in args]
+
+
+@dataclass
+class TracedForward:
+    """The model's eval-mode forward, a second function of the step's module:
+    (parameters, buffers, inputs) -> outputs, the parameters and buffers in
+    the step's argument order (as amp-run --eval-func and Session.predict
+    pass them)."""
+    function_name: str
+    arguments: List[TensorRecord]  # roles parameter, buffer, data ("input<i>")
+    results: List[TensorRecord]  # role "output", "output<i>"
+    output_spec: pytree.TreeSpec  # rebuilds the model's output structure from the results
+    graph_module: torch.fx.GraphModule
+
+
+@contextlib.contextmanager
+def _eval_mode(model: torch.nn.Module):
+    """The model in eval mode; every module's own flag restored after."""
+    flags = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        yield
+    finally:
+        for module, training in flags:
+            module.training = training
+
+
+def _trace_forward(model, inputs, dynamic_batch, function_name):
+    """(TracedForward, example argument values) of model.eval()'s forward."""
+    named_params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    named_buffers = list(model.named_buffers())
+    state_names = [n for n, _ in named_params] + [n for n, _ in named_buffers]
+    argument_names = ([("parameter", n) for n, _ in named_params]
+                      + [("buffer", n) for n, _ in named_buffers]
+                      + [("data", f"input{i}") for i in range(len(inputs))])
+    example = [p.detach() for _, p in named_params] + [b.detach() for _, b in named_buffers]
+    example += inputs
+    is_bool = [value.dtype == torch.bool for value in example]
+    example = [_as_carried(value) for value in example]
+    dynamic = [dynamic_batch and role == "data" for role, _ in argument_names]
+    provenance = _Provenance(model)
+    spec = {}
+
+    def forward(*flat):
+        flat = [_from_carried(value, b) for value, b in zip(flat, is_bool)]
+        state = dict(zip(state_names, flat[:len(state_names)]))
+        provenance.enter_phase("forward", ROOT_PATH)
+        outputs = torch.func.functional_call(model, state, tuple(flat[len(state_names):]))
+        leaves, spec["tree"] = pytree.tree_flatten(outputs)
+        if not leaves or not all(isinstance(t, torch.Tensor) for t in leaves):
+            raise TraceError("the model's forward must return tensors (or tuples, lists or "
+                             "dicts of them), got " + type(outputs).__name__)
+        # A result that is an argument itself would alias the caller's array.
+        return tuple(_as_carried(t.clone() if any(t is a for a in flat) else t) for t in leaves)
+
+    with _eval_mode(model):
+        gm = _graph(forward, _fake_arguments(example, dynamic), provenance, dynamic_batch,
+                    "the eval-mode forward")
+    placeholders = _check_placeholders(gm, argument_names, dynamic)
+    results = _output_values(gm)
+    return TracedForward(function_name, _records(argument_names, placeholders),
+                         _records([("output", f"output{i}") for i in range(len(results))],
+                                  results),
+                         spec["tree"], gm)
+
+
+def _append_functions(module, other) -> None:
+    """Moves every function of `other` (same context) to the end of `module`."""
+    for op in list(other.body.operations):
+        module.body.append(op.operation)
+
+
+def trace_training_step(model: torch.nn.Module, loss_fn: Callable, optimizer: torch.optim.Optimizer,
+                        example_inputs: Sequence[torch.Tensor], *, dynamic_batch: bool = False,
+                        clip_grad_norm: Optional[float] = None,
+                        model_name: str = "train_step",
+                        forward_inputs: Optional[Sequence[torch.Tensor]] = None,
+                        forward_name: str = "forward") -> TracedStep:
+    """Traces one training step of `model` and imports it as MLIR.
+
+    `loss_fn(model, *example_inputs)` returns the 0-d f32 loss. `optimizer`
+    is a torch.optim.SGD, Adam or AdamW over the model's parameters (any
+    param groups). `clip_grad_norm=max_norm` clips the gradients by their
+    global L2 norm first, as torch.nn.utils.clip_grad_norm_. With
+    `dynamic_batch`, dimension 0 of every data input is dynamic (one batch
+    size for all of them, as traced); a model that fixes it is refused.
+    With `forward_inputs` (the model's own inputs, e.g. `model_inputs(...)`),
+    the module also holds the model's eval-mode forward as `@forward_name`
+    (`TracedStep.forward`). The model and optimizer are not changed."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    example_inputs = _check_inputs(example_inputs, dynamic_batch)
+    if forward_inputs is not None:
+        forward_inputs = _check_inputs(forward_inputs, dynamic_batch, "forward_inputs")
+        if forward_name == model_name:
+            raise ValueError(f"the forward and the step cannot both be named '{model_name}'")
+    named_params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    named_buffers = list(model.named_buffers())
+    try:
+        functional_optimizer = FunctionalOptimizer(
+            optimizer, [p for _, p in named_params], [n for n, _ in named_params])
+    except UnsupportedOptimizerError as error:
+        raise TraceError(str(error)) from None
+    layout = _Layout([n for n, _ in named_params], [p.detach() for _, p in named_params],
+                     [n for n, _ in named_buffers],
+                     [_as_carried(b.detach()) for _, b in named_buffers],
+                     functional_optimizer, [_as_carried(x) for x in example_inputs],
+                     [b.dtype == torch.bool for _, b in named_buffers],
+                     [x.dtype == torch.bool for x in example_inputs])
+    argument_names = layout.argument_names()
+    initial = layout.argument_values()
+    example_args = [initial[name] for role, name in argument_names
+                    if role not in ("data", "seed")]
+    example_args += layout.data + [torch.ones((), dtype=torch.float32)]
+    dynamic = [dynamic_batch and role == "data" for role, _ in argument_names]
+
+    provenance = _Provenance(model)
+    step = _make_step(layout, _LossModule(model, loss_fn), provenance, clip_grad_norm)
+    gm = _graph(step, _fake_arguments(example_args, dynamic), provenance, dynamic_batch,
+                "the training step")
+    placeholders = _check_placeholders(gm, argument_names, dynamic)
+    arguments = _records(argument_names, placeholders)
+    results = _records(layout.result_names(), _output_values(gm))
+    forward = (_trace_forward(model, forward_inputs, dynamic_batch, forward_name)
+               if forward_inputs is not None else None)
+
+    context = _new_context()
+    module = _import(gm, model_name, context)
+    if forward is not None:
+        _append_functions(module, _import(forward.graph_module, forward_name, context))
     dropped_checks = _drop_shape_checks(module) if dynamic_batch else []
     if dropped_checks:
         _lower(module, module.context, "builtin.module(func.func(canonicalize, cse, lower-affine))",
                "cleanup after dropping size checks")
     _locate_unknown(module)
     _check_dialects(module)
+    _pin_f32(module)
+    _store_masks_as_bytes(module)
     _set_signature_attributes(module, model_name, arguments, results, initial)
     text = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
     return TracedStep(text, model_name, arguments, results, gm, initial, functional_optimizer,
-                      dropped_checks)
-
+                      dropped_checks, forward)

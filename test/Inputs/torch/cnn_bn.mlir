@@ -14,45 +14,45 @@
 #loc11 = loc("aten.avg_pool2d_backward.default")
 #loc12 = loc("test/python/torch/zoo.py":98:0)
 #loc13 = loc("bn1")
-#loc14 = loc("aten.pow.Tensor_Scalar")
-#loc15 = loc("aten.add.Tensor")
-#loc16 = loc("aten.max_pool2d_with_indices.default")
-#loc17 = loc("conv1")
-#loc18 = loc("aten.convolution_backward.default")
-#loc19 = loc("aten._log_softmax.default")
-#loc20 = loc("aten.nll_loss_backward.default")
-#loc21 = loc("aten.mul.Tensor")
-#loc22 = loc("aten.div.Scalar")
-#loc23 = loc("aten.div.Tensor")
-#loc24 = loc("bn2")
-#loc25 = loc("aten.avg_pool2d.default")
-#loc26 = loc("aten.mul.Scalar")
-#loc27 = loc("<optimizer>/conv1.weight")
-#loc28 = loc("optimizer")
-#loc29 = loc("python-bindings/amp_mlir/torch/optim.py":202:0)
-#loc30 = loc("aten.rsub.Scalar")
-#loc31 = loc("python-bindings/amp_mlir/torch/optim.py":199:0)
-#loc32 = loc("aten.convolution.default")
-#loc33 = loc("aten.mean.dim")
-#loc34 = loc("aten.sub.Tensor")
-#loc35 = loc("aten.rsqrt.default")
-#loc36 = loc("aten.view.default")
-#loc37 = loc("aten.sum.dim_IntList")
-#loc38 = loc("<root>")
-#loc39 = loc("aten.relu.default")
-#loc40 = loc("conv2")
-#loc41 = loc("test/python/torch/zoo.py":99:0)
-#loc42 = loc("fc")
-#loc43 = loc("aten.t.default")
-#loc44 = loc("aten.addmm.default")
-#loc45 = loc("aten._log_softmax_backward_data.default")
-#loc47 = loc("aten.threshold_backward.default")
+#loc14 = loc("aten.add.Tensor")
+#loc15 = loc("aten.max_pool2d_with_indices.default")
+#loc16 = loc("conv1")
+#loc17 = loc("aten.convolution_backward.default")
+#loc18 = loc("aten._log_softmax.default")
+#loc19 = loc("aten.nll_loss_backward.default")
+#loc20 = loc("aten.mul.Tensor")
+#loc21 = loc("aten.div.Scalar")
+#loc22 = loc("aten.div.Tensor")
+#loc23 = loc("bn2")
+#loc24 = loc("aten.avg_pool2d.default")
+#loc25 = loc("aten.mul.Scalar")
+#loc26 = loc("<optimizer>/conv1.weight")
+#loc27 = loc("optimizer")
+#loc28 = loc("python-bindings/amp_mlir/torch/optim.py":238:0)
+#loc29 = loc("aten.rsub.Scalar")
+#loc30 = loc("python-bindings/amp_mlir/torch/optim.py":235:0)
+#loc31 = loc("aten.convolution.default")
+#loc32 = loc("aten.mean.dim")
+#loc33 = loc("aten.sub.Tensor")
+#loc34 = loc("aten.rsqrt.default")
+#loc35 = loc("aten.view.default")
+#loc36 = loc("aten.sum.dim_IntList")
+#loc37 = loc("<root>")
+#loc38 = loc("aten.relu.default")
+#loc39 = loc("conv2")
+#loc40 = loc("test/python/torch/zoo.py":99:0)
+#loc41 = loc("fc")
+#loc42 = loc("aten.t.default")
+#loc43 = loc("aten.addmm.default")
+#loc44 = loc("aten._log_softmax_backward_data.default")
+#loc46 = loc("aten.threshold_backward.default")
+#loc47 = loc("aten.pow.Tensor_Scalar")
 #loc48 = loc("aten.expand.default")
 #loc49 = loc("aten.neg.default")
 #loc50 = loc("aten.eq.Scalar")
-#loc51 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
+#loc51 = loc("python-bindings/amp_mlir/torch/optim.py":237:0)
 #loc52 = loc("aten.where.self")
-#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":204:0)
+#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":240:0)
 #loc54 = loc("<optimizer>/conv1.bias")
 #loc55 = loc("<optimizer>/bn1.weight")
 #loc56 = loc("<optimizer>/bn1.bias")
@@ -97,2153 +97,2412 @@
 #loc62 = loc(fused[#loc2, #loc3, #loc4, #loc5])
 #loc63 = loc(fused[#loc6, #loc7, #loc8, #loc9])
 #loc64 = loc(fused[#loc10, #loc11, #loc4, #loc12])
-#loc65 = loc(fused[#loc13, #loc14, #loc4, #loc5])
-#loc66 = loc(fused[#loc13, #loc15, #loc8, #loc5])
-#loc67 = loc(fused[#loc2, #loc16, #loc8, #loc5])
-#loc68 = loc(fused[#loc17, #loc18, #loc4, #loc5])
-#loc69 = loc(fused[#loc6, #loc19, #loc8, #loc9])
-#loc70 = loc(fused[#loc6, #loc20, #loc4, #loc9])
-#loc71 = loc(fused[#loc13, #loc21, #loc8, #loc5])
-#loc72 = loc(fused[#loc13, #loc22, #loc4, #loc5])
-#loc73 = loc(fused[#loc13, #loc23, #loc8, #loc5])
-#loc74 = loc(fused[#loc24, #loc22, #loc4, #loc12])
-#loc75 = loc(fused[#loc24, #loc23, #loc8, #loc12])
-#loc76 = loc(fused[#loc10, #loc25, #loc8, #loc12])
-#loc77 = loc(fused[#loc24, #loc26, #loc4, #loc12])
-#loc78 = loc(fused[#loc27, #loc15, #loc28, #loc29])
-#loc79 = loc(fused[#loc27, #loc30, #loc28, #loc31])
-#loc80 = loc(fused[#loc17, #loc32, #loc8, #loc5])
+#loc65 = loc(fused[#loc13, #loc14, #loc8, #loc5])
+#loc66 = loc(fused[#loc2, #loc15, #loc8, #loc5])
+#loc67 = loc(fused[#loc16, #loc17, #loc4, #loc5])
+#loc68 = loc(fused[#loc6, #loc18, #loc8, #loc9])
+#loc69 = loc(fused[#loc6, #loc19, #loc4, #loc9])
+#loc70 = loc(fused[#loc13, #loc20, #loc8, #loc5])
+#loc71 = loc(fused[#loc13, #loc21, #loc4, #loc5])
+#loc72 = loc(fused[#loc13, #loc22, #loc8, #loc5])
+#loc73 = loc(fused[#loc23, #loc21, #loc4, #loc12])
+#loc74 = loc(fused[#loc23, #loc22, #loc8, #loc12])
+#loc75 = loc(fused[#loc10, #loc24, #loc8, #loc12])
+#loc76 = loc(fused[#loc23, #loc25, #loc4, #loc12])
+#loc77 = loc(fused[#loc26, #loc14, #loc27, #loc28])
+#loc78 = loc(fused[#loc26, #loc29, #loc27, #loc30])
+#loc79 = loc(fused[#loc16, #loc31, #loc8, #loc5])
+#loc80 = loc(fused[#loc13, #loc32, #loc8, #loc5])
 #loc81 = loc(fused[#loc13, #loc33, #loc8, #loc5])
 #loc82 = loc(fused[#loc13, #loc34, #loc8, #loc5])
 #loc83 = loc(fused[#loc13, #loc35, #loc8, #loc5])
 #loc84 = loc(fused[#loc13, #loc36, #loc8, #loc5])
-#loc85 = loc(fused[#loc13, #loc37, #loc8, #loc5])
-#loc86 = loc(fused[#loc38, #loc39, #loc8, #loc5])
-#loc87 = loc(fused[#loc40, #loc32, #loc8, #loc12])
-#loc88 = loc(fused[#loc24, #loc15, #loc8, #loc12])
-#loc89 = loc(fused[#loc24, #loc33, #loc8, #loc12])
-#loc90 = loc(fused[#loc24, #loc34, #loc8, #loc12])
-#loc91 = loc(fused[#loc24, #loc21, #loc8, #loc12])
-#loc92 = loc(fused[#loc24, #loc35, #loc8, #loc12])
-#loc93 = loc(fused[#loc24, #loc36, #loc8, #loc12])
-#loc94 = loc(fused[#loc24, #loc37, #loc8, #loc12])
-#loc95 = loc(fused[#loc38, #loc39, #loc8, #loc12])
-#loc97 = loc(fused[#loc42, #loc43, #loc8, #loc41])
-#loc98 = loc(fused[#loc42, #loc44, #loc8, #loc41])
-#loc99 = loc(fused[#loc6, #loc45, #loc4, #loc9])
-#loc101 = loc(fused[#loc42, #loc43, #loc4, #loc41])
-#loc102 = loc(fused[#loc42, #loc37, #loc4, #loc41])
-#loc103 = loc(fused[#loc42, #loc36, #loc4, #loc41])
-#loc104 = loc(fused[#loc38, #loc36, #loc4, #loc41])
-#loc105 = loc(fused[#loc38, #loc47, #loc4, #loc12])
-#loc106 = loc(fused[#loc24, #loc37, #loc4, #loc12])
-#loc107 = loc(fused[#loc24, #loc36, #loc4, #loc12])
-#loc108 = loc(fused[#loc24, #loc21, #loc4, #loc12])
-#loc109 = loc(fused[#loc24, #loc14, #loc4, #loc12])
-#loc110 = loc(fused[#loc24, #loc48, #loc4, #loc12])
-#loc111 = loc(fused[#loc24, #loc15, #loc4, #loc12])
-#loc112 = loc(fused[#loc24, #loc49, #loc4, #loc12])
-#loc113 = loc(fused[#loc40, #loc18, #loc4, #loc12])
-#loc114 = loc(fused[#loc38, #loc47, #loc4, #loc5])
-#loc115 = loc(fused[#loc13, #loc37, #loc4, #loc5])
-#loc116 = loc(fused[#loc13, #loc36, #loc4, #loc5])
-#loc117 = loc(fused[#loc13, #loc21, #loc4, #loc5])
-#loc118 = loc(fused[#loc13, #loc26, #loc4, #loc5])
+#loc85 = loc(fused[#loc37, #loc38, #loc8, #loc5])
+#loc86 = loc(fused[#loc39, #loc31, #loc8, #loc12])
+#loc87 = loc(fused[#loc23, #loc14, #loc8, #loc12])
+#loc88 = loc(fused[#loc23, #loc32, #loc8, #loc12])
+#loc89 = loc(fused[#loc23, #loc33, #loc8, #loc12])
+#loc90 = loc(fused[#loc23, #loc20, #loc8, #loc12])
+#loc91 = loc(fused[#loc23, #loc34, #loc8, #loc12])
+#loc92 = loc(fused[#loc23, #loc35, #loc8, #loc12])
+#loc93 = loc(fused[#loc23, #loc36, #loc8, #loc12])
+#loc94 = loc(fused[#loc37, #loc38, #loc8, #loc12])
+#loc96 = loc(fused[#loc41, #loc42, #loc8, #loc40])
+#loc97 = loc(fused[#loc41, #loc43, #loc8, #loc40])
+#loc98 = loc(fused[#loc6, #loc44, #loc4, #loc9])
+#loc100 = loc(fused[#loc41, #loc42, #loc4, #loc40])
+#loc101 = loc(fused[#loc41, #loc36, #loc4, #loc40])
+#loc102 = loc(fused[#loc41, #loc35, #loc4, #loc40])
+#loc103 = loc(fused[#loc37, #loc35, #loc4, #loc40])
+#loc104 = loc(fused[#loc37, #loc46, #loc4, #loc12])
+#loc105 = loc(fused[#loc23, #loc36, #loc4, #loc12])
+#loc106 = loc(fused[#loc23, #loc35, #loc4, #loc12])
+#loc107 = loc(fused[#loc23, #loc20, #loc4, #loc12])
+#loc108 = loc(fused[#loc23, #loc47, #loc4, #loc12])
+#loc109 = loc(fused[#loc23, #loc48, #loc4, #loc12])
+#loc110 = loc(fused[#loc23, #loc14, #loc4, #loc12])
+#loc111 = loc(fused[#loc23, #loc49, #loc4, #loc12])
+#loc112 = loc(fused[#loc39, #loc17, #loc4, #loc12])
+#loc113 = loc(fused[#loc37, #loc46, #loc4, #loc5])
+#loc114 = loc(fused[#loc13, #loc36, #loc4, #loc5])
+#loc115 = loc(fused[#loc13, #loc35, #loc4, #loc5])
+#loc116 = loc(fused[#loc13, #loc20, #loc4, #loc5])
+#loc117 = loc(fused[#loc13, #loc47, #loc4, #loc5])
+#loc118 = loc(fused[#loc13, #loc25, #loc4, #loc5])
 #loc119 = loc(fused[#loc13, #loc48, #loc4, #loc5])
-#loc120 = loc(fused[#loc13, #loc15, #loc4, #loc5])
+#loc120 = loc(fused[#loc13, #loc14, #loc4, #loc5])
 #loc121 = loc(fused[#loc13, #loc49, #loc4, #loc5])
-#loc122 = loc(fused[#loc27, #loc21, #loc28, #loc31])
-#loc123 = loc(fused[#loc27, #loc15, #loc28, #loc31])
-#loc124 = loc(fused[#loc27, #loc50, #loc28, #loc51])
-#loc125 = loc(fused[#loc27, #loc52, #loc28, #loc51])
-#loc126 = loc(fused[#loc27, #loc21, #loc28, #loc53])
-#loc127 = loc(fused[#loc27, #loc34, #loc28, #loc53])
-#loc128 = loc(fused[#loc54, #loc21, #loc28, #loc31])
-#loc129 = loc(fused[#loc54, #loc30, #loc28, #loc31])
-#loc130 = loc(fused[#loc54, #loc15, #loc28, #loc31])
-#loc131 = loc(fused[#loc54, #loc50, #loc28, #loc51])
-#loc132 = loc(fused[#loc54, #loc52, #loc28, #loc51])
-#loc133 = loc(fused[#loc54, #loc15, #loc28, #loc29])
-#loc134 = loc(fused[#loc54, #loc21, #loc28, #loc53])
-#loc135 = loc(fused[#loc54, #loc34, #loc28, #loc53])
-#loc136 = loc(fused[#loc55, #loc21, #loc28, #loc31])
-#loc137 = loc(fused[#loc55, #loc30, #loc28, #loc31])
-#loc138 = loc(fused[#loc55, #loc15, #loc28, #loc31])
-#loc139 = loc(fused[#loc55, #loc50, #loc28, #loc51])
-#loc140 = loc(fused[#loc55, #loc52, #loc28, #loc51])
-#loc141 = loc(fused[#loc55, #loc15, #loc28, #loc29])
-#loc142 = loc(fused[#loc55, #loc21, #loc28, #loc53])
-#loc143 = loc(fused[#loc55, #loc34, #loc28, #loc53])
-#loc144 = loc(fused[#loc56, #loc21, #loc28, #loc31])
-#loc145 = loc(fused[#loc56, #loc30, #loc28, #loc31])
-#loc146 = loc(fused[#loc56, #loc15, #loc28, #loc31])
-#loc147 = loc(fused[#loc56, #loc50, #loc28, #loc51])
-#loc148 = loc(fused[#loc56, #loc52, #loc28, #loc51])
-#loc149 = loc(fused[#loc56, #loc15, #loc28, #loc29])
-#loc150 = loc(fused[#loc56, #loc21, #loc28, #loc53])
-#loc151 = loc(fused[#loc56, #loc34, #loc28, #loc53])
-#loc152 = loc(fused[#loc57, #loc21, #loc28, #loc31])
-#loc153 = loc(fused[#loc57, #loc30, #loc28, #loc31])
-#loc154 = loc(fused[#loc57, #loc15, #loc28, #loc31])
-#loc155 = loc(fused[#loc57, #loc50, #loc28, #loc51])
-#loc156 = loc(fused[#loc57, #loc52, #loc28, #loc51])
-#loc157 = loc(fused[#loc57, #loc15, #loc28, #loc29])
-#loc158 = loc(fused[#loc57, #loc21, #loc28, #loc53])
-#loc159 = loc(fused[#loc57, #loc34, #loc28, #loc53])
-#loc160 = loc(fused[#loc58, #loc21, #loc28, #loc31])
-#loc161 = loc(fused[#loc58, #loc30, #loc28, #loc31])
-#loc162 = loc(fused[#loc58, #loc15, #loc28, #loc31])
-#loc163 = loc(fused[#loc58, #loc50, #loc28, #loc51])
-#loc164 = loc(fused[#loc58, #loc52, #loc28, #loc51])
-#loc165 = loc(fused[#loc58, #loc15, #loc28, #loc29])
-#loc166 = loc(fused[#loc58, #loc21, #loc28, #loc53])
-#loc167 = loc(fused[#loc58, #loc34, #loc28, #loc53])
-#loc168 = loc(fused[#loc59, #loc21, #loc28, #loc31])
-#loc169 = loc(fused[#loc59, #loc30, #loc28, #loc31])
-#loc170 = loc(fused[#loc59, #loc15, #loc28, #loc31])
-#loc171 = loc(fused[#loc59, #loc50, #loc28, #loc51])
-#loc172 = loc(fused[#loc59, #loc52, #loc28, #loc51])
-#loc173 = loc(fused[#loc59, #loc15, #loc28, #loc29])
-#loc174 = loc(fused[#loc59, #loc21, #loc28, #loc53])
-#loc175 = loc(fused[#loc59, #loc34, #loc28, #loc53])
-#loc176 = loc(fused[#loc60, #loc21, #loc28, #loc31])
-#loc177 = loc(fused[#loc60, #loc30, #loc28, #loc31])
-#loc178 = loc(fused[#loc60, #loc15, #loc28, #loc31])
-#loc179 = loc(fused[#loc60, #loc50, #loc28, #loc51])
-#loc180 = loc(fused[#loc60, #loc52, #loc28, #loc51])
-#loc181 = loc(fused[#loc60, #loc15, #loc28, #loc29])
-#loc182 = loc(fused[#loc60, #loc21, #loc28, #loc53])
-#loc183 = loc(fused[#loc60, #loc34, #loc28, #loc53])
-#loc184 = loc(fused[#loc61, #loc21, #loc28, #loc31])
-#loc185 = loc(fused[#loc61, #loc30, #loc28, #loc31])
-#loc186 = loc(fused[#loc61, #loc15, #loc28, #loc31])
-#loc187 = loc(fused[#loc61, #loc50, #loc28, #loc51])
-#loc188 = loc(fused[#loc61, #loc52, #loc28, #loc51])
-#loc189 = loc(fused[#loc61, #loc15, #loc28, #loc29])
-#loc190 = loc(fused[#loc61, #loc21, #loc28, #loc53])
-#loc191 = loc(fused[#loc61, #loc34, #loc28, #loc53])
+#loc122 = loc(fused[#loc26, #loc20, #loc27, #loc30])
+#loc123 = loc(fused[#loc26, #loc14, #loc27, #loc30])
+#loc124 = loc(fused[#loc26, #loc50, #loc27, #loc51])
+#loc125 = loc(fused[#loc26, #loc52, #loc27, #loc51])
+#loc126 = loc(fused[#loc26, #loc20, #loc27, #loc53])
+#loc127 = loc(fused[#loc26, #loc33, #loc27, #loc53])
+#loc128 = loc(fused[#loc54, #loc20, #loc27, #loc30])
+#loc129 = loc(fused[#loc54, #loc29, #loc27, #loc30])
+#loc130 = loc(fused[#loc54, #loc14, #loc27, #loc30])
+#loc131 = loc(fused[#loc54, #loc50, #loc27, #loc51])
+#loc132 = loc(fused[#loc54, #loc52, #loc27, #loc51])
+#loc133 = loc(fused[#loc54, #loc14, #loc27, #loc28])
+#loc134 = loc(fused[#loc54, #loc20, #loc27, #loc53])
+#loc135 = loc(fused[#loc54, #loc33, #loc27, #loc53])
+#loc136 = loc(fused[#loc55, #loc20, #loc27, #loc30])
+#loc137 = loc(fused[#loc55, #loc29, #loc27, #loc30])
+#loc138 = loc(fused[#loc55, #loc14, #loc27, #loc30])
+#loc139 = loc(fused[#loc55, #loc50, #loc27, #loc51])
+#loc140 = loc(fused[#loc55, #loc52, #loc27, #loc51])
+#loc141 = loc(fused[#loc55, #loc14, #loc27, #loc28])
+#loc142 = loc(fused[#loc55, #loc20, #loc27, #loc53])
+#loc143 = loc(fused[#loc55, #loc33, #loc27, #loc53])
+#loc144 = loc(fused[#loc56, #loc20, #loc27, #loc30])
+#loc145 = loc(fused[#loc56, #loc29, #loc27, #loc30])
+#loc146 = loc(fused[#loc56, #loc14, #loc27, #loc30])
+#loc147 = loc(fused[#loc56, #loc50, #loc27, #loc51])
+#loc148 = loc(fused[#loc56, #loc52, #loc27, #loc51])
+#loc149 = loc(fused[#loc56, #loc14, #loc27, #loc28])
+#loc150 = loc(fused[#loc56, #loc20, #loc27, #loc53])
+#loc151 = loc(fused[#loc56, #loc33, #loc27, #loc53])
+#loc152 = loc(fused[#loc57, #loc20, #loc27, #loc30])
+#loc153 = loc(fused[#loc57, #loc29, #loc27, #loc30])
+#loc154 = loc(fused[#loc57, #loc14, #loc27, #loc30])
+#loc155 = loc(fused[#loc57, #loc50, #loc27, #loc51])
+#loc156 = loc(fused[#loc57, #loc52, #loc27, #loc51])
+#loc157 = loc(fused[#loc57, #loc14, #loc27, #loc28])
+#loc158 = loc(fused[#loc57, #loc20, #loc27, #loc53])
+#loc159 = loc(fused[#loc57, #loc33, #loc27, #loc53])
+#loc160 = loc(fused[#loc58, #loc20, #loc27, #loc30])
+#loc161 = loc(fused[#loc58, #loc29, #loc27, #loc30])
+#loc162 = loc(fused[#loc58, #loc14, #loc27, #loc30])
+#loc163 = loc(fused[#loc58, #loc50, #loc27, #loc51])
+#loc164 = loc(fused[#loc58, #loc52, #loc27, #loc51])
+#loc165 = loc(fused[#loc58, #loc14, #loc27, #loc28])
+#loc166 = loc(fused[#loc58, #loc20, #loc27, #loc53])
+#loc167 = loc(fused[#loc58, #loc33, #loc27, #loc53])
+#loc168 = loc(fused[#loc59, #loc20, #loc27, #loc30])
+#loc169 = loc(fused[#loc59, #loc29, #loc27, #loc30])
+#loc170 = loc(fused[#loc59, #loc14, #loc27, #loc30])
+#loc171 = loc(fused[#loc59, #loc50, #loc27, #loc51])
+#loc172 = loc(fused[#loc59, #loc52, #loc27, #loc51])
+#loc173 = loc(fused[#loc59, #loc14, #loc27, #loc28])
+#loc174 = loc(fused[#loc59, #loc20, #loc27, #loc53])
+#loc175 = loc(fused[#loc59, #loc33, #loc27, #loc53])
+#loc176 = loc(fused[#loc60, #loc20, #loc27, #loc30])
+#loc177 = loc(fused[#loc60, #loc29, #loc27, #loc30])
+#loc178 = loc(fused[#loc60, #loc14, #loc27, #loc30])
+#loc179 = loc(fused[#loc60, #loc50, #loc27, #loc51])
+#loc180 = loc(fused[#loc60, #loc52, #loc27, #loc51])
+#loc181 = loc(fused[#loc60, #loc14, #loc27, #loc28])
+#loc182 = loc(fused[#loc60, #loc20, #loc27, #loc53])
+#loc183 = loc(fused[#loc60, #loc33, #loc27, #loc53])
+#loc184 = loc(fused[#loc61, #loc20, #loc27, #loc30])
+#loc185 = loc(fused[#loc61, #loc29, #loc27, #loc30])
+#loc186 = loc(fused[#loc61, #loc14, #loc27, #loc30])
+#loc187 = loc(fused[#loc61, #loc50, #loc27, #loc51])
+#loc188 = loc(fused[#loc61, #loc52, #loc27, #loc51])
+#loc189 = loc(fused[#loc61, #loc14, #loc27, #loc28])
+#loc190 = loc(fused[#loc61, #loc20, #loc27, #loc53])
+#loc191 = loc(fused[#loc61, #loc33, #loc27, #loc53])
 "builtin.module"() ({
   "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "conv1.weight"}, {amp.import_role = "parameter", amp.name = "conv1.bias"}, {amp.import_role = "parameter", amp.name = "bn1.weight"}, {amp.import_role = "parameter", amp.name = "bn1.bias"}, {amp.import_role = "parameter", amp.name = "conv2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "bn1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn2.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "bn2.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "bn2.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<4x3x8x8xf32>, tensor<4xi64>, tensor<f32>) -> (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "conv1.weight"}, {amp.import_role = "gradient", amp.name = "conv1.bias"}, {amp.import_role = "gradient", amp.name = "bn1.weight"}, {amp.import_role = "gradient", amp.name = "bn1.bias"}, {amp.import_role = "gradient", amp.name = "conv2.weight"}, {amp.import_role = "gradient", amp.name = "bn2.weight"}, {amp.import_role = "gradient", amp.name = "bn2.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "conv1.weight"}, {amp.import_role = "parameter", amp.name = "conv1.bias"}, {amp.import_role = "parameter", amp.name = "bn1.weight"}, {amp.import_role = "parameter", amp.name = "bn1.bias"}, {amp.import_role = "parameter", amp.name = "conv2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.weight"}, {amp.import_role = "parameter", amp.name = "bn2.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "bn1.running_var"}, {amp.import_role = "buffer", amp.name = "bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "bn2.running_var"}, {amp.import_role = "buffer", amp.name = "bn2.num_batches_tracked"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<8x3x3x3xf32> loc("train_step"), %arg1: tensor<8xf32> loc("train_step"), %arg2: tensor<8xf32> loc("train_step"), %arg3: tensor<8xf32> loc("train_step"), %arg4: tensor<8x8x3x3xf32> loc("train_step"), %arg5: tensor<8xf32> loc("train_step"), %arg6: tensor<8xf32> loc("train_step"), %arg7: tensor<4x32xf32> loc("train_step"), %arg8: tensor<4xf32> loc("train_step"), %arg9: tensor<8xf32> loc("train_step"), %arg10: tensor<8xf32> loc("train_step"), %arg11: tensor<i64> loc("train_step"), %arg12: tensor<8xf32> loc("train_step"), %arg13: tensor<8xf32> loc("train_step"), %arg14: tensor<i64> loc("train_step"), %arg15: tensor<f32> loc("train_step"), %arg16: tensor<8x3x3x3xf32> loc("train_step"), %arg17: tensor<f32> loc("train_step"), %arg18: tensor<8xf32> loc("train_step"), %arg19: tensor<f32> loc("train_step"), %arg20: tensor<8xf32> loc("train_step"), %arg21: tensor<f32> loc("train_step"), %arg22: tensor<8xf32> loc("train_step"), %arg23: tensor<f32> loc("train_step"), %arg24: tensor<8x8x3x3xf32> loc("train_step"), %arg25: tensor<f32> loc("train_step"), %arg26: tensor<8xf32> loc("train_step"), %arg27: tensor<f32> loc("train_step"), %arg28: tensor<8xf32> loc("train_step"), %arg29: tensor<f32> loc("train_step"), %arg30: tensor<4x32xf32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<4xf32> loc("train_step"), %arg33: tensor<f32> loc("train_step"), %arg34: tensor<f32> loc("train_step"), %arg35: tensor<f32> loc("train_step"), %arg36: tensor<4x3x8x8xf32> loc("train_step"), %arg37: tensor<4xi64> loc("train_step"), %arg38: tensor<f32> loc("train_step")):
     %0 = "arith.constant"() <{value = 8 : i64}> : () -> i64 loc(#loc62)
     %1 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc63)
     %2 = "arith.constant"() <{value = 4 : i64}> : () -> i64 loc(#loc64)
-    %3 = "arith.constant"() <{value = 3 : i64}> : () -> i64 loc(#loc65)
-    %4 = "arith.constant"() <{value = 2 : i64}> : () -> i64 loc(#loc64)
-    %5 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc63)
-    %6 = "arith.constant"() <{value = 1 : i64}> : () -> i64 loc(#loc66)
-    %7 = "arith.constant"() <{value = 1 : index}> : () -> index loc(#loc67)
-    %8 = "arith.constant"() <{value = 2 : index}> : () -> index loc(#loc67)
-    %9 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc68)
-    %10 = "arith.constant"() <{value = -1 : i64}> : () -> i64 loc(#loc67)
-    %11 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc69)
-    %12 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc70)
-    %13 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x8x8xf32>}> : () -> tensor<4x8x8x8xf32> loc(#loc62)
-    %14 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x4x4xf32>}> : () -> tensor<4x8x4x4xf32> loc(#loc64)
-    %15 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x4xf32>}> : () -> tensor<4x4xf32> loc(#loc70)
-    %16 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc63)
-    %17 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc70)
-    %18 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc71)
-    %19 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc71)
-    %20 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc66)
-    %21 = "arith.constant"() <{value = 2.560000e+02 : f32}> : () -> f32 loc(#loc72)
-    %22 = "arith.constant"() <{value = 2.550000e+02 : f32}> : () -> f32 loc(#loc73)
-    %23 = "arith.constant"() <{value = 8 : index}> : () -> index loc(#loc67)
-    %24 = "arith.constant"() <{value = 6.400000e+01 : f32}> : () -> f32 loc(#loc74)
-    %25 = "arith.constant"() <{value = 6.300000e+01 : f32}> : () -> f32 loc(#loc75)
-    %26 = "arith.constant"() <{value = 4.000000e+00 : f32}> : () -> f32 loc(#loc76)
-    %27 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x4x1xf32>}> : () -> tensor<4x8x4x1xf32> loc(#loc64)
-    %28 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x1x2xf32>}> : () -> tensor<4x8x1x2xf32> loc(#loc64)
-    %29 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc77)
-    %30 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x1x4xf32>}> : () -> tensor<4x8x1x4xf32> loc(#loc62)
-    %31 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x8x1xf32>}> : () -> tensor<4x8x8x1xf32> loc(#loc62)
-    %32 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc78)
-    %33 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc63)
-    %34 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc79)
-    %35 = "tensor.pad"(%arg36) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg1028: index loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg1029: index loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg1030: index loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg1031: index loc(fused[#loc17, #loc32, #loc8, #loc5])):
-      "tensor.yield"(%9) : (f32) -> () loc(#loc80)
-    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc80)
-    %36 = "tensor.empty"() : () -> tensor<4x8x8x8xf32> loc(#loc80)
-    %37 = "linalg.broadcast"(%arg1, %36) <{dimensions = array<i64: 0, 2, 3>}> ({
-    ^bb0(%arg1026: f32 loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg1027: f32 loc(fused[#loc17, #loc32, #loc8, #loc5])):
-      "linalg.yield"(%arg1026) : (f32) -> () loc(#loc80)
-    }) : (tensor<8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc80)
-    %38 = "linalg.conv_2d_nchw_fchw"(%35, %arg0, %37) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg1023: f32 loc(unknown), %arg1024: f32 loc(unknown), %arg1025: f32 loc(unknown)):
-      %925 = "arith.mulf"(%arg1023, %arg1024) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      %926 = "arith.addf"(%arg1025, %925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%926) : (f32) -> () loc(#loc80)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x3x3xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc80)
-    %39 = "tensor.empty"() : () -> tensor<i64> loc(#loc66)
-    %40 = "linalg.generic"(%arg11, %39) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1021: i64 loc(fused[#loc13, #loc15, #loc8, #loc5]), %arg1022: i64 loc(fused[#loc13, #loc15, #loc8, #loc5])):
-      %924 = "arith.addi"(%arg1021, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc66)
-      "linalg.yield"(%924) : (i64) -> () loc(#loc66)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc66)
-    %41 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc81)
-    %42 = "linalg.fill"(%9, %41) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1019: f32 loc(unknown), %arg1020: f32 loc(unknown)):
-      "linalg.yield"(%arg1019) : (f32) -> () loc(#loc81)
-    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
-    %43 = "linalg.generic"(%38, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1017: f32 loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg1018: f32 loc(fused[#loc13, #loc33, #loc8, #loc5])):
-      %923 = "arith.addf"(%arg1017, %arg1018) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%923) : (f32) -> () loc(#loc81)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
-    %44 = "linalg.generic"(%43, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1015: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg1016: f32 loc(fused[#loc13, #loc33, #loc8, #loc5])):
-      %922 = "arith.divf"(%arg1015, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%922) : (f32) -> () loc(#loc81)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
-    %45 = "linalg.generic"(%38, %44, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1012: f32 loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg1013: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg1014: f32 loc(fused[#loc13, #loc34, #loc8, #loc5])):
-      %921 = "arith.subf"(%arg1012, %arg1013) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%921) : (f32) -> () loc(#loc82)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc82)
-    %46 = "linalg.generic"(%45, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1009: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg1010: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg1011: f32 loc(fused[#loc13, #loc21, #loc8, #loc5])):
-      %920 = "arith.mulf"(%arg1009, %arg1010) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%920) : (f32) -> () loc(#loc71)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc71)
-    %47 = "linalg.generic"(%46, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1007: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg1008: f32 loc(fused[#loc13, #loc33, #loc8, #loc5])):
-      %919 = "arith.addf"(%arg1007, %arg1008) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%919) : (f32) -> () loc(#loc81)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
-    %48 = "linalg.generic"(%47, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1005: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg1006: f32 loc(fused[#loc13, #loc33, #loc8, #loc5])):
-      %918 = "arith.divf"(%arg1005, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%918) : (f32) -> () loc(#loc81)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc81)
-    %49 = "linalg.generic"(%48, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1003: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg1004: f32 loc(fused[#loc13, #loc15, #loc8, #loc5])):
-      %916 = "arith.truncf"(%20) : (f64) -> f32 loc(#loc66)
-      %917 = "arith.addf"(%arg1003, %916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%917) : (f32) -> () loc(#loc66)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc66)
-    %50 = "linalg.generic"(%49, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1001: f32 loc(fused[#loc13, #loc15, #loc8, #loc5]), %arg1002: f32 loc(fused[#loc13, #loc35, #loc8, #loc5])):
-      %915 = "math.rsqrt"(%arg1001) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%915) : (f32) -> () loc(#loc83)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc83)
-    %51 = "linalg.generic"(%45, %50, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg998: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg999: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg1000: f32 loc(fused[#loc13, #loc21, #loc8, #loc5])):
-      %914 = "arith.mulf"(%arg998, %arg999) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%914) : (f32) -> () loc(#loc71)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc71)
-    %52 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
-    %53 = "linalg.generic"(%51, %52, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg995: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg996: f32 loc(fused[#loc13, #loc36, #loc8, #loc5]), %arg997: f32 loc(fused[#loc13, #loc21, #loc8, #loc5])):
-      %913 = "arith.mulf"(%arg995, %arg996) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%913) : (f32) -> () loc(#loc71)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc71)
-    %54 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc84)
-    %55 = "linalg.generic"(%53, %54, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg992: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg993: f32 loc(fused[#loc13, #loc36, #loc8, #loc5]), %arg994: f32 loc(fused[#loc13, #loc15, #loc8, #loc5])):
-      %912 = "arith.addf"(%arg992, %arg993) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%912) : (f32) -> () loc(#loc66)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc66)
-    %56 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc85)
-    %57 = "linalg.fill"(%9, %56) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg990: f32 loc(unknown), %arg991: f32 loc(unknown)):
-      "linalg.yield"(%arg990) : (f32) -> () loc(#loc85)
-    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
-    %58 = "linalg.generic"(%46, %57) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg988: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg989: f32 loc(fused[#loc13, #loc37, #loc8, #loc5])):
-      %911 = "arith.addf"(%arg988, %arg989) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%911) : (f32) -> () loc(#loc85)
-    }) : (tensor<4x8x8x8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc85)
-    %59 = "linalg.generic"(%58, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg986: f32 loc(fused[#loc13, #loc37, #loc8, #loc5]), %arg987: f32 loc(fused[#loc13, #loc23, #loc8, #loc5])):
-      %910 = "arith.divf"(%arg986, %22) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%910) : (f32) -> () loc(#loc73)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc73)
-    %60 = "tensor.collapse_shape"(%44) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc84)
-    %61 = "linalg.generic"(%60, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg984: f32 loc(fused[#loc13, #loc36, #loc8, #loc5]), %arg985: f32 loc(fused[#loc13, #loc21, #loc8, #loc5])):
-      %908 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc71)
-      %909 = "arith.mulf"(%arg984, %908) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%909) : (f32) -> () loc(#loc71)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc71)
-    %62 = "linalg.generic"(%arg9, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg982: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg983: f32 loc(fused[#loc13, #loc21, #loc8, #loc5])):
-      %906 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc71)
-      %907 = "arith.mulf"(%arg982, %906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%907) : (f32) -> () loc(#loc71)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc71)
-    %63 = "linalg.generic"(%61, %62, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg979: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg980: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg981: f32 loc(fused[#loc13, #loc15, #loc8, #loc5])):
-      %905 = "arith.addf"(%arg979, %arg980) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%905) : (f32) -> () loc(#loc66)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc66)
-    %64 = "linalg.generic"(%59, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg977: f32 loc(fused[#loc13, #loc23, #loc8, #loc5]), %arg978: f32 loc(fused[#loc13, #loc21, #loc8, #loc5])):
-      %903 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc71)
-      %904 = "arith.mulf"(%arg977, %903) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%904) : (f32) -> () loc(#loc71)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc71)
-    %65 = "linalg.generic"(%arg10, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg975: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg976: f32 loc(fused[#loc13, #loc21, #loc8, #loc5])):
-      %901 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc71)
-      %902 = "arith.mulf"(%arg975, %901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%902) : (f32) -> () loc(#loc71)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc71)
-    %66 = "linalg.generic"(%64, %65, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg972: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg973: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg974: f32 loc(fused[#loc13, #loc15, #loc8, #loc5])):
-      %900 = "arith.addf"(%arg972, %arg973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%900) : (f32) -> () loc(#loc66)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc66)
-    %67 = "linalg.generic"(%55, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg970: f32 loc(fused[#loc13, #loc15, #loc8, #loc5]), %arg971: f32 loc(fused[#loc38, #loc39, #loc8, #loc5])):
-      %898 = "arith.cmpf"(%arg970, %9) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc86)
-      %899 = "arith.select"(%898, %arg970, %9) : (i1, f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%899) : (f32) -> () loc(#loc86)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc86)
-    %68 = "tensor.pad"(%67) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg966: index loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg967: index loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg968: index loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg969: index loc(fused[#loc2, #loc16, #loc8, #loc5])):
-      "tensor.yield"(%11) : (f32) -> () loc(#loc67)
-    }) : (tensor<4x8x8x8xf32>) -> tensor<4x8x10x10xf32> loc(#loc67)
-    %69 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc67)
-    %70 = "linalg.fill"(%11, %69) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg964: f32 loc(unknown), %arg965: f32 loc(unknown)):
-      "linalg.yield"(%arg964) : (f32) -> () loc(#loc67)
-    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc67)
-    %71 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc67)
-    %72 = "linalg.pooling_nchw_max"(%68, %71, %70) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
-    ^bb0(%arg961: f32 loc(unknown), %arg962: f32 loc(unknown), %arg963: f32 loc(unknown)):
-      %897 = "arith.maximumf"(%arg963, %arg961) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%897) : (f32) -> () loc(#loc67)
-    }) {linalg.memoized_indexing_maps = [#map8, #map9, #map10]} : (tensor<4x8x10x10xf32>, tensor<3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc67)
-    %73 = "tensor.empty"() : () -> tensor<4x8x4x4xi64> loc(#loc67)
-    %74 = "linalg.fill"(%10, %73) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg959: i64 loc(unknown), %arg960: i64 loc(unknown)):
-      "linalg.yield"(%arg959) : (i64) -> () loc(#loc67)
-    }) : (i64, tensor<4x8x4x4xi64>) -> tensor<4x8x4x4xi64> loc(#loc67)
-    %75 = "tensor.empty"() : () -> tensor<3x3xi64> loc(#loc67)
-    %76 = "linalg.generic"(%72, %75, %74) <{indexing_maps = [#map10, #map9, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg956: f32 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg957: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg958: i64 loc(fused[#loc2, #loc16, #loc8, #loc5])):
-      %877 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc67)
-      %878 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc67)
-      %879 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc67)
-      %880 = "linalg.index"() <{dim = 4 : i64}> : () -> index loc(#loc67)
-      %881 = "arith.muli"(%879, %8) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %882 = "arith.addi"(%881, %880) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %883 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc67)
-      %884 = "linalg.index"() <{dim = 5 : i64}> : () -> index loc(#loc67)
-      %885 = "arith.muli"(%883, %8) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %886 = "arith.addi"(%885, %884) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %887 = "tensor.extract"(%68, %877, %878, %882, %886) : (tensor<4x8x10x10xf32>, index, index, index, index) -> f32 loc(#loc67)
-      %888 = "arith.cmpf"(%887, %arg956) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc67)
-      %889 = "arith.subi"(%886, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %890 = "arith.subi"(%882, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %891 = "arith.muli"(%890, %23) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %892 = "arith.addi"(%889, %891) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc67)
-      %893 = "arith.index_cast"(%892) : (index) -> i64 loc(#loc67)
-      %894 = "arith.select"(%888, %893, %arg958) : (i1, i64, i64) -> i64 loc(#loc67)
-      %895 = "arith.cmpi"(%arg958, %10) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc67)
-      %896 = "arith.select"(%895, %894, %arg958) : (i1, i64, i64) -> i64 loc(#loc67)
-      "linalg.yield"(%896) : (i64) -> () loc(#loc67)
-    }) : (tensor<4x8x4x4xf32>, tensor<3x3xi64>, tensor<4x8x4x4xi64>) -> tensor<4x8x4x4xi64> loc(#loc67)
-    %77 = "tensor.pad"(%72) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg952: index loc(fused[#loc40, #loc32, #loc8, #loc12]), %arg953: index loc(fused[#loc40, #loc32, #loc8, #loc12]), %arg954: index loc(fused[#loc40, #loc32, #loc8, #loc12]), %arg955: index loc(fused[#loc40, #loc32, #loc8, #loc12])):
-      "tensor.yield"(%9) : (f32) -> () loc(#loc87)
-    }) : (tensor<4x8x4x4xf32>) -> tensor<4x8x6x6xf32> loc(#loc87)
-    %78 = "linalg.fill"(%9, %69) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg950: f32 loc(unknown), %arg951: f32 loc(unknown)):
-      "linalg.yield"(%arg950) : (f32) -> () loc(#loc87)
-    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc87)
-    %79 = "linalg.conv_2d_nchw_fchw"(%77, %arg4, %78) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg947: f32 loc(unknown), %arg948: f32 loc(unknown), %arg949: f32 loc(unknown)):
-      %875 = "arith.mulf"(%arg947, %arg948) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      %876 = "arith.addf"(%arg949, %875) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%876) : (f32) -> () loc(#loc87)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc87)
-    %80 = "linalg.generic"(%arg14, %39) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg945: i64 loc(fused[#loc24, #loc15, #loc8, #loc12]), %arg946: i64 loc(fused[#loc24, #loc15, #loc8, #loc12])):
-      %874 = "arith.addi"(%arg945, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc88)
-      "linalg.yield"(%874) : (i64) -> () loc(#loc88)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc88)
-    %81 = "linalg.generic"(%79, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg943: f32 loc(fused[#loc40, #loc32, #loc8, #loc12]), %arg944: f32 loc(fused[#loc24, #loc33, #loc8, #loc12])):
-      %873 = "arith.addf"(%arg943, %arg944) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
-      "linalg.yield"(%873) : (f32) -> () loc(#loc89)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
-    %82 = "linalg.generic"(%81, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg941: f32 loc(fused[#loc24, #loc33, #loc8, #loc12]), %arg942: f32 loc(fused[#loc24, #loc33, #loc8, #loc12])):
-      %872 = "arith.divf"(%arg941, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
-      "linalg.yield"(%872) : (f32) -> () loc(#loc89)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
-    %83 = "linalg.generic"(%79, %82, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg938: f32 loc(fused[#loc40, #loc32, #loc8, #loc12]), %arg939: f32 loc(fused[#loc24, #loc33, #loc8, #loc12]), %arg940: f32 loc(fused[#loc24, #loc34, #loc8, #loc12])):
-      %871 = "arith.subf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%871) : (f32) -> () loc(#loc90)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc90)
-    %84 = "linalg.generic"(%83, %83, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg935: f32 loc(fused[#loc24, #loc34, #loc8, #loc12]), %arg936: f32 loc(fused[#loc24, #loc34, #loc8, #loc12]), %arg937: f32 loc(fused[#loc24, #loc21, #loc8, #loc12])):
-      %870 = "arith.mulf"(%arg935, %arg936) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%870) : (f32) -> () loc(#loc91)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc91)
-    %85 = "linalg.generic"(%84, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg933: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg934: f32 loc(fused[#loc24, #loc33, #loc8, #loc12])):
-      %869 = "arith.addf"(%arg933, %arg934) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
-      "linalg.yield"(%869) : (f32) -> () loc(#loc89)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
-    %86 = "linalg.generic"(%85, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg931: f32 loc(fused[#loc24, #loc33, #loc8, #loc12]), %arg932: f32 loc(fused[#loc24, #loc33, #loc8, #loc12])):
-      %868 = "arith.divf"(%arg931, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
-      "linalg.yield"(%868) : (f32) -> () loc(#loc89)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
-    %87 = "linalg.generic"(%86, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg929: f32 loc(fused[#loc24, #loc33, #loc8, #loc12]), %arg930: f32 loc(fused[#loc24, #loc15, #loc8, #loc12])):
-      %866 = "arith.truncf"(%20) : (f64) -> f32 loc(#loc88)
-      %867 = "arith.addf"(%arg929, %866) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%867) : (f32) -> () loc(#loc88)
+    %3 = "arith.constant"() <{value = 2 : i64}> : () -> i64 loc(#loc64)
+    %4 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc63)
+    %5 = "arith.constant"() <{value = 1 : i64}> : () -> i64 loc(#loc65)
+    %6 = "arith.constant"() <{value = 1 : index}> : () -> index loc(#loc66)
+    %7 = "arith.constant"() <{value = 2 : index}> : () -> index loc(#loc66)
+    %8 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc67)
+    %9 = "arith.constant"() <{value = -1 : i64}> : () -> i64 loc(#loc66)
+    %10 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc68)
+    %11 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc69)
+    %12 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x8x8xf32>}> : () -> tensor<4x8x8x8xf32> loc(#loc62)
+    %13 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x4x4xf32>}> : () -> tensor<4x8x4x4xf32> loc(#loc64)
+    %14 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x4xf32>}> : () -> tensor<4x4xf32> loc(#loc69)
+    %15 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc63)
+    %16 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc69)
+    %17 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc70)
+    %18 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc70)
+    %19 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc65)
+    %20 = "arith.constant"() <{value = 2.560000e+02 : f32}> : () -> f32 loc(#loc71)
+    %21 = "arith.constant"() <{value = 2.550000e+02 : f32}> : () -> f32 loc(#loc72)
+    %22 = "arith.constant"() <{value = 8 : index}> : () -> index loc(#loc66)
+    %23 = "arith.constant"() <{value = 6.400000e+01 : f32}> : () -> f32 loc(#loc73)
+    %24 = "arith.constant"() <{value = 6.300000e+01 : f32}> : () -> f32 loc(#loc74)
+    %25 = "arith.constant"() <{value = 4.000000e+00 : f32}> : () -> f32 loc(#loc75)
+    %26 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x4x1xf32>}> : () -> tensor<4x8x4x1xf32> loc(#loc64)
+    %27 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x1x2xf32>}> : () -> tensor<4x8x1x2xf32> loc(#loc64)
+    %28 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc76)
+    %29 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x1x4xf32>}> : () -> tensor<4x8x1x4xf32> loc(#loc62)
+    %30 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<4x8x8x1xf32>}> : () -> tensor<4x8x8x1xf32> loc(#loc62)
+    %31 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc77)
+    %32 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc63)
+    %33 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc78)
+    %34 = "tensor.pad"(%arg36) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg1036: index loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg1037: index loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg1038: index loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg1039: index loc(fused[#loc16, #loc31, #loc8, #loc5])):
+      "tensor.yield"(%8) : (f32) -> () loc(#loc79)
+    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc79)
+    %35 = "tensor.empty"() : () -> tensor<4x8x8x8xf32> loc(#loc79)
+    %36 = "linalg.broadcast"(%arg1, %35) <{dimensions = array<i64: 0, 2, 3>}> ({
+    ^bb0(%arg1034: f32 loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg1035: f32 loc(fused[#loc16, #loc31, #loc8, #loc5])):
+      "linalg.yield"(%arg1034) : (f32) -> () loc(#loc79)
+    }) : (tensor<8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc79)
+    %37 = "linalg.conv_2d_nchw_fchw"(%34, %arg0, %36) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg1031: f32 loc(unknown), %arg1032: f32 loc(unknown), %arg1033: f32 loc(unknown)):
+      %1178 = "arith.mulf"(%arg1031, %arg1032) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      %1179 = "arith.addf"(%arg1033, %1178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      "linalg.yield"(%1179) : (f32) -> () loc(#loc79)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x3x3xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc79)
+    %38 = "tensor.empty"() : () -> tensor<i64> loc(#loc65)
+    %39 = "linalg.generic"(%arg11, %38) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1029: i64 loc(fused[#loc13, #loc14, #loc8, #loc5]), %arg1030: i64 loc(fused[#loc13, #loc14, #loc8, #loc5])):
+      %1177 = "arith.addi"(%arg1029, %5) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc65)
+      "linalg.yield"(%1177) : (i64) -> () loc(#loc65)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc65)
+    %40 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc80)
+    %41 = "linalg.fill"(%8, %40) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1027: f32 loc(unknown), %arg1028: f32 loc(unknown)):
+      "linalg.yield"(%arg1027) : (f32) -> () loc(#loc80)
+    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
+    %42 = "linalg.generic"(%37, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1025: f32 loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg1026: f32 loc(fused[#loc13, #loc32, #loc8, #loc5])):
+      %1176 = "arith.addf"(%arg1025, %arg1026) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1176) : (f32) -> () loc(#loc80)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
+    %43 = "linalg.generic"(%42, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1023: f32 loc(fused[#loc13, #loc32, #loc8, #loc5]), %arg1024: f32 loc(fused[#loc13, #loc32, #loc8, #loc5])):
+      %1175 = "arith.divf"(%arg1023, %20) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1175) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
+    %44 = "linalg.generic"(%37, %43, %35) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1020: f32 loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg1021: f32 loc(fused[#loc13, #loc32, #loc8, #loc5]), %arg1022: f32 loc(fused[#loc13, #loc33, #loc8, #loc5])):
+      %1174 = "arith.subf"(%arg1020, %arg1021) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%1174) : (f32) -> () loc(#loc81)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc81)
+    %45 = "linalg.generic"(%44, %44, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1017: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg1018: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg1019: f32 loc(fused[#loc13, #loc20, #loc8, #loc5])):
+      %1173 = "arith.mulf"(%arg1017, %arg1018) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1173) : (f32) -> () loc(#loc70)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc70)
+    %46 = "linalg.generic"(%45, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1015: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg1016: f32 loc(fused[#loc13, #loc32, #loc8, #loc5])):
+      %1172 = "arith.addf"(%arg1015, %arg1016) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1172) : (f32) -> () loc(#loc80)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
+    %47 = "linalg.generic"(%46, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1013: f32 loc(fused[#loc13, #loc32, #loc8, #loc5]), %arg1014: f32 loc(fused[#loc13, #loc32, #loc8, #loc5])):
+      %1171 = "arith.divf"(%arg1013, %20) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%1171) : (f32) -> () loc(#loc80)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
+    %48 = "linalg.generic"(%47, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1011: f32 loc(fused[#loc13, #loc32, #loc8, #loc5]), %arg1012: f32 loc(fused[#loc13, #loc14, #loc8, #loc5])):
+      %1169 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc65)
+      %1170 = "arith.addf"(%arg1011, %1169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%1170) : (f32) -> () loc(#loc65)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc65)
+    %49 = "linalg.generic"(%48, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1009: f32 loc(fused[#loc13, #loc14, #loc8, #loc5]), %arg1010: f32 loc(fused[#loc13, #loc34, #loc8, #loc5])):
+      %1168 = "math.rsqrt"(%arg1009) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc82)
+      "linalg.yield"(%1168) : (f32) -> () loc(#loc82)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc82)
+    %50 = "linalg.generic"(%44, %49, %35) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1006: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg1007: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg1008: f32 loc(fused[#loc13, #loc20, #loc8, #loc5])):
+      %1167 = "arith.mulf"(%arg1006, %arg1007) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1167) : (f32) -> () loc(#loc70)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc70)
+    %51 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc83)
+    %52 = "linalg.generic"(%50, %51, %35) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1003: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg1004: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg1005: f32 loc(fused[#loc13, #loc20, #loc8, #loc5])):
+      %1166 = "arith.mulf"(%arg1003, %arg1004) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1166) : (f32) -> () loc(#loc70)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc70)
+    %53 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc83)
+    %54 = "linalg.generic"(%52, %53, %35) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1000: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg1001: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg1002: f32 loc(fused[#loc13, #loc14, #loc8, #loc5])):
+      %1165 = "arith.addf"(%arg1000, %arg1001) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%1165) : (f32) -> () loc(#loc65)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc65)
+    %55 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc84)
+    %56 = "linalg.fill"(%8, %55) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg998: f32 loc(unknown), %arg999: f32 loc(unknown)):
+      "linalg.yield"(%arg998) : (f32) -> () loc(#loc84)
+    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc84)
+    %57 = "linalg.generic"(%45, %56) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg996: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg997: f32 loc(fused[#loc13, #loc36, #loc8, #loc5])):
+      %1164 = "arith.addf"(%arg996, %arg997) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
+      "linalg.yield"(%1164) : (f32) -> () loc(#loc84)
+    }) : (tensor<4x8x8x8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc84)
+    %58 = "linalg.generic"(%57, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg994: f32 loc(fused[#loc13, #loc36, #loc8, #loc5]), %arg995: f32 loc(fused[#loc13, #loc22, #loc8, #loc5])):
+      %1163 = "arith.divf"(%arg994, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%1163) : (f32) -> () loc(#loc72)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc72)
+    %59 = "tensor.collapse_shape"(%43) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc83)
+    %60 = "linalg.generic"(%59, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg992: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg993: f32 loc(fused[#loc13, #loc20, #loc8, #loc5])):
+      %1161 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc70)
+      %1162 = "arith.mulf"(%arg992, %1161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1162) : (f32) -> () loc(#loc70)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc70)
+    %61 = "linalg.generic"(%arg9, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg990: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg991: f32 loc(fused[#loc13, #loc20, #loc8, #loc5])):
+      %1159 = "arith.truncf"(%17) : (f64) -> f32 loc(#loc70)
+      %1160 = "arith.mulf"(%arg990, %1159) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1160) : (f32) -> () loc(#loc70)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc70)
+    %62 = "linalg.generic"(%60, %61, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg987: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg988: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg989: f32 loc(fused[#loc13, #loc14, #loc8, #loc5])):
+      %1158 = "arith.addf"(%arg987, %arg988) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%1158) : (f32) -> () loc(#loc65)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc65)
+    %63 = "linalg.generic"(%58, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg985: f32 loc(fused[#loc13, #loc22, #loc8, #loc5]), %arg986: f32 loc(fused[#loc13, #loc20, #loc8, #loc5])):
+      %1156 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc70)
+      %1157 = "arith.mulf"(%arg985, %1156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1157) : (f32) -> () loc(#loc70)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc70)
+    %64 = "linalg.generic"(%arg10, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg983: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg984: f32 loc(fused[#loc13, #loc20, #loc8, #loc5])):
+      %1154 = "arith.truncf"(%17) : (f64) -> f32 loc(#loc70)
+      %1155 = "arith.mulf"(%arg983, %1154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%1155) : (f32) -> () loc(#loc70)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc70)
+    %65 = "linalg.generic"(%63, %64, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg980: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg981: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg982: f32 loc(fused[#loc13, #loc14, #loc8, #loc5])):
+      %1153 = "arith.addf"(%arg980, %arg981) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc65)
+      "linalg.yield"(%1153) : (f32) -> () loc(#loc65)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc65)
+    %66 = "linalg.generic"(%54, %35) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg978: f32 loc(fused[#loc13, #loc14, #loc8, #loc5]), %arg979: f32 loc(fused[#loc37, #loc38, #loc8, #loc5])):
+      %1151 = "arith.cmpf"(%arg978, %8) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc85)
+      %1152 = "arith.select"(%1151, %arg978, %8) : (i1, f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%1152) : (f32) -> () loc(#loc85)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc85)
+    %67 = "tensor.pad"(%66) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg974: index loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg975: index loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg976: index loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg977: index loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      "tensor.yield"(%10) : (f32) -> () loc(#loc66)
+    }) : (tensor<4x8x8x8xf32>) -> tensor<4x8x10x10xf32> loc(#loc66)
+    %68 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc66)
+    %69 = "linalg.fill"(%10, %68) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg972: f32 loc(unknown), %arg973: f32 loc(unknown)):
+      "linalg.yield"(%arg972) : (f32) -> () loc(#loc66)
+    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc66)
+    %70 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc66)
+    %71 = "linalg.pooling_nchw_max"(%67, %70, %69) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
+    ^bb0(%arg969: f32 loc(unknown), %arg970: f32 loc(unknown), %arg971: f32 loc(unknown)):
+      %1150 = "arith.maximumf"(%arg971, %arg969) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%1150) : (f32) -> () loc(#loc66)
+    }) {linalg.memoized_indexing_maps = [#map8, #map9, #map10]} : (tensor<4x8x10x10xf32>, tensor<3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc66)
+    %72 = "tensor.empty"() : () -> tensor<4x8x4x4xi64> loc(#loc66)
+    %73 = "linalg.fill"(%9, %72) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg967: i64 loc(unknown), %arg968: i64 loc(unknown)):
+      "linalg.yield"(%arg967) : (i64) -> () loc(#loc66)
+    }) : (i64, tensor<4x8x4x4xi64>) -> tensor<4x8x4x4xi64> loc(#loc66)
+    %74 = "tensor.empty"() : () -> tensor<3x3xi64> loc(#loc66)
+    %75 = "linalg.generic"(%71, %74, %73) <{indexing_maps = [#map10, #map9, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg964: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg965: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg966: i64 loc(fused[#loc2, #loc15, #loc8, #loc5])):
+      %1130 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc66)
+      %1131 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc66)
+      %1132 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc66)
+      %1133 = "linalg.index"() <{dim = 4 : i64}> : () -> index loc(#loc66)
+      %1134 = "arith.muli"(%1132, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1135 = "arith.addi"(%1134, %1133) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1136 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc66)
+      %1137 = "linalg.index"() <{dim = 5 : i64}> : () -> index loc(#loc66)
+      %1138 = "arith.muli"(%1136, %7) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1139 = "arith.addi"(%1138, %1137) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1140 = "tensor.extract"(%67, %1130, %1131, %1135, %1139) : (tensor<4x8x10x10xf32>, index, index, index, index) -> f32 loc(#loc66)
+      %1141 = "arith.cmpf"(%1140, %arg964) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc66)
+      %1142 = "arith.subi"(%1139, %6) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1143 = "arith.subi"(%1135, %6) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1144 = "arith.muli"(%1143, %22) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1145 = "arith.addi"(%1142, %1144) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc66)
+      %1146 = "arith.index_cast"(%1145) : (index) -> i64 loc(#loc66)
+      %1147 = "arith.select"(%1141, %1146, %arg966) : (i1, i64, i64) -> i64 loc(#loc66)
+      %1148 = "arith.cmpi"(%arg966, %9) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc66)
+      %1149 = "arith.select"(%1148, %1147, %arg966) : (i1, i64, i64) -> i64 loc(#loc66)
+      "linalg.yield"(%1149) : (i64) -> () loc(#loc66)
+    }) : (tensor<4x8x4x4xf32>, tensor<3x3xi64>, tensor<4x8x4x4xi64>) -> tensor<4x8x4x4xi64> loc(#loc66)
+    %76 = "tensor.pad"(%71) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg960: index loc(fused[#loc39, #loc31, #loc8, #loc12]), %arg961: index loc(fused[#loc39, #loc31, #loc8, #loc12]), %arg962: index loc(fused[#loc39, #loc31, #loc8, #loc12]), %arg963: index loc(fused[#loc39, #loc31, #loc8, #loc12])):
+      "tensor.yield"(%8) : (f32) -> () loc(#loc86)
+    }) : (tensor<4x8x4x4xf32>) -> tensor<4x8x6x6xf32> loc(#loc86)
+    %77 = "linalg.fill"(%8, %68) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg958: f32 loc(unknown), %arg959: f32 loc(unknown)):
+      "linalg.yield"(%arg958) : (f32) -> () loc(#loc86)
+    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc86)
+    %78 = "linalg.conv_2d_nchw_fchw"(%76, %arg4, %77) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg955: f32 loc(unknown), %arg956: f32 loc(unknown), %arg957: f32 loc(unknown)):
+      %1128 = "arith.mulf"(%arg955, %arg956) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      %1129 = "arith.addf"(%arg957, %1128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%1129) : (f32) -> () loc(#loc86)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc86)
+    %79 = "linalg.generic"(%arg14, %38) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg953: i64 loc(fused[#loc23, #loc14, #loc8, #loc12]), %arg954: i64 loc(fused[#loc23, #loc14, #loc8, #loc12])):
+      %1127 = "arith.addi"(%arg953, %5) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc87)
+      "linalg.yield"(%1127) : (i64) -> () loc(#loc87)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc87)
+    %80 = "linalg.generic"(%78, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg951: f32 loc(fused[#loc39, #loc31, #loc8, #loc12]), %arg952: f32 loc(fused[#loc23, #loc32, #loc8, #loc12])):
+      %1126 = "arith.addf"(%arg951, %arg952) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%1126) : (f32) -> () loc(#loc88)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc88)
+    %81 = "linalg.generic"(%80, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg949: f32 loc(fused[#loc23, #loc32, #loc8, #loc12]), %arg950: f32 loc(fused[#loc23, #loc32, #loc8, #loc12])):
+      %1125 = "arith.divf"(%arg949, %23) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%1125) : (f32) -> () loc(#loc88)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc88)
-    %88 = "linalg.generic"(%87, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg927: f32 loc(fused[#loc24, #loc15, #loc8, #loc12]), %arg928: f32 loc(fused[#loc24, #loc35, #loc8, #loc12])):
-      %865 = "math.rsqrt"(%arg927) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc92)
-      "linalg.yield"(%865) : (f32) -> () loc(#loc92)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc92)
-    %89 = "linalg.generic"(%83, %88, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg924: f32 loc(fused[#loc24, #loc34, #loc8, #loc12]), %arg925: f32 loc(fused[#loc24, #loc35, #loc8, #loc12]), %arg926: f32 loc(fused[#loc24, #loc21, #loc8, #loc12])):
-      %864 = "arith.mulf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%864) : (f32) -> () loc(#loc91)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc91)
-    %90 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc93)
-    %91 = "linalg.generic"(%89, %90, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg921: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg922: f32 loc(fused[#loc24, #loc36, #loc8, #loc12]), %arg923: f32 loc(fused[#loc24, #loc21, #loc8, #loc12])):
-      %863 = "arith.mulf"(%arg921, %arg922) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%863) : (f32) -> () loc(#loc91)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc91)
-    %92 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc93)
-    %93 = "linalg.generic"(%91, %92, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg918: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg919: f32 loc(fused[#loc24, #loc36, #loc8, #loc12]), %arg920: f32 loc(fused[#loc24, #loc15, #loc8, #loc12])):
-      %862 = "arith.addf"(%arg918, %arg919) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%862) : (f32) -> () loc(#loc88)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc88)
-    %94 = "linalg.generic"(%84, %57) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg916: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg917: f32 loc(fused[#loc24, #loc37, #loc8, #loc12])):
-      %861 = "arith.addf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%861) : (f32) -> () loc(#loc94)
-    }) : (tensor<4x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
-    %95 = "linalg.generic"(%94, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg914: f32 loc(fused[#loc24, #loc37, #loc8, #loc12]), %arg915: f32 loc(fused[#loc24, #loc23, #loc8, #loc12])):
-      %860 = "arith.divf"(%arg914, %25) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%860) : (f32) -> () loc(#loc75)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc75)
-    %96 = "tensor.collapse_shape"(%82) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc93)
-    %97 = "linalg.generic"(%96, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg912: f32 loc(fused[#loc24, #loc36, #loc8, #loc12]), %arg913: f32 loc(fused[#loc24, #loc21, #loc8, #loc12])):
-      %858 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc91)
-      %859 = "arith.mulf"(%arg912, %858) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%859) : (f32) -> () loc(#loc91)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
-    %98 = "linalg.generic"(%arg12, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg910: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg911: f32 loc(fused[#loc24, #loc21, #loc8, #loc12])):
-      %856 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc91)
-      %857 = "arith.mulf"(%arg910, %856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%857) : (f32) -> () loc(#loc91)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
-    %99 = "linalg.generic"(%97, %98, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg907: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg908: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg909: f32 loc(fused[#loc24, #loc15, #loc8, #loc12])):
-      %855 = "arith.addf"(%arg907, %arg908) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%855) : (f32) -> () loc(#loc88)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
-    %100 = "linalg.generic"(%95, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg905: f32 loc(fused[#loc24, #loc23, #loc8, #loc12]), %arg906: f32 loc(fused[#loc24, #loc21, #loc8, #loc12])):
-      %853 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc91)
-      %854 = "arith.mulf"(%arg905, %853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%854) : (f32) -> () loc(#loc91)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
-    %101 = "linalg.generic"(%arg13, %56) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg903: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg904: f32 loc(fused[#loc24, #loc21, #loc8, #loc12])):
-      %851 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc91)
-      %852 = "arith.mulf"(%arg903, %851) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%852) : (f32) -> () loc(#loc91)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
-    %102 = "linalg.generic"(%100, %101, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg900: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg901: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg902: f32 loc(fused[#loc24, #loc15, #loc8, #loc12])):
-      %850 = "arith.addf"(%arg900, %arg901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%850) : (f32) -> () loc(#loc88)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc88)
-    %103 = "linalg.generic"(%93, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg898: f32 loc(fused[#loc24, #loc15, #loc8, #loc12]), %arg899: f32 loc(fused[#loc38, #loc39, #loc8, #loc12])):
-      %848 = "arith.cmpf"(%arg898, %9) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc95)
-      %849 = "arith.select"(%848, %arg898, %9) : (i1, f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%849) : (f32) -> () loc(#loc95)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc95)
-    %104 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc76)
-    %105 = "linalg.fill"(%9, %104) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg896: f32 loc(unknown), %arg897: f32 loc(unknown)):
-      "linalg.yield"(%arg896) : (f32) -> () loc(#loc76)
-    }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc76)
-    %106 = "tensor.empty"() : () -> tensor<2x2xf32> loc(#loc76)
-    %107 = "linalg.pooling_nchw_sum"(%103, %106, %105) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
-    ^bb0(%arg893: f32 loc(unknown), %arg894: f32 loc(unknown), %arg895: f32 loc(unknown)):
-      %847 = "arith.addf"(%arg895, %arg893) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%847) : (f32) -> () loc(#loc76)
-    }) {linalg.memoized_indexing_maps = [#map8, #map9, #map10]} : (tensor<4x8x4x4xf32>, tensor<2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc76)
-    %108 = "linalg.generic"(%107, %104) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg891: f32 loc(fused[#loc10, #loc25, #loc8, #loc12]), %arg892: f32 loc(fused[#loc10, #loc25, #loc8, #loc12])):
-      %846 = "arith.divf"(%arg891, %26) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%846) : (f32) -> () loc(#loc76)
-    }) : (tensor<4x8x2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc76)
-    %109 = "tensor.collapse_shape"(%108) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<4x8x2x2xf32>) -> tensor<4x32xf32> loc(#loc96)
-    %110 = "tensor.empty"() : () -> tensor<32x4xf32> loc(#loc97)
-    %111 = "linalg.transpose"(%arg7, %110) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg889: f32 loc(fused[#loc42, #loc43, #loc8, #loc41]), %arg890: f32 loc(fused[#loc42, #loc43, #loc8, #loc41])):
-      "linalg.yield"(%arg889) : (f32) -> () loc(#loc97)
-    }) : (tensor<4x32xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc97)
-    %112 = "tensor.empty"() : () -> tensor<4x4xf32> loc(#loc98)
-    %113 = "linalg.fill"(%9, %112) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg887: f32 loc(unknown), %arg888: f32 loc(unknown)):
-      "linalg.yield"(%arg887) : (f32) -> () loc(#loc98)
-    }) : (f32, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc98)
-    %114 = "linalg.matmul"(%109, %111, %113) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg884: f32 loc(unknown), %arg885: f32 loc(unknown), %arg886: f32 loc(unknown)):
-      %844 = "arith.mulf"(%arg884, %arg885) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      %845 = "arith.addf"(%arg886, %844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%845) : (f32) -> () loc(#loc98)
-    }) : (tensor<4x32xf32>, tensor<32x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc98)
-    %115 = "linalg.generic"(%arg8, %112) <{indexing_maps = [#map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg882: f32 loc(fused[#loc42, #loc44, #loc8, #loc41]), %arg883: f32 loc(fused[#loc42, #loc44, #loc8, #loc41])):
-      "linalg.yield"(%arg882) : (f32) -> () loc(#loc98)
-    }) : (tensor<4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc98)
-    %116 = "linalg.generic"(%114, %115, %112) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg879: f32 loc(fused[#loc42, #loc44, #loc8, #loc41]), %arg880: f32 loc(fused[#loc42, #loc44, #loc8, #loc41]), %arg881: f32 loc(fused[#loc42, #loc44, #loc8, #loc41])):
-      %843 = "arith.addf"(%arg879, %arg880) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%843) : (f32) -> () loc(#loc98)
-    }) : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc98)
-    %117 = "tensor.empty"() : () -> tensor<4xi64> loc(#loc69)
-    %118 = "linalg.fill"(%5, %117) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg877: i64 loc(unknown), %arg878: i64 loc(unknown)):
-      "linalg.yield"(%arg877) : (i64) -> () loc(#loc69)
-    }) : (i64, tensor<4xi64>) -> tensor<4xi64> loc(#loc69)
-    %119 = "tensor.empty"() : () -> tensor<4xf32> loc(#loc69)
-    %120 = "linalg.fill"(%11, %119) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg875: f32 loc(unknown), %arg876: f32 loc(unknown)):
-      "linalg.yield"(%arg875) : (f32) -> () loc(#loc69)
-    }) : (f32, tensor<4xf32>) -> tensor<4xf32> loc(#loc69)
-    %121:2 = "linalg.generic"(%116, %120, %118) <{indexing_maps = [#map15, #map16, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%arg872: f32 loc(fused[#loc42, #loc44, #loc8, #loc41]), %arg873: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg874: i64 loc(fused[#loc6, #loc19, #loc8, #loc9])):
-      %838 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc69)
-      %839 = "arith.index_cast"(%838) : (index) -> i64 loc(#loc69)
-      %840 = "arith.maximumf"(%arg872, %arg873) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
-      %841 = "arith.cmpf"(%arg872, %arg873) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc69)
-      %842 = "arith.select"(%841, %839, %arg874) : (i1, i64, i64) -> i64 loc(#loc69)
-      "linalg.yield"(%840, %842) : (f32, i64) -> () loc(#loc69)
-    }) : (tensor<4x4xf32>, tensor<4xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi64>) loc(#loc69)
-    %122 = "tensor.expand_shape"(%121#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xf32>) -> tensor<4x1xf32> loc(#loc69)
-    %123 = "linalg.generic"(%116, %122, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg869: f32 loc(fused[#loc42, #loc44, #loc8, #loc41]), %arg870: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg871: f32 loc(fused[#loc6, #loc19, #loc8, #loc9])):
-      %837 = "arith.subf"(%arg869, %arg870) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
-      "linalg.yield"(%837) : (f32) -> () loc(#loc69)
-    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc69)
-    %124 = "linalg.generic"(%123, %112) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg867: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg868: f32 loc(fused[#loc6, #loc19, #loc8, #loc9])):
-      %836 = "math.exp"(%arg867) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc69)
-      "linalg.yield"(%836) : (f32) -> () loc(#loc69)
-    }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc69)
-    %125 = "tensor.empty"() : () -> tensor<4x1xf32> loc(#loc69)
-    %126 = "linalg.fill"(%9, %125) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg865: f32 loc(unknown), %arg866: f32 loc(unknown)):
-      "linalg.yield"(%arg865) : (f32) -> () loc(#loc69)
-    }) : (f32, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc69)
-    %127 = "linalg.generic"(%124, %126) <{indexing_maps = [#map15, #map17], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg863: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg864: f32 loc(fused[#loc6, #loc19, #loc8, #loc9])):
-      %835 = "arith.addf"(%arg863, %arg864) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
-      "linalg.yield"(%835) : (f32) -> () loc(#loc69)
-    }) : (tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc69)
-    %128 = "linalg.generic"(%127, %125) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg861: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg862: f32 loc(fused[#loc6, #loc19, #loc8, #loc9])):
-      %834 = "math.log"(%arg861) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc69)
-      "linalg.yield"(%834) : (f32) -> () loc(#loc69)
-    }) : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc69)
-    %129 = "linalg.generic"(%123, %128, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg858: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg859: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg860: f32 loc(fused[#loc6, #loc19, #loc8, #loc9])):
-      %833 = "arith.subf"(%arg858, %arg859) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
-      "linalg.yield"(%833) : (f32) -> () loc(#loc69)
-    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc69)
-    %130 = "tensor.empty"() : () -> tensor<4xi1> loc(#loc63)
-    %131 = "linalg.generic"(%arg37, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg856: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg857: i1 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %832 = "arith.cmpi"(%arg856, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc63)
-      "linalg.yield"(%832) : (i1) -> () loc(#loc63)
-    }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc63)
-    %132 = "linalg.generic"(%131, %arg37, %33, %117) <{indexing_maps = [#map7, #map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg852: i1 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg853: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg854: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg855: i64 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %831 = "arith.select"(%arg852, %arg853, %arg854) : (i1, i64, i64) -> i64 loc(#loc63)
-      "linalg.yield"(%831) : (i64) -> () loc(#loc63)
-    }) : (tensor<4xi1>, tensor<4xi64>, tensor<i64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc63)
-    %133 = "tensor.expand_shape"(%132) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 4, 1, 1>}> : (tensor<4xi64>) -> tensor<4x1x1xi64> loc(#loc63)
-    %134 = "linalg.generic"(%117) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg851: i64 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %829 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc63)
-      %830 = "arith.index_cast"(%829) : (index) -> i64 loc(#loc63)
-      "linalg.yield"(%830) : (i64) -> () loc(#loc63)
+    %82 = "linalg.generic"(%78, %81, %68) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg946: f32 loc(fused[#loc39, #loc31, #loc8, #loc12]), %arg947: f32 loc(fused[#loc23, #loc32, #loc8, #loc12]), %arg948: f32 loc(fused[#loc23, #loc33, #loc8, #loc12])):
+      %1124 = "arith.subf"(%arg946, %arg947) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
+      "linalg.yield"(%1124) : (f32) -> () loc(#loc89)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc89)
+    %83 = "linalg.generic"(%82, %82, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg943: f32 loc(fused[#loc23, #loc33, #loc8, #loc12]), %arg944: f32 loc(fused[#loc23, #loc33, #loc8, #loc12]), %arg945: f32 loc(fused[#loc23, #loc20, #loc8, #loc12])):
+      %1123 = "arith.mulf"(%arg943, %arg944) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1123) : (f32) -> () loc(#loc90)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc90)
+    %84 = "linalg.generic"(%83, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg941: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg942: f32 loc(fused[#loc23, #loc32, #loc8, #loc12])):
+      %1122 = "arith.addf"(%arg941, %arg942) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%1122) : (f32) -> () loc(#loc88)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc88)
+    %85 = "linalg.generic"(%84, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg939: f32 loc(fused[#loc23, #loc32, #loc8, #loc12]), %arg940: f32 loc(fused[#loc23, #loc32, #loc8, #loc12])):
+      %1121 = "arith.divf"(%arg939, %23) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
+      "linalg.yield"(%1121) : (f32) -> () loc(#loc88)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc88)
+    %86 = "linalg.generic"(%85, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg937: f32 loc(fused[#loc23, #loc32, #loc8, #loc12]), %arg938: f32 loc(fused[#loc23, #loc14, #loc8, #loc12])):
+      %1119 = "arith.truncf"(%19) : (f64) -> f32 loc(#loc87)
+      %1120 = "arith.addf"(%arg937, %1119) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%1120) : (f32) -> () loc(#loc87)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
+    %87 = "linalg.generic"(%86, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg935: f32 loc(fused[#loc23, #loc14, #loc8, #loc12]), %arg936: f32 loc(fused[#loc23, #loc34, #loc8, #loc12])):
+      %1118 = "math.rsqrt"(%arg935) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc91)
+      "linalg.yield"(%1118) : (f32) -> () loc(#loc91)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc91)
+    %88 = "linalg.generic"(%82, %87, %68) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg932: f32 loc(fused[#loc23, #loc33, #loc8, #loc12]), %arg933: f32 loc(fused[#loc23, #loc34, #loc8, #loc12]), %arg934: f32 loc(fused[#loc23, #loc20, #loc8, #loc12])):
+      %1117 = "arith.mulf"(%arg932, %arg933) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1117) : (f32) -> () loc(#loc90)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc90)
+    %89 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc92)
+    %90 = "linalg.generic"(%88, %89, %68) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg929: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg930: f32 loc(fused[#loc23, #loc35, #loc8, #loc12]), %arg931: f32 loc(fused[#loc23, #loc20, #loc8, #loc12])):
+      %1116 = "arith.mulf"(%arg929, %arg930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1116) : (f32) -> () loc(#loc90)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc90)
+    %91 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc92)
+    %92 = "linalg.generic"(%90, %91, %68) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg926: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg927: f32 loc(fused[#loc23, #loc35, #loc8, #loc12]), %arg928: f32 loc(fused[#loc23, #loc14, #loc8, #loc12])):
+      %1115 = "arith.addf"(%arg926, %arg927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%1115) : (f32) -> () loc(#loc87)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc87)
+    %93 = "linalg.generic"(%83, %56) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg924: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg925: f32 loc(fused[#loc23, #loc36, #loc8, #loc12])):
+      %1114 = "arith.addf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%1114) : (f32) -> () loc(#loc93)
+    }) : (tensor<4x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc93)
+    %94 = "linalg.generic"(%93, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg922: f32 loc(fused[#loc23, #loc36, #loc8, #loc12]), %arg923: f32 loc(fused[#loc23, #loc22, #loc8, #loc12])):
+      %1113 = "arith.divf"(%arg922, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%1113) : (f32) -> () loc(#loc74)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc74)
+    %95 = "tensor.collapse_shape"(%81) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc92)
+    %96 = "linalg.generic"(%95, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg920: f32 loc(fused[#loc23, #loc35, #loc8, #loc12]), %arg921: f32 loc(fused[#loc23, #loc20, #loc8, #loc12])):
+      %1111 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc90)
+      %1112 = "arith.mulf"(%arg920, %1111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1112) : (f32) -> () loc(#loc90)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc90)
+    %97 = "linalg.generic"(%arg12, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg918: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg919: f32 loc(fused[#loc23, #loc20, #loc8, #loc12])):
+      %1109 = "arith.truncf"(%17) : (f64) -> f32 loc(#loc90)
+      %1110 = "arith.mulf"(%arg918, %1109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1110) : (f32) -> () loc(#loc90)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc90)
+    %98 = "linalg.generic"(%96, %97, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg915: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg916: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg917: f32 loc(fused[#loc23, #loc14, #loc8, #loc12])):
+      %1108 = "arith.addf"(%arg915, %arg916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%1108) : (f32) -> () loc(#loc87)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc87)
+    %99 = "linalg.generic"(%94, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg913: f32 loc(fused[#loc23, #loc22, #loc8, #loc12]), %arg914: f32 loc(fused[#loc23, #loc20, #loc8, #loc12])):
+      %1106 = "arith.truncf"(%18) : (f64) -> f32 loc(#loc90)
+      %1107 = "arith.mulf"(%arg913, %1106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1107) : (f32) -> () loc(#loc90)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc90)
+    %100 = "linalg.generic"(%arg13, %55) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg911: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg912: f32 loc(fused[#loc23, #loc20, #loc8, #loc12])):
+      %1104 = "arith.truncf"(%17) : (f64) -> f32 loc(#loc90)
+      %1105 = "arith.mulf"(%arg911, %1104) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1105) : (f32) -> () loc(#loc90)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc90)
+    %101 = "linalg.generic"(%99, %100, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg908: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg909: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg910: f32 loc(fused[#loc23, #loc14, #loc8, #loc12])):
+      %1103 = "arith.addf"(%arg908, %arg909) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%1103) : (f32) -> () loc(#loc87)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc87)
+    %102 = "linalg.generic"(%92, %68) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg906: f32 loc(fused[#loc23, #loc14, #loc8, #loc12]), %arg907: f32 loc(fused[#loc37, #loc38, #loc8, #loc12])):
+      %1101 = "arith.cmpf"(%arg906, %8) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc94)
+      %1102 = "arith.select"(%1101, %arg906, %8) : (i1, f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%1102) : (f32) -> () loc(#loc94)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc94)
+    %103 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc75)
+    %104 = "linalg.fill"(%8, %103) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg904: f32 loc(unknown), %arg905: f32 loc(unknown)):
+      "linalg.yield"(%arg904) : (f32) -> () loc(#loc75)
+    }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc75)
+    %105 = "tensor.empty"() : () -> tensor<2x2xf32> loc(#loc75)
+    %106 = "linalg.pooling_nchw_sum"(%102, %105, %104) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
+    ^bb0(%arg901: f32 loc(unknown), %arg902: f32 loc(unknown), %arg903: f32 loc(unknown)):
+      %1100 = "arith.addf"(%arg903, %arg901) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%1100) : (f32) -> () loc(#loc75)
+    }) {linalg.memoized_indexing_maps = [#map8, #map9, #map10]} : (tensor<4x8x4x4xf32>, tensor<2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc75)
+    %107 = "linalg.generic"(%106, %103) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg899: f32 loc(fused[#loc10, #loc24, #loc8, #loc12]), %arg900: f32 loc(fused[#loc10, #loc24, #loc8, #loc12])):
+      %1099 = "arith.divf"(%arg899, %25) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%1099) : (f32) -> () loc(#loc75)
+    }) : (tensor<4x8x2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc75)
+    %108 = "tensor.collapse_shape"(%107) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<4x8x2x2xf32>) -> tensor<4x32xf32> loc(#loc95)
+    %109 = "tensor.empty"() : () -> tensor<32x4xf32> loc(#loc96)
+    %110 = "linalg.transpose"(%arg7, %109) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg897: f32 loc(fused[#loc41, #loc42, #loc8, #loc40]), %arg898: f32 loc(fused[#loc41, #loc42, #loc8, #loc40])):
+      "linalg.yield"(%arg897) : (f32) -> () loc(#loc96)
+    }) : (tensor<4x32xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc96)
+    %111 = "tensor.empty"() : () -> tensor<4x4xf32> loc(#loc97)
+    %112 = "linalg.fill"(%8, %111) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg895: f32 loc(unknown), %arg896: f32 loc(unknown)):
+      "linalg.yield"(%arg895) : (f32) -> () loc(#loc97)
+    }) : (f32, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc97)
+    %113 = "linalg.matmul"(%108, %110, %112) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg892: f32 loc(unknown), %arg893: f32 loc(unknown), %arg894: f32 loc(unknown)):
+      %1097 = "arith.mulf"(%arg892, %arg893) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      %1098 = "arith.addf"(%arg894, %1097) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%1098) : (f32) -> () loc(#loc97)
+    }) : (tensor<4x32xf32>, tensor<32x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc97)
+    %114 = "linalg.generic"(%arg8, %111) <{indexing_maps = [#map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg890: f32 loc(fused[#loc41, #loc43, #loc8, #loc40]), %arg891: f32 loc(fused[#loc41, #loc43, #loc8, #loc40])):
+      "linalg.yield"(%arg890) : (f32) -> () loc(#loc97)
+    }) : (tensor<4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc97)
+    %115 = "linalg.generic"(%113, %114, %111) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg887: f32 loc(fused[#loc41, #loc43, #loc8, #loc40]), %arg888: f32 loc(fused[#loc41, #loc43, #loc8, #loc40]), %arg889: f32 loc(fused[#loc41, #loc43, #loc8, #loc40])):
+      %1096 = "arith.addf"(%arg887, %arg888) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%1096) : (f32) -> () loc(#loc97)
+    }) : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc97)
+    %116 = "tensor.empty"() : () -> tensor<4xi64> loc(#loc68)
+    %117 = "linalg.fill"(%4, %116) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg885: i64 loc(unknown), %arg886: i64 loc(unknown)):
+      "linalg.yield"(%arg885) : (i64) -> () loc(#loc68)
+    }) : (i64, tensor<4xi64>) -> tensor<4xi64> loc(#loc68)
+    %118 = "tensor.empty"() : () -> tensor<4xf32> loc(#loc68)
+    %119 = "linalg.fill"(%10, %118) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg883: f32 loc(unknown), %arg884: f32 loc(unknown)):
+      "linalg.yield"(%arg883) : (f32) -> () loc(#loc68)
+    }) : (f32, tensor<4xf32>) -> tensor<4xf32> loc(#loc68)
+    %120:2 = "linalg.generic"(%115, %119, %117) <{indexing_maps = [#map15, #map16, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
+    ^bb0(%arg880: f32 loc(fused[#loc41, #loc43, #loc8, #loc40]), %arg881: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg882: i64 loc(fused[#loc6, #loc18, #loc8, #loc9])):
+      %1091 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc68)
+      %1092 = "arith.index_cast"(%1091) : (index) -> i64 loc(#loc68)
+      %1093 = "arith.maximumf"(%arg880, %arg881) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %1094 = "arith.cmpf"(%arg880, %arg881) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc68)
+      %1095 = "arith.select"(%1094, %1092, %arg882) : (i1, i64, i64) -> i64 loc(#loc68)
+      "linalg.yield"(%1093, %1095) : (f32, i64) -> () loc(#loc68)
+    }) : (tensor<4x4xf32>, tensor<4xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi64>) loc(#loc68)
+    %121 = "tensor.expand_shape"(%120#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xf32>) -> tensor<4x1xf32> loc(#loc68)
+    %122 = "linalg.generic"(%115, %121, %111) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg877: f32 loc(fused[#loc41, #loc43, #loc8, #loc40]), %arg878: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg879: f32 loc(fused[#loc6, #loc18, #loc8, #loc9])):
+      %1090 = "arith.subf"(%arg877, %arg878) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1090) : (f32) -> () loc(#loc68)
+    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc68)
+    %123 = "linalg.generic"(%122, %111) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg875: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg876: f32 loc(fused[#loc6, #loc18, #loc8, #loc9])):
+      %1089 = "math.exp"(%arg875) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1089) : (f32) -> () loc(#loc68)
+    }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc68)
+    %124 = "tensor.empty"() : () -> tensor<4x1xf32> loc(#loc68)
+    %125 = "linalg.fill"(%8, %124) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg873: f32 loc(unknown), %arg874: f32 loc(unknown)):
+      "linalg.yield"(%arg873) : (f32) -> () loc(#loc68)
+    }) : (f32, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc68)
+    %126 = "linalg.generic"(%123, %125) <{indexing_maps = [#map15, #map17], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg871: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg872: f32 loc(fused[#loc6, #loc18, #loc8, #loc9])):
+      %1088 = "arith.addf"(%arg871, %arg872) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1088) : (f32) -> () loc(#loc68)
+    }) : (tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc68)
+    %127 = "linalg.generic"(%126, %124) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg869: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg870: f32 loc(fused[#loc6, #loc18, #loc8, #loc9])):
+      %1087 = "math.log"(%arg869) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1087) : (f32) -> () loc(#loc68)
+    }) : (tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc68)
+    %128 = "linalg.generic"(%122, %127, %111) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg866: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg867: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg868: f32 loc(fused[#loc6, #loc18, #loc8, #loc9])):
+      %1086 = "arith.subf"(%arg866, %arg867) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1086) : (f32) -> () loc(#loc68)
+    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc68)
+    %129 = "tensor.empty"() : () -> tensor<4xi8> loc(#loc63)
+    %130 = "linalg.generic"(%arg37, %129) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg864: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg865: i8 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1083 = "arith.trunci"(%arg865) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc63)
+      %1084 = "arith.cmpi"(%arg864, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc63)
+      %1085 = "arith.extui"(%1084) : (i1) -> i8 loc(#loc63)
+      "linalg.yield"(%1085) : (i8) -> () loc(#loc63)
+    }) : (tensor<4xi64>, tensor<4xi8>) -> tensor<4xi8> loc(#loc63)
+    %131 = "linalg.generic"(%130, %arg37, %32, %116) <{indexing_maps = [#map7, #map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg860: i8 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg861: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg862: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg863: i64 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1081 = "arith.trunci"(%arg860) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc63)
+      %1082 = "arith.select"(%1081, %arg861, %arg862) : (i1, i64, i64) -> i64 loc(#loc63)
+      "linalg.yield"(%1082) : (i64) -> () loc(#loc63)
+    }) : (tensor<4xi8>, tensor<4xi64>, tensor<i64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc63)
+    %132 = "tensor.expand_shape"(%131) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 4, 1, 1>}> : (tensor<4xi64>) -> tensor<4x1x1xi64> loc(#loc63)
+    %133 = "linalg.generic"(%116) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg859: i64 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1079 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc63)
+      %1080 = "arith.index_cast"(%1079) : (index) -> i64 loc(#loc63)
+      "linalg.yield"(%1080) : (i64) -> () loc(#loc63)
     }) : (tensor<4xi64>) -> tensor<4xi64> loc(#loc63)
-    %135 = "tensor.empty"() : () -> tensor<4x1x4xi1> loc(#loc63)
-    %136 = "linalg.generic"(%133, %134, %135) <{indexing_maps = [#map19, #map20, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg848: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg849: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg850: i1 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %828 = "arith.cmpi"(%arg848, %arg849) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc63)
-      "linalg.yield"(%828) : (i1) -> () loc(#loc63)
-    }) : (tensor<4x1x1xi64>, tensor<4xi64>, tensor<4x1x4xi1>) -> tensor<4x1x4xi1> loc(#loc63)
-    %137 = "tensor.expand_shape"(%129) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 4, 1, 4>}> : (tensor<4x4xf32>) -> tensor<4x1x4xf32> loc(#loc63)
-    %138 = "tensor.empty"() : () -> tensor<4x1x4xf32> loc(#loc63)
-    %139 = "linalg.generic"(%136, %137, %16, %138) <{indexing_maps = [#map21, #map21, #map22, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg844: i1 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg845: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg846: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg847: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %827 = "arith.select"(%arg844, %arg845, %arg846) : (i1, f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%827) : (f32) -> () loc(#loc63)
-    }) : (tensor<4x1x4xi1>, tensor<4x1x4xf32>, tensor<f32>, tensor<4x1x4xf32>) -> tensor<4x1x4xf32> loc(#loc63)
-    %140 = "linalg.generic"(%139, %126) <{indexing_maps = [#map21, #map13], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg842: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg843: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %826 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%826) : (f32) -> () loc(#loc63)
+    %134 = "tensor.empty"() : () -> tensor<4x1x4xi8> loc(#loc63)
+    %135 = "linalg.generic"(%132, %133, %134) <{indexing_maps = [#map19, #map20, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg856: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg857: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg858: i8 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1076 = "arith.trunci"(%arg858) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc63)
+      %1077 = "arith.cmpi"(%arg856, %arg857) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc63)
+      %1078 = "arith.extui"(%1077) : (i1) -> i8 loc(#loc63)
+      "linalg.yield"(%1078) : (i8) -> () loc(#loc63)
+    }) : (tensor<4x1x1xi64>, tensor<4xi64>, tensor<4x1x4xi8>) -> tensor<4x1x4xi8> loc(#loc63)
+    %136 = "tensor.expand_shape"(%128) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 4, 1, 4>}> : (tensor<4x4xf32>) -> tensor<4x1x4xf32> loc(#loc63)
+    %137 = "tensor.empty"() : () -> tensor<4x1x4xf32> loc(#loc63)
+    %138 = "linalg.generic"(%135, %136, %15, %137) <{indexing_maps = [#map21, #map21, #map22, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg852: i8 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg853: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg854: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg855: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1074 = "arith.trunci"(%arg852) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc63)
+      %1075 = "arith.select"(%1074, %arg853, %arg854) : (i1, f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%1075) : (f32) -> () loc(#loc63)
+    }) : (tensor<4x1x4xi8>, tensor<4x1x4xf32>, tensor<f32>, tensor<4x1x4xf32>) -> tensor<4x1x4xf32> loc(#loc63)
+    %139 = "linalg.generic"(%138, %125) <{indexing_maps = [#map21, #map13], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg850: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg851: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1073 = "arith.addf"(%arg850, %arg851) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%1073) : (f32) -> () loc(#loc63)
     }) : (tensor<4x1x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc63)
-    %141 = "tensor.collapse_shape"(%140) <{reassociation = [[0, 1]]}> : (tensor<4x1xf32>) -> tensor<4xf32> loc(#loc63)
-    %142 = "linalg.generic"(%141, %119) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg840: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg841: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %825 = "arith.negf"(%arg840) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc63)
-      "linalg.yield"(%825) : (f32) -> () loc(#loc63)
+    %140 = "tensor.collapse_shape"(%139) <{reassociation = [[0, 1]]}> : (tensor<4x1xf32>) -> tensor<4xf32> loc(#loc63)
+    %141 = "linalg.generic"(%140, %118) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg848: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg849: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1072 = "arith.negf"(%arg848) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc63)
+      "linalg.yield"(%1072) : (f32) -> () loc(#loc63)
     }) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc63)
-    %143 = "linalg.generic"(%131, %142, %16, %119) <{indexing_maps = [#map7, #map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg836: i1 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg837: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg838: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg839: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %824 = "arith.select"(%arg836, %arg837, %arg838) : (i1, f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%824) : (f32) -> () loc(#loc63)
-    }) : (tensor<4xi1>, tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc63)
-    %144 = "linalg.fill"(%5, %39) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg834: i64 loc(unknown), %arg835: i64 loc(unknown)):
-      "linalg.yield"(%arg834) : (i64) -> () loc(#loc63)
+    %142 = "linalg.generic"(%130, %141, %15, %118) <{indexing_maps = [#map7, #map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg844: i8 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg845: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg846: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg847: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1070 = "arith.trunci"(%arg844) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc63)
+      %1071 = "arith.select"(%1070, %arg845, %arg846) : (i1, f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%1071) : (f32) -> () loc(#loc63)
+    }) : (tensor<4xi8>, tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc63)
+    %143 = "linalg.fill"(%4, %38) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg842: i64 loc(unknown), %arg843: i64 loc(unknown)):
+      "linalg.yield"(%arg842) : (i64) -> () loc(#loc63)
     }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc63)
-    %145 = "linalg.generic"(%131, %144) <{indexing_maps = [#map7, #map18], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg832: i1 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg833: i64 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %822 = "arith.extui"(%arg832) : (i1) -> i64 loc(#loc63)
-      %823 = "arith.addi"(%822, %arg833) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc63)
-      "linalg.yield"(%823) : (i64) -> () loc(#loc63)
-    }) : (tensor<4xi1>, tensor<i64>) -> tensor<i64> loc(#loc63)
-    %146 = "tensor.empty"() : () -> tensor<f32> loc(#loc63)
-    %147 = "linalg.generic"(%145, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg830: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg831: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %821 = "arith.sitofp"(%arg830) : (i64) -> f32 loc(#loc63)
-      "linalg.yield"(%821) : (f32) -> () loc(#loc63)
+    %144 = "linalg.generic"(%130, %143) <{indexing_maps = [#map7, #map18], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg840: i8 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg841: i64 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1067 = "arith.trunci"(%arg840) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc63)
+      %1068 = "arith.extui"(%1067) : (i1) -> i64 loc(#loc63)
+      %1069 = "arith.addi"(%1068, %arg841) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc63)
+      "linalg.yield"(%1069) : (i64) -> () loc(#loc63)
+    }) : (tensor<4xi8>, tensor<i64>) -> tensor<i64> loc(#loc63)
+    %145 = "tensor.empty"() : () -> tensor<f32> loc(#loc63)
+    %146 = "linalg.generic"(%144, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg838: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg839: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1066 = "arith.sitofp"(%arg838) : (i64) -> f32 loc(#loc63)
+      "linalg.yield"(%1066) : (f32) -> () loc(#loc63)
     }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc63)
-    %148 = "linalg.fill"(%9, %146) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg828: f32 loc(unknown), %arg829: f32 loc(unknown)):
-      "linalg.yield"(%arg828) : (f32) -> () loc(#loc63)
+    %147 = "linalg.fill"(%8, %145) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg836: f32 loc(unknown), %arg837: f32 loc(unknown)):
+      "linalg.yield"(%arg836) : (f32) -> () loc(#loc63)
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc63)
-    %149 = "linalg.generic"(%143, %148) <{indexing_maps = [#map7, #map18], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg826: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg827: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %820 = "arith.addf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%820) : (f32) -> () loc(#loc63)
+    %148 = "linalg.generic"(%142, %147) <{indexing_maps = [#map7, #map18], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg834: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg835: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1065 = "arith.addf"(%arg834, %arg835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%1065) : (f32) -> () loc(#loc63)
     }) : (tensor<4xf32>, tensor<f32>) -> tensor<f32> loc(#loc63)
-    %150 = "linalg.generic"(%149, %147, %146) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg823: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg824: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg825: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %819 = "arith.divf"(%arg823, %arg824) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
-      "linalg.yield"(%819) : (f32) -> () loc(#loc63)
+    %149 = "linalg.generic"(%148, %146, %145) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg831: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg832: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg833: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1064 = "arith.divf"(%arg831, %arg832) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc63)
+      "linalg.yield"(%1064) : (f32) -> () loc(#loc63)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc63)
-    %151 = "linalg.generic"(%arg38, %147, %146) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg820: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg821: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg822: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %818 = "arith.divf"(%arg820, %arg821) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%818) : (f32) -> () loc(#loc70)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc70)
-    %152 = "tensor.expand_shape"(%arg37) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xi64>) -> tensor<4x1xi64> loc(#loc70)
-    %153 = "tensor.empty"() : () -> tensor<4x1xi1> loc(#loc70)
-    %154 = "linalg.generic"(%152, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg818: i64 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg819: i1 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %817 = "arith.cmpi"(%arg818, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc70)
-      "linalg.yield"(%817) : (i1) -> () loc(#loc70)
-    }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc70)
-    %155 = "tensor.empty"() : () -> tensor<4x1xi64> loc(#loc70)
-    %156 = "linalg.generic"(%154, %152, %33, %155) <{indexing_maps = [#map15, #map15, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg814: i1 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg815: i64 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg816: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg817: i64 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %816 = "arith.select"(%arg814, %arg815, %arg816) : (i1, i64, i64) -> i64 loc(#loc70)
-      "linalg.yield"(%816) : (i64) -> () loc(#loc70)
-    }) : (tensor<4x1xi1>, tensor<4x1xi64>, tensor<i64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc70)
-    %157 = "tensor.expand_shape"(%156) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 4, 1, 1>}> : (tensor<4x1xi64>) -> tensor<4x1x1xi64> loc(#loc70)
-    %158 = "linalg.generic"(%157, %134, %135) <{indexing_maps = [#map19, #map20, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg811: i64 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg812: i64 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg813: i1 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %815 = "arith.cmpi"(%arg811, %arg812) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc70)
-      "linalg.yield"(%815) : (i1) -> () loc(#loc70)
-    }) : (tensor<4x1x1xi64>, tensor<4xi64>, tensor<4x1x4xi1>) -> tensor<4x1x4xi1> loc(#loc70)
-    %159 = "tensor.empty"() : () -> tensor<4x4xi1> loc(#loc70)
-    %160 = "linalg.fill"(%12, %159) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg809: i1 loc(unknown), %arg810: i1 loc(unknown)):
-      "linalg.yield"(%arg809) : (i1) -> () loc(#loc70)
-    }) : (i1, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc70)
-    %161 = "linalg.generic"(%158, %160) <{indexing_maps = [#map21, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg807: i1 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg808: i1 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %814 = "arith.ori"(%arg807, %arg808) : (i1, i1) -> i1 loc(#loc70)
-      "linalg.yield"(%814) : (i1) -> () loc(#loc70)
-    }) : (tensor<4x1x4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc70)
-    %162 = "linalg.generic"(%158, %17, %16, %138) <{indexing_maps = [#map21, #map22, #map22, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg803: i1 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg804: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg805: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg806: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %813 = "arith.select"(%arg803, %arg804, %arg805) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%813) : (f32) -> () loc(#loc70)
-    }) : (tensor<4x1x4xi1>, tensor<f32>, tensor<f32>, tensor<4x1x4xf32>) -> tensor<4x1x4xf32> loc(#loc70)
-    %163 = "linalg.generic"(%162, %113) <{indexing_maps = [#map21, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg801: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg802: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %812 = "arith.addf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%812) : (f32) -> () loc(#loc70)
-    }) : (tensor<4x1x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc70)
-    %164 = "linalg.generic"(%161, %163, %15, %112) <{indexing_maps = [#map15, #map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg797: i1 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg798: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg799: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg800: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %811 = "arith.select"(%arg797, %arg798, %arg799) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%811) : (f32) -> () loc(#loc70)
-    }) : (tensor<4x4xi1>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc70)
-    %165 = "linalg.generic"(%154, %151, %16, %125) <{indexing_maps = [#map15, #map23, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg793: i1 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg794: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg795: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg796: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %810 = "arith.select"(%arg793, %arg794, %arg795) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%810) : (f32) -> () loc(#loc70)
-    }) : (tensor<4x1xi1>, tensor<f32>, tensor<f32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc70)
-    %166 = "linalg.generic"(%164, %165, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg790: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg791: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg792: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %809 = "arith.mulf"(%arg790, %arg791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%809) : (f32) -> () loc(#loc70)
-    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc70)
-    %167 = "linalg.generic"(%129, %112) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg788: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg789: f32 loc(fused[#loc6, #loc45, #loc4, #loc9])):
-      %808 = "math.exp"(%arg788) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
-      "linalg.yield"(%808) : (f32) -> () loc(#loc99)
-    }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc99)
-    %168 = "linalg.generic"(%166, %126) <{indexing_maps = [#map15, #map17], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg786: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg787: f32 loc(fused[#loc6, #loc45, #loc4, #loc9])):
-      %807 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
-      "linalg.yield"(%807) : (f32) -> () loc(#loc99)
-    }) : (tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc99)
-    %169 = "linalg.generic"(%167, %168, %112) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg783: f32 loc(fused[#loc6, #loc45, #loc4, #loc9]), %arg784: f32 loc(fused[#loc6, #loc45, #loc4, #loc9]), %arg785: f32 loc(fused[#loc6, #loc45, #loc4, #loc9])):
-      %806 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
-      "linalg.yield"(%806) : (f32) -> () loc(#loc99)
-    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc99)
-    %170 = "linalg.generic"(%166, %169, %112) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg780: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg781: f32 loc(fused[#loc6, #loc45, #loc4, #loc9]), %arg782: f32 loc(fused[#loc6, #loc45, #loc4, #loc9])):
-      %805 = "arith.subf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
-      "linalg.yield"(%805) : (f32) -> () loc(#loc99)
-    }) : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc99)
-    %171 = "tensor.empty"() : () -> tensor<4x32xf32> loc(#loc100)
-    %172 = "linalg.fill"(%9, %171) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg778: f32 loc(unknown), %arg779: f32 loc(unknown)):
-      "linalg.yield"(%arg778) : (f32) -> () loc(#loc100)
-    }) : (f32, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc100)
+    %150 = "linalg.generic"(%arg38, %146, %145) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg828: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg829: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg830: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1063 = "arith.divf"(%arg828, %arg829) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1063) : (f32) -> () loc(#loc69)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc69)
+    %151 = "tensor.expand_shape"(%arg37) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xi64>) -> tensor<4x1xi64> loc(#loc69)
+    %152 = "tensor.empty"() : () -> tensor<4x1xi8> loc(#loc69)
+    %153 = "linalg.generic"(%151, %152) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg826: i64 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg827: i8 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1060 = "arith.trunci"(%arg827) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1061 = "arith.cmpi"(%arg826, %1) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc69)
+      %1062 = "arith.extui"(%1061) : (i1) -> i8 loc(#loc69)
+      "linalg.yield"(%1062) : (i8) -> () loc(#loc69)
+    }) : (tensor<4x1xi64>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc69)
+    %154 = "tensor.empty"() : () -> tensor<4x1xi64> loc(#loc69)
+    %155 = "linalg.generic"(%153, %151, %32, %154) <{indexing_maps = [#map15, #map15, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg822: i8 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg823: i64 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg824: i64 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg825: i64 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1058 = "arith.trunci"(%arg822) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1059 = "arith.select"(%1058, %arg823, %arg824) : (i1, i64, i64) -> i64 loc(#loc69)
+      "linalg.yield"(%1059) : (i64) -> () loc(#loc69)
+    }) : (tensor<4x1xi8>, tensor<4x1xi64>, tensor<i64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc69)
+    %156 = "tensor.expand_shape"(%155) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 4, 1, 1>}> : (tensor<4x1xi64>) -> tensor<4x1x1xi64> loc(#loc69)
+    %157 = "linalg.generic"(%156, %133, %134) <{indexing_maps = [#map19, #map20, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg819: i64 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg820: i64 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg821: i8 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1055 = "arith.trunci"(%arg821) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1056 = "arith.cmpi"(%arg819, %arg820) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc69)
+      %1057 = "arith.extui"(%1056) : (i1) -> i8 loc(#loc69)
+      "linalg.yield"(%1057) : (i8) -> () loc(#loc69)
+    }) : (tensor<4x1x1xi64>, tensor<4xi64>, tensor<4x1x4xi8>) -> tensor<4x1x4xi8> loc(#loc69)
+    %158 = "tensor.empty"() : () -> tensor<4x4xi8> loc(#loc69)
+    %159 = "arith.extui"(%11) : (i1) -> i8 loc(#loc69)
+    %160 = "linalg.fill"(%159, %158) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg817: i8 loc(unknown), %arg818: i8 loc(unknown)):
+      %1052 = "arith.trunci"(%arg818) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1053 = "arith.trunci"(%arg817) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1054 = "arith.extui"(%1053) : (i1) -> i8 loc(#loc69)
+      "linalg.yield"(%1054) : (i8) -> () loc(#loc69)
+    }) : (i8, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc69)
+    %161 = "linalg.generic"(%157, %160) <{indexing_maps = [#map21, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg815: i8 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg816: i8 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1048 = "arith.trunci"(%arg816) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1049 = "arith.trunci"(%arg815) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1050 = "arith.ori"(%1049, %1048) : (i1, i1) -> i1 loc(#loc69)
+      %1051 = "arith.extui"(%1050) : (i1) -> i8 loc(#loc69)
+      "linalg.yield"(%1051) : (i8) -> () loc(#loc69)
+    }) : (tensor<4x1x4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc69)
+    %162 = "linalg.generic"(%157, %16, %15, %137) <{indexing_maps = [#map21, #map22, #map22, #map21], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg811: i8 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg812: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg813: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg814: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1046 = "arith.trunci"(%arg811) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1047 = "arith.select"(%1046, %arg812, %arg813) : (i1, f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1047) : (f32) -> () loc(#loc69)
+    }) : (tensor<4x1x4xi8>, tensor<f32>, tensor<f32>, tensor<4x1x4xf32>) -> tensor<4x1x4xf32> loc(#loc69)
+    %163 = "linalg.generic"(%162, %112) <{indexing_maps = [#map21, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg809: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg810: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1045 = "arith.addf"(%arg809, %arg810) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1045) : (f32) -> () loc(#loc69)
+    }) : (tensor<4x1x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc69)
+    %164 = "linalg.generic"(%161, %163, %14, %111) <{indexing_maps = [#map15, #map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg805: i8 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg806: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg807: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg808: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1043 = "arith.trunci"(%arg805) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1044 = "arith.select"(%1043, %arg806, %arg807) : (i1, f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1044) : (f32) -> () loc(#loc69)
+    }) : (tensor<4x4xi8>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc69)
+    %165 = "linalg.generic"(%153, %150, %15, %124) <{indexing_maps = [#map15, #map23, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg801: i8 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg802: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg803: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg804: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1041 = "arith.trunci"(%arg801) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %1042 = "arith.select"(%1041, %arg802, %arg803) : (i1, f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1042) : (f32) -> () loc(#loc69)
+    }) : (tensor<4x1xi8>, tensor<f32>, tensor<f32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc69)
+    %166 = "linalg.generic"(%164, %165, %111) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg798: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg799: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg800: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
+      %1040 = "arith.mulf"(%arg798, %arg799) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%1040) : (f32) -> () loc(#loc69)
+    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc69)
+    %167 = "linalg.generic"(%128, %111) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg796: f32 loc(fused[#loc6, #loc18, #loc8, #loc9]), %arg797: f32 loc(fused[#loc6, #loc44, #loc4, #loc9])):
+      %1039 = "math.exp"(%arg796) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
+      "linalg.yield"(%1039) : (f32) -> () loc(#loc98)
+    }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc98)
+    %168 = "linalg.generic"(%166, %125) <{indexing_maps = [#map15, #map17], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg794: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg795: f32 loc(fused[#loc6, #loc44, #loc4, #loc9])):
+      %1038 = "arith.addf"(%arg794, %arg795) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%1038) : (f32) -> () loc(#loc98)
+    }) : (tensor<4x4xf32>, tensor<4x1xf32>) -> tensor<4x1xf32> loc(#loc98)
+    %169 = "linalg.generic"(%167, %168, %111) <{indexing_maps = [#map15, #map17, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg791: f32 loc(fused[#loc6, #loc44, #loc4, #loc9]), %arg792: f32 loc(fused[#loc6, #loc44, #loc4, #loc9]), %arg793: f32 loc(fused[#loc6, #loc44, #loc4, #loc9])):
+      %1037 = "arith.mulf"(%arg791, %arg792) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%1037) : (f32) -> () loc(#loc98)
+    }) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc98)
+    %170 = "linalg.generic"(%166, %169, %111) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg788: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg789: f32 loc(fused[#loc6, #loc44, #loc4, #loc9]), %arg790: f32 loc(fused[#loc6, #loc44, #loc4, #loc9])):
+      %1036 = "arith.subf"(%arg788, %arg789) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%1036) : (f32) -> () loc(#loc98)
+    }) : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc98)
+    %171 = "tensor.empty"() : () -> tensor<4x32xf32> loc(#loc99)
+    %172 = "linalg.fill"(%8, %171) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg786: f32 loc(unknown), %arg787: f32 loc(unknown)):
+      "linalg.yield"(%arg786) : (f32) -> () loc(#loc99)
+    }) : (f32, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc99)
     %173 = "linalg.matmul"(%170, %arg7, %172) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg775: f32 loc(unknown), %arg776: f32 loc(unknown), %arg777: f32 loc(unknown)):
-      %803 = "arith.mulf"(%arg775, %arg776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      %804 = "arith.addf"(%arg777, %803) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%804) : (f32) -> () loc(#loc100)
-    }) : (tensor<4x4xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc100)
-    %174 = "linalg.transpose"(%170, %112) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg773: f32 loc(fused[#loc6, #loc45, #loc4, #loc9]), %arg774: f32 loc(fused[#loc42, #loc43, #loc4, #loc41])):
-      "linalg.yield"(%arg773) : (f32) -> () loc(#loc101)
-    }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc101)
-    %175 = "linalg.matmul"(%174, %109, %172) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg770: f32 loc(unknown), %arg771: f32 loc(unknown), %arg772: f32 loc(unknown)):
-      %801 = "arith.mulf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      %802 = "arith.addf"(%arg772, %801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%802) : (f32) -> () loc(#loc100)
-    }) : (tensor<4x4xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc100)
-    %176 = "tensor.empty"() : () -> tensor<1x4xf32> loc(#loc102)
-    %177 = "linalg.fill"(%9, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg768: f32 loc(unknown), %arg769: f32 loc(unknown)):
-      "linalg.yield"(%arg768) : (f32) -> () loc(#loc102)
-    }) : (f32, tensor<1x4xf32>) -> tensor<1x4xf32> loc(#loc102)
+    ^bb0(%arg783: f32 loc(unknown), %arg784: f32 loc(unknown), %arg785: f32 loc(unknown)):
+      %1034 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      %1035 = "arith.addf"(%arg785, %1034) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1035) : (f32) -> () loc(#loc99)
+    }) : (tensor<4x4xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc99)
+    %174 = "linalg.transpose"(%170, %111) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg781: f32 loc(fused[#loc6, #loc44, #loc4, #loc9]), %arg782: f32 loc(fused[#loc41, #loc42, #loc4, #loc40])):
+      "linalg.yield"(%arg781) : (f32) -> () loc(#loc100)
+    }) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> loc(#loc100)
+    %175 = "linalg.matmul"(%174, %108, %172) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg778: f32 loc(unknown), %arg779: f32 loc(unknown), %arg780: f32 loc(unknown)):
+      %1032 = "arith.mulf"(%arg778, %arg779) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      %1033 = "arith.addf"(%arg780, %1032) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1033) : (f32) -> () loc(#loc99)
+    }) : (tensor<4x4xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc99)
+    %176 = "tensor.empty"() : () -> tensor<1x4xf32> loc(#loc101)
+    %177 = "linalg.fill"(%8, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg776: f32 loc(unknown), %arg777: f32 loc(unknown)):
+      "linalg.yield"(%arg776) : (f32) -> () loc(#loc101)
+    }) : (f32, tensor<1x4xf32>) -> tensor<1x4xf32> loc(#loc101)
     %178 = "linalg.generic"(%170, %177) <{indexing_maps = [#map15, #map24], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg766: f32 loc(fused[#loc6, #loc45, #loc4, #loc9]), %arg767: f32 loc(fused[#loc42, #loc37, #loc4, #loc41])):
-      %800 = "arith.addf"(%arg766, %arg767) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%800) : (f32) -> () loc(#loc102)
-    }) : (tensor<4x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32> loc(#loc102)
-    %179 = "tensor.collapse_shape"(%178) <{reassociation = [[0, 1]]}> : (tensor<1x4xf32>) -> tensor<4xf32> loc(#loc103)
-    %180 = "tensor.expand_shape"(%173) <{reassociation = [[0], [1, 2, 3]], static_output_shape = array<i64: 4, 8, 2, 2>}> : (tensor<4x32xf32>) -> tensor<4x8x2x2xf32> loc(#loc104)
+    ^bb0(%arg774: f32 loc(fused[#loc6, #loc44, #loc4, #loc9]), %arg775: f32 loc(fused[#loc41, #loc36, #loc4, #loc40])):
+      %1031 = "arith.addf"(%arg774, %arg775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1031) : (f32) -> () loc(#loc101)
+    }) : (tensor<4x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32> loc(#loc101)
+    %179 = "tensor.collapse_shape"(%178) <{reassociation = [[0, 1]]}> : (tensor<1x4xf32>) -> tensor<4xf32> loc(#loc102)
+    %180 = "tensor.expand_shape"(%173) <{reassociation = [[0], [1, 2, 3]], static_output_shape = array<i64: 4, 8, 2, 2>}> : (tensor<4x32xf32>) -> tensor<4x8x2x2xf32> loc(#loc103)
     %181 = "tensor.empty"() : () -> tensor<2xi64> loc(#loc64)
     %182 = "linalg.generic"(%181) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg765: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %798 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc64)
-      %799 = "arith.index_cast"(%798) : (index) -> i64 loc(#loc64)
-      "linalg.yield"(%799) : (i64) -> () loc(#loc64)
+    ^bb0(%arg773: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1029 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc64)
+      %1030 = "arith.index_cast"(%1029) : (index) -> i64 loc(#loc64)
+      "linalg.yield"(%1030) : (i64) -> () loc(#loc64)
     }) : (tensor<2xi64>) -> tensor<2xi64> loc(#loc64)
     %183 = "linalg.generic"(%182, %181) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg763: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg764: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %797 = "arith.muli"(%arg763, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%797) : (i64) -> () loc(#loc64)
+    ^bb0(%arg771: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg772: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1028 = "arith.muli"(%arg771, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%1028) : (i64) -> () loc(#loc64)
     }) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc64)
     %184 = "linalg.generic"(%183, %181) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg761: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg762: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %796 = "arith.addi"(%arg761, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%796) : (i64) -> () loc(#loc64)
+    ^bb0(%arg769: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg770: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1027 = "arith.addi"(%arg769, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%1027) : (i64) -> () loc(#loc64)
     }) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc64)
     %185 = "linalg.generic"(%184, %181) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg759: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg760: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %795 = "arith.minsi"(%arg759, %2) : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%795) : (i64) -> () loc(#loc64)
+    ^bb0(%arg767: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg768: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1026 = "arith.minsi"(%arg767, %2) : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%1026) : (i64) -> () loc(#loc64)
     }) : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc64)
     %186 = "linalg.generic"(%185, %183, %181) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg756: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg757: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg758: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %794 = "arith.subi"(%arg756, %arg757) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%794) : (i64) -> () loc(#loc64)
+    ^bb0(%arg764: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg765: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg766: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1025 = "arith.subi"(%arg764, %arg765) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%1025) : (i64) -> () loc(#loc64)
     }) : (tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64> loc(#loc64)
     %187 = "tensor.expand_shape"(%186) <{reassociation = [[0, 1]], static_output_shape = array<i64: 2, 1>}> : (tensor<2xi64>) -> tensor<2x1xi64> loc(#loc64)
     %188 = "tensor.empty"() : () -> tensor<2x2xi64> loc(#loc64)
     %189 = "linalg.generic"(%187, %186, %188) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg753: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg754: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg755: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %793 = "arith.muli"(%arg753, %arg754) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
-      "linalg.yield"(%793) : (i64) -> () loc(#loc64)
+    ^bb0(%arg761: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg762: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg763: i64 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1024 = "arith.muli"(%arg761, %arg762) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc64)
+      "linalg.yield"(%1024) : (i64) -> () loc(#loc64)
     }) : (tensor<2x1xi64>, tensor<2xi64>, tensor<2x2xi64>) -> tensor<2x2xi64> loc(#loc64)
-    %190 = "linalg.generic"(%189, %106) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg751: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg752: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %792 = "arith.sitofp"(%arg751) : (i64) -> f32 loc(#loc64)
-      "linalg.yield"(%792) : (f32) -> () loc(#loc64)
+    %190 = "linalg.generic"(%189, %105) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg759: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg760: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1023 = "arith.sitofp"(%arg759) : (i64) -> f32 loc(#loc64)
+      "linalg.yield"(%1023) : (f32) -> () loc(#loc64)
     }) : (tensor<2x2xi64>, tensor<2x2xf32>) -> tensor<2x2xf32> loc(#loc64)
-    %191 = "linalg.generic"(%180, %190, %104) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg748: f32 loc(fused[#loc38, #loc36, #loc4, #loc41]), %arg749: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg750: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %791 = "arith.divf"(%arg748, %arg749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%791) : (f32) -> () loc(#loc64)
+    %191 = "linalg.generic"(%180, %190, %103) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg756: f32 loc(fused[#loc37, #loc35, #loc4, #loc40]), %arg757: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg758: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1022 = "arith.divf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1022) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x2x2xf32>, tensor<2x2xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc64)
-    %192 = "tensor.empty"() : () -> tensor<2xi1> loc(#loc64)
+    %192 = "tensor.empty"() : () -> tensor<2xi8> loc(#loc64)
     %193 = "linalg.generic"(%182, %192) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg746: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg747: i1 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %790 = "arith.cmpi"(%arg746, %5) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
-      "linalg.yield"(%790) : (i1) -> () loc(#loc64)
-    }) : (tensor<2xi64>, tensor<2xi1>) -> tensor<2xi1> loc(#loc64)
-    %194 = "tensor.expand_shape"(%193) <{reassociation = [[0, 1]], static_output_shape = array<i64: 2, 1>}> : (tensor<2xi1>) -> tensor<2x1xi1> loc(#loc64)
+    ^bb0(%arg754: i64 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg755: i8 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1019 = "arith.trunci"(%arg755) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc64)
+      %1020 = "arith.cmpi"(%arg754, %4) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc64)
+      %1021 = "arith.extui"(%1020) : (i1) -> i8 loc(#loc64)
+      "linalg.yield"(%1021) : (i8) -> () loc(#loc64)
+    }) : (tensor<2xi64>, tensor<2xi8>) -> tensor<2xi8> loc(#loc64)
+    %194 = "tensor.expand_shape"(%193) <{reassociation = [[0, 1]], static_output_shape = array<i64: 2, 1>}> : (tensor<2xi8>) -> tensor<2x1xi8> loc(#loc64)
     %195 = "tensor.expand_shape"(%191) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 2, 1, 2>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x2x1x2xf32> loc(#loc64)
     %196 = "tensor.empty"() : () -> tensor<4x8x2x2x2xf32> loc(#loc64)
-    %197 = "linalg.generic"(%194, %195, %16, %196) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg742: i1 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg743: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg744: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg745: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %789 = "arith.select"(%arg742, %arg743, %arg744) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%789) : (f32) -> () loc(#loc64)
-    }) : (tensor<2x1xi1>, tensor<4x8x2x1x2xf32>, tensor<f32>, tensor<4x8x2x2x2xf32>) -> tensor<4x8x2x2x2xf32> loc(#loc64)
+    %197 = "linalg.generic"(%194, %195, %15, %196) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg750: i8 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg751: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg752: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg753: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1017 = "arith.trunci"(%arg750) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc64)
+      %1018 = "arith.select"(%1017, %arg751, %arg752) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1018) : (f32) -> () loc(#loc64)
+    }) : (tensor<2x1xi8>, tensor<4x8x2x1x2xf32>, tensor<f32>, tensor<4x8x2x2x2xf32>) -> tensor<4x8x2x2x2xf32> loc(#loc64)
     %198 = "tensor.collapse_shape"(%197) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x2x2x2xf32>) -> tensor<4x8x4x2xf32> loc(#loc64)
     %199 = "tensor.expand_shape"(%198) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 2, 1>}> : (tensor<4x8x4x2xf32>) -> tensor<4x8x4x2x1xf32> loc(#loc64)
     %200 = "tensor.empty"() : () -> tensor<4x8x4x2x2xf32> loc(#loc64)
-    %201 = "linalg.generic"(%193, %199, %16, %200) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg738: i1 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg739: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg740: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg741: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %788 = "arith.select"(%arg738, %arg739, %arg740) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%788) : (f32) -> () loc(#loc64)
-    }) : (tensor<2xi1>, tensor<4x8x4x2x1xf32>, tensor<f32>, tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x2x2xf32> loc(#loc64)
+    %201 = "linalg.generic"(%193, %199, %15, %200) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg746: i8 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg747: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg748: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg749: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1015 = "arith.trunci"(%arg746) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc64)
+      %1016 = "arith.select"(%1015, %arg747, %arg748) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1016) : (f32) -> () loc(#loc64)
+    }) : (tensor<2xi8>, tensor<4x8x4x2x1xf32>, tensor<f32>, tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x2x2xf32> loc(#loc64)
     %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %203 = "linalg.generic"(%14, %202, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg735: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg736: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg737: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %787 = "arith.addf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%787) : (f32) -> () loc(#loc64)
+    %203 = "linalg.generic"(%13, %202, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg743: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg744: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg745: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1014 = "arith.addf"(%arg743, %arg744) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1014) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
     %204 = "tensor.extract_slice"(%202) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 4, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x3xf32> loc(#loc64)
-    %205 = "tensor.concat"(%27, %204) <{dim = 3 : i64}> : (tensor<4x8x4x1xf32>, tensor<4x8x4x3xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %206 = "linalg.generic"(%203, %205, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg732: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg733: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg734: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %786 = "arith.addf"(%arg732, %arg733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%786) : (f32) -> () loc(#loc64)
+    %205 = "tensor.concat"(%26, %204) <{dim = 3 : i64}> : (tensor<4x8x4x1xf32>, tensor<4x8x4x3xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
+    %206 = "linalg.generic"(%203, %205, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg740: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg741: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg742: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1013 = "arith.addf"(%arg740, %arg741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1013) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
     %207 = "tensor.extract_slice"(%198) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x2xf32>) -> tensor<4x8x3x2xf32> loc(#loc64)
-    %208 = "tensor.concat"(%28, %207) <{dim = 2 : i64}> : (tensor<4x8x1x2xf32>, tensor<4x8x3x2xf32>) -> tensor<4x8x4x2xf32> loc(#loc64)
+    %208 = "tensor.concat"(%27, %207) <{dim = 2 : i64}> : (tensor<4x8x1x2xf32>, tensor<4x8x3x2xf32>) -> tensor<4x8x4x2xf32> loc(#loc64)
     %209 = "tensor.expand_shape"(%208) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 2, 1>}> : (tensor<4x8x4x2xf32>) -> tensor<4x8x4x2x1xf32> loc(#loc64)
-    %210 = "linalg.generic"(%193, %209, %16, %200) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg728: i1 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg729: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg730: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg731: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %785 = "arith.select"(%arg728, %arg729, %arg730) : (i1, f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%785) : (f32) -> () loc(#loc64)
-    }) : (tensor<2xi1>, tensor<4x8x4x2x1xf32>, tensor<f32>, tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x2x2xf32> loc(#loc64)
+    %210 = "linalg.generic"(%193, %209, %15, %200) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg736: i8 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg737: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg738: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg739: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1011 = "arith.trunci"(%arg736) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc64)
+      %1012 = "arith.select"(%1011, %arg737, %arg738) : (i1, f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1012) : (f32) -> () loc(#loc64)
+    }) : (tensor<2xi8>, tensor<4x8x4x2x1xf32>, tensor<f32>, tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x2x2xf32> loc(#loc64)
     %211 = "tensor.collapse_shape"(%210) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x4x2x2xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %212 = "linalg.generic"(%206, %211, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg725: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg726: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg727: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %784 = "arith.addf"(%arg725, %arg726) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%784) : (f32) -> () loc(#loc64)
+    %212 = "linalg.generic"(%206, %211, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg733: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg734: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg735: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1010 = "arith.addf"(%arg733, %arg734) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1010) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
     %213 = "tensor.extract_slice"(%211) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 4, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x3xf32> loc(#loc64)
-    %214 = "tensor.concat"(%27, %213) <{dim = 3 : i64}> : (tensor<4x8x4x1xf32>, tensor<4x8x4x3xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %215 = "linalg.generic"(%212, %214, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg722: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg723: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg724: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %783 = "arith.addf"(%arg722, %arg723) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%783) : (f32) -> () loc(#loc64)
+    %214 = "tensor.concat"(%26, %213) <{dim = 3 : i64}> : (tensor<4x8x4x1xf32>, tensor<4x8x4x3xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
+    %215 = "linalg.generic"(%212, %214, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg730: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg731: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg732: f32 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1009 = "arith.addf"(%arg730, %arg731) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%1009) : (f32) -> () loc(#loc64)
     }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc64)
-    %216 = "tensor.empty"() : () -> tensor<4x8x4x4xi1> loc(#loc105)
-    %217 = "linalg.generic"(%103, %216) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg720: f32 loc(fused[#loc38, #loc39, #loc8, #loc12]), %arg721: i1 loc(fused[#loc38, #loc47, #loc4, #loc12])):
-      %782 = "arith.cmpf"(%arg720, %9) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc105)
-      "linalg.yield"(%782) : (i1) -> () loc(#loc105)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc105)
-    %218 = "linalg.generic"(%217, %16, %215, %69) <{indexing_maps = [#map4, #map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg716: i1 loc(fused[#loc38, #loc47, #loc4, #loc12]), %arg717: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg718: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg719: f32 loc(fused[#loc38, #loc47, #loc4, #loc12])):
-      %781 = "arith.select"(%arg716, %arg717, %arg718) : (i1, f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%781) : (f32) -> () loc(#loc105)
-    }) : (tensor<4x8x4x4xi1>, tensor<f32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc105)
-    %219 = "linalg.generic"(%218, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg714: f32 loc(fused[#loc38, #loc47, #loc4, #loc12]), %arg715: f32 loc(fused[#loc24, #loc37, #loc4, #loc12])):
-      %780 = "arith.addf"(%arg714, %arg715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%780) : (f32) -> () loc(#loc106)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc106)
-    %220 = "tensor.collapse_shape"(%219) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc107)
-    %221 = "linalg.generic"(%218, %89, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg711: f32 loc(fused[#loc38, #loc47, #loc4, #loc12]), %arg712: f32 loc(fused[#loc24, #loc21, #loc8, #loc12]), %arg713: f32 loc(fused[#loc24, #loc21, #loc4, #loc12])):
-      %779 = "arith.mulf"(%arg711, %arg712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc108)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc108)
-    %222 = "linalg.generic"(%218, %90, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg708: f32 loc(fused[#loc38, #loc47, #loc4, #loc12]), %arg709: f32 loc(fused[#loc24, #loc36, #loc8, #loc12]), %arg710: f32 loc(fused[#loc24, #loc21, #loc4, #loc12])):
-      %778 = "arith.mulf"(%arg708, %arg709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%778) : (f32) -> () loc(#loc108)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc108)
-    %223 = "linalg.generic"(%221, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg706: f32 loc(fused[#loc24, #loc21, #loc4, #loc12]), %arg707: f32 loc(fused[#loc24, #loc37, #loc4, #loc12])):
-      %777 = "arith.addf"(%arg706, %arg707) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc106)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc106)
-    %224 = "tensor.collapse_shape"(%223) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc107)
-    %225 = "linalg.generic"(%222, %83, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg703: f32 loc(fused[#loc24, #loc21, #loc4, #loc12]), %arg704: f32 loc(fused[#loc24, #loc34, #loc8, #loc12]), %arg705: f32 loc(fused[#loc24, #loc21, #loc4, #loc12])):
-      %776 = "arith.mulf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%776) : (f32) -> () loc(#loc108)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc108)
-    %226 = "linalg.generic"(%222, %88, %69) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg700: f32 loc(fused[#loc24, #loc21, #loc4, #loc12]), %arg701: f32 loc(fused[#loc24, #loc35, #loc8, #loc12]), %arg702: f32 loc(fused[#loc24, #loc21, #loc4, #loc12])):
-      %775 = "arith.mulf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%775) : (f32) -> () loc(#loc108)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc108)
-    %227 = "linalg.generic"(%225, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg698: f32 loc(fused[#loc24, #loc21, #loc4, #loc12]), %arg699: f32 loc(fused[#loc24, #loc37, #loc4, #loc12])):
-      %774 = "arith.addf"(%arg698, %arg699) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc106)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc106)
-    %228 = "linalg.generic"(%88, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg696: f32 loc(fused[#loc24, #loc35, #loc8, #loc12]), %arg697: f32 loc(fused[#loc24, #loc14, #loc4, #loc12])):
-      %773 = "math.fpowi"(%arg696, %3) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc109)
-      "linalg.yield"(%773) : (f32) -> () loc(#loc109)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc109)
-    %229 = "linalg.generic"(%227, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg694: f32 loc(fused[#loc24, #loc37, #loc4, #loc12]), %arg695: f32 loc(fused[#loc24, #loc26, #loc4, #loc12])):
-      %772 = "arith.mulf"(%arg694, %29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%772) : (f32) -> () loc(#loc77)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc77)
-    %230 = "linalg.generic"(%229, %228, %41) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg691: f32 loc(fused[#loc24, #loc26, #loc4, #loc12]), %arg692: f32 loc(fused[#loc24, #loc14, #loc4, #loc12]), %arg693: f32 loc(fused[#loc24, #loc21, #loc4, #loc12])):
-      %771 = "arith.mulf"(%arg691, %arg692) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc108)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc108)
-    %231 = "tensor.collapse_shape"(%230) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc110)
-    %232 = "linalg.generic"(%231, %69) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg689: f32 loc(fused[#loc24, #loc48, #loc4, #loc12]), %arg690: f32 loc(fused[#loc24, #loc48, #loc4, #loc12])):
-      "linalg.yield"(%arg689) : (f32) -> () loc(#loc110)
-    }) : (tensor<8xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc110)
-    %233 = "linalg.generic"(%232, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg687: f32 loc(fused[#loc24, #loc48, #loc4, #loc12]), %arg688: f32 loc(fused[#loc24, #loc22, #loc4, #loc12])):
-      %770 = "arith.divf"(%arg687, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc74)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc74)
-    %234 = "linalg.generic"(%233, %83, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg684: f32 loc(fused[#loc24, #loc22, #loc4, #loc12]), %arg685: f32 loc(fused[#loc24, #loc34, #loc8, #loc12]), %arg686: f32 loc(fused[#loc24, #loc21, #loc4, #loc12])):
-      %769 = "arith.mulf"(%arg684, %arg685) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc108)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc108)
-    %235 = "linalg.generic"(%226, %234, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg681: f32 loc(fused[#loc24, #loc21, #loc4, #loc12]), %arg682: f32 loc(fused[#loc24, #loc21, #loc4, #loc12]), %arg683: f32 loc(fused[#loc24, #loc15, #loc4, #loc12])):
-      %768 = "arith.addf"(%arg681, %arg682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc111)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc111)
-    %236 = "linalg.generic"(%235, %234, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg678: f32 loc(fused[#loc24, #loc15, #loc4, #loc12]), %arg679: f32 loc(fused[#loc24, #loc21, #loc4, #loc12]), %arg680: f32 loc(fused[#loc24, #loc15, #loc4, #loc12])):
-      %767 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc111)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc111)
-    %237 = "linalg.generic"(%236, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg676: f32 loc(fused[#loc24, #loc15, #loc4, #loc12]), %arg677: f32 loc(fused[#loc24, #loc49, #loc4, #loc12])):
-      %766 = "arith.negf"(%arg676) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc112)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc112)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc112)
-    %238 = "linalg.generic"(%237, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg674: f32 loc(fused[#loc24, #loc49, #loc4, #loc12]), %arg675: f32 loc(fused[#loc24, #loc37, #loc4, #loc12])):
-      %765 = "arith.addf"(%arg674, %arg675) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc106)
-    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc106)
-    %239 = "tensor.collapse_shape"(%238) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc110)
-    %240 = "linalg.generic"(%239, %69) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg672: f32 loc(fused[#loc24, #loc48, #loc4, #loc12]), %arg673: f32 loc(fused[#loc24, #loc48, #loc4, #loc12])):
-      "linalg.yield"(%arg672) : (f32) -> () loc(#loc110)
-    }) : (tensor<8xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc110)
-    %241 = "linalg.generic"(%240, %69) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg670: f32 loc(fused[#loc24, #loc48, #loc4, #loc12]), %arg671: f32 loc(fused[#loc24, #loc22, #loc4, #loc12])):
-      %764 = "arith.divf"(%arg670, %24) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%764) : (f32) -> () loc(#loc74)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc74)
-    %242 = "linalg.generic"(%236, %241, %69) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg667: f32 loc(fused[#loc24, #loc15, #loc4, #loc12]), %arg668: f32 loc(fused[#loc24, #loc22, #loc4, #loc12]), %arg669: f32 loc(fused[#loc24, #loc15, #loc4, #loc12])):
-      %763 = "arith.addf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc111)
-    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc111)
-    %243 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc113)
-    %244 = "linalg.fill"(%9, %243) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg665: f32 loc(unknown), %arg666: f32 loc(unknown)):
-      "linalg.yield"(%arg665) : (f32) -> () loc(#loc113)
-    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc113)
-    %245 = "linalg.generic"(%244) <{indexing_maps = [#map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg664: f32 loc(fused[#loc40, #loc18, #loc4, #loc12])):
-      %756 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc113)
-      %757 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc113)
-      %758 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc113)
-      %759 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc113)
-      %760 = "arith.subi"(%8, %758) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc113)
-      %761 = "arith.subi"(%8, %759) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc113)
-      %762 = "tensor.extract"(%arg4, %757, %756, %760, %761) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc113)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc113)
-    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc113)
-    %246 = "tensor.empty"() : () -> tensor<4x8x6x6xf32> loc(#loc113)
-    %247 = "linalg.fill"(%9, %246) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg662: f32 loc(unknown), %arg663: f32 loc(unknown)):
-      "linalg.yield"(%arg662) : (f32) -> () loc(#loc113)
-    }) : (f32, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32> loc(#loc113)
-    %248 = "tensor.insert_slice"(%242, %247) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 4, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32> loc(#loc113)
-    %249 = "linalg.conv_2d_nchw_fchw"(%248, %245, %78) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg659: f32 loc(unknown), %arg660: f32 loc(unknown), %arg661: f32 loc(unknown)):
-      %754 = "arith.mulf"(%arg659, %arg660) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      %755 = "arith.addf"(%arg661, %754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc113)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc113)
-    %250 = "tensor.expand_shape"(%72) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 4, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x1x8x4x4xf32> loc(#loc113)
-    %251 = "tensor.empty"() : () -> tensor<8x1x4x4x4xf32> loc(#loc113)
-    %252 = "linalg.transpose"(%250, %251) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg657: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg658: f32 loc(fused[#loc40, #loc18, #loc4, #loc12])):
-      "linalg.yield"(%arg657) : (f32) -> () loc(#loc113)
-    }) : (tensor<4x1x8x4x4xf32>, tensor<8x1x4x4x4xf32>) -> tensor<8x1x4x4x4xf32> loc(#loc113)
-    %253 = "tensor.collapse_shape"(%252) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc113)
-    %254 = "tensor.expand_shape"(%242) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 4, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x1x8x4x4xf32> loc(#loc113)
-    %255 = "tensor.empty"() : () -> tensor<1x8x4x4x4xf32> loc(#loc113)
-    %256 = "linalg.transpose"(%254, %255) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg655: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg656: f32 loc(fused[#loc40, #loc18, #loc4, #loc12])):
-      "linalg.yield"(%arg655) : (f32) -> () loc(#loc113)
-    }) : (tensor<4x1x8x4x4xf32>, tensor<1x8x4x4x4xf32>) -> tensor<1x8x4x4x4xf32> loc(#loc113)
-    %257 = "tensor.collapse_shape"(%256) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc113)
-    %258 = "tensor.pad"(%253) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg651: index loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg652: index loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg653: index loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg654: index loc(fused[#loc40, #loc18, #loc4, #loc12])):
-      "tensor.yield"(%9) : (f32) -> () loc(#loc113)
-    }) : (tensor<8x4x4x4xf32>) -> tensor<8x4x6x6xf32> loc(#loc113)
-    %259 = "linalg.conv_2d_nchw_fchw"(%258, %257, %244) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg648: f32 loc(unknown), %arg649: f32 loc(unknown), %arg650: f32 loc(unknown)):
-      %752 = "arith.mulf"(%arg648, %arg649) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      %753 = "arith.addf"(%arg650, %752) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc113)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x4x6x6xf32>, tensor<8x4x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc113)
-    %260 = "linalg.transpose"(%259, %243) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg646: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg647: f32 loc(fused[#loc40, #loc18, #loc4, #loc12])):
-      "linalg.yield"(%arg646) : (f32) -> () loc(#loc113)
-    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc113)
-    %261 = "tensor.expand_shape"(%134) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %262 = "linalg.generic"(%261, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %216 = "tensor.empty"() : () -> tensor<4x8x4x4xi8> loc(#loc104)
+    %217 = "linalg.generic"(%102, %216) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg728: f32 loc(fused[#loc37, #loc38, #loc8, #loc12]), %arg729: i8 loc(fused[#loc37, #loc46, #loc4, #loc12])):
+      %1006 = "arith.trunci"(%arg729) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc104)
+      %1007 = "arith.cmpf"(%arg728, %8) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc104)
+      %1008 = "arith.extui"(%1007) : (i1) -> i8 loc(#loc104)
+      "linalg.yield"(%1008) : (i8) -> () loc(#loc104)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc104)
+    %218 = "linalg.generic"(%217, %15, %215, %68) <{indexing_maps = [#map4, #map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg724: i8 loc(fused[#loc37, #loc46, #loc4, #loc12]), %arg725: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg726: f32 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg727: f32 loc(fused[#loc37, #loc46, #loc4, #loc12])):
+      %1004 = "arith.trunci"(%arg724) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc104)
+      %1005 = "arith.select"(%1004, %arg725, %arg726) : (i1, f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%1005) : (f32) -> () loc(#loc104)
+    }) : (tensor<4x8x4x4xi8>, tensor<f32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc104)
+    %219 = "linalg.generic"(%218, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg722: f32 loc(fused[#loc37, #loc46, #loc4, #loc12]), %arg723: f32 loc(fused[#loc23, #loc36, #loc4, #loc12])):
+      %1003 = "arith.addf"(%arg722, %arg723) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%1003) : (f32) -> () loc(#loc105)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
+    %220 = "tensor.collapse_shape"(%219) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc106)
+    %221 = "linalg.generic"(%218, %88, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg719: f32 loc(fused[#loc37, #loc46, #loc4, #loc12]), %arg720: f32 loc(fused[#loc23, #loc20, #loc8, #loc12]), %arg721: f32 loc(fused[#loc23, #loc20, #loc4, #loc12])):
+      %1002 = "arith.mulf"(%arg719, %arg720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%1002) : (f32) -> () loc(#loc107)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
+    %222 = "linalg.generic"(%218, %89, %68) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg716: f32 loc(fused[#loc37, #loc46, #loc4, #loc12]), %arg717: f32 loc(fused[#loc23, #loc35, #loc8, #loc12]), %arg718: f32 loc(fused[#loc23, #loc20, #loc4, #loc12])):
+      %1001 = "arith.mulf"(%arg716, %arg717) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%1001) : (f32) -> () loc(#loc107)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
+    %223 = "linalg.generic"(%221, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg714: f32 loc(fused[#loc23, #loc20, #loc4, #loc12]), %arg715: f32 loc(fused[#loc23, #loc36, #loc4, #loc12])):
+      %1000 = "arith.addf"(%arg714, %arg715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%1000) : (f32) -> () loc(#loc105)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
+    %224 = "tensor.collapse_shape"(%223) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc106)
+    %225 = "linalg.generic"(%222, %82, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg711: f32 loc(fused[#loc23, #loc20, #loc4, #loc12]), %arg712: f32 loc(fused[#loc23, #loc33, #loc8, #loc12]), %arg713: f32 loc(fused[#loc23, #loc20, #loc4, #loc12])):
+      %999 = "arith.mulf"(%arg711, %arg712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%999) : (f32) -> () loc(#loc107)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
+    %226 = "linalg.generic"(%222, %87, %68) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg708: f32 loc(fused[#loc23, #loc20, #loc4, #loc12]), %arg709: f32 loc(fused[#loc23, #loc34, #loc8, #loc12]), %arg710: f32 loc(fused[#loc23, #loc20, #loc4, #loc12])):
+      %998 = "arith.mulf"(%arg708, %arg709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%998) : (f32) -> () loc(#loc107)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
+    %227 = "linalg.generic"(%225, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg706: f32 loc(fused[#loc23, #loc20, #loc4, #loc12]), %arg707: f32 loc(fused[#loc23, #loc36, #loc4, #loc12])):
+      %997 = "arith.addf"(%arg706, %arg707) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%997) : (f32) -> () loc(#loc105)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
+    %228 = "linalg.generic"(%87, %87, %40) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg703: f32 loc(fused[#loc23, #loc34, #loc8, #loc12]), %arg704: f32 loc(fused[#loc23, #loc34, #loc8, #loc12]), %arg705: f32 loc(fused[#loc23, #loc47, #loc4, #loc12])):
+      %996 = "arith.mulf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%996) : (f32) -> () loc(#loc108)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc108)
+    %229 = "linalg.generic"(%228, %87, %40) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg700: f32 loc(fused[#loc23, #loc47, #loc4, #loc12]), %arg701: f32 loc(fused[#loc23, #loc34, #loc8, #loc12]), %arg702: f32 loc(fused[#loc23, #loc47, #loc4, #loc12])):
+      %995 = "arith.mulf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc108)
+      "linalg.yield"(%995) : (f32) -> () loc(#loc108)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc108)
+    %230 = "linalg.generic"(%227, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg698: f32 loc(fused[#loc23, #loc36, #loc4, #loc12]), %arg699: f32 loc(fused[#loc23, #loc25, #loc4, #loc12])):
+      %994 = "arith.mulf"(%arg698, %28) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%994) : (f32) -> () loc(#loc76)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc76)
+    %231 = "linalg.generic"(%230, %229, %40) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg695: f32 loc(fused[#loc23, #loc25, #loc4, #loc12]), %arg696: f32 loc(fused[#loc23, #loc47, #loc4, #loc12]), %arg697: f32 loc(fused[#loc23, #loc20, #loc4, #loc12])):
+      %993 = "arith.mulf"(%arg695, %arg696) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%993) : (f32) -> () loc(#loc107)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc107)
+    %232 = "tensor.collapse_shape"(%231) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc109)
+    %233 = "linalg.generic"(%232, %68) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg693: f32 loc(fused[#loc23, #loc48, #loc4, #loc12]), %arg694: f32 loc(fused[#loc23, #loc48, #loc4, #loc12])):
+      "linalg.yield"(%arg693) : (f32) -> () loc(#loc109)
+    }) : (tensor<8xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc109)
+    %234 = "linalg.generic"(%233, %68) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg691: f32 loc(fused[#loc23, #loc48, #loc4, #loc12]), %arg692: f32 loc(fused[#loc23, #loc21, #loc4, #loc12])):
+      %992 = "arith.divf"(%arg691, %23) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%992) : (f32) -> () loc(#loc73)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc73)
+    %235 = "linalg.generic"(%234, %82, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg688: f32 loc(fused[#loc23, #loc21, #loc4, #loc12]), %arg689: f32 loc(fused[#loc23, #loc33, #loc8, #loc12]), %arg690: f32 loc(fused[#loc23, #loc20, #loc4, #loc12])):
+      %991 = "arith.mulf"(%arg688, %arg689) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%991) : (f32) -> () loc(#loc107)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc107)
+    %236 = "linalg.generic"(%226, %235, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg685: f32 loc(fused[#loc23, #loc20, #loc4, #loc12]), %arg686: f32 loc(fused[#loc23, #loc20, #loc4, #loc12]), %arg687: f32 loc(fused[#loc23, #loc14, #loc4, #loc12])):
+      %990 = "arith.addf"(%arg685, %arg686) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%990) : (f32) -> () loc(#loc110)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc110)
+    %237 = "linalg.generic"(%236, %235, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg682: f32 loc(fused[#loc23, #loc14, #loc4, #loc12]), %arg683: f32 loc(fused[#loc23, #loc20, #loc4, #loc12]), %arg684: f32 loc(fused[#loc23, #loc14, #loc4, #loc12])):
+      %989 = "arith.addf"(%arg682, %arg683) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%989) : (f32) -> () loc(#loc110)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc110)
+    %238 = "linalg.generic"(%237, %68) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg680: f32 loc(fused[#loc23, #loc14, #loc4, #loc12]), %arg681: f32 loc(fused[#loc23, #loc49, #loc4, #loc12])):
+      %988 = "arith.negf"(%arg680) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc111)
+      "linalg.yield"(%988) : (f32) -> () loc(#loc111)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc111)
+    %239 = "linalg.generic"(%238, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg678: f32 loc(fused[#loc23, #loc49, #loc4, #loc12]), %arg679: f32 loc(fused[#loc23, #loc36, #loc4, #loc12])):
+      %987 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%987) : (f32) -> () loc(#loc105)
+    }) : (tensor<4x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
+    %240 = "tensor.collapse_shape"(%239) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc109)
+    %241 = "linalg.generic"(%240, %68) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg676: f32 loc(fused[#loc23, #loc48, #loc4, #loc12]), %arg677: f32 loc(fused[#loc23, #loc48, #loc4, #loc12])):
+      "linalg.yield"(%arg676) : (f32) -> () loc(#loc109)
+    }) : (tensor<8xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc109)
+    %242 = "linalg.generic"(%241, %68) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg674: f32 loc(fused[#loc23, #loc48, #loc4, #loc12]), %arg675: f32 loc(fused[#loc23, #loc21, #loc4, #loc12])):
+      %986 = "arith.divf"(%arg674, %23) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%986) : (f32) -> () loc(#loc73)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc73)
+    %243 = "linalg.generic"(%237, %242, %68) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg671: f32 loc(fused[#loc23, #loc14, #loc4, #loc12]), %arg672: f32 loc(fused[#loc23, #loc21, #loc4, #loc12]), %arg673: f32 loc(fused[#loc23, #loc14, #loc4, #loc12])):
+      %985 = "arith.addf"(%arg671, %arg672) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%985) : (f32) -> () loc(#loc110)
+    }) : (tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc110)
+    %244 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc112)
+    %245 = "linalg.fill"(%8, %244) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg669: f32 loc(unknown), %arg670: f32 loc(unknown)):
+      "linalg.yield"(%arg669) : (f32) -> () loc(#loc112)
+    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc112)
+    %246 = "linalg.generic"(%245) <{indexing_maps = [#map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg668: f32 loc(fused[#loc39, #loc17, #loc4, #loc12])):
+      %978 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc112)
+      %979 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc112)
+      %980 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc112)
+      %981 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc112)
+      %982 = "arith.subi"(%7, %980) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc112)
+      %983 = "arith.subi"(%7, %981) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc112)
+      %984 = "tensor.extract"(%arg4, %979, %978, %982, %983) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc112)
+      "linalg.yield"(%984) : (f32) -> () loc(#loc112)
+    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc112)
+    %247 = "tensor.empty"() : () -> tensor<4x8x6x6xf32> loc(#loc112)
+    %248 = "linalg.fill"(%8, %247) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg666: f32 loc(unknown), %arg667: f32 loc(unknown)):
+      "linalg.yield"(%arg666) : (f32) -> () loc(#loc112)
+    }) : (f32, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32> loc(#loc112)
+    %249 = "tensor.insert_slice"(%243, %248) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 4, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>, tensor<4x8x6x6xf32>) -> tensor<4x8x6x6xf32> loc(#loc112)
+    %250 = "linalg.conv_2d_nchw_fchw"(%249, %246, %77) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg663: f32 loc(unknown), %arg664: f32 loc(unknown), %arg665: f32 loc(unknown)):
+      %976 = "arith.mulf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      %977 = "arith.addf"(%arg665, %976) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%977) : (f32) -> () loc(#loc112)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<4x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc112)
+    %251 = "tensor.expand_shape"(%71) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 4, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x1x8x4x4xf32> loc(#loc112)
+    %252 = "tensor.empty"() : () -> tensor<8x1x4x4x4xf32> loc(#loc112)
+    %253 = "linalg.transpose"(%251, %252) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg661: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg662: f32 loc(fused[#loc39, #loc17, #loc4, #loc12])):
+      "linalg.yield"(%arg661) : (f32) -> () loc(#loc112)
+    }) : (tensor<4x1x8x4x4xf32>, tensor<8x1x4x4x4xf32>) -> tensor<8x1x4x4x4xf32> loc(#loc112)
+    %254 = "tensor.collapse_shape"(%253) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc112)
+    %255 = "tensor.expand_shape"(%243) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 4, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x1x8x4x4xf32> loc(#loc112)
+    %256 = "tensor.empty"() : () -> tensor<1x8x4x4x4xf32> loc(#loc112)
+    %257 = "linalg.transpose"(%255, %256) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg659: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg660: f32 loc(fused[#loc39, #loc17, #loc4, #loc12])):
+      "linalg.yield"(%arg659) : (f32) -> () loc(#loc112)
+    }) : (tensor<4x1x8x4x4xf32>, tensor<1x8x4x4x4xf32>) -> tensor<1x8x4x4x4xf32> loc(#loc112)
+    %258 = "tensor.collapse_shape"(%257) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x4x4x4xf32>) -> tensor<8x4x4x4xf32> loc(#loc112)
+    %259 = "tensor.pad"(%254) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg655: index loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg656: index loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg657: index loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg658: index loc(fused[#loc39, #loc17, #loc4, #loc12])):
+      "tensor.yield"(%8) : (f32) -> () loc(#loc112)
+    }) : (tensor<8x4x4x4xf32>) -> tensor<8x4x6x6xf32> loc(#loc112)
+    %260 = "linalg.conv_2d_nchw_fchw"(%259, %258, %245) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg652: f32 loc(unknown), %arg653: f32 loc(unknown), %arg654: f32 loc(unknown)):
+      %974 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      %975 = "arith.addf"(%arg654, %974) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%975) : (f32) -> () loc(#loc112)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x4x6x6xf32>, tensor<8x4x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc112)
+    %261 = "linalg.transpose"(%260, %244) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg650: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg651: f32 loc(fused[#loc39, #loc17, #loc4, #loc12])):
+      "linalg.yield"(%arg650) : (f32) -> () loc(#loc112)
+    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc112)
+    %262 = "tensor.expand_shape"(%133) <{reassociation = [[0, 1]], static_output_shape = array<i64: 4, 1>}> : (tensor<4xi64>) -> tensor<4x1xi64> loc(#loc62)
+    %263 = "linalg.generic"(%262, %154) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg648: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg649: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %973 = "arith.muli"(%arg648, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%973) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
+    %264 = "linalg.generic"(%263, %154) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg646: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg647: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %972 = "arith.subi"(%arg646, %5) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%972) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
+    %265 = "linalg.generic"(%133, %116) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg644: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg645: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %751 = "arith.muli"(%arg644, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%751) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %263 = "linalg.generic"(%262, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+      %971 = "arith.muli"(%arg644, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%971) : (i64) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
+    %266 = "linalg.generic"(%265, %116) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg642: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg643: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %750 = "arith.subi"(%arg642, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%750) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %264 = "linalg.generic"(%134, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg640: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg641: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %749 = "arith.muli"(%arg640, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%749) : (i64) -> () loc(#loc62)
+      %970 = "arith.subi"(%arg642, %5) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%970) : (i64) -> () loc(#loc62)
     }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
-    %265 = "linalg.generic"(%264, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg638: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg639: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %748 = "arith.subi"(%arg638, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%748) : (i64) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
-    %266 = "linalg.generic"(%263, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg636: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg637: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %747 = "arith.cmpi"(%arg636, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%747) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %267 = "linalg.generic"(%263, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg634: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg635: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %746 = "arith.cmpi"(%arg634, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%746) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %268 = "linalg.generic"(%266, %267, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg631: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg632: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg633: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %745 = "arith.andi"(%arg631, %arg632) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%745) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4x1xi1>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %269 = "linalg.generic"(%265, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg629: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg630: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %744 = "arith.cmpi"(%arg629, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%744) : (i1) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc62)
-    %270 = "linalg.generic"(%268, %269, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg626: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg627: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg628: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %743 = "arith.andi"(%arg626, %arg627) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%743) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %271 = "linalg.generic"(%265, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg624: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg625: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %742 = "arith.cmpi"(%arg624, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%742) : (i1) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc62)
-    %272 = "linalg.generic"(%270, %271, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg621: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg622: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg623: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %741 = "arith.andi"(%arg621, %arg622) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%741) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %273 = "linalg.generic"(%263, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg619: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg620: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %740 = "arith.muli"(%arg619, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%740) : (i64) -> () loc(#loc62)
+    %267 = "linalg.generic"(%264, %152) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg640: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg641: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %967 = "arith.trunci"(%arg641) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %968 = "arith.cmpi"(%arg640, %4) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %969 = "arith.extui"(%968) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%969) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %268 = "linalg.generic"(%264, %152) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg638: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg639: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %964 = "arith.trunci"(%arg639) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %965 = "arith.cmpi"(%arg638, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %966 = "arith.extui"(%965) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%966) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %269 = "linalg.generic"(%267, %268, %152) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg635: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg636: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg637: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %959 = "arith.trunci"(%arg637) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %960 = "arith.trunci"(%arg636) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %961 = "arith.trunci"(%arg635) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %962 = "arith.andi"(%961, %960) : (i1, i1) -> i1 loc(#loc62)
+      %963 = "arith.extui"(%962) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%963) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4x1xi8>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %270 = "linalg.generic"(%266, %129) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg633: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg634: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %956 = "arith.trunci"(%arg634) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %957 = "arith.cmpi"(%arg633, %4) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %958 = "arith.extui"(%957) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%958) : (i8) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi8>) -> tensor<4xi8> loc(#loc62)
+    %271 = "linalg.generic"(%269, %270, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg630: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg631: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg632: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %951 = "arith.trunci"(%arg632) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %952 = "arith.trunci"(%arg631) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %953 = "arith.trunci"(%arg630) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %954 = "arith.andi"(%953, %952) : (i1, i1) -> i1 loc(#loc62)
+      %955 = "arith.extui"(%954) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%955) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %272 = "linalg.generic"(%266, %129) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg628: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg629: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %948 = "arith.trunci"(%arg629) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %949 = "arith.cmpi"(%arg628, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %950 = "arith.extui"(%949) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%950) : (i8) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi8>) -> tensor<4xi8> loc(#loc62)
+    %273 = "linalg.generic"(%271, %272, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg625: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg626: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg627: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %943 = "arith.trunci"(%arg627) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %944 = "arith.trunci"(%arg626) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %945 = "arith.trunci"(%arg625) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %946 = "arith.andi"(%945, %944) : (i1, i1) -> i1 loc(#loc62)
+      %947 = "arith.extui"(%946) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%947) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %274 = "linalg.generic"(%264, %154) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg623: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg624: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %942 = "arith.muli"(%arg623, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%942) : (i64) -> () loc(#loc62)
     }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %274 = "tensor.empty"() : () -> tensor<4x4xi64> loc(#loc62)
-    %275 = "linalg.generic"(%273, %265, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg616: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg617: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg618: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %739 = "arith.addi"(%arg616, %arg617) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%739) : (i64) -> () loc(#loc62)
+    %275 = "tensor.empty"() : () -> tensor<4x4xi64> loc(#loc62)
+    %276 = "linalg.generic"(%274, %266, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg620: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg621: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg622: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %941 = "arith.addi"(%arg620, %arg621) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%941) : (i64) -> () loc(#loc62)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %276 = "linalg.generic"(%76, %275, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg613: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg614: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg615: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %738 = "arith.cmpi"(%arg613, %arg614) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%738) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %277 = "linalg.generic"(%276, %272, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg610: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg611: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg612: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %737 = "arith.andi"(%arg610, %arg611) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%737) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %278 = "linalg.generic"(%277, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg606: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg607: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg608: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg609: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %736 = "arith.select"(%arg606, %arg607, %arg608) : (i1, f32, f32) -> f32 loc(#loc62)
+    %277 = "linalg.generic"(%75, %276, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg617: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg618: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg619: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %938 = "arith.trunci"(%arg619) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %939 = "arith.cmpi"(%arg617, %arg618) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %940 = "arith.extui"(%939) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%940) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %278 = "linalg.generic"(%277, %273, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg614: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg615: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg616: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %933 = "arith.trunci"(%arg616) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %934 = "arith.trunci"(%arg615) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %935 = "arith.trunci"(%arg614) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %936 = "arith.andi"(%935, %934) : (i1, i1) -> i1 loc(#loc62)
+      %937 = "arith.extui"(%936) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%937) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %279 = "linalg.generic"(%278, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg610: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg611: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg612: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg613: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %931 = "arith.trunci"(%arg610) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %932 = "arith.select"(%931, %arg611, %arg612) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%932) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %280 = "tensor.expand_shape"(%279) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %281 = "tensor.empty"() : () -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %282 = "linalg.generic"(%194, %280, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg606: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg607: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg608: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg609: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %929 = "arith.trunci"(%arg606) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %930 = "arith.select"(%929, %arg607, %arg608) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%930) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %283 = "tensor.collapse_shape"(%282) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %284 = "tensor.extract_slice"(%283) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
+    %285 = "tensor.concat"(%284, %29) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %286 = "tensor.expand_shape"(%285) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %287 = "tensor.empty"() : () -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %288 = "linalg.generic"(%193, %286, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg602: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg603: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg604: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg605: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %927 = "arith.trunci"(%arg602) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %928 = "arith.select"(%927, %arg603, %arg604) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%928) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %289 = "tensor.collapse_shape"(%288) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %290 = "tensor.extract_slice"(%289) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
+    %291 = "tensor.concat"(%290, %30) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %292 = "linalg.generic"(%12, %291, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg599: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg600: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg601: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %926 = "arith.addf"(%arg599, %arg600) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%926) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %293 = "linalg.generic"(%266, %116) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg597: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg598: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %925 = "arith.addi"(%arg597, %5) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%925) : (i64) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
+    %294 = "linalg.generic"(%293, %129) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg595: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg596: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %922 = "arith.trunci"(%arg596) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %923 = "arith.cmpi"(%arg595, %4) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %924 = "arith.extui"(%923) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%924) : (i8) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi8>) -> tensor<4xi8> loc(#loc62)
+    %295 = "linalg.generic"(%269, %294, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg592: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg593: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg594: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %917 = "arith.trunci"(%arg594) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %918 = "arith.trunci"(%arg593) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %919 = "arith.trunci"(%arg592) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %920 = "arith.andi"(%919, %918) : (i1, i1) -> i1 loc(#loc62)
+      %921 = "arith.extui"(%920) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%921) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %296 = "linalg.generic"(%293, %129) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg590: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg591: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %914 = "arith.trunci"(%arg591) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %915 = "arith.cmpi"(%arg590, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %916 = "arith.extui"(%915) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%916) : (i8) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi8>) -> tensor<4xi8> loc(#loc62)
+    %297 = "linalg.generic"(%295, %296, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg587: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg588: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg589: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %909 = "arith.trunci"(%arg589) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %910 = "arith.trunci"(%arg588) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %911 = "arith.trunci"(%arg587) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %912 = "arith.andi"(%911, %910) : (i1, i1) -> i1 loc(#loc62)
+      %913 = "arith.extui"(%912) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%913) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %298 = "linalg.generic"(%274, %293, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg584: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg585: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg586: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %908 = "arith.addi"(%arg584, %arg585) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%908) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
+    %299 = "linalg.generic"(%75, %298, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg581: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg582: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg583: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %905 = "arith.trunci"(%arg583) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %906 = "arith.cmpi"(%arg581, %arg582) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %907 = "arith.extui"(%906) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%907) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %300 = "linalg.generic"(%299, %297, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg578: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg579: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg580: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %900 = "arith.trunci"(%arg580) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %901 = "arith.trunci"(%arg579) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %902 = "arith.trunci"(%arg578) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %903 = "arith.andi"(%902, %901) : (i1, i1) -> i1 loc(#loc62)
+      %904 = "arith.extui"(%903) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%904) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %301 = "linalg.generic"(%300, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg574: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg575: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg576: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg577: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %898 = "arith.trunci"(%arg574) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %899 = "arith.select"(%898, %arg575, %arg576) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%899) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %302 = "tensor.expand_shape"(%301) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %303 = "linalg.generic"(%194, %302, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg570: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg571: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg572: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg573: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %896 = "arith.trunci"(%arg570) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %897 = "arith.select"(%896, %arg571, %arg572) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%897) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %304 = "tensor.collapse_shape"(%303) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %305 = "tensor.extract_slice"(%304) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
+    %306 = "tensor.concat"(%305, %29) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %307 = "tensor.expand_shape"(%306) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %308 = "linalg.generic"(%193, %307, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg566: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg567: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg568: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg569: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %894 = "arith.trunci"(%arg566) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %895 = "arith.select"(%894, %arg567, %arg568) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%895) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %309 = "tensor.collapse_shape"(%308) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %310 = "linalg.generic"(%292, %309, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg563: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg564: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg565: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %893 = "arith.addf"(%arg563, %arg564) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%893) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %311 = "linalg.generic"(%266, %116) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg561: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg562: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %892 = "arith.addi"(%arg561, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%892) : (i64) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
+    %312 = "linalg.generic"(%311, %129) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg559: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg560: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %889 = "arith.trunci"(%arg560) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %890 = "arith.cmpi"(%arg559, %4) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %891 = "arith.extui"(%890) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%891) : (i8) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi8>) -> tensor<4xi8> loc(#loc62)
+    %313 = "linalg.generic"(%269, %312, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg556: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg557: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg558: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %884 = "arith.trunci"(%arg558) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %885 = "arith.trunci"(%arg557) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %886 = "arith.trunci"(%arg556) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %887 = "arith.andi"(%886, %885) : (i1, i1) -> i1 loc(#loc62)
+      %888 = "arith.extui"(%887) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%888) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %314 = "linalg.generic"(%311, %129) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg554: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg555: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %881 = "arith.trunci"(%arg555) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %882 = "arith.cmpi"(%arg554, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %883 = "arith.extui"(%882) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%883) : (i8) -> () loc(#loc62)
+    }) : (tensor<4xi64>, tensor<4xi8>) -> tensor<4xi8> loc(#loc62)
+    %315 = "linalg.generic"(%313, %314, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg551: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg552: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg553: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %876 = "arith.trunci"(%arg553) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %877 = "arith.trunci"(%arg552) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %878 = "arith.trunci"(%arg551) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %879 = "arith.andi"(%878, %877) : (i1, i1) -> i1 loc(#loc62)
+      %880 = "arith.extui"(%879) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%880) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %316 = "linalg.generic"(%274, %311, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg548: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg549: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg550: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %875 = "arith.addi"(%arg548, %arg549) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%875) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
+    %317 = "linalg.generic"(%75, %316, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg545: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg546: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg547: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %872 = "arith.trunci"(%arg547) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %873 = "arith.cmpi"(%arg545, %arg546) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %874 = "arith.extui"(%873) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%874) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %318 = "linalg.generic"(%317, %315, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg542: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg543: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg544: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %867 = "arith.trunci"(%arg544) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %868 = "arith.trunci"(%arg543) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %869 = "arith.trunci"(%arg542) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %870 = "arith.andi"(%869, %868) : (i1, i1) -> i1 loc(#loc62)
+      %871 = "arith.extui"(%870) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%871) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %319 = "linalg.generic"(%318, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg538: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg539: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg540: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg541: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %865 = "arith.trunci"(%arg538) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %866 = "arith.select"(%865, %arg539, %arg540) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%866) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %320 = "tensor.expand_shape"(%319) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %321 = "linalg.generic"(%194, %320, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg534: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg535: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg536: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg537: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %863 = "arith.trunci"(%arg534) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %864 = "arith.select"(%863, %arg535, %arg536) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%864) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %322 = "tensor.collapse_shape"(%321) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %323 = "tensor.extract_slice"(%322) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
+    %324 = "tensor.concat"(%323, %29) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %325 = "tensor.expand_shape"(%324) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %326 = "linalg.generic"(%193, %325, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg530: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg531: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg532: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg533: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %861 = "arith.trunci"(%arg530) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %862 = "arith.select"(%861, %arg531, %arg532) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%862) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %327 = "tensor.collapse_shape"(%326) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %328 = "tensor.extract_slice"(%327) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
+    %329 = "tensor.concat"(%30, %328) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %330 = "linalg.generic"(%310, %329, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg527: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg528: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg529: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %860 = "arith.addf"(%arg527, %arg528) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%860) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %331 = "linalg.generic"(%264, %154) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg525: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg526: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %859 = "arith.addi"(%arg525, %5) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%859) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
+    %332 = "linalg.generic"(%331, %152) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg523: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg524: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %856 = "arith.trunci"(%arg524) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %857 = "arith.cmpi"(%arg523, %4) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %858 = "arith.extui"(%857) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%858) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %333 = "linalg.generic"(%331, %152) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg521: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg522: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %853 = "arith.trunci"(%arg522) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %854 = "arith.cmpi"(%arg521, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %855 = "arith.extui"(%854) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%855) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %334 = "linalg.generic"(%332, %333, %152) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg518: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg519: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg520: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %848 = "arith.trunci"(%arg520) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %849 = "arith.trunci"(%arg519) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %850 = "arith.trunci"(%arg518) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %851 = "arith.andi"(%850, %849) : (i1, i1) -> i1 loc(#loc62)
+      %852 = "arith.extui"(%851) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%852) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4x1xi8>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %335 = "linalg.generic"(%334, %270, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg515: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg516: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg517: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %843 = "arith.trunci"(%arg517) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %844 = "arith.trunci"(%arg516) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %845 = "arith.trunci"(%arg515) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %846 = "arith.andi"(%845, %844) : (i1, i1) -> i1 loc(#loc62)
+      %847 = "arith.extui"(%846) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%847) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %336 = "linalg.generic"(%335, %272, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg512: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg513: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg514: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %838 = "arith.trunci"(%arg514) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %839 = "arith.trunci"(%arg513) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %840 = "arith.trunci"(%arg512) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %841 = "arith.andi"(%840, %839) : (i1, i1) -> i1 loc(#loc62)
+      %842 = "arith.extui"(%841) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%842) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %337 = "linalg.generic"(%331, %154) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg510: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg511: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %837 = "arith.muli"(%arg510, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%837) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
+    %338 = "linalg.generic"(%337, %266, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg507: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg508: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg509: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %836 = "arith.addi"(%arg507, %arg508) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%836) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
+    %339 = "linalg.generic"(%75, %338, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg504: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg505: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg506: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %833 = "arith.trunci"(%arg506) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %834 = "arith.cmpi"(%arg504, %arg505) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %835 = "arith.extui"(%834) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%835) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %340 = "linalg.generic"(%339, %336, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg501: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg502: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg503: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %828 = "arith.trunci"(%arg503) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %829 = "arith.trunci"(%arg502) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %830 = "arith.trunci"(%arg501) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %831 = "arith.andi"(%830, %829) : (i1, i1) -> i1 loc(#loc62)
+      %832 = "arith.extui"(%831) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%832) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %341 = "linalg.generic"(%340, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg497: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg498: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg499: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg500: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %826 = "arith.trunci"(%arg497) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %827 = "arith.select"(%826, %arg498, %arg499) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%827) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %342 = "tensor.expand_shape"(%341) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %343 = "linalg.generic"(%194, %342, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg493: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg494: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg495: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg496: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %824 = "arith.trunci"(%arg493) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %825 = "arith.select"(%824, %arg494, %arg495) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%825) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %344 = "tensor.collapse_shape"(%343) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %345 = "tensor.expand_shape"(%344) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %346 = "linalg.generic"(%193, %345, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg489: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg490: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg491: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg492: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %822 = "arith.trunci"(%arg489) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %823 = "arith.select"(%822, %arg490, %arg491) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%823) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %347 = "tensor.collapse_shape"(%346) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %348 = "tensor.extract_slice"(%347) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
+    %349 = "tensor.concat"(%348, %30) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %350 = "linalg.generic"(%330, %349, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg486: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg487: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg488: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %821 = "arith.addf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%821) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %351 = "linalg.generic"(%334, %294, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg483: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg484: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg485: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %816 = "arith.trunci"(%arg485) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %817 = "arith.trunci"(%arg484) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %818 = "arith.trunci"(%arg483) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %819 = "arith.andi"(%818, %817) : (i1, i1) -> i1 loc(#loc62)
+      %820 = "arith.extui"(%819) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%820) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %352 = "linalg.generic"(%351, %296, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg480: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg481: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg482: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %811 = "arith.trunci"(%arg482) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %812 = "arith.trunci"(%arg481) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %813 = "arith.trunci"(%arg480) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %814 = "arith.andi"(%813, %812) : (i1, i1) -> i1 loc(#loc62)
+      %815 = "arith.extui"(%814) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%815) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %353 = "linalg.generic"(%337, %293, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg477: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg478: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg479: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %810 = "arith.addi"(%arg477, %arg478) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%810) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
+    %354 = "linalg.generic"(%75, %353, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg474: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg475: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg476: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %807 = "arith.trunci"(%arg476) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %808 = "arith.cmpi"(%arg474, %arg475) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %809 = "arith.extui"(%808) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%809) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %355 = "linalg.generic"(%354, %352, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg471: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg472: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg473: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %802 = "arith.trunci"(%arg473) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %803 = "arith.trunci"(%arg472) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %804 = "arith.trunci"(%arg471) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %805 = "arith.andi"(%804, %803) : (i1, i1) -> i1 loc(#loc62)
+      %806 = "arith.extui"(%805) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%806) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %356 = "linalg.generic"(%355, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg467: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg468: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg469: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg470: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %800 = "arith.trunci"(%arg467) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %801 = "arith.select"(%800, %arg468, %arg469) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%801) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %357 = "tensor.expand_shape"(%356) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %358 = "linalg.generic"(%194, %357, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg463: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg464: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg465: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg466: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %798 = "arith.trunci"(%arg463) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %799 = "arith.select"(%798, %arg464, %arg465) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%799) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %359 = "tensor.collapse_shape"(%358) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %360 = "tensor.expand_shape"(%359) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %361 = "linalg.generic"(%193, %360, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg459: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg460: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg461: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg462: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %796 = "arith.trunci"(%arg459) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %797 = "arith.select"(%796, %arg460, %arg461) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%797) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %362 = "tensor.collapse_shape"(%361) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %363 = "linalg.generic"(%350, %362, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg456: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg457: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg458: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %795 = "arith.addf"(%arg456, %arg457) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%795) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %364 = "linalg.generic"(%334, %312, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg453: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg454: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg455: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %790 = "arith.trunci"(%arg455) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %791 = "arith.trunci"(%arg454) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %792 = "arith.trunci"(%arg453) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %793 = "arith.andi"(%792, %791) : (i1, i1) -> i1 loc(#loc62)
+      %794 = "arith.extui"(%793) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%794) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %365 = "linalg.generic"(%364, %314, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg450: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg451: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg452: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %785 = "arith.trunci"(%arg452) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %786 = "arith.trunci"(%arg451) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %787 = "arith.trunci"(%arg450) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %788 = "arith.andi"(%787, %786) : (i1, i1) -> i1 loc(#loc62)
+      %789 = "arith.extui"(%788) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%789) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %366 = "linalg.generic"(%337, %311, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg447: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg448: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg449: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %784 = "arith.addi"(%arg447, %arg448) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%784) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
+    %367 = "linalg.generic"(%75, %366, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg444: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg445: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg446: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %781 = "arith.trunci"(%arg446) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %782 = "arith.cmpi"(%arg444, %arg445) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %783 = "arith.extui"(%782) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%783) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %368 = "linalg.generic"(%367, %365, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg441: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg442: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg443: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %776 = "arith.trunci"(%arg443) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %777 = "arith.trunci"(%arg442) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %778 = "arith.trunci"(%arg441) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %779 = "arith.andi"(%778, %777) : (i1, i1) -> i1 loc(#loc62)
+      %780 = "arith.extui"(%779) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%780) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %369 = "linalg.generic"(%368, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg437: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg438: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg439: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg440: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %774 = "arith.trunci"(%arg437) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %775 = "arith.select"(%774, %arg438, %arg439) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%775) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %370 = "tensor.expand_shape"(%369) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %371 = "linalg.generic"(%194, %370, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg433: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg434: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg435: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg436: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %772 = "arith.trunci"(%arg433) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %773 = "arith.select"(%772, %arg434, %arg435) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%773) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %372 = "tensor.collapse_shape"(%371) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %373 = "tensor.expand_shape"(%372) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %374 = "linalg.generic"(%193, %373, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg429: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg430: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg431: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg432: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %770 = "arith.trunci"(%arg429) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %771 = "arith.select"(%770, %arg430, %arg431) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %375 = "tensor.collapse_shape"(%374) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %376 = "tensor.extract_slice"(%375) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
+    %377 = "tensor.concat"(%30, %376) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %378 = "linalg.generic"(%363, %377, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg426: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg427: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg428: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %769 = "arith.addf"(%arg426, %arg427) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %379 = "linalg.generic"(%264, %154) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg424: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg425: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %768 = "arith.addi"(%arg424, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%768) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
+    %380 = "linalg.generic"(%379, %152) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg422: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg423: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %765 = "arith.trunci"(%arg423) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %766 = "arith.cmpi"(%arg422, %4) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %767 = "arith.extui"(%766) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%767) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %381 = "linalg.generic"(%379, %152) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg420: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg421: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %762 = "arith.trunci"(%arg421) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %763 = "arith.cmpi"(%arg420, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %764 = "arith.extui"(%763) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%764) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %382 = "linalg.generic"(%380, %381, %152) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg417: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg418: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg419: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %757 = "arith.trunci"(%arg419) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %758 = "arith.trunci"(%arg418) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %759 = "arith.trunci"(%arg417) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %760 = "arith.andi"(%759, %758) : (i1, i1) -> i1 loc(#loc62)
+      %761 = "arith.extui"(%760) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%761) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4x1xi8>, tensor<4x1xi8>) -> tensor<4x1xi8> loc(#loc62)
+    %383 = "linalg.generic"(%382, %270, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg414: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg415: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg416: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %752 = "arith.trunci"(%arg416) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %753 = "arith.trunci"(%arg415) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %754 = "arith.trunci"(%arg414) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %755 = "arith.andi"(%754, %753) : (i1, i1) -> i1 loc(#loc62)
+      %756 = "arith.extui"(%755) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%756) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %384 = "linalg.generic"(%383, %272, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg411: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg412: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg413: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %747 = "arith.trunci"(%arg413) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %748 = "arith.trunci"(%arg412) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %749 = "arith.trunci"(%arg411) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %750 = "arith.andi"(%749, %748) : (i1, i1) -> i1 loc(#loc62)
+      %751 = "arith.extui"(%750) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%751) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %385 = "linalg.generic"(%379, %154) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg409: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg410: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %746 = "arith.muli"(%arg409, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%746) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
+    %386 = "linalg.generic"(%385, %266, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg406: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg407: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg408: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %745 = "arith.addi"(%arg406, %arg407) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%745) : (i64) -> () loc(#loc62)
+    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
+    %387 = "linalg.generic"(%75, %386, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg403: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg404: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg405: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %742 = "arith.trunci"(%arg405) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %743 = "arith.cmpi"(%arg403, %arg404) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %744 = "arith.extui"(%743) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%744) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %388 = "linalg.generic"(%387, %384, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg400: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg401: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg402: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %737 = "arith.trunci"(%arg402) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %738 = "arith.trunci"(%arg401) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %739 = "arith.trunci"(%arg400) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %740 = "arith.andi"(%739, %738) : (i1, i1) -> i1 loc(#loc62)
+      %741 = "arith.extui"(%740) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%741) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %389 = "linalg.generic"(%388, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg396: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg397: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg398: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg399: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %735 = "arith.trunci"(%arg396) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %736 = "arith.select"(%735, %arg397, %arg398) : (i1, f32, f32) -> f32 loc(#loc62)
       "linalg.yield"(%736) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %279 = "tensor.expand_shape"(%278) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %280 = "tensor.empty"() : () -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %281 = "linalg.generic"(%194, %279, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg602: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg603: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg604: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg605: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %735 = "arith.select"(%arg602, %arg603, %arg604) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%735) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %282 = "tensor.collapse_shape"(%281) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %283 = "tensor.extract_slice"(%282) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
-    %284 = "tensor.concat"(%283, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %285 = "tensor.expand_shape"(%284) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %286 = "tensor.empty"() : () -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %287 = "linalg.generic"(%193, %285, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg598: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg599: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg600: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg601: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %734 = "arith.select"(%arg598, %arg599, %arg600) : (i1, f32, f32) -> f32 loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %390 = "tensor.expand_shape"(%389) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %391 = "linalg.generic"(%194, %390, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg392: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg393: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg394: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg395: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %733 = "arith.trunci"(%arg392) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %734 = "arith.select"(%733, %arg393, %arg394) : (i1, f32, f32) -> f32 loc(#loc62)
       "linalg.yield"(%734) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %288 = "tensor.collapse_shape"(%287) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %289 = "tensor.extract_slice"(%288) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
-    %290 = "tensor.concat"(%289, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %291 = "linalg.generic"(%13, %290, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg595: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg596: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg597: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %733 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%733) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %392 = "tensor.collapse_shape"(%391) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %393 = "tensor.extract_slice"(%392) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
+    %394 = "tensor.concat"(%29, %393) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %395 = "tensor.expand_shape"(%394) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %396 = "linalg.generic"(%193, %395, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg388: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg389: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg390: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg391: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %731 = "arith.trunci"(%arg388) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %732 = "arith.select"(%731, %arg389, %arg390) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%732) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %397 = "tensor.collapse_shape"(%396) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %398 = "tensor.extract_slice"(%397) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
+    %399 = "tensor.concat"(%398, %30) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %400 = "linalg.generic"(%378, %399, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg385: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg386: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg387: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %730 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%730) : (f32) -> () loc(#loc62)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %292 = "linalg.generic"(%265, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg593: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg594: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %732 = "arith.addi"(%arg593, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%732) : (i64) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
-    %293 = "linalg.generic"(%292, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg591: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg592: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %731 = "arith.cmpi"(%arg591, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%731) : (i1) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc62)
-    %294 = "linalg.generic"(%268, %293, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg588: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg589: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg590: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %730 = "arith.andi"(%arg588, %arg589) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%730) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %295 = "linalg.generic"(%292, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg586: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg587: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %729 = "arith.cmpi"(%arg586, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%729) : (i1) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc62)
-    %296 = "linalg.generic"(%294, %295, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg583: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg584: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg585: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %728 = "arith.andi"(%arg583, %arg584) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%728) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %297 = "linalg.generic"(%273, %292, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg580: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg581: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg582: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %727 = "arith.addi"(%arg580, %arg581) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%727) : (i64) -> () loc(#loc62)
+    %401 = "linalg.generic"(%382, %294, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg382: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg383: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg384: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %725 = "arith.trunci"(%arg384) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %726 = "arith.trunci"(%arg383) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %727 = "arith.trunci"(%arg382) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %728 = "arith.andi"(%727, %726) : (i1, i1) -> i1 loc(#loc62)
+      %729 = "arith.extui"(%728) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%729) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %402 = "linalg.generic"(%401, %296, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg379: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg380: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg381: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %720 = "arith.trunci"(%arg381) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %721 = "arith.trunci"(%arg380) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %722 = "arith.trunci"(%arg379) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %723 = "arith.andi"(%722, %721) : (i1, i1) -> i1 loc(#loc62)
+      %724 = "arith.extui"(%723) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%724) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %403 = "linalg.generic"(%385, %293, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg376: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg377: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg378: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %719 = "arith.addi"(%arg376, %arg377) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%719) : (i64) -> () loc(#loc62)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %298 = "linalg.generic"(%76, %297, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg577: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg578: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg579: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %726 = "arith.cmpi"(%arg577, %arg578) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%726) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %299 = "linalg.generic"(%298, %296, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg574: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg575: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg576: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %725 = "arith.andi"(%arg574, %arg575) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%725) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %300 = "linalg.generic"(%299, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg570: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg571: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg572: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg573: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %724 = "arith.select"(%arg570, %arg571, %arg572) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %301 = "tensor.expand_shape"(%300) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %302 = "linalg.generic"(%194, %301, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg566: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg567: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg568: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg569: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %723 = "arith.select"(%arg566, %arg567, %arg568) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%723) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %303 = "tensor.collapse_shape"(%302) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %304 = "tensor.extract_slice"(%303) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
-    %305 = "tensor.concat"(%304, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %306 = "tensor.expand_shape"(%305) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %307 = "linalg.generic"(%193, %306, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg562: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg563: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg564: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg565: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %722 = "arith.select"(%arg562, %arg563, %arg564) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%722) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %308 = "tensor.collapse_shape"(%307) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %309 = "linalg.generic"(%291, %308, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg559: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg560: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg561: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %721 = "arith.addf"(%arg559, %arg560) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%721) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %310 = "linalg.generic"(%265, %117) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg557: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg558: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %720 = "arith.addi"(%arg557, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%720) : (i64) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64> loc(#loc62)
-    %311 = "linalg.generic"(%310, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg555: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg556: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %719 = "arith.cmpi"(%arg555, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%719) : (i1) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc62)
-    %312 = "linalg.generic"(%268, %311, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg552: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg553: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg554: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %718 = "arith.andi"(%arg552, %arg553) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%718) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %313 = "linalg.generic"(%310, %130) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg550: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg551: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %717 = "arith.cmpi"(%arg550, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%717) : (i1) -> () loc(#loc62)
-    }) : (tensor<4xi64>, tensor<4xi1>) -> tensor<4xi1> loc(#loc62)
-    %314 = "linalg.generic"(%312, %313, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg547: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg548: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg549: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %716 = "arith.andi"(%arg547, %arg548) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%716) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %315 = "linalg.generic"(%273, %310, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg544: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg545: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg546: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %715 = "arith.addi"(%arg544, %arg545) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%715) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %316 = "linalg.generic"(%76, %315, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg541: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg542: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg543: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %714 = "arith.cmpi"(%arg541, %arg542) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%714) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %317 = "linalg.generic"(%316, %314, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg538: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg539: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg540: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %713 = "arith.andi"(%arg538, %arg539) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%713) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %318 = "linalg.generic"(%317, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg534: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg535: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg536: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg537: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %712 = "arith.select"(%arg534, %arg535, %arg536) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%712) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %319 = "tensor.expand_shape"(%318) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %320 = "linalg.generic"(%194, %319, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg530: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg531: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg532: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg533: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %711 = "arith.select"(%arg530, %arg531, %arg532) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%711) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %321 = "tensor.collapse_shape"(%320) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %322 = "tensor.extract_slice"(%321) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
-    %323 = "tensor.concat"(%322, %30) <{dim = 2 : i64}> : (tensor<4x8x7x4xf32>, tensor<4x8x1x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %324 = "tensor.expand_shape"(%323) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %325 = "linalg.generic"(%193, %324, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg526: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg527: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg528: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg529: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %710 = "arith.select"(%arg526, %arg527, %arg528) : (i1, f32, f32) -> f32 loc(#loc62)
+    %404 = "linalg.generic"(%75, %403, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg373: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg374: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg375: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %716 = "arith.trunci"(%arg375) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %717 = "arith.cmpi"(%arg373, %arg374) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %718 = "arith.extui"(%717) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%718) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %405 = "linalg.generic"(%404, %402, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg370: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg371: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg372: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %711 = "arith.trunci"(%arg372) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %712 = "arith.trunci"(%arg371) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %713 = "arith.trunci"(%arg370) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %714 = "arith.andi"(%713, %712) : (i1, i1) -> i1 loc(#loc62)
+      %715 = "arith.extui"(%714) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%715) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %406 = "linalg.generic"(%405, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg366: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg367: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg368: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg369: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %709 = "arith.trunci"(%arg366) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %710 = "arith.select"(%709, %arg367, %arg368) : (i1, f32, f32) -> f32 loc(#loc62)
       "linalg.yield"(%710) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %326 = "tensor.collapse_shape"(%325) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %327 = "tensor.extract_slice"(%326) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
-    %328 = "tensor.concat"(%31, %327) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %329 = "linalg.generic"(%309, %328, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg523: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg524: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg525: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %709 = "arith.addf"(%arg523, %arg524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%709) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %407 = "tensor.expand_shape"(%406) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %408 = "linalg.generic"(%194, %407, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg362: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg363: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg364: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg365: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %707 = "arith.trunci"(%arg362) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %708 = "arith.select"(%707, %arg363, %arg364) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%708) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %409 = "tensor.collapse_shape"(%408) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %410 = "tensor.extract_slice"(%409) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
+    %411 = "tensor.concat"(%29, %410) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %412 = "tensor.expand_shape"(%411) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %413 = "linalg.generic"(%193, %412, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg358: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg359: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg360: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg361: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %705 = "arith.trunci"(%arg358) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %706 = "arith.select"(%705, %arg359, %arg360) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%706) : (f32) -> () loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %414 = "tensor.collapse_shape"(%413) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %415 = "linalg.generic"(%400, %414, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg355: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg356: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg357: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %704 = "arith.addf"(%arg355, %arg356) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%704) : (f32) -> () loc(#loc62)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %330 = "linalg.generic"(%263, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg521: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg522: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %708 = "arith.addi"(%arg521, %6) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%708) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %331 = "linalg.generic"(%330, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg519: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg520: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %707 = "arith.cmpi"(%arg519, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%707) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %332 = "linalg.generic"(%330, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg517: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg518: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %706 = "arith.cmpi"(%arg517, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%706) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %333 = "linalg.generic"(%331, %332, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg514: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg515: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg516: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %705 = "arith.andi"(%arg514, %arg515) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%705) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4x1xi1>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %334 = "linalg.generic"(%333, %269, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg511: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg512: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg513: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %704 = "arith.andi"(%arg511, %arg512) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%704) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %335 = "linalg.generic"(%334, %271, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg508: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg509: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg510: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %703 = "arith.andi"(%arg508, %arg509) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%703) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %336 = "linalg.generic"(%330, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg506: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg507: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %702 = "arith.muli"(%arg506, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%702) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %337 = "linalg.generic"(%336, %265, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg503: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg504: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg505: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %701 = "arith.addi"(%arg503, %arg504) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%701) : (i64) -> () loc(#loc62)
+    %416 = "linalg.generic"(%382, %312, %158) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg352: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg353: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg354: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %699 = "arith.trunci"(%arg354) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %700 = "arith.trunci"(%arg353) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %701 = "arith.trunci"(%arg352) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %702 = "arith.andi"(%701, %700) : (i1, i1) -> i1 loc(#loc62)
+      %703 = "arith.extui"(%702) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%703) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x1xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %417 = "linalg.generic"(%416, %314, %158) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg349: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg350: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg351: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %694 = "arith.trunci"(%arg351) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %695 = "arith.trunci"(%arg350) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %696 = "arith.trunci"(%arg349) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %697 = "arith.andi"(%696, %695) : (i1, i1) -> i1 loc(#loc62)
+      %698 = "arith.extui"(%697) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%698) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x4xi8>, tensor<4xi8>, tensor<4x4xi8>) -> tensor<4x4xi8> loc(#loc62)
+    %418 = "linalg.generic"(%385, %311, %275) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg346: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg347: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg348: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %693 = "arith.addi"(%arg346, %arg347) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
+      "linalg.yield"(%693) : (i64) -> () loc(#loc62)
     }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %338 = "linalg.generic"(%76, %337, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg500: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg501: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg502: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %700 = "arith.cmpi"(%arg500, %arg501) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%700) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %339 = "linalg.generic"(%338, %335, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg497: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg498: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg499: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %699 = "arith.andi"(%arg497, %arg498) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%699) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %340 = "linalg.generic"(%339, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg493: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg494: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg495: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg496: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %698 = "arith.select"(%arg493, %arg494, %arg495) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%698) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %341 = "tensor.expand_shape"(%340) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %342 = "linalg.generic"(%194, %341, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg489: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg490: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg491: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg492: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %697 = "arith.select"(%arg489, %arg490, %arg491) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%697) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %343 = "tensor.collapse_shape"(%342) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %344 = "tensor.expand_shape"(%343) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %345 = "linalg.generic"(%193, %344, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg485: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg486: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg487: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg488: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %696 = "arith.select"(%arg485, %arg486, %arg487) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%696) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %346 = "tensor.collapse_shape"(%345) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %347 = "tensor.extract_slice"(%346) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
-    %348 = "tensor.concat"(%347, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %349 = "linalg.generic"(%329, %348, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg482: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg483: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg484: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %695 = "arith.addf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%695) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %350 = "linalg.generic"(%333, %293, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg479: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg480: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg481: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %694 = "arith.andi"(%arg479, %arg480) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%694) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %351 = "linalg.generic"(%350, %295, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg476: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg477: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg478: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %693 = "arith.andi"(%arg476, %arg477) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%693) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %352 = "linalg.generic"(%336, %292, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg473: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg474: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg475: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %692 = "arith.addi"(%arg473, %arg474) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%692) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %353 = "linalg.generic"(%76, %352, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg470: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg471: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg472: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %691 = "arith.cmpi"(%arg470, %arg471) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%691) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %354 = "linalg.generic"(%353, %351, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg467: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg468: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg469: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %690 = "arith.andi"(%arg467, %arg468) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%690) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %355 = "linalg.generic"(%354, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg463: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg464: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg465: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg466: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %689 = "arith.select"(%arg463, %arg464, %arg465) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%689) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %356 = "tensor.expand_shape"(%355) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %357 = "linalg.generic"(%194, %356, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg459: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg460: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg461: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg462: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %688 = "arith.select"(%arg459, %arg460, %arg461) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%688) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %358 = "tensor.collapse_shape"(%357) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %359 = "tensor.expand_shape"(%358) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %360 = "linalg.generic"(%193, %359, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg455: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg456: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg457: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg458: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %687 = "arith.select"(%arg455, %arg456, %arg457) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%687) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %361 = "tensor.collapse_shape"(%360) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %362 = "linalg.generic"(%349, %361, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg452: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg453: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg454: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %686 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%686) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %363 = "linalg.generic"(%333, %311, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg449: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg450: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg451: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %685 = "arith.andi"(%arg449, %arg450) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%685) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %364 = "linalg.generic"(%363, %313, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg446: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg447: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg448: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %684 = "arith.andi"(%arg446, %arg447) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%684) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %365 = "linalg.generic"(%336, %310, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg443: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg444: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg445: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %683 = "arith.addi"(%arg443, %arg444) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%683) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %366 = "linalg.generic"(%76, %365, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg440: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg441: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg442: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %682 = "arith.cmpi"(%arg440, %arg441) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%682) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %367 = "linalg.generic"(%366, %364, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg437: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg438: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg439: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %681 = "arith.andi"(%arg437, %arg438) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%681) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %368 = "linalg.generic"(%367, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg433: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg434: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg435: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg436: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %680 = "arith.select"(%arg433, %arg434, %arg435) : (i1, f32, f32) -> f32 loc(#loc62)
+    %419 = "linalg.generic"(%75, %418, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg343: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg344: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg345: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %690 = "arith.trunci"(%arg345) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %691 = "arith.cmpi"(%arg343, %arg344) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
+      %692 = "arith.extui"(%691) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%692) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %420 = "linalg.generic"(%419, %417, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg340: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg341: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg342: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %685 = "arith.trunci"(%arg342) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %686 = "arith.trunci"(%arg341) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %687 = "arith.trunci"(%arg340) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %688 = "arith.andi"(%687, %686) : (i1, i1) -> i1 loc(#loc62)
+      %689 = "arith.extui"(%688) : (i1) -> i8 loc(#loc62)
+      "linalg.yield"(%689) : (i8) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x4xi8>, tensor<4x8x4x4xi8>) -> tensor<4x8x4x4xi8> loc(#loc62)
+    %421 = "linalg.generic"(%420, %250, %15, %68) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg336: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg337: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg338: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg339: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %683 = "arith.trunci"(%arg336) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %684 = "arith.select"(%683, %arg337, %arg338) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%684) : (f32) -> () loc(#loc62)
+    }) : (tensor<4x8x4x4xi8>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
+    %422 = "tensor.expand_shape"(%421) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
+    %423 = "linalg.generic"(%194, %422, %15, %281) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg332: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg333: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg334: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg335: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %681 = "arith.trunci"(%arg332) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %682 = "arith.select"(%681, %arg333, %arg334) : (i1, f32, f32) -> f32 loc(#loc62)
+      "linalg.yield"(%682) : (f32) -> () loc(#loc62)
+    }) : (tensor<2x1xi8>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
+    %424 = "tensor.collapse_shape"(%423) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %425 = "tensor.extract_slice"(%424) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
+    %426 = "tensor.concat"(%29, %425) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
+    %427 = "tensor.expand_shape"(%426) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
+    %428 = "linalg.generic"(%193, %427, %15, %287) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg328: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg329: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg330: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg331: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %679 = "arith.trunci"(%arg328) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc62)
+      %680 = "arith.select"(%679, %arg329, %arg330) : (i1, f32, f32) -> f32 loc(#loc62)
       "linalg.yield"(%680) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %369 = "tensor.expand_shape"(%368) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %370 = "linalg.generic"(%194, %369, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg429: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg430: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg431: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg432: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %679 = "arith.select"(%arg429, %arg430, %arg431) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%679) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %371 = "tensor.collapse_shape"(%370) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %372 = "tensor.expand_shape"(%371) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %373 = "linalg.generic"(%193, %372, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg425: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg426: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg427: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg428: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %678 = "arith.select"(%arg425, %arg426, %arg427) : (i1, f32, f32) -> f32 loc(#loc62)
+    }) : (tensor<2xi8>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
+    %429 = "tensor.collapse_shape"(%428) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %430 = "tensor.extract_slice"(%429) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
+    %431 = "tensor.concat"(%30, %430) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
+    %432 = "linalg.generic"(%415, %431, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg325: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg326: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg327: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %678 = "arith.addf"(%arg325, %arg326) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
       "linalg.yield"(%678) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %374 = "tensor.collapse_shape"(%373) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %375 = "tensor.extract_slice"(%374) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
-    %376 = "tensor.concat"(%31, %375) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %377 = "linalg.generic"(%362, %376, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg422: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg423: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg424: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %677 = "arith.addf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%677) : (f32) -> () loc(#loc62)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %378 = "linalg.generic"(%263, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg420: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg421: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %676 = "arith.addi"(%arg420, %4) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%676) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %379 = "linalg.generic"(%378, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg418: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg419: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %675 = "arith.cmpi"(%arg418, %5) <{predicate = 5 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%675) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %380 = "linalg.generic"(%378, %153) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg416: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg417: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %674 = "arith.cmpi"(%arg416, %0) <{predicate = 2 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%674) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %381 = "linalg.generic"(%379, %380, %153) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg413: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg414: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg415: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %673 = "arith.andi"(%arg413, %arg414) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%673) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4x1xi1>, tensor<4x1xi1>) -> tensor<4x1xi1> loc(#loc62)
-    %382 = "linalg.generic"(%381, %269, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg410: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg411: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg412: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %672 = "arith.andi"(%arg410, %arg411) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%672) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %383 = "linalg.generic"(%382, %271, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg407: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg408: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg409: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %671 = "arith.andi"(%arg407, %arg408) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%671) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %384 = "linalg.generic"(%378, %155) <{indexing_maps = [#map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg405: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg406: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %670 = "arith.muli"(%arg405, %0) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%670) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4x1xi64>) -> tensor<4x1xi64> loc(#loc62)
-    %385 = "linalg.generic"(%384, %265, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg402: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg403: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg404: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %669 = "arith.addi"(%arg402, %arg403) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%669) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %386 = "linalg.generic"(%76, %385, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg399: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg400: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg401: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %668 = "arith.cmpi"(%arg399, %arg400) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%668) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %387 = "linalg.generic"(%386, %383, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg396: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg397: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg398: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %667 = "arith.andi"(%arg396, %arg397) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%667) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %388 = "linalg.generic"(%387, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg392: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg393: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg394: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg395: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %666 = "arith.select"(%arg392, %arg393, %arg394) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%666) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %389 = "tensor.expand_shape"(%388) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %390 = "linalg.generic"(%194, %389, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg388: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg389: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg390: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg391: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %665 = "arith.select"(%arg388, %arg389, %arg390) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%665) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %391 = "tensor.collapse_shape"(%390) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %392 = "tensor.extract_slice"(%391) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
-    %393 = "tensor.concat"(%30, %392) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %394 = "tensor.expand_shape"(%393) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %395 = "linalg.generic"(%193, %394, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg384: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg385: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg386: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg387: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %664 = "arith.select"(%arg384, %arg385, %arg386) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%664) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %396 = "tensor.collapse_shape"(%395) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %397 = "tensor.extract_slice"(%396) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 1>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
-    %398 = "tensor.concat"(%397, %31) <{dim = 3 : i64}> : (tensor<4x8x8x7xf32>, tensor<4x8x8x1xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %399 = "linalg.generic"(%377, %398, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg381: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg382: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg383: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %663 = "arith.addf"(%arg381, %arg382) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%663) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %400 = "linalg.generic"(%381, %293, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg378: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg379: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg380: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %662 = "arith.andi"(%arg378, %arg379) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%662) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %401 = "linalg.generic"(%400, %295, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg375: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg376: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg377: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %661 = "arith.andi"(%arg375, %arg376) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%661) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %402 = "linalg.generic"(%384, %292, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg372: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg373: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg374: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %660 = "arith.addi"(%arg372, %arg373) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%660) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %403 = "linalg.generic"(%76, %402, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg369: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg370: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg371: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %659 = "arith.cmpi"(%arg369, %arg370) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%659) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %404 = "linalg.generic"(%403, %401, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg366: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg367: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg368: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %658 = "arith.andi"(%arg366, %arg367) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%658) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %405 = "linalg.generic"(%404, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg362: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg363: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg364: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg365: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %657 = "arith.select"(%arg362, %arg363, %arg364) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%657) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %406 = "tensor.expand_shape"(%405) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %407 = "linalg.generic"(%194, %406, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg358: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg359: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg360: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg361: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %656 = "arith.select"(%arg358, %arg359, %arg360) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%656) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %408 = "tensor.collapse_shape"(%407) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %409 = "tensor.extract_slice"(%408) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
-    %410 = "tensor.concat"(%30, %409) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %411 = "tensor.expand_shape"(%410) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %412 = "linalg.generic"(%193, %411, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg354: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg355: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg356: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg357: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %655 = "arith.select"(%arg354, %arg355, %arg356) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%655) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %413 = "tensor.collapse_shape"(%412) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %414 = "linalg.generic"(%399, %413, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg351: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg352: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg353: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %654 = "arith.addf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%654) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %415 = "linalg.generic"(%381, %311, %159) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg348: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg349: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg350: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %653 = "arith.andi"(%arg348, %arg349) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%653) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x1xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %416 = "linalg.generic"(%415, %313, %159) <{indexing_maps = [#map15, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg345: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg346: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg347: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %652 = "arith.andi"(%arg345, %arg346) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%652) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x4xi1>, tensor<4xi1>, tensor<4x4xi1>) -> tensor<4x4xi1> loc(#loc62)
-    %417 = "linalg.generic"(%384, %310, %274) <{indexing_maps = [#map17, #map14, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg342: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg343: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg344: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %651 = "arith.addi"(%arg342, %arg343) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc62)
-      "linalg.yield"(%651) : (i64) -> () loc(#loc62)
-    }) : (tensor<4x1xi64>, tensor<4xi64>, tensor<4x4xi64>) -> tensor<4x4xi64> loc(#loc62)
-    %418 = "linalg.generic"(%76, %417, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg339: i64 loc(fused[#loc2, #loc16, #loc8, #loc5]), %arg340: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg341: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %650 = "arith.cmpi"(%arg339, %arg340) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc62)
-      "linalg.yield"(%650) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi64>, tensor<4x4xi64>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %419 = "linalg.generic"(%418, %416, %216) <{indexing_maps = [#map4, #map25, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg336: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg337: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg338: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %649 = "arith.andi"(%arg336, %arg337) : (i1, i1) -> i1 loc(#loc62)
-      "linalg.yield"(%649) : (i1) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x4xi1>, tensor<4x8x4x4xi1>) -> tensor<4x8x4x4xi1> loc(#loc62)
-    %420 = "linalg.generic"(%419, %249, %16, %69) <{indexing_maps = [#map4, #map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg332: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg333: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg334: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg335: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %648 = "arith.select"(%arg332, %arg333, %arg334) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%648) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x4x4xi1>, tensor<4x8x4x4xf32>, tensor<f32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc62)
-    %421 = "tensor.expand_shape"(%420) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 4, 1, 4>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x4x1x4xf32> loc(#loc62)
-    %422 = "linalg.generic"(%194, %421, %16, %280) <{indexing_maps = [#map26, #map27, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg328: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg329: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg330: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg331: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %647 = "arith.select"(%arg328, %arg329, %arg330) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%647) : (f32) -> () loc(#loc62)
-    }) : (tensor<2x1xi1>, tensor<4x8x4x1x4xf32>, tensor<f32>, tensor<4x8x4x2x4xf32>) -> tensor<4x8x4x2x4xf32> loc(#loc62)
-    %423 = "tensor.collapse_shape"(%422) <{reassociation = [[0], [1], [2, 3], [4]]}> : (tensor<4x8x4x2x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %424 = "tensor.extract_slice"(%423) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 7, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x7x4xf32> loc(#loc62)
-    %425 = "tensor.concat"(%30, %424) <{dim = 2 : i64}> : (tensor<4x8x1x4xf32>, tensor<4x8x7x4xf32>) -> tensor<4x8x8x4xf32> loc(#loc62)
-    %426 = "tensor.expand_shape"(%425) <{reassociation = [[0], [1], [2], [3, 4]], static_output_shape = array<i64: 4, 8, 8, 4, 1>}> : (tensor<4x8x8x4xf32>) -> tensor<4x8x8x4x1xf32> loc(#loc62)
-    %427 = "linalg.generic"(%193, %426, %16, %286) <{indexing_maps = [#map30, #map31, #map28, #map29], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg324: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg325: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg326: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg327: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %646 = "arith.select"(%arg324, %arg325, %arg326) : (i1, f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%646) : (f32) -> () loc(#loc62)
-    }) : (tensor<2xi1>, tensor<4x8x8x4x1xf32>, tensor<f32>, tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x4x2xf32> loc(#loc62)
-    %428 = "tensor.collapse_shape"(%427) <{reassociation = [[0], [1], [2], [3, 4]]}> : (tensor<4x8x8x4x2xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %429 = "tensor.extract_slice"(%428) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 8, 7>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x8x8xf32>) -> tensor<4x8x8x7xf32> loc(#loc62)
-    %430 = "tensor.concat"(%31, %429) <{dim = 3 : i64}> : (tensor<4x8x8x1xf32>, tensor<4x8x8x7xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %431 = "linalg.generic"(%414, %430, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg321: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg322: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg323: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %645 = "arith.addf"(%arg321, %arg322) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc62)
-      "linalg.yield"(%645) : (f32) -> () loc(#loc62)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc62)
-    %432 = "tensor.empty"() : () -> tensor<4x8x8x8xi1> loc(#loc114)
-    %433 = "linalg.generic"(%67, %432) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg319: f32 loc(fused[#loc38, #loc39, #loc8, #loc5]), %arg320: i1 loc(fused[#loc38, #loc47, #loc4, #loc5])):
-      %644 = "arith.cmpf"(%arg319, %9) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc114)
-      "linalg.yield"(%644) : (i1) -> () loc(#loc114)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xi1>) -> tensor<4x8x8x8xi1> loc(#loc114)
-    %434 = "linalg.generic"(%433, %16, %431, %36) <{indexing_maps = [#map4, #map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg315: i1 loc(fused[#loc38, #loc47, #loc4, #loc5]), %arg316: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg317: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg318: f32 loc(fused[#loc38, #loc47, #loc4, #loc5])):
-      %643 = "arith.select"(%arg315, %arg316, %arg317) : (i1, f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%643) : (f32) -> () loc(#loc114)
-    }) : (tensor<4x8x8x8xi1>, tensor<f32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc114)
-    %435 = "linalg.generic"(%434, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg313: f32 loc(fused[#loc38, #loc47, #loc4, #loc5]), %arg314: f32 loc(fused[#loc13, #loc37, #loc4, #loc5])):
-      %642 = "arith.addf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%642) : (f32) -> () loc(#loc115)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc115)
-    %436 = "tensor.collapse_shape"(%435) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc116)
-    %437 = "linalg.generic"(%434, %51, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg310: f32 loc(fused[#loc38, #loc47, #loc4, #loc5]), %arg311: f32 loc(fused[#loc13, #loc21, #loc8, #loc5]), %arg312: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
-      %641 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%641) : (f32) -> () loc(#loc117)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc117)
-    %438 = "linalg.generic"(%434, %52, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg307: f32 loc(fused[#loc38, #loc47, #loc4, #loc5]), %arg308: f32 loc(fused[#loc13, #loc36, #loc8, #loc5]), %arg309: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
-      %640 = "arith.mulf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%640) : (f32) -> () loc(#loc117)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc117)
-    %439 = "linalg.generic"(%437, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg305: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg306: f32 loc(fused[#loc13, #loc37, #loc4, #loc5])):
-      %639 = "arith.addf"(%arg305, %arg306) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc115)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc115)
-    %440 = "tensor.collapse_shape"(%439) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc116)
-    %441 = "linalg.generic"(%438, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg302: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg303: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg304: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
-      %638 = "arith.mulf"(%arg302, %arg303) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%638) : (f32) -> () loc(#loc117)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc117)
-    %442 = "linalg.generic"(%438, %50, %36) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg299: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg300: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg301: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
-      %637 = "arith.mulf"(%arg299, %arg300) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc117)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc117)
-    %443 = "linalg.generic"(%441, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg297: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg298: f32 loc(fused[#loc13, #loc37, #loc4, #loc5])):
-      %636 = "arith.addf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%636) : (f32) -> () loc(#loc115)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc115)
-    %444 = "linalg.generic"(%50, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg295: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg296: f32 loc(fused[#loc13, #loc14, #loc4, #loc5])):
-      %635 = "math.fpowi"(%arg295, %3) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc65)
-      "linalg.yield"(%635) : (f32) -> () loc(#loc65)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc65)
-    %445 = "linalg.generic"(%443, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg293: f32 loc(fused[#loc13, #loc37, #loc4, #loc5]), %arg294: f32 loc(fused[#loc13, #loc26, #loc4, #loc5])):
-      %634 = "arith.mulf"(%arg293, %29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc118)
+    %433 = "tensor.empty"() : () -> tensor<4x8x8x8xi8> loc(#loc113)
+    %434 = "linalg.generic"(%66, %433) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg323: f32 loc(fused[#loc37, #loc38, #loc8, #loc5]), %arg324: i8 loc(fused[#loc37, #loc46, #loc4, #loc5])):
+      %675 = "arith.trunci"(%arg324) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc113)
+      %676 = "arith.cmpf"(%arg323, %8) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc113)
+      %677 = "arith.extui"(%676) : (i1) -> i8 loc(#loc113)
+      "linalg.yield"(%677) : (i8) -> () loc(#loc113)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xi8>) -> tensor<4x8x8x8xi8> loc(#loc113)
+    %435 = "linalg.generic"(%434, %15, %432, %35) <{indexing_maps = [#map4, #map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg319: i8 loc(fused[#loc37, #loc46, #loc4, #loc5]), %arg320: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg321: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg322: f32 loc(fused[#loc37, #loc46, #loc4, #loc5])):
+      %673 = "arith.trunci"(%arg319) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc113)
+      %674 = "arith.select"(%673, %arg320, %arg321) : (i1, f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%674) : (f32) -> () loc(#loc113)
+    }) : (tensor<4x8x8x8xi8>, tensor<f32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc113)
+    %436 = "linalg.generic"(%435, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg317: f32 loc(fused[#loc37, #loc46, #loc4, #loc5]), %arg318: f32 loc(fused[#loc13, #loc36, #loc4, #loc5])):
+      %672 = "arith.addf"(%arg317, %arg318) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
+      "linalg.yield"(%672) : (f32) -> () loc(#loc114)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc114)
+    %437 = "tensor.collapse_shape"(%436) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc115)
+    %438 = "linalg.generic"(%435, %50, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg314: f32 loc(fused[#loc37, #loc46, #loc4, #loc5]), %arg315: f32 loc(fused[#loc13, #loc20, #loc8, #loc5]), %arg316: f32 loc(fused[#loc13, #loc20, #loc4, #loc5])):
+      %671 = "arith.mulf"(%arg314, %arg315) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%671) : (f32) -> () loc(#loc116)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc116)
+    %439 = "linalg.generic"(%435, %51, %35) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg311: f32 loc(fused[#loc37, #loc46, #loc4, #loc5]), %arg312: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg313: f32 loc(fused[#loc13, #loc20, #loc4, #loc5])):
+      %670 = "arith.mulf"(%arg311, %arg312) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%670) : (f32) -> () loc(#loc116)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc116)
+    %440 = "linalg.generic"(%438, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg309: f32 loc(fused[#loc13, #loc20, #loc4, #loc5]), %arg310: f32 loc(fused[#loc13, #loc36, #loc4, #loc5])):
+      %669 = "arith.addf"(%arg309, %arg310) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
+      "linalg.yield"(%669) : (f32) -> () loc(#loc114)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc114)
+    %441 = "tensor.collapse_shape"(%440) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc115)
+    %442 = "linalg.generic"(%439, %44, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg306: f32 loc(fused[#loc13, #loc20, #loc4, #loc5]), %arg307: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg308: f32 loc(fused[#loc13, #loc20, #loc4, #loc5])):
+      %668 = "arith.mulf"(%arg306, %arg307) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%668) : (f32) -> () loc(#loc116)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc116)
+    %443 = "linalg.generic"(%439, %49, %35) <{indexing_maps = [#map4, #map5, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg303: f32 loc(fused[#loc13, #loc20, #loc4, #loc5]), %arg304: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg305: f32 loc(fused[#loc13, #loc20, #loc4, #loc5])):
+      %667 = "arith.mulf"(%arg303, %arg304) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%667) : (f32) -> () loc(#loc116)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc116)
+    %444 = "linalg.generic"(%442, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg301: f32 loc(fused[#loc13, #loc20, #loc4, #loc5]), %arg302: f32 loc(fused[#loc13, #loc36, #loc4, #loc5])):
+      %666 = "arith.addf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
+      "linalg.yield"(%666) : (f32) -> () loc(#loc114)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc114)
+    %445 = "linalg.generic"(%49, %49, %40) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg298: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg299: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg300: f32 loc(fused[#loc13, #loc47, #loc4, #loc5])):
+      %665 = "arith.mulf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc117)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
+    %446 = "linalg.generic"(%445, %49, %40) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg295: f32 loc(fused[#loc13, #loc47, #loc4, #loc5]), %arg296: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg297: f32 loc(fused[#loc13, #loc47, #loc4, #loc5])):
+      %664 = "arith.mulf"(%arg295, %arg296) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc117)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
+    %447 = "linalg.generic"(%444, %40) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg293: f32 loc(fused[#loc13, #loc36, #loc4, #loc5]), %arg294: f32 loc(fused[#loc13, #loc25, #loc4, #loc5])):
+      %663 = "arith.mulf"(%arg293, %28) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%663) : (f32) -> () loc(#loc118)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc118)
-    %446 = "linalg.generic"(%445, %444, %41) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg290: f32 loc(fused[#loc13, #loc26, #loc4, #loc5]), %arg291: f32 loc(fused[#loc13, #loc14, #loc4, #loc5]), %arg292: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
-      %633 = "arith.mulf"(%arg290, %arg291) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc117)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc117)
-    %447 = "tensor.collapse_shape"(%446) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc119)
-    %448 = "linalg.generic"(%447, %36) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %448 = "linalg.generic"(%447, %446, %40) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg290: f32 loc(fused[#loc13, #loc25, #loc4, #loc5]), %arg291: f32 loc(fused[#loc13, #loc47, #loc4, #loc5]), %arg292: f32 loc(fused[#loc13, #loc20, #loc4, #loc5])):
+      %662 = "arith.mulf"(%arg290, %arg291) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%662) : (f32) -> () loc(#loc116)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc116)
+    %449 = "tensor.collapse_shape"(%448) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc119)
+    %450 = "linalg.generic"(%449, %35) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg288: f32 loc(fused[#loc13, #loc48, #loc4, #loc5]), %arg289: f32 loc(fused[#loc13, #loc48, #loc4, #loc5])):
       "linalg.yield"(%arg288) : (f32) -> () loc(#loc119)
     }) : (tensor<8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc119)
-    %449 = "linalg.generic"(%448, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg286: f32 loc(fused[#loc13, #loc48, #loc4, #loc5]), %arg287: f32 loc(fused[#loc13, #loc22, #loc4, #loc5])):
-      %632 = "arith.divf"(%arg286, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc72)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc72)
-    %450 = "linalg.generic"(%449, %45, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg283: f32 loc(fused[#loc13, #loc22, #loc4, #loc5]), %arg284: f32 loc(fused[#loc13, #loc34, #loc8, #loc5]), %arg285: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
-      %631 = "arith.mulf"(%arg283, %arg284) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc117)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc117)
-    %451 = "linalg.generic"(%442, %450, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg280: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg281: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg282: f32 loc(fused[#loc13, #loc15, #loc4, #loc5])):
-      %630 = "arith.addf"(%arg280, %arg281) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc120)
+    %451 = "linalg.generic"(%450, %35) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg286: f32 loc(fused[#loc13, #loc48, #loc4, #loc5]), %arg287: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
+      %661 = "arith.divf"(%arg286, %20) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%661) : (f32) -> () loc(#loc71)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc71)
+    %452 = "linalg.generic"(%451, %44, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg283: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg284: f32 loc(fused[#loc13, #loc33, #loc8, #loc5]), %arg285: f32 loc(fused[#loc13, #loc20, #loc4, #loc5])):
+      %660 = "arith.mulf"(%arg283, %arg284) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%660) : (f32) -> () loc(#loc116)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc116)
+    %453 = "linalg.generic"(%443, %452, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg280: f32 loc(fused[#loc13, #loc20, #loc4, #loc5]), %arg281: f32 loc(fused[#loc13, #loc20, #loc4, #loc5]), %arg282: f32 loc(fused[#loc13, #loc14, #loc4, #loc5])):
+      %659 = "arith.addf"(%arg280, %arg281) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%659) : (f32) -> () loc(#loc120)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc120)
-    %452 = "linalg.generic"(%451, %450, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg277: f32 loc(fused[#loc13, #loc15, #loc4, #loc5]), %arg278: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg279: f32 loc(fused[#loc13, #loc15, #loc4, #loc5])):
-      %629 = "arith.addf"(%arg277, %arg278) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%629) : (f32) -> () loc(#loc120)
+    %454 = "linalg.generic"(%453, %452, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg277: f32 loc(fused[#loc13, #loc14, #loc4, #loc5]), %arg278: f32 loc(fused[#loc13, #loc20, #loc4, #loc5]), %arg279: f32 loc(fused[#loc13, #loc14, #loc4, #loc5])):
+      %658 = "arith.addf"(%arg277, %arg278) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%658) : (f32) -> () loc(#loc120)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc120)
-    %453 = "linalg.generic"(%452, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg275: f32 loc(fused[#loc13, #loc15, #loc4, #loc5]), %arg276: f32 loc(fused[#loc13, #loc49, #loc4, #loc5])):
-      %628 = "arith.negf"(%arg275) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc121)
-      "linalg.yield"(%628) : (f32) -> () loc(#loc121)
+    %455 = "linalg.generic"(%454, %35) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg275: f32 loc(fused[#loc13, #loc14, #loc4, #loc5]), %arg276: f32 loc(fused[#loc13, #loc49, #loc4, #loc5])):
+      %657 = "arith.negf"(%arg275) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc121)
+      "linalg.yield"(%657) : (f32) -> () loc(#loc121)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc121)
-    %454 = "linalg.generic"(%453, %42) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg273: f32 loc(fused[#loc13, #loc49, #loc4, #loc5]), %arg274: f32 loc(fused[#loc13, #loc37, #loc4, #loc5])):
-      %627 = "arith.addf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%627) : (f32) -> () loc(#loc115)
-    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc115)
-    %455 = "tensor.collapse_shape"(%454) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc119)
-    %456 = "linalg.generic"(%455, %36) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %456 = "linalg.generic"(%455, %41) <{indexing_maps = [#map4, #map5], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg273: f32 loc(fused[#loc13, #loc49, #loc4, #loc5]), %arg274: f32 loc(fused[#loc13, #loc36, #loc4, #loc5])):
+      %656 = "arith.addf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
+      "linalg.yield"(%656) : (f32) -> () loc(#loc114)
+    }) : (tensor<4x8x8x8xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc114)
+    %457 = "tensor.collapse_shape"(%456) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc119)
+    %458 = "linalg.generic"(%457, %35) <{indexing_maps = [#map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg271: f32 loc(fused[#loc13, #loc48, #loc4, #loc5]), %arg272: f32 loc(fused[#loc13, #loc48, #loc4, #loc5])):
       "linalg.yield"(%arg271) : (f32) -> () loc(#loc119)
     }) : (tensor<8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc119)
-    %457 = "linalg.generic"(%456, %36) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg269: f32 loc(fused[#loc13, #loc48, #loc4, #loc5]), %arg270: f32 loc(fused[#loc13, #loc22, #loc4, #loc5])):
-      %626 = "arith.divf"(%arg269, %21) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%626) : (f32) -> () loc(#loc72)
-    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc72)
-    %458 = "linalg.generic"(%452, %457, %36) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg266: f32 loc(fused[#loc13, #loc15, #loc4, #loc5]), %arg267: f32 loc(fused[#loc13, #loc22, #loc4, #loc5]), %arg268: f32 loc(fused[#loc13, #loc15, #loc4, #loc5])):
-      %625 = "arith.addf"(%arg266, %arg267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%625) : (f32) -> () loc(#loc120)
+    %459 = "linalg.generic"(%458, %35) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg269: f32 loc(fused[#loc13, #loc48, #loc4, #loc5]), %arg270: f32 loc(fused[#loc13, #loc21, #loc4, #loc5])):
+      %655 = "arith.divf"(%arg269, %20) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%655) : (f32) -> () loc(#loc71)
+    }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc71)
+    %460 = "linalg.generic"(%454, %459, %35) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg266: f32 loc(fused[#loc13, #loc14, #loc4, #loc5]), %arg267: f32 loc(fused[#loc13, #loc21, #loc4, #loc5]), %arg268: f32 loc(fused[#loc13, #loc14, #loc4, #loc5])):
+      %654 = "arith.addf"(%arg266, %arg267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%654) : (f32) -> () loc(#loc120)
     }) : (tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>, tensor<4x8x8x8xf32>) -> tensor<4x8x8x8xf32> loc(#loc120)
-    %459 = "tensor.expand_shape"(%arg36) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 3, 8, 8>}> : (tensor<4x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc68)
-    %460 = "tensor.empty"() : () -> tensor<3x1x4x8x8xf32> loc(#loc68)
-    %461 = "linalg.transpose"(%459, %460) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg264: f32 loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg265: f32 loc(fused[#loc17, #loc18, #loc4, #loc5])):
-      "linalg.yield"(%arg264) : (f32) -> () loc(#loc68)
-    }) : (tensor<4x1x3x8x8xf32>, tensor<3x1x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc68)
-    %462 = "tensor.collapse_shape"(%461) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc68)
-    %463 = "tensor.expand_shape"(%458) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 8, 8>}> : (tensor<4x8x8x8xf32>) -> tensor<4x1x8x8x8xf32> loc(#loc68)
-    %464 = "tensor.empty"() : () -> tensor<1x8x4x8x8xf32> loc(#loc68)
-    %465 = "linalg.transpose"(%463, %464) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg262: f32 loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg263: f32 loc(fused[#loc17, #loc18, #loc4, #loc5])):
-      "linalg.yield"(%arg262) : (f32) -> () loc(#loc68)
-    }) : (tensor<4x1x8x8x8xf32>, tensor<1x8x4x8x8xf32>) -> tensor<1x8x4x8x8xf32> loc(#loc68)
-    %466 = "tensor.collapse_shape"(%465) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x4x8x8xf32>) -> tensor<8x4x8x8xf32> loc(#loc68)
-    %467 = "tensor.pad"(%462) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg258: index loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg259: index loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg260: index loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg261: index loc(fused[#loc17, #loc18, #loc4, #loc5])):
-      "tensor.yield"(%9) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc68)
-    %468 = "tensor.empty"() : () -> tensor<3x8x3x3xf32> loc(#loc68)
-    %469 = "linalg.fill"(%9, %468) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %461 = "tensor.expand_shape"(%arg36) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 3, 8, 8>}> : (tensor<4x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc67)
+    %462 = "tensor.empty"() : () -> tensor<3x1x4x8x8xf32> loc(#loc67)
+    %463 = "linalg.transpose"(%461, %462) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg264: f32 loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg265: f32 loc(fused[#loc16, #loc17, #loc4, #loc5])):
+      "linalg.yield"(%arg264) : (f32) -> () loc(#loc67)
+    }) : (tensor<4x1x3x8x8xf32>, tensor<3x1x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc67)
+    %464 = "tensor.collapse_shape"(%463) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc67)
+    %465 = "tensor.expand_shape"(%460) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 4, 1, 8, 8, 8>}> : (tensor<4x8x8x8xf32>) -> tensor<4x1x8x8x8xf32> loc(#loc67)
+    %466 = "tensor.empty"() : () -> tensor<1x8x4x8x8xf32> loc(#loc67)
+    %467 = "linalg.transpose"(%465, %466) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg262: f32 loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg263: f32 loc(fused[#loc16, #loc17, #loc4, #loc5])):
+      "linalg.yield"(%arg262) : (f32) -> () loc(#loc67)
+    }) : (tensor<4x1x8x8x8xf32>, tensor<1x8x4x8x8xf32>) -> tensor<1x8x4x8x8xf32> loc(#loc67)
+    %468 = "tensor.collapse_shape"(%467) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x4x8x8xf32>) -> tensor<8x4x8x8xf32> loc(#loc67)
+    %469 = "tensor.pad"(%464) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg258: index loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg259: index loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg260: index loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg261: index loc(fused[#loc16, #loc17, #loc4, #loc5])):
+      "tensor.yield"(%8) : (f32) -> () loc(#loc67)
+    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc67)
+    %470 = "tensor.empty"() : () -> tensor<3x8x3x3xf32> loc(#loc67)
+    %471 = "linalg.fill"(%8, %470) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg256: f32 loc(unknown), %arg257: f32 loc(unknown)):
-      "linalg.yield"(%arg256) : (f32) -> () loc(#loc68)
-    }) : (f32, tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32> loc(#loc68)
-    %470 = "linalg.conv_2d_nchw_fchw"(%467, %466, %469) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+      "linalg.yield"(%arg256) : (f32) -> () loc(#loc67)
+    }) : (f32, tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32> loc(#loc67)
+    %472 = "linalg.conv_2d_nchw_fchw"(%469, %468, %471) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg253: f32 loc(unknown), %arg254: f32 loc(unknown), %arg255: f32 loc(unknown)):
-      %623 = "arith.mulf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %624 = "arith.addf"(%arg255, %623) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%624) : (f32) -> () loc(#loc68)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x8x8xf32>, tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32> loc(#loc68)
-    %471 = "tensor.empty"() : () -> tensor<8x3x3x3xf32> loc(#loc68)
-    %472 = "linalg.transpose"(%470, %471) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg251: f32 loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg252: f32 loc(fused[#loc17, #loc18, #loc4, #loc5])):
-      "linalg.yield"(%arg251) : (f32) -> () loc(#loc68)
-    }) : (tensor<3x8x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc68)
-    %473 = "linalg.generic"(%458, %57) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg249: f32 loc(fused[#loc13, #loc15, #loc4, #loc5]), %arg250: f32 loc(fused[#loc17, #loc18, #loc4, #loc5])):
-      %622 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%622) : (f32) -> () loc(#loc68)
-    }) : (tensor<4x8x8x8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc68)
-    %474 = "linalg.generic"(%arg16, %arg34, %471) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg246: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg247: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg248: f32 loc(fused[#loc27, #loc21, #loc28, #loc31])):
-      %621 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc122)
+      %652 = "arith.mulf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %653 = "arith.addf"(%arg255, %652) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%653) : (f32) -> () loc(#loc67)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x8x8xf32>, tensor<3x8x3x3xf32>) -> tensor<3x8x3x3xf32> loc(#loc67)
+    %473 = "tensor.empty"() : () -> tensor<8x3x3x3xf32> loc(#loc67)
+    %474 = "linalg.transpose"(%472, %473) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg251: f32 loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg252: f32 loc(fused[#loc16, #loc17, #loc4, #loc5])):
+      "linalg.yield"(%arg251) : (f32) -> () loc(#loc67)
+    }) : (tensor<3x8x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc67)
+    %475 = "linalg.generic"(%460, %56) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg249: f32 loc(fused[#loc13, #loc14, #loc4, #loc5]), %arg250: f32 loc(fused[#loc16, #loc17, #loc4, #loc5])):
+      %651 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%651) : (f32) -> () loc(#loc67)
+    }) : (tensor<4x8x8x8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc67)
+    %476 = "linalg.generic"(%arg16, %arg34, %473) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg246: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg247: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg248: f32 loc(fused[#loc26, #loc20, #loc27, #loc30])):
+      %650 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
+      "linalg.yield"(%650) : (f32) -> () loc(#loc122)
     }) : (tensor<8x3x3x3xf32>, tensor<f32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc122)
-    %475 = "linalg.generic"(%34, %arg35, %146) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg243: i64 loc(fused[#loc27, #loc30, #loc28, #loc31]), %arg244: f32 loc(fused[#loc27, #loc30, #loc28, #loc31]), %arg245: f32 loc(fused[#loc27, #loc30, #loc28, #loc31])):
-      %619 = "arith.sitofp"(%arg243) : (i64) -> f32 loc(#loc79)
-      %620 = "arith.subf"(%619, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%620) : (f32) -> () loc(#loc79)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc79)
-    %476 = "linalg.generic"(%475, %472, %471) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg240: f32 loc(fused[#loc27, #loc30, #loc28, #loc31]), %arg241: f32 loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg242: f32 loc(fused[#loc27, #loc21, #loc28, #loc31])):
-      %618 = "arith.mulf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc122)
+    %477 = "linalg.generic"(%33, %arg35, %145) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg243: i64 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg244: f32 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg245: f32 loc(fused[#loc26, #loc29, #loc27, #loc30])):
+      %648 = "arith.sitofp"(%arg243) : (i64) -> f32 loc(#loc78)
+      %649 = "arith.subf"(%648, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%649) : (f32) -> () loc(#loc78)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc78)
+    %478 = "linalg.generic"(%477, %474, %473) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg240: f32 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg241: f32 loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg242: f32 loc(fused[#loc26, #loc20, #loc27, #loc30])):
+      %647 = "arith.mulf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
+      "linalg.yield"(%647) : (f32) -> () loc(#loc122)
     }) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc122)
-    %477 = "linalg.generic"(%474, %476, %471) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg237: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg238: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg239: f32 loc(fused[#loc27, #loc15, #loc28, #loc31])):
-      %617 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc123)
+    %479 = "linalg.generic"(%476, %478, %473) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg237: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg238: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg239: f32 loc(fused[#loc26, #loc14, #loc27, #loc30])):
+      %646 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%646) : (f32) -> () loc(#loc123)
     }) : (tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc123)
-    %478 = "tensor.empty"() : () -> tensor<i1> loc(#loc124)
-    %479 = "linalg.generic"(%arg15, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg235: f32 loc(fused[#loc27, #loc50, #loc28, #loc51]), %arg236: i1 loc(fused[#loc27, #loc50, #loc28, #loc51])):
-      %616 = "arith.cmpf"(%arg235, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc124)
-      "linalg.yield"(%616) : (i1) -> () loc(#loc124)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc124)
-    %480 = "linalg.generic"(%479, %472, %477, %471) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg231: i1 loc(fused[#loc27, #loc50, #loc28, #loc51]), %arg232: f32 loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg233: f32 loc(fused[#loc27, #loc15, #loc28, #loc31]), %arg234: f32 loc(fused[#loc27, #loc52, #loc28, #loc51])):
-      %615 = "arith.select"(%arg231, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc125)
-    }) : (tensor<i1>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc125)
-    %481 = "linalg.generic"(%arg15, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg229: f32 loc(fused[#loc27, #loc50, #loc28, #loc51]), %arg230: f32 loc(fused[#loc27, #loc15, #loc28, #loc29])):
-      %614 = "arith.addf"(%arg229, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%614) : (f32) -> () loc(#loc78)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc78)
-    %482 = "linalg.generic"(%arg33, %480, %471) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg226: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg227: f32 loc(fused[#loc27, #loc52, #loc28, #loc51]), %arg228: f32 loc(fused[#loc27, #loc21, #loc28, #loc53])):
-      %613 = "arith.mulf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%613) : (f32) -> () loc(#loc126)
+    %480 = "tensor.empty"() : () -> tensor<i8> loc(#loc124)
+    %481 = "linalg.generic"(%arg15, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg235: f32 loc(fused[#loc26, #loc50, #loc27, #loc51]), %arg236: i8 loc(fused[#loc26, #loc50, #loc27, #loc51])):
+      %643 = "arith.trunci"(%arg236) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc124)
+      %644 = "arith.cmpf"(%arg235, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc124)
+      %645 = "arith.extui"(%644) : (i1) -> i8 loc(#loc124)
+      "linalg.yield"(%645) : (i8) -> () loc(#loc124)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc124)
+    %482 = "linalg.generic"(%481, %474, %479, %473) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg231: i8 loc(fused[#loc26, #loc50, #loc27, #loc51]), %arg232: f32 loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg233: f32 loc(fused[#loc26, #loc14, #loc27, #loc30]), %arg234: f32 loc(fused[#loc26, #loc52, #loc27, #loc51])):
+      %641 = "arith.trunci"(%arg231) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc125)
+      %642 = "arith.select"(%641, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%642) : (f32) -> () loc(#loc125)
+    }) : (tensor<i8>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc125)
+    %483 = "linalg.generic"(%arg15, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg229: f32 loc(fused[#loc26, #loc50, #loc27, #loc51]), %arg230: f32 loc(fused[#loc26, #loc14, #loc27, #loc28])):
+      %640 = "arith.addf"(%arg229, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%640) : (f32) -> () loc(#loc77)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc77)
+    %484 = "linalg.generic"(%arg33, %482, %473) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg226: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg227: f32 loc(fused[#loc26, #loc52, #loc27, #loc51]), %arg228: f32 loc(fused[#loc26, #loc20, #loc27, #loc53])):
+      %639 = "arith.mulf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc126)
     }) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc126)
-    %483 = "linalg.generic"(%arg0, %482, %471) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg223: f32 loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg224: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg225: f32 loc(fused[#loc27, #loc34, #loc28, #loc53])):
-      %612 = "arith.subf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
-      "linalg.yield"(%612) : (f32) -> () loc(#loc127)
+    %485 = "linalg.generic"(%arg0, %484, %473) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg223: f32 loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg224: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg225: f32 loc(fused[#loc26, #loc33, #loc27, #loc53])):
+      %638 = "arith.subf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
+      "linalg.yield"(%638) : (f32) -> () loc(#loc127)
     }) : (tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<8x3x3x3xf32> loc(#loc127)
-    %484 = "linalg.generic"(%arg18, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg220: f32 loc(fused[#loc54, #loc21, #loc28, #loc31]), %arg221: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg222: f32 loc(fused[#loc54, #loc21, #loc28, #loc31])):
-      %611 = "arith.mulf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%611) : (f32) -> () loc(#loc128)
+    %486 = "linalg.generic"(%arg18, %arg34, %55) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg220: f32 loc(fused[#loc54, #loc20, #loc27, #loc30]), %arg221: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg222: f32 loc(fused[#loc54, #loc20, #loc27, #loc30])):
+      %637 = "arith.mulf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc128)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc128)
-    %485 = "linalg.generic"(%475, %473, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg217: f32 loc(fused[#loc54, #loc30, #loc28, #loc31]), %arg218: f32 loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg219: f32 loc(fused[#loc54, #loc21, #loc28, #loc31])):
-      %610 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%610) : (f32) -> () loc(#loc128)
+    %487 = "linalg.generic"(%477, %475, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg217: f32 loc(fused[#loc54, #loc29, #loc27, #loc30]), %arg218: f32 loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg219: f32 loc(fused[#loc54, #loc20, #loc27, #loc30])):
+      %636 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%636) : (f32) -> () loc(#loc128)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc128)
-    %486 = "linalg.generic"(%484, %485, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg214: f32 loc(fused[#loc54, #loc21, #loc28, #loc31]), %arg215: f32 loc(fused[#loc54, #loc21, #loc28, #loc31]), %arg216: f32 loc(fused[#loc54, #loc15, #loc28, #loc31])):
-      %609 = "arith.addf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%609) : (f32) -> () loc(#loc130)
+    %488 = "linalg.generic"(%486, %487, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg214: f32 loc(fused[#loc54, #loc20, #loc27, #loc30]), %arg215: f32 loc(fused[#loc54, #loc20, #loc27, #loc30]), %arg216: f32 loc(fused[#loc54, #loc14, #loc27, #loc30])):
+      %635 = "arith.addf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%635) : (f32) -> () loc(#loc130)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc130)
-    %487 = "linalg.generic"(%arg17, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg212: f32 loc(fused[#loc54, #loc50, #loc28, #loc51]), %arg213: i1 loc(fused[#loc54, #loc50, #loc28, #loc51])):
-      %608 = "arith.cmpf"(%arg212, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc131)
-      "linalg.yield"(%608) : (i1) -> () loc(#loc131)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc131)
-    %488 = "linalg.generic"(%487, %473, %486, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg208: i1 loc(fused[#loc54, #loc50, #loc28, #loc51]), %arg209: f32 loc(fused[#loc17, #loc18, #loc4, #loc5]), %arg210: f32 loc(fused[#loc54, #loc15, #loc28, #loc31]), %arg211: f32 loc(fused[#loc54, #loc52, #loc28, #loc51])):
-      %607 = "arith.select"(%arg208, %arg209, %arg210) : (i1, f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%607) : (f32) -> () loc(#loc132)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc132)
-    %489 = "linalg.generic"(%arg17, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg206: f32 loc(fused[#loc54, #loc50, #loc28, #loc51]), %arg207: f32 loc(fused[#loc54, #loc15, #loc28, #loc29])):
-      %606 = "arith.addf"(%arg206, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc133)
+    %489 = "linalg.generic"(%arg17, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg212: f32 loc(fused[#loc54, #loc50, #loc27, #loc51]), %arg213: i8 loc(fused[#loc54, #loc50, #loc27, #loc51])):
+      %632 = "arith.trunci"(%arg213) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc131)
+      %633 = "arith.cmpf"(%arg212, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc131)
+      %634 = "arith.extui"(%633) : (i1) -> i8 loc(#loc131)
+      "linalg.yield"(%634) : (i8) -> () loc(#loc131)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc131)
+    %490 = "linalg.generic"(%489, %475, %488, %55) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg208: i8 loc(fused[#loc54, #loc50, #loc27, #loc51]), %arg209: f32 loc(fused[#loc16, #loc17, #loc4, #loc5]), %arg210: f32 loc(fused[#loc54, #loc14, #loc27, #loc30]), %arg211: f32 loc(fused[#loc54, #loc52, #loc27, #loc51])):
+      %630 = "arith.trunci"(%arg208) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc132)
+      %631 = "arith.select"(%630, %arg209, %arg210) : (i1, f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc132)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc132)
+    %491 = "linalg.generic"(%arg17, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg206: f32 loc(fused[#loc54, #loc50, #loc27, #loc51]), %arg207: f32 loc(fused[#loc54, #loc14, #loc27, #loc28])):
+      %629 = "arith.addf"(%arg206, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%629) : (f32) -> () loc(#loc133)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc133)
-    %490 = "linalg.generic"(%arg33, %488, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg203: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg204: f32 loc(fused[#loc54, #loc52, #loc28, #loc51]), %arg205: f32 loc(fused[#loc54, #loc21, #loc28, #loc53])):
-      %605 = "arith.mulf"(%arg203, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%605) : (f32) -> () loc(#loc134)
+    %492 = "linalg.generic"(%arg33, %490, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg203: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg204: f32 loc(fused[#loc54, #loc52, #loc27, #loc51]), %arg205: f32 loc(fused[#loc54, #loc20, #loc27, #loc53])):
+      %628 = "arith.mulf"(%arg203, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%628) : (f32) -> () loc(#loc134)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc134)
-    %491 = "linalg.generic"(%arg1, %490, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg200: f32 loc(fused[#loc17, #loc32, #loc8, #loc5]), %arg201: f32 loc(fused[#loc54, #loc21, #loc28, #loc53]), %arg202: f32 loc(fused[#loc54, #loc34, #loc28, #loc53])):
-      %604 = "arith.subf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc135)
+    %493 = "linalg.generic"(%arg1, %492, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg200: f32 loc(fused[#loc16, #loc31, #loc8, #loc5]), %arg201: f32 loc(fused[#loc54, #loc20, #loc27, #loc53]), %arg202: f32 loc(fused[#loc54, #loc33, #loc27, #loc53])):
+      %627 = "arith.subf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%627) : (f32) -> () loc(#loc135)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc135)
-    %492 = "linalg.generic"(%arg20, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg197: f32 loc(fused[#loc55, #loc21, #loc28, #loc31]), %arg198: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg199: f32 loc(fused[#loc55, #loc21, #loc28, #loc31])):
-      %603 = "arith.mulf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc136)
+    %494 = "linalg.generic"(%arg20, %arg34, %55) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg197: f32 loc(fused[#loc55, #loc20, #loc27, #loc30]), %arg198: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg199: f32 loc(fused[#loc55, #loc20, #loc27, #loc30])):
+      %626 = "arith.mulf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%626) : (f32) -> () loc(#loc136)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc136)
-    %493 = "linalg.generic"(%475, %440, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg194: f32 loc(fused[#loc55, #loc30, #loc28, #loc31]), %arg195: f32 loc(fused[#loc13, #loc36, #loc4, #loc5]), %arg196: f32 loc(fused[#loc55, #loc21, #loc28, #loc31])):
-      %602 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc136)
+    %495 = "linalg.generic"(%477, %441, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg194: f32 loc(fused[#loc55, #loc29, #loc27, #loc30]), %arg195: f32 loc(fused[#loc13, #loc35, #loc4, #loc5]), %arg196: f32 loc(fused[#loc55, #loc20, #loc27, #loc30])):
+      %625 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%625) : (f32) -> () loc(#loc136)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc136)
-    %494 = "linalg.generic"(%492, %493, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg191: f32 loc(fused[#loc55, #loc21, #loc28, #loc31]), %arg192: f32 loc(fused[#loc55, #loc21, #loc28, #loc31]), %arg193: f32 loc(fused[#loc55, #loc15, #loc28, #loc31])):
-      %601 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc138)
+    %496 = "linalg.generic"(%494, %495, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg191: f32 loc(fused[#loc55, #loc20, #loc27, #loc30]), %arg192: f32 loc(fused[#loc55, #loc20, #loc27, #loc30]), %arg193: f32 loc(fused[#loc55, #loc14, #loc27, #loc30])):
+      %624 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%624) : (f32) -> () loc(#loc138)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc138)
-    %495 = "linalg.generic"(%arg19, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg189: f32 loc(fused[#loc55, #loc50, #loc28, #loc51]), %arg190: i1 loc(fused[#loc55, #loc50, #loc28, #loc51])):
-      %600 = "arith.cmpf"(%arg189, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc139)
-      "linalg.yield"(%600) : (i1) -> () loc(#loc139)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc139)
-    %496 = "linalg.generic"(%495, %440, %494, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg185: i1 loc(fused[#loc55, #loc50, #loc28, #loc51]), %arg186: f32 loc(fused[#loc13, #loc36, #loc4, #loc5]), %arg187: f32 loc(fused[#loc55, #loc15, #loc28, #loc31]), %arg188: f32 loc(fused[#loc55, #loc52, #loc28, #loc51])):
-      %599 = "arith.select"(%arg185, %arg186, %arg187) : (i1, f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%599) : (f32) -> () loc(#loc140)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc140)
-    %497 = "linalg.generic"(%arg19, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg183: f32 loc(fused[#loc55, #loc50, #loc28, #loc51]), %arg184: f32 loc(fused[#loc55, #loc15, #loc28, #loc29])):
-      %598 = "arith.addf"(%arg183, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%598) : (f32) -> () loc(#loc141)
+    %497 = "linalg.generic"(%arg19, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg189: f32 loc(fused[#loc55, #loc50, #loc27, #loc51]), %arg190: i8 loc(fused[#loc55, #loc50, #loc27, #loc51])):
+      %621 = "arith.trunci"(%arg190) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc139)
+      %622 = "arith.cmpf"(%arg189, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc139)
+      %623 = "arith.extui"(%622) : (i1) -> i8 loc(#loc139)
+      "linalg.yield"(%623) : (i8) -> () loc(#loc139)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc139)
+    %498 = "linalg.generic"(%497, %441, %496, %55) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg185: i8 loc(fused[#loc55, #loc50, #loc27, #loc51]), %arg186: f32 loc(fused[#loc13, #loc35, #loc4, #loc5]), %arg187: f32 loc(fused[#loc55, #loc14, #loc27, #loc30]), %arg188: f32 loc(fused[#loc55, #loc52, #loc27, #loc51])):
+      %619 = "arith.trunci"(%arg185) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc140)
+      %620 = "arith.select"(%619, %arg186, %arg187) : (i1, f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%620) : (f32) -> () loc(#loc140)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc140)
+    %499 = "linalg.generic"(%arg19, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg183: f32 loc(fused[#loc55, #loc50, #loc27, #loc51]), %arg184: f32 loc(fused[#loc55, #loc14, #loc27, #loc28])):
+      %618 = "arith.addf"(%arg183, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc141)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc141)
-    %498 = "linalg.generic"(%arg33, %496, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg180: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg181: f32 loc(fused[#loc55, #loc52, #loc28, #loc51]), %arg182: f32 loc(fused[#loc55, #loc21, #loc28, #loc53])):
-      %597 = "arith.mulf"(%arg180, %arg181) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
-      "linalg.yield"(%597) : (f32) -> () loc(#loc142)
+    %500 = "linalg.generic"(%arg33, %498, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg180: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg181: f32 loc(fused[#loc55, #loc52, #loc27, #loc51]), %arg182: f32 loc(fused[#loc55, #loc20, #loc27, #loc53])):
+      %617 = "arith.mulf"(%arg180, %arg181) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%617) : (f32) -> () loc(#loc142)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc142)
-    %499 = "linalg.generic"(%arg2, %498, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg177: f32 loc(fused[#loc13, #loc36, #loc8, #loc5]), %arg178: f32 loc(fused[#loc55, #loc21, #loc28, #loc53]), %arg179: f32 loc(fused[#loc55, #loc34, #loc28, #loc53])):
-      %596 = "arith.subf"(%arg177, %arg178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%596) : (f32) -> () loc(#loc143)
+    %501 = "linalg.generic"(%arg2, %500, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg177: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg178: f32 loc(fused[#loc55, #loc20, #loc27, #loc53]), %arg179: f32 loc(fused[#loc55, #loc33, #loc27, #loc53])):
+      %616 = "arith.subf"(%arg177, %arg178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%616) : (f32) -> () loc(#loc143)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc143)
-    %500 = "linalg.generic"(%arg22, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg174: f32 loc(fused[#loc56, #loc21, #loc28, #loc31]), %arg175: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg176: f32 loc(fused[#loc56, #loc21, #loc28, #loc31])):
-      %595 = "arith.mulf"(%arg174, %arg175) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%595) : (f32) -> () loc(#loc144)
+    %502 = "linalg.generic"(%arg22, %arg34, %55) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg174: f32 loc(fused[#loc56, #loc20, #loc27, #loc30]), %arg175: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg176: f32 loc(fused[#loc56, #loc20, #loc27, #loc30])):
+      %615 = "arith.mulf"(%arg174, %arg175) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc144)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc144)
-    %501 = "linalg.generic"(%475, %436, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg171: f32 loc(fused[#loc56, #loc30, #loc28, #loc31]), %arg172: f32 loc(fused[#loc13, #loc36, #loc4, #loc5]), %arg173: f32 loc(fused[#loc56, #loc21, #loc28, #loc31])):
-      %594 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%594) : (f32) -> () loc(#loc144)
+    %503 = "linalg.generic"(%477, %437, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg171: f32 loc(fused[#loc56, #loc29, #loc27, #loc30]), %arg172: f32 loc(fused[#loc13, #loc35, #loc4, #loc5]), %arg173: f32 loc(fused[#loc56, #loc20, #loc27, #loc30])):
+      %614 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%614) : (f32) -> () loc(#loc144)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc144)
-    %502 = "linalg.generic"(%500, %501, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg168: f32 loc(fused[#loc56, #loc21, #loc28, #loc31]), %arg169: f32 loc(fused[#loc56, #loc21, #loc28, #loc31]), %arg170: f32 loc(fused[#loc56, #loc15, #loc28, #loc31])):
-      %593 = "arith.addf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
-      "linalg.yield"(%593) : (f32) -> () loc(#loc146)
+    %504 = "linalg.generic"(%502, %503, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg168: f32 loc(fused[#loc56, #loc20, #loc27, #loc30]), %arg169: f32 loc(fused[#loc56, #loc20, #loc27, #loc30]), %arg170: f32 loc(fused[#loc56, #loc14, #loc27, #loc30])):
+      %613 = "arith.addf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
+      "linalg.yield"(%613) : (f32) -> () loc(#loc146)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc146)
-    %503 = "linalg.generic"(%arg21, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg166: f32 loc(fused[#loc56, #loc50, #loc28, #loc51]), %arg167: i1 loc(fused[#loc56, #loc50, #loc28, #loc51])):
-      %592 = "arith.cmpf"(%arg166, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc147)
-      "linalg.yield"(%592) : (i1) -> () loc(#loc147)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc147)
-    %504 = "linalg.generic"(%503, %436, %502, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg162: i1 loc(fused[#loc56, #loc50, #loc28, #loc51]), %arg163: f32 loc(fused[#loc13, #loc36, #loc4, #loc5]), %arg164: f32 loc(fused[#loc56, #loc15, #loc28, #loc31]), %arg165: f32 loc(fused[#loc56, #loc52, #loc28, #loc51])):
-      %591 = "arith.select"(%arg162, %arg163, %arg164) : (i1, f32, f32) -> f32 loc(#loc148)
-      "linalg.yield"(%591) : (f32) -> () loc(#loc148)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc148)
-    %505 = "linalg.generic"(%arg21, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg160: f32 loc(fused[#loc56, #loc50, #loc28, #loc51]), %arg161: f32 loc(fused[#loc56, #loc15, #loc28, #loc29])):
-      %590 = "arith.addf"(%arg160, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%590) : (f32) -> () loc(#loc149)
+    %505 = "linalg.generic"(%arg21, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg166: f32 loc(fused[#loc56, #loc50, #loc27, #loc51]), %arg167: i8 loc(fused[#loc56, #loc50, #loc27, #loc51])):
+      %610 = "arith.trunci"(%arg167) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc147)
+      %611 = "arith.cmpf"(%arg166, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc147)
+      %612 = "arith.extui"(%611) : (i1) -> i8 loc(#loc147)
+      "linalg.yield"(%612) : (i8) -> () loc(#loc147)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc147)
+    %506 = "linalg.generic"(%505, %437, %504, %55) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg162: i8 loc(fused[#loc56, #loc50, #loc27, #loc51]), %arg163: f32 loc(fused[#loc13, #loc35, #loc4, #loc5]), %arg164: f32 loc(fused[#loc56, #loc14, #loc27, #loc30]), %arg165: f32 loc(fused[#loc56, #loc52, #loc27, #loc51])):
+      %608 = "arith.trunci"(%arg162) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc148)
+      %609 = "arith.select"(%608, %arg163, %arg164) : (i1, f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%609) : (f32) -> () loc(#loc148)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc148)
+    %507 = "linalg.generic"(%arg21, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg160: f32 loc(fused[#loc56, #loc50, #loc27, #loc51]), %arg161: f32 loc(fused[#loc56, #loc14, #loc27, #loc28])):
+      %607 = "arith.addf"(%arg160, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
+      "linalg.yield"(%607) : (f32) -> () loc(#loc149)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc149)
-    %506 = "linalg.generic"(%arg33, %504, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg157: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg158: f32 loc(fused[#loc56, #loc52, #loc28, #loc51]), %arg159: f32 loc(fused[#loc56, #loc21, #loc28, #loc53])):
-      %589 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%589) : (f32) -> () loc(#loc150)
+    %508 = "linalg.generic"(%arg33, %506, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg157: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg158: f32 loc(fused[#loc56, #loc52, #loc27, #loc51]), %arg159: f32 loc(fused[#loc56, #loc20, #loc27, #loc53])):
+      %606 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc150)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc150)
-    %507 = "linalg.generic"(%arg3, %506, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg154: f32 loc(fused[#loc13, #loc36, #loc8, #loc5]), %arg155: f32 loc(fused[#loc56, #loc21, #loc28, #loc53]), %arg156: f32 loc(fused[#loc56, #loc34, #loc28, #loc53])):
-      %588 = "arith.subf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc151)
+    %509 = "linalg.generic"(%arg3, %508, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg154: f32 loc(fused[#loc13, #loc35, #loc8, #loc5]), %arg155: f32 loc(fused[#loc56, #loc20, #loc27, #loc53]), %arg156: f32 loc(fused[#loc56, #loc33, #loc27, #loc53])):
+      %605 = "arith.subf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%605) : (f32) -> () loc(#loc151)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc151)
-    %508 = "linalg.generic"(%arg24, %arg34, %243) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg151: f32 loc(fused[#loc57, #loc21, #loc28, #loc31]), %arg152: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg153: f32 loc(fused[#loc57, #loc21, #loc28, #loc31])):
-      %587 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc152)
+    %510 = "linalg.generic"(%arg24, %arg34, %244) <{indexing_maps = [#map4, #map32, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg151: f32 loc(fused[#loc57, #loc20, #loc27, #loc30]), %arg152: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg153: f32 loc(fused[#loc57, #loc20, #loc27, #loc30])):
+      %604 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc152)
     }) : (tensor<8x8x3x3xf32>, tensor<f32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc152)
-    %509 = "linalg.generic"(%475, %260, %243) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg148: f32 loc(fused[#loc57, #loc30, #loc28, #loc31]), %arg149: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg150: f32 loc(fused[#loc57, #loc21, #loc28, #loc31])):
-      %586 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%586) : (f32) -> () loc(#loc152)
+    %511 = "linalg.generic"(%477, %261, %244) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg148: f32 loc(fused[#loc57, #loc29, #loc27, #loc30]), %arg149: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg150: f32 loc(fused[#loc57, #loc20, #loc27, #loc30])):
+      %603 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc152)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc152)
-    %510 = "linalg.generic"(%508, %509, %243) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg145: f32 loc(fused[#loc57, #loc21, #loc28, #loc31]), %arg146: f32 loc(fused[#loc57, #loc21, #loc28, #loc31]), %arg147: f32 loc(fused[#loc57, #loc15, #loc28, #loc31])):
-      %585 = "arith.addf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
-      "linalg.yield"(%585) : (f32) -> () loc(#loc154)
+    %512 = "linalg.generic"(%510, %511, %244) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg145: f32 loc(fused[#loc57, #loc20, #loc27, #loc30]), %arg146: f32 loc(fused[#loc57, #loc20, #loc27, #loc30]), %arg147: f32 loc(fused[#loc57, #loc14, #loc27, #loc30])):
+      %602 = "arith.addf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc154)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc154)
-    %511 = "linalg.generic"(%arg23, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg143: f32 loc(fused[#loc57, #loc50, #loc28, #loc51]), %arg144: i1 loc(fused[#loc57, #loc50, #loc28, #loc51])):
-      %584 = "arith.cmpf"(%arg143, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc155)
-      "linalg.yield"(%584) : (i1) -> () loc(#loc155)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc155)
-    %512 = "linalg.generic"(%511, %260, %510, %243) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg139: i1 loc(fused[#loc57, #loc50, #loc28, #loc51]), %arg140: f32 loc(fused[#loc40, #loc18, #loc4, #loc12]), %arg141: f32 loc(fused[#loc57, #loc15, #loc28, #loc31]), %arg142: f32 loc(fused[#loc57, #loc52, #loc28, #loc51])):
-      %583 = "arith.select"(%arg139, %arg140, %arg141) : (i1, f32, f32) -> f32 loc(#loc156)
-      "linalg.yield"(%583) : (f32) -> () loc(#loc156)
-    }) : (tensor<i1>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc156)
-    %513 = "linalg.generic"(%arg23, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg137: f32 loc(fused[#loc57, #loc50, #loc28, #loc51]), %arg138: f32 loc(fused[#loc57, #loc15, #loc28, #loc29])):
-      %582 = "arith.addf"(%arg137, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
-      "linalg.yield"(%582) : (f32) -> () loc(#loc157)
+    %513 = "linalg.generic"(%arg23, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg143: f32 loc(fused[#loc57, #loc50, #loc27, #loc51]), %arg144: i8 loc(fused[#loc57, #loc50, #loc27, #loc51])):
+      %599 = "arith.trunci"(%arg144) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc155)
+      %600 = "arith.cmpf"(%arg143, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc155)
+      %601 = "arith.extui"(%600) : (i1) -> i8 loc(#loc155)
+      "linalg.yield"(%601) : (i8) -> () loc(#loc155)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc155)
+    %514 = "linalg.generic"(%513, %261, %512, %244) <{indexing_maps = [#map32, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg139: i8 loc(fused[#loc57, #loc50, #loc27, #loc51]), %arg140: f32 loc(fused[#loc39, #loc17, #loc4, #loc12]), %arg141: f32 loc(fused[#loc57, #loc14, #loc27, #loc30]), %arg142: f32 loc(fused[#loc57, #loc52, #loc27, #loc51])):
+      %597 = "arith.trunci"(%arg139) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc156)
+      %598 = "arith.select"(%597, %arg140, %arg141) : (i1, f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%598) : (f32) -> () loc(#loc156)
+    }) : (tensor<i8>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc156)
+    %515 = "linalg.generic"(%arg23, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg137: f32 loc(fused[#loc57, #loc50, #loc27, #loc51]), %arg138: f32 loc(fused[#loc57, #loc14, #loc27, #loc28])):
+      %596 = "arith.addf"(%arg137, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
+      "linalg.yield"(%596) : (f32) -> () loc(#loc157)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc157)
-    %514 = "linalg.generic"(%arg33, %512, %243) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg134: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg135: f32 loc(fused[#loc57, #loc52, #loc28, #loc51]), %arg136: f32 loc(fused[#loc57, #loc21, #loc28, #loc53])):
-      %581 = "arith.mulf"(%arg134, %arg135) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
-      "linalg.yield"(%581) : (f32) -> () loc(#loc158)
+    %516 = "linalg.generic"(%arg33, %514, %244) <{indexing_maps = [#map32, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg134: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg135: f32 loc(fused[#loc57, #loc52, #loc27, #loc51]), %arg136: f32 loc(fused[#loc57, #loc20, #loc27, #loc53])):
+      %595 = "arith.mulf"(%arg134, %arg135) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
+      "linalg.yield"(%595) : (f32) -> () loc(#loc158)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc158)
-    %515 = "linalg.generic"(%arg4, %514, %243) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg131: f32 loc(fused[#loc40, #loc32, #loc8, #loc12]), %arg132: f32 loc(fused[#loc57, #loc21, #loc28, #loc53]), %arg133: f32 loc(fused[#loc57, #loc34, #loc28, #loc53])):
-      %580 = "arith.subf"(%arg131, %arg132) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%580) : (f32) -> () loc(#loc159)
+    %517 = "linalg.generic"(%arg4, %516, %244) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg131: f32 loc(fused[#loc39, #loc31, #loc8, #loc12]), %arg132: f32 loc(fused[#loc57, #loc20, #loc27, #loc53]), %arg133: f32 loc(fused[#loc57, #loc33, #loc27, #loc53])):
+      %594 = "arith.subf"(%arg131, %arg132) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
+      "linalg.yield"(%594) : (f32) -> () loc(#loc159)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc159)
-    %516 = "linalg.generic"(%arg26, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg128: f32 loc(fused[#loc58, #loc21, #loc28, #loc31]), %arg129: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg130: f32 loc(fused[#loc58, #loc21, #loc28, #loc31])):
-      %579 = "arith.mulf"(%arg128, %arg129) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc160)
+    %518 = "linalg.generic"(%arg26, %arg34, %55) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg128: f32 loc(fused[#loc58, #loc20, #loc27, #loc30]), %arg129: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg130: f32 loc(fused[#loc58, #loc20, #loc27, #loc30])):
+      %593 = "arith.mulf"(%arg128, %arg129) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%593) : (f32) -> () loc(#loc160)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc160)
-    %517 = "linalg.generic"(%475, %224, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg125: f32 loc(fused[#loc58, #loc30, #loc28, #loc31]), %arg126: f32 loc(fused[#loc24, #loc36, #loc4, #loc12]), %arg127: f32 loc(fused[#loc58, #loc21, #loc28, #loc31])):
-      %578 = "arith.mulf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%578) : (f32) -> () loc(#loc160)
+    %519 = "linalg.generic"(%477, %224, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg125: f32 loc(fused[#loc58, #loc29, #loc27, #loc30]), %arg126: f32 loc(fused[#loc23, #loc35, #loc4, #loc12]), %arg127: f32 loc(fused[#loc58, #loc20, #loc27, #loc30])):
+      %592 = "arith.mulf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%592) : (f32) -> () loc(#loc160)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc160)
-    %518 = "linalg.generic"(%516, %517, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg122: f32 loc(fused[#loc58, #loc21, #loc28, #loc31]), %arg123: f32 loc(fused[#loc58, #loc21, #loc28, #loc31]), %arg124: f32 loc(fused[#loc58, #loc15, #loc28, #loc31])):
-      %577 = "arith.addf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc162)
+    %520 = "linalg.generic"(%518, %519, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg122: f32 loc(fused[#loc58, #loc20, #loc27, #loc30]), %arg123: f32 loc(fused[#loc58, #loc20, #loc27, #loc30]), %arg124: f32 loc(fused[#loc58, #loc14, #loc27, #loc30])):
+      %591 = "arith.addf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
+      "linalg.yield"(%591) : (f32) -> () loc(#loc162)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc162)
-    %519 = "linalg.generic"(%arg25, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg120: f32 loc(fused[#loc58, #loc50, #loc28, #loc51]), %arg121: i1 loc(fused[#loc58, #loc50, #loc28, #loc51])):
-      %576 = "arith.cmpf"(%arg120, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc163)
-      "linalg.yield"(%576) : (i1) -> () loc(#loc163)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc163)
-    %520 = "linalg.generic"(%519, %224, %518, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg116: i1 loc(fused[#loc58, #loc50, #loc28, #loc51]), %arg117: f32 loc(fused[#loc24, #loc36, #loc4, #loc12]), %arg118: f32 loc(fused[#loc58, #loc15, #loc28, #loc31]), %arg119: f32 loc(fused[#loc58, #loc52, #loc28, #loc51])):
-      %575 = "arith.select"(%arg116, %arg117, %arg118) : (i1, f32, f32) -> f32 loc(#loc164)
-      "linalg.yield"(%575) : (f32) -> () loc(#loc164)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc164)
-    %521 = "linalg.generic"(%arg25, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg114: f32 loc(fused[#loc58, #loc50, #loc28, #loc51]), %arg115: f32 loc(fused[#loc58, #loc15, #loc28, #loc29])):
-      %574 = "arith.addf"(%arg114, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
-      "linalg.yield"(%574) : (f32) -> () loc(#loc165)
+    %521 = "linalg.generic"(%arg25, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg120: f32 loc(fused[#loc58, #loc50, #loc27, #loc51]), %arg121: i8 loc(fused[#loc58, #loc50, #loc27, #loc51])):
+      %588 = "arith.trunci"(%arg121) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc163)
+      %589 = "arith.cmpf"(%arg120, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc163)
+      %590 = "arith.extui"(%589) : (i1) -> i8 loc(#loc163)
+      "linalg.yield"(%590) : (i8) -> () loc(#loc163)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc163)
+    %522 = "linalg.generic"(%521, %224, %520, %55) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg116: i8 loc(fused[#loc58, #loc50, #loc27, #loc51]), %arg117: f32 loc(fused[#loc23, #loc35, #loc4, #loc12]), %arg118: f32 loc(fused[#loc58, #loc14, #loc27, #loc30]), %arg119: f32 loc(fused[#loc58, #loc52, #loc27, #loc51])):
+      %586 = "arith.trunci"(%arg116) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc164)
+      %587 = "arith.select"(%586, %arg117, %arg118) : (i1, f32, f32) -> f32 loc(#loc164)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc164)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc164)
+    %523 = "linalg.generic"(%arg25, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg114: f32 loc(fused[#loc58, #loc50, #loc27, #loc51]), %arg115: f32 loc(fused[#loc58, #loc14, #loc27, #loc28])):
+      %585 = "arith.addf"(%arg114, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%585) : (f32) -> () loc(#loc165)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc165)
-    %522 = "linalg.generic"(%arg33, %520, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg111: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg112: f32 loc(fused[#loc58, #loc52, #loc28, #loc51]), %arg113: f32 loc(fused[#loc58, #loc21, #loc28, #loc53])):
-      %573 = "arith.mulf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%573) : (f32) -> () loc(#loc166)
+    %524 = "linalg.generic"(%arg33, %522, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg111: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg112: f32 loc(fused[#loc58, #loc52, #loc27, #loc51]), %arg113: f32 loc(fused[#loc58, #loc20, #loc27, #loc53])):
+      %584 = "arith.mulf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
+      "linalg.yield"(%584) : (f32) -> () loc(#loc166)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc166)
-    %523 = "linalg.generic"(%arg5, %522, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg108: f32 loc(fused[#loc24, #loc36, #loc8, #loc12]), %arg109: f32 loc(fused[#loc58, #loc21, #loc28, #loc53]), %arg110: f32 loc(fused[#loc58, #loc34, #loc28, #loc53])):
-      %572 = "arith.subf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc167)
+    %525 = "linalg.generic"(%arg5, %524, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg108: f32 loc(fused[#loc23, #loc35, #loc8, #loc12]), %arg109: f32 loc(fused[#loc58, #loc20, #loc27, #loc53]), %arg110: f32 loc(fused[#loc58, #loc33, #loc27, #loc53])):
+      %583 = "arith.subf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
+      "linalg.yield"(%583) : (f32) -> () loc(#loc167)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc167)
-    %524 = "linalg.generic"(%arg28, %arg34, %56) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg105: f32 loc(fused[#loc59, #loc21, #loc28, #loc31]), %arg106: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg107: f32 loc(fused[#loc59, #loc21, #loc28, #loc31])):
-      %571 = "arith.mulf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%571) : (f32) -> () loc(#loc168)
+    %526 = "linalg.generic"(%arg28, %arg34, %55) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg105: f32 loc(fused[#loc59, #loc20, #loc27, #loc30]), %arg106: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg107: f32 loc(fused[#loc59, #loc20, #loc27, #loc30])):
+      %582 = "arith.mulf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%582) : (f32) -> () loc(#loc168)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc168)
-    %525 = "linalg.generic"(%475, %220, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg102: f32 loc(fused[#loc59, #loc30, #loc28, #loc31]), %arg103: f32 loc(fused[#loc24, #loc36, #loc4, #loc12]), %arg104: f32 loc(fused[#loc59, #loc21, #loc28, #loc31])):
-      %570 = "arith.mulf"(%arg102, %arg103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%570) : (f32) -> () loc(#loc168)
+    %527 = "linalg.generic"(%477, %220, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg102: f32 loc(fused[#loc59, #loc29, #loc27, #loc30]), %arg103: f32 loc(fused[#loc23, #loc35, #loc4, #loc12]), %arg104: f32 loc(fused[#loc59, #loc20, #loc27, #loc30])):
+      %581 = "arith.mulf"(%arg102, %arg103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%581) : (f32) -> () loc(#loc168)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc168)
-    %526 = "linalg.generic"(%524, %525, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg99: f32 loc(fused[#loc59, #loc21, #loc28, #loc31]), %arg100: f32 loc(fused[#loc59, #loc21, #loc28, #loc31]), %arg101: f32 loc(fused[#loc59, #loc15, #loc28, #loc31])):
-      %569 = "arith.addf"(%arg99, %arg100) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%569) : (f32) -> () loc(#loc170)
+    %528 = "linalg.generic"(%526, %527, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg99: f32 loc(fused[#loc59, #loc20, #loc27, #loc30]), %arg100: f32 loc(fused[#loc59, #loc20, #loc27, #loc30]), %arg101: f32 loc(fused[#loc59, #loc14, #loc27, #loc30])):
+      %580 = "arith.addf"(%arg99, %arg100) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc170)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc170)
-    %527 = "linalg.generic"(%arg27, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg97: f32 loc(fused[#loc59, #loc50, #loc28, #loc51]), %arg98: i1 loc(fused[#loc59, #loc50, #loc28, #loc51])):
-      %568 = "arith.cmpf"(%arg97, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc171)
-      "linalg.yield"(%568) : (i1) -> () loc(#loc171)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc171)
-    %528 = "linalg.generic"(%527, %220, %526, %56) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg93: i1 loc(fused[#loc59, #loc50, #loc28, #loc51]), %arg94: f32 loc(fused[#loc24, #loc36, #loc4, #loc12]), %arg95: f32 loc(fused[#loc59, #loc15, #loc28, #loc31]), %arg96: f32 loc(fused[#loc59, #loc52, #loc28, #loc51])):
-      %567 = "arith.select"(%arg93, %arg94, %arg95) : (i1, f32, f32) -> f32 loc(#loc172)
-      "linalg.yield"(%567) : (f32) -> () loc(#loc172)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc172)
-    %529 = "linalg.generic"(%arg27, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg91: f32 loc(fused[#loc59, #loc50, #loc28, #loc51]), %arg92: f32 loc(fused[#loc59, #loc15, #loc28, #loc29])):
-      %566 = "arith.addf"(%arg91, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
-      "linalg.yield"(%566) : (f32) -> () loc(#loc173)
+    %529 = "linalg.generic"(%arg27, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg97: f32 loc(fused[#loc59, #loc50, #loc27, #loc51]), %arg98: i8 loc(fused[#loc59, #loc50, #loc27, #loc51])):
+      %577 = "arith.trunci"(%arg98) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc171)
+      %578 = "arith.cmpf"(%arg97, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc171)
+      %579 = "arith.extui"(%578) : (i1) -> i8 loc(#loc171)
+      "linalg.yield"(%579) : (i8) -> () loc(#loc171)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc171)
+    %530 = "linalg.generic"(%529, %220, %528, %55) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg93: i8 loc(fused[#loc59, #loc50, #loc27, #loc51]), %arg94: f32 loc(fused[#loc23, #loc35, #loc4, #loc12]), %arg95: f32 loc(fused[#loc59, #loc14, #loc27, #loc30]), %arg96: f32 loc(fused[#loc59, #loc52, #loc27, #loc51])):
+      %575 = "arith.trunci"(%arg93) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc172)
+      %576 = "arith.select"(%575, %arg94, %arg95) : (i1, f32, f32) -> f32 loc(#loc172)
+      "linalg.yield"(%576) : (f32) -> () loc(#loc172)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc172)
+    %531 = "linalg.generic"(%arg27, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg91: f32 loc(fused[#loc59, #loc50, #loc27, #loc51]), %arg92: f32 loc(fused[#loc59, #loc14, #loc27, #loc28])):
+      %574 = "arith.addf"(%arg91, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc173)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc173)
-    %530 = "linalg.generic"(%arg33, %528, %56) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg88: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg89: f32 loc(fused[#loc59, #loc52, #loc28, #loc51]), %arg90: f32 loc(fused[#loc59, #loc21, #loc28, #loc53])):
-      %565 = "arith.mulf"(%arg88, %arg89) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      "linalg.yield"(%565) : (f32) -> () loc(#loc174)
+    %532 = "linalg.generic"(%arg33, %530, %55) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg88: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg89: f32 loc(fused[#loc59, #loc52, #loc27, #loc51]), %arg90: f32 loc(fused[#loc59, #loc20, #loc27, #loc53])):
+      %573 = "arith.mulf"(%arg88, %arg89) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
+      "linalg.yield"(%573) : (f32) -> () loc(#loc174)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc174)
-    %531 = "linalg.generic"(%arg6, %530, %56) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg85: f32 loc(fused[#loc24, #loc36, #loc8, #loc12]), %arg86: f32 loc(fused[#loc59, #loc21, #loc28, #loc53]), %arg87: f32 loc(fused[#loc59, #loc34, #loc28, #loc53])):
-      %564 = "arith.subf"(%arg85, %arg86) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%564) : (f32) -> () loc(#loc175)
+    %533 = "linalg.generic"(%arg6, %532, %55) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg85: f32 loc(fused[#loc23, #loc35, #loc8, #loc12]), %arg86: f32 loc(fused[#loc59, #loc20, #loc27, #loc53]), %arg87: f32 loc(fused[#loc59, #loc33, #loc27, #loc53])):
+      %572 = "arith.subf"(%arg85, %arg86) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%572) : (f32) -> () loc(#loc175)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc175)
-    %532 = "linalg.generic"(%arg30, %arg34, %171) <{indexing_maps = [#map15, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg82: f32 loc(fused[#loc60, #loc21, #loc28, #loc31]), %arg83: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg84: f32 loc(fused[#loc60, #loc21, #loc28, #loc31])):
-      %563 = "arith.mulf"(%arg82, %arg83) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%563) : (f32) -> () loc(#loc176)
+    %534 = "linalg.generic"(%arg30, %arg34, %171) <{indexing_maps = [#map15, #map23, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg82: f32 loc(fused[#loc60, #loc20, #loc27, #loc30]), %arg83: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg84: f32 loc(fused[#loc60, #loc20, #loc27, #loc30])):
+      %571 = "arith.mulf"(%arg82, %arg83) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%571) : (f32) -> () loc(#loc176)
     }) : (tensor<4x32xf32>, tensor<f32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc176)
-    %533 = "linalg.generic"(%475, %175, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg79: f32 loc(fused[#loc60, #loc30, #loc28, #loc31]), %arg80: f32 loc(fused[#loc42, #loc43, #loc4, #loc41]), %arg81: f32 loc(fused[#loc60, #loc21, #loc28, #loc31])):
-      %562 = "arith.mulf"(%arg79, %arg80) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%562) : (f32) -> () loc(#loc176)
+    %535 = "linalg.generic"(%477, %175, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg79: f32 loc(fused[#loc60, #loc29, #loc27, #loc30]), %arg80: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg81: f32 loc(fused[#loc60, #loc20, #loc27, #loc30])):
+      %570 = "arith.mulf"(%arg79, %arg80) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%570) : (f32) -> () loc(#loc176)
     }) : (tensor<f32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc176)
-    %534 = "linalg.generic"(%532, %533, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg76: f32 loc(fused[#loc60, #loc21, #loc28, #loc31]), %arg77: f32 loc(fused[#loc60, #loc21, #loc28, #loc31]), %arg78: f32 loc(fused[#loc60, #loc15, #loc28, #loc31])):
-      %561 = "arith.addf"(%arg76, %arg77) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      "linalg.yield"(%561) : (f32) -> () loc(#loc178)
+    %536 = "linalg.generic"(%534, %535, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg76: f32 loc(fused[#loc60, #loc20, #loc27, #loc30]), %arg77: f32 loc(fused[#loc60, #loc20, #loc27, #loc30]), %arg78: f32 loc(fused[#loc60, #loc14, #loc27, #loc30])):
+      %569 = "arith.addf"(%arg76, %arg77) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
+      "linalg.yield"(%569) : (f32) -> () loc(#loc178)
     }) : (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc178)
-    %535 = "linalg.generic"(%arg29, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg74: f32 loc(fused[#loc60, #loc50, #loc28, #loc51]), %arg75: i1 loc(fused[#loc60, #loc50, #loc28, #loc51])):
-      %560 = "arith.cmpf"(%arg74, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc179)
-      "linalg.yield"(%560) : (i1) -> () loc(#loc179)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc179)
-    %536 = "linalg.generic"(%535, %175, %534, %171) <{indexing_maps = [#map23, #map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg70: i1 loc(fused[#loc60, #loc50, #loc28, #loc51]), %arg71: f32 loc(fused[#loc42, #loc43, #loc4, #loc41]), %arg72: f32 loc(fused[#loc60, #loc15, #loc28, #loc31]), %arg73: f32 loc(fused[#loc60, #loc52, #loc28, #loc51])):
-      %559 = "arith.select"(%arg70, %arg71, %arg72) : (i1, f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%559) : (f32) -> () loc(#loc180)
-    }) : (tensor<i1>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc180)
-    %537 = "linalg.generic"(%arg29, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg68: f32 loc(fused[#loc60, #loc50, #loc28, #loc51]), %arg69: f32 loc(fused[#loc60, #loc15, #loc28, #loc29])):
-      %558 = "arith.addf"(%arg68, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%558) : (f32) -> () loc(#loc181)
+    %537 = "linalg.generic"(%arg29, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg74: f32 loc(fused[#loc60, #loc50, #loc27, #loc51]), %arg75: i8 loc(fused[#loc60, #loc50, #loc27, #loc51])):
+      %566 = "arith.trunci"(%arg75) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc179)
+      %567 = "arith.cmpf"(%arg74, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc179)
+      %568 = "arith.extui"(%567) : (i1) -> i8 loc(#loc179)
+      "linalg.yield"(%568) : (i8) -> () loc(#loc179)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc179)
+    %538 = "linalg.generic"(%537, %175, %536, %171) <{indexing_maps = [#map23, #map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg70: i8 loc(fused[#loc60, #loc50, #loc27, #loc51]), %arg71: f32 loc(fused[#loc41, #loc42, #loc4, #loc40]), %arg72: f32 loc(fused[#loc60, #loc14, #loc27, #loc30]), %arg73: f32 loc(fused[#loc60, #loc52, #loc27, #loc51])):
+      %564 = "arith.trunci"(%arg70) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc180)
+      %565 = "arith.select"(%564, %arg71, %arg72) : (i1, f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%565) : (f32) -> () loc(#loc180)
+    }) : (tensor<i8>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc180)
+    %539 = "linalg.generic"(%arg29, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg68: f32 loc(fused[#loc60, #loc50, #loc27, #loc51]), %arg69: f32 loc(fused[#loc60, #loc14, #loc27, #loc28])):
+      %563 = "arith.addf"(%arg68, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%563) : (f32) -> () loc(#loc181)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc181)
-    %538 = "linalg.generic"(%arg33, %536, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg65: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg66: f32 loc(fused[#loc60, #loc52, #loc28, #loc51]), %arg67: f32 loc(fused[#loc60, #loc21, #loc28, #loc53])):
-      %557 = "arith.mulf"(%arg65, %arg66) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
-      "linalg.yield"(%557) : (f32) -> () loc(#loc182)
+    %540 = "linalg.generic"(%arg33, %538, %171) <{indexing_maps = [#map23, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg65: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg66: f32 loc(fused[#loc60, #loc52, #loc27, #loc51]), %arg67: f32 loc(fused[#loc60, #loc20, #loc27, #loc53])):
+      %562 = "arith.mulf"(%arg65, %arg66) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
+      "linalg.yield"(%562) : (f32) -> () loc(#loc182)
     }) : (tensor<f32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc182)
-    %539 = "linalg.generic"(%arg7, %538, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg62: f32 loc(fused[#loc42, #loc43, #loc8, #loc41]), %arg63: f32 loc(fused[#loc60, #loc21, #loc28, #loc53]), %arg64: f32 loc(fused[#loc60, #loc34, #loc28, #loc53])):
-      %556 = "arith.subf"(%arg62, %arg63) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%556) : (f32) -> () loc(#loc183)
+    %541 = "linalg.generic"(%arg7, %540, %171) <{indexing_maps = [#map15, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg62: f32 loc(fused[#loc41, #loc42, #loc8, #loc40]), %arg63: f32 loc(fused[#loc60, #loc20, #loc27, #loc53]), %arg64: f32 loc(fused[#loc60, #loc33, #loc27, #loc53])):
+      %561 = "arith.subf"(%arg62, %arg63) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%561) : (f32) -> () loc(#loc183)
     }) : (tensor<4x32xf32>, tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc(#loc183)
-    %540 = "linalg.generic"(%arg32, %arg34, %119) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg59: f32 loc(fused[#loc61, #loc21, #loc28, #loc31]), %arg60: f32 loc(fused[#loc27, #loc21, #loc28, #loc31]), %arg61: f32 loc(fused[#loc61, #loc21, #loc28, #loc31])):
-      %555 = "arith.mulf"(%arg59, %arg60) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%555) : (f32) -> () loc(#loc184)
+    %542 = "linalg.generic"(%arg32, %arg34, %118) <{indexing_maps = [#map7, #map18, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg59: f32 loc(fused[#loc61, #loc20, #loc27, #loc30]), %arg60: f32 loc(fused[#loc26, #loc20, #loc27, #loc30]), %arg61: f32 loc(fused[#loc61, #loc20, #loc27, #loc30])):
+      %560 = "arith.mulf"(%arg59, %arg60) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
+      "linalg.yield"(%560) : (f32) -> () loc(#loc184)
     }) : (tensor<4xf32>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc184)
-    %541 = "linalg.generic"(%475, %179, %119) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg56: f32 loc(fused[#loc61, #loc30, #loc28, #loc31]), %arg57: f32 loc(fused[#loc42, #loc36, #loc4, #loc41]), %arg58: f32 loc(fused[#loc61, #loc21, #loc28, #loc31])):
-      %554 = "arith.mulf"(%arg56, %arg57) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%554) : (f32) -> () loc(#loc184)
+    %543 = "linalg.generic"(%477, %179, %118) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg56: f32 loc(fused[#loc61, #loc29, #loc27, #loc30]), %arg57: f32 loc(fused[#loc41, #loc35, #loc4, #loc40]), %arg58: f32 loc(fused[#loc61, #loc20, #loc27, #loc30])):
+      %559 = "arith.mulf"(%arg56, %arg57) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
+      "linalg.yield"(%559) : (f32) -> () loc(#loc184)
     }) : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc184)
-    %542 = "linalg.generic"(%540, %541, %119) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg53: f32 loc(fused[#loc61, #loc21, #loc28, #loc31]), %arg54: f32 loc(fused[#loc61, #loc21, #loc28, #loc31]), %arg55: f32 loc(fused[#loc61, #loc15, #loc28, #loc31])):
-      %553 = "arith.addf"(%arg53, %arg54) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%553) : (f32) -> () loc(#loc186)
+    %544 = "linalg.generic"(%542, %543, %118) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg53: f32 loc(fused[#loc61, #loc20, #loc27, #loc30]), %arg54: f32 loc(fused[#loc61, #loc20, #loc27, #loc30]), %arg55: f32 loc(fused[#loc61, #loc14, #loc27, #loc30])):
+      %558 = "arith.addf"(%arg53, %arg54) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%558) : (f32) -> () loc(#loc186)
     }) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc186)
-    %543 = "linalg.generic"(%arg31, %478) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg51: f32 loc(fused[#loc61, #loc50, #loc28, #loc51]), %arg52: i1 loc(fused[#loc61, #loc50, #loc28, #loc51])):
-      %552 = "arith.cmpf"(%arg51, %9) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc187)
-      "linalg.yield"(%552) : (i1) -> () loc(#loc187)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc187)
-    %544 = "linalg.generic"(%543, %179, %542, %119) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg47: i1 loc(fused[#loc61, #loc50, #loc28, #loc51]), %arg48: f32 loc(fused[#loc42, #loc36, #loc4, #loc41]), %arg49: f32 loc(fused[#loc61, #loc15, #loc28, #loc31]), %arg50: f32 loc(fused[#loc61, #loc52, #loc28, #loc51])):
-      %551 = "arith.select"(%arg47, %arg48, %arg49) : (i1, f32, f32) -> f32 loc(#loc188)
-      "linalg.yield"(%551) : (f32) -> () loc(#loc188)
-    }) : (tensor<i1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc188)
-    %545 = "linalg.generic"(%arg31, %146) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg45: f32 loc(fused[#loc61, #loc50, #loc28, #loc51]), %arg46: f32 loc(fused[#loc61, #loc15, #loc28, #loc29])):
-      %550 = "arith.addf"(%arg45, %32) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
-      "linalg.yield"(%550) : (f32) -> () loc(#loc189)
+    %545 = "linalg.generic"(%arg31, %480) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg51: f32 loc(fused[#loc61, #loc50, #loc27, #loc51]), %arg52: i8 loc(fused[#loc61, #loc50, #loc27, #loc51])):
+      %555 = "arith.trunci"(%arg52) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc187)
+      %556 = "arith.cmpf"(%arg51, %8) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc187)
+      %557 = "arith.extui"(%556) : (i1) -> i8 loc(#loc187)
+      "linalg.yield"(%557) : (i8) -> () loc(#loc187)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc187)
+    %546 = "linalg.generic"(%545, %179, %544, %118) <{indexing_maps = [#map18, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg47: i8 loc(fused[#loc61, #loc50, #loc27, #loc51]), %arg48: f32 loc(fused[#loc41, #loc35, #loc4, #loc40]), %arg49: f32 loc(fused[#loc61, #loc14, #loc27, #loc30]), %arg50: f32 loc(fused[#loc61, #loc52, #loc27, #loc51])):
+      %553 = "arith.trunci"(%arg47) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc188)
+      %554 = "arith.select"(%553, %arg48, %arg49) : (i1, f32, f32) -> f32 loc(#loc188)
+      "linalg.yield"(%554) : (f32) -> () loc(#loc188)
+    }) : (tensor<i8>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc188)
+    %547 = "linalg.generic"(%arg31, %145) <{indexing_maps = [#map3, #map3], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg45: f32 loc(fused[#loc61, #loc50, #loc27, #loc51]), %arg46: f32 loc(fused[#loc61, #loc14, #loc27, #loc28])):
+      %552 = "arith.addf"(%arg45, %31) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
+      "linalg.yield"(%552) : (f32) -> () loc(#loc189)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc189)
-    %546 = "linalg.generic"(%arg33, %544, %119) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg42: f32 loc(fused[#loc27, #loc21, #loc28, #loc53]), %arg43: f32 loc(fused[#loc61, #loc52, #loc28, #loc51]), %arg44: f32 loc(fused[#loc61, #loc21, #loc28, #loc53])):
-      %549 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%549) : (f32) -> () loc(#loc190)
+    %548 = "linalg.generic"(%arg33, %546, %118) <{indexing_maps = [#map18, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg42: f32 loc(fused[#loc26, #loc20, #loc27, #loc53]), %arg43: f32 loc(fused[#loc61, #loc52, #loc27, #loc51]), %arg44: f32 loc(fused[#loc61, #loc20, #loc27, #loc53])):
+      %551 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%551) : (f32) -> () loc(#loc190)
     }) : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc190)
-    %547 = "linalg.generic"(%arg8, %546, %119) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg39: f32 loc(fused[#loc42, #loc44, #loc8, #loc41]), %arg40: f32 loc(fused[#loc61, #loc21, #loc28, #loc53]), %arg41: f32 loc(fused[#loc61, #loc34, #loc28, #loc53])):
-      %548 = "arith.subf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
-      "linalg.yield"(%548) : (f32) -> () loc(#loc191)
+    %549 = "linalg.generic"(%arg8, %548, %118) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg39: f32 loc(fused[#loc41, #loc43, #loc8, #loc40]), %arg40: f32 loc(fused[#loc61, #loc20, #loc27, #loc53]), %arg41: f32 loc(fused[#loc61, #loc33, #loc27, #loc53])):
+      %550 = "arith.subf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%550) : (f32) -> () loc(#loc191)
     }) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc(#loc191)
-    "func.return"(%150, %472, %473, %440, %436, %260, %224, %220, %175, %179, %483, %491, %499, %507, %515, %523, %531, %539, %547, %481, %480, %489, %488, %497, %496, %505, %504, %513, %512, %521, %520, %529, %528, %537, %536, %545, %544, %63, %66, %40, %99, %102, %80) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
+    "func.return"(%149, %474, %475, %441, %437, %261, %224, %220, %175, %179, %485, %493, %501, %509, %517, %525, %533, %541, %549, %483, %482, %491, %490, %499, %498, %507, %506, %515, %514, %523, %522, %531, %530, %539, %538, %547, %546, %62, %65, %39, %98, %101, %79) : (tensor<f32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x32xf32>, tensor<4xf32>, tensor<f32>, tensor<8x3x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<4x32xf32>, tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
-#loc46 = loc("aten.mm.default")
-#loc96 = loc(fused[#loc38, #loc36, #loc8, #loc41])
-#loc100 = loc(fused[#loc42, #loc46, #loc4, #loc41])
+#loc45 = loc("aten.mm.default")
+#loc95 = loc(fused[#loc37, #loc35, #loc8, #loc40])
+#loc99 = loc(fused[#loc41, #loc45, #loc4, #loc40])

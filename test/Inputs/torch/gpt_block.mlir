@@ -18,58 +18,58 @@
 #loc15 = loc("aten.gelu.default")
 #loc16 = loc("test/python/torch/zoo.py":192:0)
 #loc17 = loc("aten.nll_loss_backward.default")
-#loc18 = loc("aten.masked_fill.Scalar")
-#loc19 = loc("aten.tril.default")
-#loc20 = loc("test/python/torch/zoo.py":169:0)
-#loc21 = loc("aten.gelu_backward.default")
-#loc22 = loc("aten.div.Tensor")
-#loc23 = loc("test/python/torch/zoo.py":168:0)
-#loc24 = loc("ln1")
-#loc25 = loc("aten.native_layer_norm.default")
-#loc26 = loc("test/python/torch/zoo.py":191:0)
-#loc27 = loc("ln_f")
-#loc28 = loc("aten.native_layer_norm_backward.default")
-#loc29 = loc("test/python/torch/zoo.py":193:0)
-#loc30 = loc("<optimizer>/token.weight")
-#loc31 = loc("aten.rsub.Scalar")
-#loc32 = loc("optimizer")
-#loc33 = loc("python-bindings/amp_mlir/torch/optim.py":219:0)
-#loc34 = loc("aten.arange.default")
-#loc35 = loc("test/python/torch/zoo.py":189:0)
-#loc36 = loc("token")
-#loc37 = loc("aten.embedding.default")
-#loc38 = loc("position")
-#loc39 = loc("aten.add.Tensor")
-#loc40 = loc("attn.qkv")
-#loc41 = loc("aten.view.default")
-#loc42 = loc("test/python/torch/zoo.py":165:0)
-#loc43 = loc("aten.t.default")
-#loc46 = loc("test/python/torch/zoo.py":167:0)
-#loc47 = loc("aten.transpose.int")
-#loc48 = loc("aten._unsafe_view.default")
-#loc50 = loc("aten._softmax.default")
-#loc51 = loc("test/python/torch/zoo.py":171:0)
-#loc52 = loc("test/python/torch/zoo.py":172:0)
-#loc53 = loc("attn.proj")
-#loc54 = loc("aten.addmm.default")
-#loc55 = loc("ln2")
-#loc56 = loc("mlp.0")
-#loc57 = loc("mlp.2")
-#loc58 = loc("head")
-#loc59 = loc("aten._log_softmax_backward_data.default")
-#loc60 = loc("aten._softmax_backward_data.default")
-#loc62 = loc("aten.embedding_dense_backward.default")
-#loc63 = loc("python-bindings/amp_mlir/torch/optim.py":211:0)
-#loc64 = loc("aten.lerp.Tensor")
+#loc18 = loc("aten.gelu_backward.default")
+#loc19 = loc("aten.masked_fill.Scalar")
+#loc20 = loc("aten.tril.default")
+#loc21 = loc("test/python/torch/zoo.py":169:0)
+#loc22 = loc("<optimizer>/token.weight")
+#loc23 = loc("aten.lerp.Tensor")
+#loc24 = loc("optimizer")
+#loc25 = loc("python-bindings/amp_mlir/torch/optim.py":255:0)
+#loc26 = loc("aten.div.Tensor")
+#loc27 = loc("test/python/torch/zoo.py":168:0)
+#loc28 = loc("ln1")
+#loc29 = loc("aten.native_layer_norm.default")
+#loc30 = loc("test/python/torch/zoo.py":191:0)
+#loc31 = loc("ln_f")
+#loc32 = loc("aten.native_layer_norm_backward.default")
+#loc33 = loc("test/python/torch/zoo.py":193:0)
+#loc34 = loc("aten.rsub.Scalar")
+#loc35 = loc("aten.arange.default")
+#loc36 = loc("test/python/torch/zoo.py":189:0)
+#loc37 = loc("token")
+#loc38 = loc("aten.embedding.default")
+#loc39 = loc("position")
+#loc40 = loc("aten.add.Tensor")
+#loc41 = loc("attn.qkv")
+#loc42 = loc("aten.view.default")
+#loc43 = loc("test/python/torch/zoo.py":165:0)
+#loc44 = loc("aten.t.default")
+#loc47 = loc("test/python/torch/zoo.py":167:0)
+#loc48 = loc("aten.transpose.int")
+#loc49 = loc("aten._unsafe_view.default")
+#loc51 = loc("aten._softmax.default")
+#loc52 = loc("test/python/torch/zoo.py":171:0)
+#loc53 = loc("test/python/torch/zoo.py":172:0)
+#loc54 = loc("attn.proj")
+#loc55 = loc("aten.addmm.default")
+#loc56 = loc("ln2")
+#loc57 = loc("mlp.0")
+#loc58 = loc("mlp.2")
+#loc59 = loc("head")
+#loc60 = loc("aten._log_softmax_backward_data.default")
+#loc61 = loc("aten._softmax_backward_data.default")
+#loc63 = loc("aten.embedding_dense_backward.default")
+#loc64 = loc("python-bindings/amp_mlir/torch/optim.py":247:0)
 #loc65 = loc("aten.mul.Tensor")
-#loc66 = loc("python-bindings/amp_mlir/torch/optim.py":220:0)
+#loc66 = loc("python-bindings/amp_mlir/torch/optim.py":256:0)
 #loc67 = loc("aten.pow.Tensor_Tensor")
-#loc68 = loc("python-bindings/amp_mlir/torch/optim.py":221:0)
-#loc69 = loc("python-bindings/amp_mlir/torch/optim.py":222:0)
+#loc68 = loc("python-bindings/amp_mlir/torch/optim.py":257:0)
+#loc69 = loc("python-bindings/amp_mlir/torch/optim.py":258:0)
 #loc70 = loc("aten.sqrt.default")
-#loc71 = loc("python-bindings/amp_mlir/torch/optim.py":223:0)
-#loc72 = loc("python-bindings/amp_mlir/torch/optim.py":229:0)
-#loc73 = loc("python-bindings/amp_mlir/torch/optim.py":230:0)
+#loc71 = loc("python-bindings/amp_mlir/torch/optim.py":259:0)
+#loc72 = loc("python-bindings/amp_mlir/torch/optim.py":265:0)
+#loc73 = loc("python-bindings/amp_mlir/torch/optim.py":266:0)
 #loc74 = loc("aten.sub.Tensor")
 #loc75 = loc("<optimizer>/position.weight")
 #loc76 = loc("<optimizer>/ln1.weight")
@@ -117,343 +117,343 @@
 #loc93 = loc(fused[#loc2, #loc13, #loc4, #loc5])
 #loc94 = loc(fused[#loc14, #loc15, #loc4, #loc16])
 #loc95 = loc(fused[#loc2, #loc17, #loc8, #loc5])
-#loc96 = loc(fused[#loc10, #loc18, #loc4, #loc12])
-#loc97 = loc(fused[#loc10, #loc19, #loc4, #loc20])
-#loc98 = loc(fused[#loc14, #loc21, #loc8, #loc16])
-#loc99 = loc(fused[#loc10, #loc22, #loc4, #loc23])
-#loc100 = loc(fused[#loc24, #loc25, #loc4, #loc26])
-#loc101 = loc(fused[#loc27, #loc28, #loc8, #loc29])
-#loc102 = loc(fused[#loc30, #loc31, #loc32, #loc33])
-#loc103 = loc(fused[#loc6, #loc34, #loc4, #loc35])
-#loc104 = loc(fused[#loc36, #loc37, #loc4, #loc9])
-#loc105 = loc(fused[#loc38, #loc37, #loc4, #loc9])
-#loc106 = loc(fused[#loc6, #loc39, #loc4, #loc9])
-#loc108 = loc(fused[#loc40, #loc43, #loc4, #loc42])
-#loc111 = loc(fused[#loc10, #loc41, #loc4, #loc46])
-#loc112 = loc(fused[#loc10, #loc47, #loc4, #loc46])
-#loc113 = loc(fused[#loc10, #loc47, #loc4, #loc23])
-#loc114 = loc(fused[#loc10, #loc48, #loc4, #loc23])
-#loc116 = loc(fused[#loc10, #loc50, #loc4, #loc51])
-#loc117 = loc(fused[#loc10, #loc41, #loc4, #loc51])
-#loc118 = loc(fused[#loc10, #loc48, #loc4, #loc51])
-#loc120 = loc(fused[#loc10, #loc47, #loc4, #loc52])
-#loc121 = loc(fused[#loc53, #loc41, #loc4, #loc52])
-#loc122 = loc(fused[#loc53, #loc43, #loc4, #loc52])
-#loc123 = loc(fused[#loc53, #loc54, #loc4, #loc52])
-#loc124 = loc(fused[#loc6, #loc39, #loc4, #loc26])
-#loc125 = loc(fused[#loc55, #loc25, #loc4, #loc16])
-#loc126 = loc(fused[#loc56, #loc41, #loc4, #loc16])
-#loc127 = loc(fused[#loc56, #loc43, #loc4, #loc16])
-#loc128 = loc(fused[#loc56, #loc54, #loc4, #loc16])
-#loc129 = loc(fused[#loc57, #loc41, #loc4, #loc16])
-#loc130 = loc(fused[#loc57, #loc43, #loc4, #loc16])
-#loc131 = loc(fused[#loc57, #loc54, #loc4, #loc16])
-#loc132 = loc(fused[#loc6, #loc39, #loc4, #loc16])
-#loc133 = loc(fused[#loc27, #loc25, #loc4, #loc29])
-#loc135 = loc(fused[#loc58, #loc43, #loc4, #loc29])
-#loc137 = loc(fused[#loc2, #loc41, #loc4, #loc5])
-#loc138 = loc(fused[#loc2, #loc59, #loc8, #loc5])
-#loc139 = loc(fused[#loc58, #loc43, #loc8, #loc29])
-#loc140 = loc(fused[#loc58, #loc41, #loc8, #loc29])
-#loc142 = loc(fused[#loc57, #loc41, #loc8, #loc16])
-#loc144 = loc(fused[#loc57, #loc43, #loc8, #loc16])
-#loc145 = loc(fused[#loc57, #loc7, #loc8, #loc16])
-#loc146 = loc(fused[#loc56, #loc41, #loc8, #loc16])
-#loc148 = loc(fused[#loc56, #loc43, #loc8, #loc16])
-#loc149 = loc(fused[#loc56, #loc7, #loc8, #loc16])
-#loc150 = loc(fused[#loc55, #loc28, #loc8, #loc16])
-#loc151 = loc(fused[#loc55, #loc39, #loc8, #loc16])
-#loc152 = loc(fused[#loc53, #loc41, #loc8, #loc52])
-#loc154 = loc(fused[#loc53, #loc43, #loc8, #loc52])
-#loc155 = loc(fused[#loc53, #loc7, #loc8, #loc52])
-#loc156 = loc(fused[#loc10, #loc41, #loc8, #loc52])
-#loc157 = loc(fused[#loc10, #loc47, #loc8, #loc52])
-#loc159 = loc(fused[#loc10, #loc47, #loc8, #loc51])
-#loc161 = loc(fused[#loc10, #loc41, #loc8, #loc51])
-#loc162 = loc(fused[#loc10, #loc60, #loc8, #loc51])
-#loc163 = loc(fused[#loc10, #loc18, #loc8, #loc12])
-#loc164 = loc(fused[#loc10, #loc22, #loc8, #loc23])
-#loc165 = loc(fused[#loc10, #loc41, #loc8, #loc23])
-#loc166 = loc(fused[#loc10, #loc47, #loc8, #loc23])
-#loc168 = loc(fused[#loc10, #loc47, #loc8, #loc46])
-#loc172 = loc(fused[#loc40, #loc41, #loc8, #loc42])
-#loc173 = loc(fused[#loc40, #loc43, #loc8, #loc42])
-#loc175 = loc(fused[#loc24, #loc28, #loc8, #loc26])
-#loc176 = loc(fused[#loc24, #loc39, #loc8, #loc26])
-#loc178 = loc(fused[#loc38, #loc62, #loc8, #loc9])
-#loc179 = loc(fused[#loc36, #loc62, #loc8, #loc9])
-#loc180 = loc(fused[#loc30, #loc39, #loc32, #loc63])
-#loc181 = loc(fused[#loc30, #loc64, #loc32, #loc33])
-#loc182 = loc(fused[#loc30, #loc65, #loc32, #loc66])
-#loc183 = loc(fused[#loc30, #loc31, #loc32, #loc66])
-#loc184 = loc(fused[#loc30, #loc39, #loc32, #loc66])
-#loc185 = loc(fused[#loc30, #loc67, #loc32, #loc68])
-#loc186 = loc(fused[#loc30, #loc31, #loc32, #loc68])
-#loc187 = loc(fused[#loc30, #loc67, #loc32, #loc69])
-#loc188 = loc(fused[#loc30, #loc31, #loc32, #loc69])
-#loc189 = loc(fused[#loc30, #loc70, #loc32, #loc69])
-#loc190 = loc(fused[#loc30, #loc22, #loc32, #loc71])
-#loc191 = loc(fused[#loc30, #loc70, #loc32, #loc72])
-#loc192 = loc(fused[#loc30, #loc22, #loc32, #loc72])
-#loc193 = loc(fused[#loc30, #loc39, #loc32, #loc72])
-#loc194 = loc(fused[#loc30, #loc22, #loc32, #loc73])
-#loc195 = loc(fused[#loc30, #loc65, #loc32, #loc73])
-#loc196 = loc(fused[#loc30, #loc74, #loc32, #loc73])
-#loc197 = loc(fused[#loc75, #loc39, #loc32, #loc63])
-#loc198 = loc(fused[#loc75, #loc64, #loc32, #loc33])
-#loc199 = loc(fused[#loc75, #loc65, #loc32, #loc66])
-#loc200 = loc(fused[#loc75, #loc31, #loc32, #loc66])
-#loc201 = loc(fused[#loc75, #loc39, #loc32, #loc66])
-#loc202 = loc(fused[#loc75, #loc67, #loc32, #loc68])
-#loc203 = loc(fused[#loc75, #loc31, #loc32, #loc68])
-#loc204 = loc(fused[#loc75, #loc67, #loc32, #loc69])
-#loc205 = loc(fused[#loc75, #loc31, #loc32, #loc69])
-#loc206 = loc(fused[#loc75, #loc70, #loc32, #loc69])
-#loc207 = loc(fused[#loc75, #loc22, #loc32, #loc71])
-#loc208 = loc(fused[#loc75, #loc70, #loc32, #loc72])
-#loc209 = loc(fused[#loc75, #loc22, #loc32, #loc72])
-#loc210 = loc(fused[#loc75, #loc39, #loc32, #loc72])
-#loc211 = loc(fused[#loc75, #loc22, #loc32, #loc73])
-#loc212 = loc(fused[#loc75, #loc65, #loc32, #loc73])
-#loc213 = loc(fused[#loc75, #loc74, #loc32, #loc73])
-#loc214 = loc(fused[#loc76, #loc39, #loc32, #loc63])
-#loc215 = loc(fused[#loc76, #loc64, #loc32, #loc33])
-#loc216 = loc(fused[#loc76, #loc65, #loc32, #loc66])
-#loc217 = loc(fused[#loc76, #loc31, #loc32, #loc66])
-#loc218 = loc(fused[#loc76, #loc39, #loc32, #loc66])
-#loc219 = loc(fused[#loc76, #loc67, #loc32, #loc68])
-#loc220 = loc(fused[#loc76, #loc31, #loc32, #loc68])
-#loc221 = loc(fused[#loc76, #loc67, #loc32, #loc69])
-#loc222 = loc(fused[#loc76, #loc31, #loc32, #loc69])
-#loc223 = loc(fused[#loc76, #loc70, #loc32, #loc69])
-#loc224 = loc(fused[#loc76, #loc22, #loc32, #loc71])
-#loc225 = loc(fused[#loc76, #loc70, #loc32, #loc72])
-#loc226 = loc(fused[#loc76, #loc22, #loc32, #loc72])
-#loc227 = loc(fused[#loc76, #loc39, #loc32, #loc72])
-#loc228 = loc(fused[#loc76, #loc22, #loc32, #loc73])
-#loc229 = loc(fused[#loc76, #loc65, #loc32, #loc73])
-#loc230 = loc(fused[#loc76, #loc74, #loc32, #loc73])
-#loc231 = loc(fused[#loc77, #loc39, #loc32, #loc63])
-#loc232 = loc(fused[#loc77, #loc64, #loc32, #loc33])
-#loc233 = loc(fused[#loc77, #loc65, #loc32, #loc66])
-#loc234 = loc(fused[#loc77, #loc31, #loc32, #loc66])
-#loc235 = loc(fused[#loc77, #loc39, #loc32, #loc66])
-#loc236 = loc(fused[#loc77, #loc67, #loc32, #loc68])
-#loc237 = loc(fused[#loc77, #loc31, #loc32, #loc68])
-#loc238 = loc(fused[#loc77, #loc67, #loc32, #loc69])
-#loc239 = loc(fused[#loc77, #loc31, #loc32, #loc69])
-#loc240 = loc(fused[#loc77, #loc70, #loc32, #loc69])
-#loc241 = loc(fused[#loc77, #loc22, #loc32, #loc71])
-#loc242 = loc(fused[#loc77, #loc70, #loc32, #loc72])
-#loc243 = loc(fused[#loc77, #loc22, #loc32, #loc72])
-#loc244 = loc(fused[#loc77, #loc39, #loc32, #loc72])
-#loc245 = loc(fused[#loc77, #loc22, #loc32, #loc73])
-#loc246 = loc(fused[#loc77, #loc65, #loc32, #loc73])
-#loc247 = loc(fused[#loc77, #loc74, #loc32, #loc73])
-#loc248 = loc(fused[#loc78, #loc39, #loc32, #loc63])
-#loc249 = loc(fused[#loc78, #loc64, #loc32, #loc33])
-#loc250 = loc(fused[#loc78, #loc65, #loc32, #loc66])
-#loc251 = loc(fused[#loc78, #loc31, #loc32, #loc66])
-#loc252 = loc(fused[#loc78, #loc39, #loc32, #loc66])
-#loc253 = loc(fused[#loc78, #loc67, #loc32, #loc68])
-#loc254 = loc(fused[#loc78, #loc31, #loc32, #loc68])
-#loc255 = loc(fused[#loc78, #loc67, #loc32, #loc69])
-#loc256 = loc(fused[#loc78, #loc31, #loc32, #loc69])
-#loc257 = loc(fused[#loc78, #loc70, #loc32, #loc69])
-#loc258 = loc(fused[#loc78, #loc22, #loc32, #loc71])
-#loc259 = loc(fused[#loc78, #loc70, #loc32, #loc72])
-#loc260 = loc(fused[#loc78, #loc22, #loc32, #loc72])
-#loc261 = loc(fused[#loc78, #loc39, #loc32, #loc72])
-#loc262 = loc(fused[#loc78, #loc22, #loc32, #loc73])
-#loc263 = loc(fused[#loc78, #loc65, #loc32, #loc73])
-#loc264 = loc(fused[#loc78, #loc74, #loc32, #loc73])
-#loc265 = loc(fused[#loc79, #loc39, #loc32, #loc63])
-#loc266 = loc(fused[#loc79, #loc64, #loc32, #loc33])
-#loc267 = loc(fused[#loc79, #loc65, #loc32, #loc66])
-#loc268 = loc(fused[#loc79, #loc31, #loc32, #loc66])
-#loc269 = loc(fused[#loc79, #loc39, #loc32, #loc66])
-#loc270 = loc(fused[#loc79, #loc67, #loc32, #loc68])
-#loc271 = loc(fused[#loc79, #loc31, #loc32, #loc68])
-#loc272 = loc(fused[#loc79, #loc67, #loc32, #loc69])
-#loc273 = loc(fused[#loc79, #loc31, #loc32, #loc69])
-#loc274 = loc(fused[#loc79, #loc70, #loc32, #loc69])
-#loc275 = loc(fused[#loc79, #loc22, #loc32, #loc71])
-#loc276 = loc(fused[#loc79, #loc70, #loc32, #loc72])
-#loc277 = loc(fused[#loc79, #loc22, #loc32, #loc72])
-#loc278 = loc(fused[#loc79, #loc39, #loc32, #loc72])
-#loc279 = loc(fused[#loc79, #loc22, #loc32, #loc73])
-#loc280 = loc(fused[#loc79, #loc65, #loc32, #loc73])
-#loc281 = loc(fused[#loc79, #loc74, #loc32, #loc73])
-#loc282 = loc(fused[#loc80, #loc39, #loc32, #loc63])
-#loc283 = loc(fused[#loc80, #loc64, #loc32, #loc33])
-#loc284 = loc(fused[#loc80, #loc65, #loc32, #loc66])
-#loc285 = loc(fused[#loc80, #loc31, #loc32, #loc66])
-#loc286 = loc(fused[#loc80, #loc39, #loc32, #loc66])
-#loc287 = loc(fused[#loc80, #loc67, #loc32, #loc68])
-#loc288 = loc(fused[#loc80, #loc31, #loc32, #loc68])
-#loc289 = loc(fused[#loc80, #loc67, #loc32, #loc69])
-#loc290 = loc(fused[#loc80, #loc31, #loc32, #loc69])
-#loc291 = loc(fused[#loc80, #loc70, #loc32, #loc69])
-#loc292 = loc(fused[#loc80, #loc22, #loc32, #loc71])
-#loc293 = loc(fused[#loc80, #loc70, #loc32, #loc72])
-#loc294 = loc(fused[#loc80, #loc22, #loc32, #loc72])
-#loc295 = loc(fused[#loc80, #loc39, #loc32, #loc72])
-#loc296 = loc(fused[#loc80, #loc22, #loc32, #loc73])
-#loc297 = loc(fused[#loc80, #loc65, #loc32, #loc73])
-#loc298 = loc(fused[#loc80, #loc74, #loc32, #loc73])
-#loc299 = loc(fused[#loc81, #loc39, #loc32, #loc63])
-#loc300 = loc(fused[#loc81, #loc64, #loc32, #loc33])
-#loc301 = loc(fused[#loc81, #loc65, #loc32, #loc66])
-#loc302 = loc(fused[#loc81, #loc31, #loc32, #loc66])
-#loc303 = loc(fused[#loc81, #loc39, #loc32, #loc66])
-#loc304 = loc(fused[#loc81, #loc67, #loc32, #loc68])
-#loc305 = loc(fused[#loc81, #loc31, #loc32, #loc68])
-#loc306 = loc(fused[#loc81, #loc67, #loc32, #loc69])
-#loc307 = loc(fused[#loc81, #loc31, #loc32, #loc69])
-#loc308 = loc(fused[#loc81, #loc70, #loc32, #loc69])
-#loc309 = loc(fused[#loc81, #loc22, #loc32, #loc71])
-#loc310 = loc(fused[#loc81, #loc70, #loc32, #loc72])
-#loc311 = loc(fused[#loc81, #loc22, #loc32, #loc72])
-#loc312 = loc(fused[#loc81, #loc39, #loc32, #loc72])
-#loc313 = loc(fused[#loc81, #loc22, #loc32, #loc73])
-#loc314 = loc(fused[#loc81, #loc65, #loc32, #loc73])
-#loc315 = loc(fused[#loc81, #loc74, #loc32, #loc73])
-#loc316 = loc(fused[#loc82, #loc39, #loc32, #loc63])
-#loc317 = loc(fused[#loc82, #loc64, #loc32, #loc33])
-#loc318 = loc(fused[#loc82, #loc65, #loc32, #loc66])
-#loc319 = loc(fused[#loc82, #loc31, #loc32, #loc66])
-#loc320 = loc(fused[#loc82, #loc39, #loc32, #loc66])
-#loc321 = loc(fused[#loc82, #loc67, #loc32, #loc68])
-#loc322 = loc(fused[#loc82, #loc31, #loc32, #loc68])
-#loc323 = loc(fused[#loc82, #loc67, #loc32, #loc69])
-#loc324 = loc(fused[#loc82, #loc31, #loc32, #loc69])
-#loc325 = loc(fused[#loc82, #loc70, #loc32, #loc69])
-#loc326 = loc(fused[#loc82, #loc22, #loc32, #loc71])
-#loc327 = loc(fused[#loc82, #loc70, #loc32, #loc72])
-#loc328 = loc(fused[#loc82, #loc22, #loc32, #loc72])
-#loc329 = loc(fused[#loc82, #loc39, #loc32, #loc72])
-#loc330 = loc(fused[#loc82, #loc22, #loc32, #loc73])
-#loc331 = loc(fused[#loc82, #loc65, #loc32, #loc73])
-#loc332 = loc(fused[#loc82, #loc74, #loc32, #loc73])
-#loc333 = loc(fused[#loc83, #loc39, #loc32, #loc63])
-#loc334 = loc(fused[#loc83, #loc64, #loc32, #loc33])
-#loc335 = loc(fused[#loc83, #loc65, #loc32, #loc66])
-#loc336 = loc(fused[#loc83, #loc31, #loc32, #loc66])
-#loc337 = loc(fused[#loc83, #loc39, #loc32, #loc66])
-#loc338 = loc(fused[#loc83, #loc67, #loc32, #loc68])
-#loc339 = loc(fused[#loc83, #loc31, #loc32, #loc68])
-#loc340 = loc(fused[#loc83, #loc67, #loc32, #loc69])
-#loc341 = loc(fused[#loc83, #loc31, #loc32, #loc69])
-#loc342 = loc(fused[#loc83, #loc70, #loc32, #loc69])
-#loc343 = loc(fused[#loc83, #loc22, #loc32, #loc71])
-#loc344 = loc(fused[#loc83, #loc70, #loc32, #loc72])
-#loc345 = loc(fused[#loc83, #loc22, #loc32, #loc72])
-#loc346 = loc(fused[#loc83, #loc39, #loc32, #loc72])
-#loc347 = loc(fused[#loc83, #loc22, #loc32, #loc73])
-#loc348 = loc(fused[#loc83, #loc65, #loc32, #loc73])
-#loc349 = loc(fused[#loc83, #loc74, #loc32, #loc73])
-#loc350 = loc(fused[#loc84, #loc39, #loc32, #loc63])
-#loc351 = loc(fused[#loc84, #loc64, #loc32, #loc33])
-#loc352 = loc(fused[#loc84, #loc65, #loc32, #loc66])
-#loc353 = loc(fused[#loc84, #loc31, #loc32, #loc66])
-#loc354 = loc(fused[#loc84, #loc39, #loc32, #loc66])
-#loc355 = loc(fused[#loc84, #loc67, #loc32, #loc68])
-#loc356 = loc(fused[#loc84, #loc31, #loc32, #loc68])
-#loc357 = loc(fused[#loc84, #loc67, #loc32, #loc69])
-#loc358 = loc(fused[#loc84, #loc31, #loc32, #loc69])
-#loc359 = loc(fused[#loc84, #loc70, #loc32, #loc69])
-#loc360 = loc(fused[#loc84, #loc22, #loc32, #loc71])
-#loc361 = loc(fused[#loc84, #loc70, #loc32, #loc72])
-#loc362 = loc(fused[#loc84, #loc22, #loc32, #loc72])
-#loc363 = loc(fused[#loc84, #loc39, #loc32, #loc72])
-#loc364 = loc(fused[#loc84, #loc22, #loc32, #loc73])
-#loc365 = loc(fused[#loc84, #loc65, #loc32, #loc73])
-#loc366 = loc(fused[#loc84, #loc74, #loc32, #loc73])
-#loc367 = loc(fused[#loc85, #loc39, #loc32, #loc63])
-#loc368 = loc(fused[#loc85, #loc64, #loc32, #loc33])
-#loc369 = loc(fused[#loc85, #loc65, #loc32, #loc66])
-#loc370 = loc(fused[#loc85, #loc31, #loc32, #loc66])
-#loc371 = loc(fused[#loc85, #loc39, #loc32, #loc66])
-#loc372 = loc(fused[#loc85, #loc67, #loc32, #loc68])
-#loc373 = loc(fused[#loc85, #loc31, #loc32, #loc68])
-#loc374 = loc(fused[#loc85, #loc67, #loc32, #loc69])
-#loc375 = loc(fused[#loc85, #loc31, #loc32, #loc69])
-#loc376 = loc(fused[#loc85, #loc70, #loc32, #loc69])
-#loc377 = loc(fused[#loc85, #loc22, #loc32, #loc71])
-#loc378 = loc(fused[#loc85, #loc70, #loc32, #loc72])
-#loc379 = loc(fused[#loc85, #loc22, #loc32, #loc72])
-#loc380 = loc(fused[#loc85, #loc39, #loc32, #loc72])
-#loc381 = loc(fused[#loc85, #loc22, #loc32, #loc73])
-#loc382 = loc(fused[#loc85, #loc65, #loc32, #loc73])
-#loc383 = loc(fused[#loc85, #loc74, #loc32, #loc73])
-#loc384 = loc(fused[#loc86, #loc39, #loc32, #loc63])
-#loc385 = loc(fused[#loc86, #loc64, #loc32, #loc33])
-#loc386 = loc(fused[#loc86, #loc65, #loc32, #loc66])
-#loc387 = loc(fused[#loc86, #loc31, #loc32, #loc66])
-#loc388 = loc(fused[#loc86, #loc39, #loc32, #loc66])
-#loc389 = loc(fused[#loc86, #loc67, #loc32, #loc68])
-#loc390 = loc(fused[#loc86, #loc31, #loc32, #loc68])
-#loc391 = loc(fused[#loc86, #loc67, #loc32, #loc69])
-#loc392 = loc(fused[#loc86, #loc31, #loc32, #loc69])
-#loc393 = loc(fused[#loc86, #loc70, #loc32, #loc69])
-#loc394 = loc(fused[#loc86, #loc22, #loc32, #loc71])
-#loc395 = loc(fused[#loc86, #loc70, #loc32, #loc72])
-#loc396 = loc(fused[#loc86, #loc22, #loc32, #loc72])
-#loc397 = loc(fused[#loc86, #loc39, #loc32, #loc72])
-#loc398 = loc(fused[#loc86, #loc22, #loc32, #loc73])
-#loc399 = loc(fused[#loc86, #loc65, #loc32, #loc73])
-#loc400 = loc(fused[#loc86, #loc74, #loc32, #loc73])
-#loc401 = loc(fused[#loc87, #loc39, #loc32, #loc63])
-#loc402 = loc(fused[#loc87, #loc64, #loc32, #loc33])
-#loc403 = loc(fused[#loc87, #loc65, #loc32, #loc66])
-#loc404 = loc(fused[#loc87, #loc31, #loc32, #loc66])
-#loc405 = loc(fused[#loc87, #loc39, #loc32, #loc66])
-#loc406 = loc(fused[#loc87, #loc67, #loc32, #loc68])
-#loc407 = loc(fused[#loc87, #loc31, #loc32, #loc68])
-#loc408 = loc(fused[#loc87, #loc67, #loc32, #loc69])
-#loc409 = loc(fused[#loc87, #loc31, #loc32, #loc69])
-#loc410 = loc(fused[#loc87, #loc70, #loc32, #loc69])
-#loc411 = loc(fused[#loc87, #loc22, #loc32, #loc71])
-#loc412 = loc(fused[#loc87, #loc70, #loc32, #loc72])
-#loc413 = loc(fused[#loc87, #loc22, #loc32, #loc72])
-#loc414 = loc(fused[#loc87, #loc39, #loc32, #loc72])
-#loc415 = loc(fused[#loc87, #loc22, #loc32, #loc73])
-#loc416 = loc(fused[#loc87, #loc65, #loc32, #loc73])
-#loc417 = loc(fused[#loc87, #loc74, #loc32, #loc73])
-#loc418 = loc(fused[#loc88, #loc39, #loc32, #loc63])
-#loc419 = loc(fused[#loc88, #loc64, #loc32, #loc33])
-#loc420 = loc(fused[#loc88, #loc65, #loc32, #loc66])
-#loc421 = loc(fused[#loc88, #loc31, #loc32, #loc66])
-#loc422 = loc(fused[#loc88, #loc39, #loc32, #loc66])
-#loc423 = loc(fused[#loc88, #loc67, #loc32, #loc68])
-#loc424 = loc(fused[#loc88, #loc31, #loc32, #loc68])
-#loc425 = loc(fused[#loc88, #loc67, #loc32, #loc69])
-#loc426 = loc(fused[#loc88, #loc31, #loc32, #loc69])
-#loc427 = loc(fused[#loc88, #loc70, #loc32, #loc69])
-#loc428 = loc(fused[#loc88, #loc22, #loc32, #loc71])
-#loc429 = loc(fused[#loc88, #loc70, #loc32, #loc72])
-#loc430 = loc(fused[#loc88, #loc22, #loc32, #loc72])
-#loc431 = loc(fused[#loc88, #loc39, #loc32, #loc72])
-#loc432 = loc(fused[#loc88, #loc22, #loc32, #loc73])
-#loc433 = loc(fused[#loc88, #loc65, #loc32, #loc73])
-#loc434 = loc(fused[#loc88, #loc74, #loc32, #loc73])
-#loc435 = loc(fused[#loc89, #loc39, #loc32, #loc63])
-#loc436 = loc(fused[#loc89, #loc64, #loc32, #loc33])
-#loc437 = loc(fused[#loc89, #loc65, #loc32, #loc66])
-#loc438 = loc(fused[#loc89, #loc31, #loc32, #loc66])
-#loc439 = loc(fused[#loc89, #loc39, #loc32, #loc66])
-#loc440 = loc(fused[#loc89, #loc67, #loc32, #loc68])
-#loc441 = loc(fused[#loc89, #loc31, #loc32, #loc68])
-#loc442 = loc(fused[#loc89, #loc67, #loc32, #loc69])
-#loc443 = loc(fused[#loc89, #loc31, #loc32, #loc69])
-#loc444 = loc(fused[#loc89, #loc70, #loc32, #loc69])
-#loc445 = loc(fused[#loc89, #loc22, #loc32, #loc71])
-#loc446 = loc(fused[#loc89, #loc70, #loc32, #loc72])
-#loc447 = loc(fused[#loc89, #loc22, #loc32, #loc72])
-#loc448 = loc(fused[#loc89, #loc39, #loc32, #loc72])
-#loc449 = loc(fused[#loc89, #loc22, #loc32, #loc73])
-#loc450 = loc(fused[#loc89, #loc65, #loc32, #loc73])
-#loc451 = loc(fused[#loc89, #loc74, #loc32, #loc73])
+#loc96 = loc(fused[#loc14, #loc18, #loc8, #loc16])
+#loc97 = loc(fused[#loc10, #loc19, #loc4, #loc12])
+#loc98 = loc(fused[#loc10, #loc20, #loc4, #loc21])
+#loc99 = loc(fused[#loc22, #loc23, #loc24, #loc25])
+#loc100 = loc(fused[#loc10, #loc26, #loc4, #loc27])
+#loc101 = loc(fused[#loc28, #loc29, #loc4, #loc30])
+#loc102 = loc(fused[#loc31, #loc32, #loc8, #loc33])
+#loc103 = loc(fused[#loc22, #loc34, #loc24, #loc25])
+#loc104 = loc(fused[#loc6, #loc35, #loc4, #loc36])
+#loc105 = loc(fused[#loc37, #loc38, #loc4, #loc9])
+#loc106 = loc(fused[#loc39, #loc38, #loc4, #loc9])
+#loc107 = loc(fused[#loc6, #loc40, #loc4, #loc9])
+#loc109 = loc(fused[#loc41, #loc44, #loc4, #loc43])
+#loc112 = loc(fused[#loc10, #loc42, #loc4, #loc47])
+#loc113 = loc(fused[#loc10, #loc48, #loc4, #loc47])
+#loc114 = loc(fused[#loc10, #loc48, #loc4, #loc27])
+#loc115 = loc(fused[#loc10, #loc49, #loc4, #loc27])
+#loc117 = loc(fused[#loc10, #loc51, #loc4, #loc52])
+#loc118 = loc(fused[#loc10, #loc42, #loc4, #loc52])
+#loc119 = loc(fused[#loc10, #loc49, #loc4, #loc52])
+#loc121 = loc(fused[#loc10, #loc48, #loc4, #loc53])
+#loc122 = loc(fused[#loc54, #loc42, #loc4, #loc53])
+#loc123 = loc(fused[#loc54, #loc44, #loc4, #loc53])
+#loc124 = loc(fused[#loc54, #loc55, #loc4, #loc53])
+#loc125 = loc(fused[#loc6, #loc40, #loc4, #loc30])
+#loc126 = loc(fused[#loc56, #loc29, #loc4, #loc16])
+#loc127 = loc(fused[#loc57, #loc42, #loc4, #loc16])
+#loc128 = loc(fused[#loc57, #loc44, #loc4, #loc16])
+#loc129 = loc(fused[#loc57, #loc55, #loc4, #loc16])
+#loc130 = loc(fused[#loc58, #loc42, #loc4, #loc16])
+#loc131 = loc(fused[#loc58, #loc44, #loc4, #loc16])
+#loc132 = loc(fused[#loc58, #loc55, #loc4, #loc16])
+#loc133 = loc(fused[#loc6, #loc40, #loc4, #loc16])
+#loc134 = loc(fused[#loc31, #loc29, #loc4, #loc33])
+#loc136 = loc(fused[#loc59, #loc44, #loc4, #loc33])
+#loc138 = loc(fused[#loc2, #loc42, #loc4, #loc5])
+#loc139 = loc(fused[#loc2, #loc60, #loc8, #loc5])
+#loc140 = loc(fused[#loc59, #loc44, #loc8, #loc33])
+#loc141 = loc(fused[#loc59, #loc42, #loc8, #loc33])
+#loc143 = loc(fused[#loc58, #loc42, #loc8, #loc16])
+#loc145 = loc(fused[#loc58, #loc44, #loc8, #loc16])
+#loc146 = loc(fused[#loc58, #loc7, #loc8, #loc16])
+#loc147 = loc(fused[#loc57, #loc42, #loc8, #loc16])
+#loc149 = loc(fused[#loc57, #loc44, #loc8, #loc16])
+#loc150 = loc(fused[#loc57, #loc7, #loc8, #loc16])
+#loc151 = loc(fused[#loc56, #loc32, #loc8, #loc16])
+#loc152 = loc(fused[#loc56, #loc40, #loc8, #loc16])
+#loc153 = loc(fused[#loc54, #loc42, #loc8, #loc53])
+#loc155 = loc(fused[#loc54, #loc44, #loc8, #loc53])
+#loc156 = loc(fused[#loc54, #loc7, #loc8, #loc53])
+#loc157 = loc(fused[#loc10, #loc42, #loc8, #loc53])
+#loc158 = loc(fused[#loc10, #loc48, #loc8, #loc53])
+#loc160 = loc(fused[#loc10, #loc48, #loc8, #loc52])
+#loc162 = loc(fused[#loc10, #loc42, #loc8, #loc52])
+#loc163 = loc(fused[#loc10, #loc61, #loc8, #loc52])
+#loc164 = loc(fused[#loc10, #loc19, #loc8, #loc12])
+#loc165 = loc(fused[#loc10, #loc26, #loc8, #loc27])
+#loc166 = loc(fused[#loc10, #loc42, #loc8, #loc27])
+#loc167 = loc(fused[#loc10, #loc48, #loc8, #loc27])
+#loc169 = loc(fused[#loc10, #loc48, #loc8, #loc47])
+#loc173 = loc(fused[#loc41, #loc42, #loc8, #loc43])
+#loc174 = loc(fused[#loc41, #loc44, #loc8, #loc43])
+#loc176 = loc(fused[#loc28, #loc32, #loc8, #loc30])
+#loc177 = loc(fused[#loc28, #loc40, #loc8, #loc30])
+#loc179 = loc(fused[#loc39, #loc63, #loc8, #loc9])
+#loc180 = loc(fused[#loc37, #loc63, #loc8, #loc9])
+#loc181 = loc(fused[#loc22, #loc40, #loc24, #loc64])
+#loc182 = loc(fused[#loc22, #loc65, #loc24, #loc66])
+#loc183 = loc(fused[#loc22, #loc34, #loc24, #loc66])
+#loc184 = loc(fused[#loc22, #loc40, #loc24, #loc66])
+#loc185 = loc(fused[#loc22, #loc67, #loc24, #loc68])
+#loc186 = loc(fused[#loc22, #loc34, #loc24, #loc68])
+#loc187 = loc(fused[#loc22, #loc67, #loc24, #loc69])
+#loc188 = loc(fused[#loc22, #loc34, #loc24, #loc69])
+#loc189 = loc(fused[#loc22, #loc70, #loc24, #loc69])
+#loc190 = loc(fused[#loc22, #loc26, #loc24, #loc71])
+#loc191 = loc(fused[#loc22, #loc70, #loc24, #loc72])
+#loc192 = loc(fused[#loc22, #loc26, #loc24, #loc72])
+#loc193 = loc(fused[#loc22, #loc40, #loc24, #loc72])
+#loc194 = loc(fused[#loc22, #loc26, #loc24, #loc73])
+#loc195 = loc(fused[#loc22, #loc65, #loc24, #loc73])
+#loc196 = loc(fused[#loc22, #loc74, #loc24, #loc73])
+#loc197 = loc(fused[#loc75, #loc40, #loc24, #loc64])
+#loc198 = loc(fused[#loc75, #loc23, #loc24, #loc25])
+#loc199 = loc(fused[#loc75, #loc65, #loc24, #loc66])
+#loc200 = loc(fused[#loc75, #loc34, #loc24, #loc66])
+#loc201 = loc(fused[#loc75, #loc40, #loc24, #loc66])
+#loc202 = loc(fused[#loc75, #loc67, #loc24, #loc68])
+#loc203 = loc(fused[#loc75, #loc34, #loc24, #loc68])
+#loc204 = loc(fused[#loc75, #loc67, #loc24, #loc69])
+#loc205 = loc(fused[#loc75, #loc34, #loc24, #loc69])
+#loc206 = loc(fused[#loc75, #loc70, #loc24, #loc69])
+#loc207 = loc(fused[#loc75, #loc26, #loc24, #loc71])
+#loc208 = loc(fused[#loc75, #loc70, #loc24, #loc72])
+#loc209 = loc(fused[#loc75, #loc26, #loc24, #loc72])
+#loc210 = loc(fused[#loc75, #loc40, #loc24, #loc72])
+#loc211 = loc(fused[#loc75, #loc26, #loc24, #loc73])
+#loc212 = loc(fused[#loc75, #loc65, #loc24, #loc73])
+#loc213 = loc(fused[#loc75, #loc74, #loc24, #loc73])
+#loc214 = loc(fused[#loc76, #loc40, #loc24, #loc64])
+#loc215 = loc(fused[#loc76, #loc23, #loc24, #loc25])
+#loc216 = loc(fused[#loc76, #loc65, #loc24, #loc66])
+#loc217 = loc(fused[#loc76, #loc34, #loc24, #loc66])
+#loc218 = loc(fused[#loc76, #loc40, #loc24, #loc66])
+#loc219 = loc(fused[#loc76, #loc67, #loc24, #loc68])
+#loc220 = loc(fused[#loc76, #loc34, #loc24, #loc68])
+#loc221 = loc(fused[#loc76, #loc67, #loc24, #loc69])
+#loc222 = loc(fused[#loc76, #loc34, #loc24, #loc69])
+#loc223 = loc(fused[#loc76, #loc70, #loc24, #loc69])
+#loc224 = loc(fused[#loc76, #loc26, #loc24, #loc71])
+#loc225 = loc(fused[#loc76, #loc70, #loc24, #loc72])
+#loc226 = loc(fused[#loc76, #loc26, #loc24, #loc72])
+#loc227 = loc(fused[#loc76, #loc40, #loc24, #loc72])
+#loc228 = loc(fused[#loc76, #loc26, #loc24, #loc73])
+#loc229 = loc(fused[#loc76, #loc65, #loc24, #loc73])
+#loc230 = loc(fused[#loc76, #loc74, #loc24, #loc73])
+#loc231 = loc(fused[#loc77, #loc40, #loc24, #loc64])
+#loc232 = loc(fused[#loc77, #loc23, #loc24, #loc25])
+#loc233 = loc(fused[#loc77, #loc65, #loc24, #loc66])
+#loc234 = loc(fused[#loc77, #loc34, #loc24, #loc66])
+#loc235 = loc(fused[#loc77, #loc40, #loc24, #loc66])
+#loc236 = loc(fused[#loc77, #loc67, #loc24, #loc68])
+#loc237 = loc(fused[#loc77, #loc34, #loc24, #loc68])
+#loc238 = loc(fused[#loc77, #loc67, #loc24, #loc69])
+#loc239 = loc(fused[#loc77, #loc34, #loc24, #loc69])
+#loc240 = loc(fused[#loc77, #loc70, #loc24, #loc69])
+#loc241 = loc(fused[#loc77, #loc26, #loc24, #loc71])
+#loc242 = loc(fused[#loc77, #loc70, #loc24, #loc72])
+#loc243 = loc(fused[#loc77, #loc26, #loc24, #loc72])
+#loc244 = loc(fused[#loc77, #loc40, #loc24, #loc72])
+#loc245 = loc(fused[#loc77, #loc26, #loc24, #loc73])
+#loc246 = loc(fused[#loc77, #loc65, #loc24, #loc73])
+#loc247 = loc(fused[#loc77, #loc74, #loc24, #loc73])
+#loc248 = loc(fused[#loc78, #loc40, #loc24, #loc64])
+#loc249 = loc(fused[#loc78, #loc23, #loc24, #loc25])
+#loc250 = loc(fused[#loc78, #loc65, #loc24, #loc66])
+#loc251 = loc(fused[#loc78, #loc34, #loc24, #loc66])
+#loc252 = loc(fused[#loc78, #loc40, #loc24, #loc66])
+#loc253 = loc(fused[#loc78, #loc67, #loc24, #loc68])
+#loc254 = loc(fused[#loc78, #loc34, #loc24, #loc68])
+#loc255 = loc(fused[#loc78, #loc67, #loc24, #loc69])
+#loc256 = loc(fused[#loc78, #loc34, #loc24, #loc69])
+#loc257 = loc(fused[#loc78, #loc70, #loc24, #loc69])
+#loc258 = loc(fused[#loc78, #loc26, #loc24, #loc71])
+#loc259 = loc(fused[#loc78, #loc70, #loc24, #loc72])
+#loc260 = loc(fused[#loc78, #loc26, #loc24, #loc72])
+#loc261 = loc(fused[#loc78, #loc40, #loc24, #loc72])
+#loc262 = loc(fused[#loc78, #loc26, #loc24, #loc73])
+#loc263 = loc(fused[#loc78, #loc65, #loc24, #loc73])
+#loc264 = loc(fused[#loc78, #loc74, #loc24, #loc73])
+#loc265 = loc(fused[#loc79, #loc40, #loc24, #loc64])
+#loc266 = loc(fused[#loc79, #loc23, #loc24, #loc25])
+#loc267 = loc(fused[#loc79, #loc65, #loc24, #loc66])
+#loc268 = loc(fused[#loc79, #loc34, #loc24, #loc66])
+#loc269 = loc(fused[#loc79, #loc40, #loc24, #loc66])
+#loc270 = loc(fused[#loc79, #loc67, #loc24, #loc68])
+#loc271 = loc(fused[#loc79, #loc34, #loc24, #loc68])
+#loc272 = loc(fused[#loc79, #loc67, #loc24, #loc69])
+#loc273 = loc(fused[#loc79, #loc34, #loc24, #loc69])
+#loc274 = loc(fused[#loc79, #loc70, #loc24, #loc69])
+#loc275 = loc(fused[#loc79, #loc26, #loc24, #loc71])
+#loc276 = loc(fused[#loc79, #loc70, #loc24, #loc72])
+#loc277 = loc(fused[#loc79, #loc26, #loc24, #loc72])
+#loc278 = loc(fused[#loc79, #loc40, #loc24, #loc72])
+#loc279 = loc(fused[#loc79, #loc26, #loc24, #loc73])
+#loc280 = loc(fused[#loc79, #loc65, #loc24, #loc73])
+#loc281 = loc(fused[#loc79, #loc74, #loc24, #loc73])
+#loc282 = loc(fused[#loc80, #loc40, #loc24, #loc64])
+#loc283 = loc(fused[#loc80, #loc23, #loc24, #loc25])
+#loc284 = loc(fused[#loc80, #loc65, #loc24, #loc66])
+#loc285 = loc(fused[#loc80, #loc34, #loc24, #loc66])
+#loc286 = loc(fused[#loc80, #loc40, #loc24, #loc66])
+#loc287 = loc(fused[#loc80, #loc67, #loc24, #loc68])
+#loc288 = loc(fused[#loc80, #loc34, #loc24, #loc68])
+#loc289 = loc(fused[#loc80, #loc67, #loc24, #loc69])
+#loc290 = loc(fused[#loc80, #loc34, #loc24, #loc69])
+#loc291 = loc(fused[#loc80, #loc70, #loc24, #loc69])
+#loc292 = loc(fused[#loc80, #loc26, #loc24, #loc71])
+#loc293 = loc(fused[#loc80, #loc70, #loc24, #loc72])
+#loc294 = loc(fused[#loc80, #loc26, #loc24, #loc72])
+#loc295 = loc(fused[#loc80, #loc40, #loc24, #loc72])
+#loc296 = loc(fused[#loc80, #loc26, #loc24, #loc73])
+#loc297 = loc(fused[#loc80, #loc65, #loc24, #loc73])
+#loc298 = loc(fused[#loc80, #loc74, #loc24, #loc73])
+#loc299 = loc(fused[#loc81, #loc40, #loc24, #loc64])
+#loc300 = loc(fused[#loc81, #loc23, #loc24, #loc25])
+#loc301 = loc(fused[#loc81, #loc65, #loc24, #loc66])
+#loc302 = loc(fused[#loc81, #loc34, #loc24, #loc66])
+#loc303 = loc(fused[#loc81, #loc40, #loc24, #loc66])
+#loc304 = loc(fused[#loc81, #loc67, #loc24, #loc68])
+#loc305 = loc(fused[#loc81, #loc34, #loc24, #loc68])
+#loc306 = loc(fused[#loc81, #loc67, #loc24, #loc69])
+#loc307 = loc(fused[#loc81, #loc34, #loc24, #loc69])
+#loc308 = loc(fused[#loc81, #loc70, #loc24, #loc69])
+#loc309 = loc(fused[#loc81, #loc26, #loc24, #loc71])
+#loc310 = loc(fused[#loc81, #loc70, #loc24, #loc72])
+#loc311 = loc(fused[#loc81, #loc26, #loc24, #loc72])
+#loc312 = loc(fused[#loc81, #loc40, #loc24, #loc72])
+#loc313 = loc(fused[#loc81, #loc26, #loc24, #loc73])
+#loc314 = loc(fused[#loc81, #loc65, #loc24, #loc73])
+#loc315 = loc(fused[#loc81, #loc74, #loc24, #loc73])
+#loc316 = loc(fused[#loc82, #loc40, #loc24, #loc64])
+#loc317 = loc(fused[#loc82, #loc23, #loc24, #loc25])
+#loc318 = loc(fused[#loc82, #loc65, #loc24, #loc66])
+#loc319 = loc(fused[#loc82, #loc34, #loc24, #loc66])
+#loc320 = loc(fused[#loc82, #loc40, #loc24, #loc66])
+#loc321 = loc(fused[#loc82, #loc67, #loc24, #loc68])
+#loc322 = loc(fused[#loc82, #loc34, #loc24, #loc68])
+#loc323 = loc(fused[#loc82, #loc67, #loc24, #loc69])
+#loc324 = loc(fused[#loc82, #loc34, #loc24, #loc69])
+#loc325 = loc(fused[#loc82, #loc70, #loc24, #loc69])
+#loc326 = loc(fused[#loc82, #loc26, #loc24, #loc71])
+#loc327 = loc(fused[#loc82, #loc70, #loc24, #loc72])
+#loc328 = loc(fused[#loc82, #loc26, #loc24, #loc72])
+#loc329 = loc(fused[#loc82, #loc40, #loc24, #loc72])
+#loc330 = loc(fused[#loc82, #loc26, #loc24, #loc73])
+#loc331 = loc(fused[#loc82, #loc65, #loc24, #loc73])
+#loc332 = loc(fused[#loc82, #loc74, #loc24, #loc73])
+#loc333 = loc(fused[#loc83, #loc40, #loc24, #loc64])
+#loc334 = loc(fused[#loc83, #loc23, #loc24, #loc25])
+#loc335 = loc(fused[#loc83, #loc65, #loc24, #loc66])
+#loc336 = loc(fused[#loc83, #loc34, #loc24, #loc66])
+#loc337 = loc(fused[#loc83, #loc40, #loc24, #loc66])
+#loc338 = loc(fused[#loc83, #loc67, #loc24, #loc68])
+#loc339 = loc(fused[#loc83, #loc34, #loc24, #loc68])
+#loc340 = loc(fused[#loc83, #loc67, #loc24, #loc69])
+#loc341 = loc(fused[#loc83, #loc34, #loc24, #loc69])
+#loc342 = loc(fused[#loc83, #loc70, #loc24, #loc69])
+#loc343 = loc(fused[#loc83, #loc26, #loc24, #loc71])
+#loc344 = loc(fused[#loc83, #loc70, #loc24, #loc72])
+#loc345 = loc(fused[#loc83, #loc26, #loc24, #loc72])
+#loc346 = loc(fused[#loc83, #loc40, #loc24, #loc72])
+#loc347 = loc(fused[#loc83, #loc26, #loc24, #loc73])
+#loc348 = loc(fused[#loc83, #loc65, #loc24, #loc73])
+#loc349 = loc(fused[#loc83, #loc74, #loc24, #loc73])
+#loc350 = loc(fused[#loc84, #loc40, #loc24, #loc64])
+#loc351 = loc(fused[#loc84, #loc23, #loc24, #loc25])
+#loc352 = loc(fused[#loc84, #loc65, #loc24, #loc66])
+#loc353 = loc(fused[#loc84, #loc34, #loc24, #loc66])
+#loc354 = loc(fused[#loc84, #loc40, #loc24, #loc66])
+#loc355 = loc(fused[#loc84, #loc67, #loc24, #loc68])
+#loc356 = loc(fused[#loc84, #loc34, #loc24, #loc68])
+#loc357 = loc(fused[#loc84, #loc67, #loc24, #loc69])
+#loc358 = loc(fused[#loc84, #loc34, #loc24, #loc69])
+#loc359 = loc(fused[#loc84, #loc70, #loc24, #loc69])
+#loc360 = loc(fused[#loc84, #loc26, #loc24, #loc71])
+#loc361 = loc(fused[#loc84, #loc70, #loc24, #loc72])
+#loc362 = loc(fused[#loc84, #loc26, #loc24, #loc72])
+#loc363 = loc(fused[#loc84, #loc40, #loc24, #loc72])
+#loc364 = loc(fused[#loc84, #loc26, #loc24, #loc73])
+#loc365 = loc(fused[#loc84, #loc65, #loc24, #loc73])
+#loc366 = loc(fused[#loc84, #loc74, #loc24, #loc73])
+#loc367 = loc(fused[#loc85, #loc40, #loc24, #loc64])
+#loc368 = loc(fused[#loc85, #loc23, #loc24, #loc25])
+#loc369 = loc(fused[#loc85, #loc65, #loc24, #loc66])
+#loc370 = loc(fused[#loc85, #loc34, #loc24, #loc66])
+#loc371 = loc(fused[#loc85, #loc40, #loc24, #loc66])
+#loc372 = loc(fused[#loc85, #loc67, #loc24, #loc68])
+#loc373 = loc(fused[#loc85, #loc34, #loc24, #loc68])
+#loc374 = loc(fused[#loc85, #loc67, #loc24, #loc69])
+#loc375 = loc(fused[#loc85, #loc34, #loc24, #loc69])
+#loc376 = loc(fused[#loc85, #loc70, #loc24, #loc69])
+#loc377 = loc(fused[#loc85, #loc26, #loc24, #loc71])
+#loc378 = loc(fused[#loc85, #loc70, #loc24, #loc72])
+#loc379 = loc(fused[#loc85, #loc26, #loc24, #loc72])
+#loc380 = loc(fused[#loc85, #loc40, #loc24, #loc72])
+#loc381 = loc(fused[#loc85, #loc26, #loc24, #loc73])
+#loc382 = loc(fused[#loc85, #loc65, #loc24, #loc73])
+#loc383 = loc(fused[#loc85, #loc74, #loc24, #loc73])
+#loc384 = loc(fused[#loc86, #loc40, #loc24, #loc64])
+#loc385 = loc(fused[#loc86, #loc23, #loc24, #loc25])
+#loc386 = loc(fused[#loc86, #loc65, #loc24, #loc66])
+#loc387 = loc(fused[#loc86, #loc34, #loc24, #loc66])
+#loc388 = loc(fused[#loc86, #loc40, #loc24, #loc66])
+#loc389 = loc(fused[#loc86, #loc67, #loc24, #loc68])
+#loc390 = loc(fused[#loc86, #loc34, #loc24, #loc68])
+#loc391 = loc(fused[#loc86, #loc67, #loc24, #loc69])
+#loc392 = loc(fused[#loc86, #loc34, #loc24, #loc69])
+#loc393 = loc(fused[#loc86, #loc70, #loc24, #loc69])
+#loc394 = loc(fused[#loc86, #loc26, #loc24, #loc71])
+#loc395 = loc(fused[#loc86, #loc70, #loc24, #loc72])
+#loc396 = loc(fused[#loc86, #loc26, #loc24, #loc72])
+#loc397 = loc(fused[#loc86, #loc40, #loc24, #loc72])
+#loc398 = loc(fused[#loc86, #loc26, #loc24, #loc73])
+#loc399 = loc(fused[#loc86, #loc65, #loc24, #loc73])
+#loc400 = loc(fused[#loc86, #loc74, #loc24, #loc73])
+#loc401 = loc(fused[#loc87, #loc40, #loc24, #loc64])
+#loc402 = loc(fused[#loc87, #loc23, #loc24, #loc25])
+#loc403 = loc(fused[#loc87, #loc65, #loc24, #loc66])
+#loc404 = loc(fused[#loc87, #loc34, #loc24, #loc66])
+#loc405 = loc(fused[#loc87, #loc40, #loc24, #loc66])
+#loc406 = loc(fused[#loc87, #loc67, #loc24, #loc68])
+#loc407 = loc(fused[#loc87, #loc34, #loc24, #loc68])
+#loc408 = loc(fused[#loc87, #loc67, #loc24, #loc69])
+#loc409 = loc(fused[#loc87, #loc34, #loc24, #loc69])
+#loc410 = loc(fused[#loc87, #loc70, #loc24, #loc69])
+#loc411 = loc(fused[#loc87, #loc26, #loc24, #loc71])
+#loc412 = loc(fused[#loc87, #loc70, #loc24, #loc72])
+#loc413 = loc(fused[#loc87, #loc26, #loc24, #loc72])
+#loc414 = loc(fused[#loc87, #loc40, #loc24, #loc72])
+#loc415 = loc(fused[#loc87, #loc26, #loc24, #loc73])
+#loc416 = loc(fused[#loc87, #loc65, #loc24, #loc73])
+#loc417 = loc(fused[#loc87, #loc74, #loc24, #loc73])
+#loc418 = loc(fused[#loc88, #loc40, #loc24, #loc64])
+#loc419 = loc(fused[#loc88, #loc23, #loc24, #loc25])
+#loc420 = loc(fused[#loc88, #loc65, #loc24, #loc66])
+#loc421 = loc(fused[#loc88, #loc34, #loc24, #loc66])
+#loc422 = loc(fused[#loc88, #loc40, #loc24, #loc66])
+#loc423 = loc(fused[#loc88, #loc67, #loc24, #loc68])
+#loc424 = loc(fused[#loc88, #loc34, #loc24, #loc68])
+#loc425 = loc(fused[#loc88, #loc67, #loc24, #loc69])
+#loc426 = loc(fused[#loc88, #loc34, #loc24, #loc69])
+#loc427 = loc(fused[#loc88, #loc70, #loc24, #loc69])
+#loc428 = loc(fused[#loc88, #loc26, #loc24, #loc71])
+#loc429 = loc(fused[#loc88, #loc70, #loc24, #loc72])
+#loc430 = loc(fused[#loc88, #loc26, #loc24, #loc72])
+#loc431 = loc(fused[#loc88, #loc40, #loc24, #loc72])
+#loc432 = loc(fused[#loc88, #loc26, #loc24, #loc73])
+#loc433 = loc(fused[#loc88, #loc65, #loc24, #loc73])
+#loc434 = loc(fused[#loc88, #loc74, #loc24, #loc73])
+#loc435 = loc(fused[#loc89, #loc40, #loc24, #loc64])
+#loc436 = loc(fused[#loc89, #loc23, #loc24, #loc25])
+#loc437 = loc(fused[#loc89, #loc65, #loc24, #loc66])
+#loc438 = loc(fused[#loc89, #loc34, #loc24, #loc66])
+#loc439 = loc(fused[#loc89, #loc40, #loc24, #loc66])
+#loc440 = loc(fused[#loc89, #loc67, #loc24, #loc68])
+#loc441 = loc(fused[#loc89, #loc34, #loc24, #loc68])
+#loc442 = loc(fused[#loc89, #loc67, #loc24, #loc69])
+#loc443 = loc(fused[#loc89, #loc34, #loc24, #loc69])
+#loc444 = loc(fused[#loc89, #loc70, #loc24, #loc69])
+#loc445 = loc(fused[#loc89, #loc26, #loc24, #loc71])
+#loc446 = loc(fused[#loc89, #loc70, #loc24, #loc72])
+#loc447 = loc(fused[#loc89, #loc26, #loc24, #loc72])
+#loc448 = loc(fused[#loc89, #loc40, #loc24, #loc72])
+#loc449 = loc(fused[#loc89, #loc26, #loc24, #loc73])
+#loc450 = loc(fused[#loc89, #loc65, #loc24, #loc73])
+#loc451 = loc(fused[#loc89, #loc74, #loc24, #loc73])
 "builtin.module"() ({
   "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "token.weight"}, {amp.import_role = "parameter", amp.name = "position.weight"}, {amp.import_role = "parameter", amp.name = "ln1.weight"}, {amp.import_role = "parameter", amp.name = "ln1.bias"}, {amp.import_role = "parameter", amp.name = "attn.qkv.weight"}, {amp.import_role = "parameter", amp.name = "attn.proj.weight"}, {amp.import_role = "parameter", amp.name = "attn.proj.bias"}, {amp.import_role = "parameter", amp.name = "ln2.weight"}, {amp.import_role = "parameter", amp.name = "ln2.bias"}, {amp.import_role = "parameter", amp.name = "mlp.0.weight"}, {amp.import_role = "parameter", amp.name = "mlp.0.bias"}, {amp.import_role = "parameter", amp.name = "mlp.2.weight"}, {amp.import_role = "parameter", amp.name = "mlp.2.bias"}, {amp.import_role = "parameter", amp.name = "ln_f.weight"}, {amp.import_role = "parameter", amp.name = "ln_f.bias"}, {amp.import_role = "parameter", amp.name = "head.weight"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.token.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.token.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.token.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.position.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.position.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.position.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln1.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln1.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln1.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln1.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.qkv.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.qkv.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.qkv.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.proj.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.proj.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.proj.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.proj.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.proj.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.attn.proj.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln2.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln2.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln2.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln2.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.0.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.0.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.0.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.0.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.0.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.0.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.2.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.2.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.2.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.mlp.2.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln_f.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln_f.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln_f.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln_f.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln_f.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.ln_f.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.head.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.head.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.head.weight.exp_avg_sq"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 0.00999999977 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.beta1", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.beta2", amp.value = 9.800000e-01 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.eps", amp.value = 9.99999993E-9 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<11x16xf32>, tensor<6x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<48x16xf32>, tensor<48x16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<f32>, tensor<64xf32>, tensor<64xf32>, tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<2x6xi64>, tensor<2x6xi64>, tensor<f32>) -> (tensor<f32>, tensor<11x16xf32>, tensor<6x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<6x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<48x16xf32>, tensor<48x16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<f32>, tensor<64xf32>, tensor<64xf32>, tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "token.weight"}, {amp.import_role = "gradient", amp.name = "position.weight"}, {amp.import_role = "gradient", amp.name = "ln1.weight"}, {amp.import_role = "gradient", amp.name = "ln1.bias"}, {amp.import_role = "gradient", amp.name = "attn.qkv.weight"}, {amp.import_role = "gradient", amp.name = "attn.proj.weight"}, {amp.import_role = "gradient", amp.name = "attn.proj.bias"}, {amp.import_role = "gradient", amp.name = "ln2.weight"}, {amp.import_role = "gradient", amp.name = "ln2.bias"}, {amp.import_role = "gradient", amp.name = "mlp.0.weight"}, {amp.import_role = "gradient", amp.name = "mlp.0.bias"}, {amp.import_role = "gradient", amp.name = "mlp.2.weight"}, {amp.import_role = "gradient", amp.name = "mlp.2.bias"}, {amp.import_role = "gradient", amp.name = "ln_f.weight"}, {amp.import_role = "gradient", amp.name = "ln_f.bias"}, {amp.import_role = "gradient", amp.name = "head.weight"}, {amp.import_role = "parameter", amp.name = "token.weight"}, {amp.import_role = "parameter", amp.name = "position.weight"}, {amp.import_role = "parameter", amp.name = "ln1.weight"}, {amp.import_role = "parameter", amp.name = "ln1.bias"}, {amp.import_role = "parameter", amp.name = "attn.qkv.weight"}, {amp.import_role = "parameter", amp.name = "attn.proj.weight"}, {amp.import_role = "parameter", amp.name = "attn.proj.bias"}, {amp.import_role = "parameter", amp.name = "ln2.weight"}, {amp.import_role = "parameter", amp.name = "ln2.bias"}, {amp.import_role = "parameter", amp.name = "mlp.0.weight"}, {amp.import_role = "parameter", amp.name = "mlp.0.bias"}, {amp.import_role = "parameter", amp.name = "mlp.2.weight"}, {amp.import_role = "parameter", amp.name = "mlp.2.bias"}, {amp.import_role = "parameter", amp.name = "ln_f.weight"}, {amp.import_role = "parameter", amp.name = "ln_f.bias"}, {amp.import_role = "parameter", amp.name = "head.weight"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.token.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.token.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.token.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.position.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.position.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.position.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln1.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln1.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln1.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln1.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.qkv.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.qkv.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.qkv.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.proj.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.proj.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.proj.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.proj.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.proj.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.attn.proj.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln2.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln2.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln2.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln2.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.0.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.0.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.0.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.0.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.0.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.2.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.2.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.2.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.mlp.2.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln_f.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln_f.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln_f.weight.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln_f.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln_f.bias.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.ln_f.bias.exp_avg_sq"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.exp_avg"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.head.weight.exp_avg_sq"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<11x16xf32> loc("train_step"), %arg1: tensor<6x16xf32> loc("train_step"), %arg2: tensor<16xf32> loc("train_step"), %arg3: tensor<16xf32> loc("train_step"), %arg4: tensor<48x16xf32> loc("train_step"), %arg5: tensor<16x16xf32> loc("train_step"), %arg6: tensor<16xf32> loc("train_step"), %arg7: tensor<16xf32> loc("train_step"), %arg8: tensor<16xf32> loc("train_step"), %arg9: tensor<64x16xf32> loc("train_step"), %arg10: tensor<64xf32> loc("train_step"), %arg11: tensor<16x64xf32> loc("train_step"), %arg12: tensor<16xf32> loc("train_step"), %arg13: tensor<16xf32> loc("train_step"), %arg14: tensor<16xf32> loc("train_step"), %arg15: tensor<11x16xf32> loc("train_step"), %arg16: tensor<f32> loc("train_step"), %arg17: tensor<11x16xf32> loc("train_step"), %arg18: tensor<11x16xf32> loc("train_step"), %arg19: tensor<f32> loc("train_step"), %arg20: tensor<6x16xf32> loc("train_step"), %arg21: tensor<6x16xf32> loc("train_step"), %arg22: tensor<f32> loc("train_step"), %arg23: tensor<16xf32> loc("train_step"), %arg24: tensor<16xf32> loc("train_step"), %arg25: tensor<f32> loc("train_step"), %arg26: tensor<16xf32> loc("train_step"), %arg27: tensor<16xf32> loc("train_step"), %arg28: tensor<f32> loc("train_step"), %arg29: tensor<48x16xf32> loc("train_step"), %arg30: tensor<48x16xf32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<16x16xf32> loc("train_step"), %arg33: tensor<16x16xf32> loc("train_step"), %arg34: tensor<f32> loc("train_step"), %arg35: tensor<16xf32> loc("train_step"), %arg36: tensor<16xf32> loc("train_step"), %arg37: tensor<f32> loc("train_step"), %arg38: tensor<16xf32> loc("train_step"), %arg39: tensor<16xf32> loc("train_step"), %arg40: tensor<f32> loc("train_step"), %arg41: tensor<16xf32> loc("train_step"), %arg42: tensor<16xf32> loc("train_step"), %arg43: tensor<f32> loc("train_step"), %arg44: tensor<64x16xf32> loc("train_step"), %arg45: tensor<64x16xf32> loc("train_step"), %arg46: tensor<f32> loc("train_step"), %arg47: tensor<64xf32> loc("train_step"), %arg48: tensor<64xf32> loc("train_step"), %arg49: tensor<f32> loc("train_step"), %arg50: tensor<16x64xf32> loc("train_step"), %arg51: tensor<16x64xf32> loc("train_step"), %arg52: tensor<f32> loc("train_step"), %arg53: tensor<16xf32> loc("train_step"), %arg54: tensor<16xf32> loc("train_step"), %arg55: tensor<f32> loc("train_step"), %arg56: tensor<16xf32> loc("train_step"), %arg57: tensor<16xf32> loc("train_step"), %arg58: tensor<f32> loc("train_step"), %arg59: tensor<16xf32> loc("train_step"), %arg60: tensor<16xf32> loc("train_step"), %arg61: tensor<f32> loc("train_step"), %arg62: tensor<11x16xf32> loc("train_step"), %arg63: tensor<11x16xf32> loc("train_step"), %arg64: tensor<f32> loc("train_step"), %arg65: tensor<f32> loc("train_step"), %arg66: tensor<f32> loc("train_step"), %arg67: tensor<f32> loc("train_step"), %arg68: tensor<2x6xi64> loc("train_step"), %arg69: tensor<2x6xi64> loc("train_step"), %arg70: tensor<f32> loc("train_step")):
@@ -465,3036 +465,3052 @@
     %5 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc94)
     %6 = "arith.constant"() <{value = 5.000000e-01 : f32}> : () -> f32 loc(#loc94)
     %7 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc95)
-    %8 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<12x11xf32>}> : () -> tensor<12x11xf32> loc(#loc95)
-    %9 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc90)
-    %10 = "arith.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32> loc(#loc96)
-    %11 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc95)
-    %12 = "arith.constant"() <{value = dense<true> : tensor<6x6xi1>}> : () -> tensor<6x6xi1> loc(#loc97)
-    %13 = "arith.constant"() <{value = 0.3989422804014327 : f64}> : () -> f64 loc(#loc98)
-    %14 = "arith.constant"() <{value = 5.000000e-01 : f64}> : () -> f64 loc(#loc98)
-    %15 = "arith.constant"() <{value = 0.70710678118654757 : f64}> : () -> f64 loc(#loc98)
-    %16 = "arith.constant"() <{value = 2.8284271247461903 : f64}> : () -> f64 loc(#loc99)
-    %17 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc100)
-    %18 = "arith.constant"() <{value = 1.600000e+01 : f32}> : () -> f32 loc(#loc101)
-    %19 = "arith.constant"() <{value = 1.41421354 : f32}> : () -> f32 loc(#loc94)
-    %20 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc98)
-    %21 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc90)
-    %22 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc102)
-    %23 = "tensor.empty"() : () -> tensor<6xi64> loc(#loc103)
-    %24 = "linalg.generic"(%23) <{indexing_maps = [#map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg1629: i64 loc(fused[#loc6, #loc34, #loc4, #loc35])):
-      %1300 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc103)
-      %1301 = "arith.index_cast"(%1300) : (index) -> i64 loc(#loc103)
-      "linalg.yield"(%1301) : (i64) -> () loc(#loc103)
-    }) : (tensor<6xi64>) -> tensor<6xi64> loc(#loc103)
-    %25 = "tensor.collapse_shape"(%arg68) <{reassociation = [[0, 1]]}> : (tensor<2x6xi64>) -> tensor<12xi64> loc(#loc104)
-    %26 = "tensor.expand_shape"(%25) <{reassociation = [[0, 1]], static_output_shape = array<i64: 12, 1>}> : (tensor<12xi64>) -> tensor<12x1xi64> loc(#loc104)
-    %27 = "tensor.empty"() : () -> tensor<11xi64> loc(#loc104)
-    %28 = "linalg.generic"(%27) <{indexing_maps = [#map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg1628: i64 loc(fused[#loc36, #loc37, #loc4, #loc9])):
-      %1298 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc104)
-      %1299 = "arith.index_cast"(%1298) : (index) -> i64 loc(#loc104)
-      "linalg.yield"(%1299) : (i64) -> () loc(#loc104)
-    }) : (tensor<11xi64>) -> tensor<11xi64> loc(#loc104)
-    %29 = "tensor.empty"() : () -> tensor<12x11xi1> loc(#loc104)
-    %30 = "linalg.generic"(%26, %28, %29) <{indexing_maps = [#map1, #map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1625: i64 loc(fused[#loc36, #loc37, #loc4, #loc9]), %arg1626: i64 loc(fused[#loc36, #loc37, #loc4, #loc9]), %arg1627: i1 loc(fused[#loc36, #loc37, #loc4, #loc9])):
-      %1297 = "arith.cmpi"(%arg1625, %arg1626) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc104)
-      "linalg.yield"(%1297) : (i1) -> () loc(#loc104)
-    }) : (tensor<12x1xi64>, tensor<11xi64>, tensor<12x11xi1>) -> tensor<12x11xi1> loc(#loc104)
-    %31 = "tensor.empty"() : () -> tensor<12x11xf32> loc(#loc104)
-    %32 = "linalg.generic"(%30, %31) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1623: i1 loc(fused[#loc36, #loc37, #loc4, #loc9]), %arg1624: f32 loc(fused[#loc36, #loc37, #loc4, #loc9])):
-      %1296 = "arith.uitofp"(%arg1623) : (i1) -> f32 loc(#loc104)
-      "linalg.yield"(%1296) : (f32) -> () loc(#loc104)
-    }) : (tensor<12x11xi1>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc104)
-    %33 = "tensor.empty"() : () -> tensor<12x16xf32> loc(#loc104)
-    %34 = "linalg.fill"(%2, %33) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1621: f32 loc(unknown), %arg1622: f32 loc(unknown)):
-      "linalg.yield"(%arg1621) : (f32) -> () loc(#loc104)
-    }) : (f32, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc104)
-    %35 = "linalg.matmul"(%32, %arg0, %34) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1618: f32 loc(unknown), %arg1619: f32 loc(unknown), %arg1620: f32 loc(unknown)):
-      %1294 = "arith.mulf"(%arg1618, %arg1619) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      %1295 = "arith.addf"(%arg1620, %1294) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%1295) : (f32) -> () loc(#loc104)
-    }) : (tensor<12x11xf32>, tensor<11x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc104)
-    %36 = "tensor.expand_shape"(%35) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc104)
-    %37 = "tensor.expand_shape"(%24) <{reassociation = [[0, 1]], static_output_shape = array<i64: 6, 1>}> : (tensor<6xi64>) -> tensor<6x1xi64> loc(#loc105)
-    %38 = "tensor.empty"() : () -> tensor<6x6xi1> loc(#loc105)
-    %39 = "linalg.generic"(%37, %24, %38) <{indexing_maps = [#map1, #map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1615: i64 loc(fused[#loc38, #loc37, #loc4, #loc9]), %arg1616: i64 loc(fused[#loc38, #loc37, #loc4, #loc9]), %arg1617: i1 loc(fused[#loc38, #loc37, #loc4, #loc9])):
-      %1293 = "arith.cmpi"(%arg1615, %arg1616) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc105)
-      "linalg.yield"(%1293) : (i1) -> () loc(#loc105)
-    }) : (tensor<6x1xi64>, tensor<6xi64>, tensor<6x6xi1>) -> tensor<6x6xi1> loc(#loc105)
-    %40 = "tensor.empty"() : () -> tensor<6x6xf32> loc(#loc105)
-    %41 = "linalg.generic"(%39, %40) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1613: i1 loc(fused[#loc38, #loc37, #loc4, #loc9]), %arg1614: f32 loc(fused[#loc38, #loc37, #loc4, #loc9])):
-      %1292 = "arith.uitofp"(%arg1613) : (i1) -> f32 loc(#loc105)
-      "linalg.yield"(%1292) : (f32) -> () loc(#loc105)
-    }) : (tensor<6x6xi1>, tensor<6x6xf32>) -> tensor<6x6xf32> loc(#loc105)
-    %42 = "tensor.empty"() : () -> tensor<6x16xf32> loc(#loc105)
-    %43 = "linalg.fill"(%2, %42) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1611: f32 loc(unknown), %arg1612: f32 loc(unknown)):
-      "linalg.yield"(%arg1611) : (f32) -> () loc(#loc105)
-    }) : (f32, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc105)
-    %44 = "linalg.matmul"(%41, %arg1, %43) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1608: f32 loc(unknown), %arg1609: f32 loc(unknown), %arg1610: f32 loc(unknown)):
-      %1290 = "arith.mulf"(%arg1608, %arg1609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      %1291 = "arith.addf"(%arg1610, %1290) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%1291) : (f32) -> () loc(#loc105)
-    }) : (tensor<6x6xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc105)
-    %45 = "tensor.empty"() : () -> tensor<2x6x16xf32> loc(#loc106)
-    %46 = "linalg.generic"(%36, %44, %45) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1605: f32 loc(fused[#loc36, #loc37, #loc4, #loc9]), %arg1606: f32 loc(fused[#loc38, #loc37, #loc4, #loc9]), %arg1607: f32 loc(fused[#loc6, #loc39, #loc4, #loc9])):
-      %1289 = "arith.addf"(%arg1605, %arg1606) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%1289) : (f32) -> () loc(#loc106)
-    }) : (tensor<2x6x16xf32>, tensor<6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc106)
-    %47 = "tensor.empty"() : () -> tensor<2x6x1xf32> loc(#loc100)
-    %48 = "linalg.fill"(%2, %47) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1603: f32 loc(unknown), %arg1604: f32 loc(unknown)):
-      "linalg.yield"(%arg1603) : (f32) -> () loc(#loc100)
-    }) : (f32, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc100)
-    %49 = "linalg.generic"(%46, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1601: f32 loc(fused[#loc6, #loc39, #loc4, #loc9]), %arg1602: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1288 = "arith.addf"(%arg1601, %arg1602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1288) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc100)
-    %50 = "linalg.generic"(%49, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1599: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1600: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1287 = "arith.divf"(%arg1599, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1287) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc100)
-    %51 = "linalg.generic"(%46, %50, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1596: f32 loc(fused[#loc6, #loc39, #loc4, #loc9]), %arg1597: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1598: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1286 = "arith.subf"(%arg1596, %arg1597) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1286) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc100)
-    %52 = "linalg.generic"(%51, %51, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1593: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1594: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1595: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1285 = "arith.mulf"(%arg1593, %arg1594) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1285) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc100)
-    %53 = "linalg.generic"(%52, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1591: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1592: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1284 = "arith.addf"(%arg1591, %arg1592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1284) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc100)
-    %54 = "linalg.generic"(%53, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1589: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1590: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1283 = "arith.divf"(%arg1589, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1283) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc100)
-    %55 = "linalg.generic"(%54, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1587: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1588: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1281 = "arith.truncf"(%17) : (f64) -> f32 loc(#loc100)
-      %1282 = "arith.addf"(%arg1587, %1281) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1282) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc100)
-    %56 = "linalg.generic"(%55, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1585: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1586: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1280 = "math.rsqrt"(%arg1585) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1280) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc100)
-    %57 = "linalg.generic"(%51, %56, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1582: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1583: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1584: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1279 = "arith.mulf"(%arg1582, %arg1583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1279) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc100)
-    %58 = "linalg.generic"(%57, %arg2, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1579: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1580: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1581: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1278 = "arith.mulf"(%arg1579, %arg1580) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1278) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc100)
-    %59 = "linalg.generic"(%58, %arg3, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1576: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1577: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1578: f32 loc(fused[#loc24, #loc25, #loc4, #loc26])):
-      %1277 = "arith.addf"(%arg1576, %arg1577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%1277) : (f32) -> () loc(#loc100)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc100)
-    %60 = "tensor.collapse_shape"(%59) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc107)
-    %61 = "tensor.empty"() : () -> tensor<16x48xf32> loc(#loc108)
-    %62 = "linalg.transpose"(%arg4, %61) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1574: f32 loc(fused[#loc40, #loc43, #loc4, #loc42]), %arg1575: f32 loc(fused[#loc40, #loc43, #loc4, #loc42])):
-      "linalg.yield"(%arg1574) : (f32) -> () loc(#loc108)
-    }) : (tensor<48x16xf32>, tensor<16x48xf32>) -> tensor<16x48xf32> loc(#loc108)
-    %63 = "tensor.empty"() : () -> tensor<12x48xf32> loc(#loc109)
-    %64 = "linalg.fill"(%2, %63) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1572: f32 loc(unknown), %arg1573: f32 loc(unknown)):
-      "linalg.yield"(%arg1572) : (f32) -> () loc(#loc109)
-    }) : (f32, tensor<12x48xf32>) -> tensor<12x48xf32> loc(#loc109)
-    %65 = "linalg.matmul"(%60, %62, %64) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1569: f32 loc(unknown), %arg1570: f32 loc(unknown), %arg1571: f32 loc(unknown)):
-      %1275 = "arith.mulf"(%arg1569, %arg1570) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      %1276 = "arith.addf"(%arg1571, %1275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%1276) : (f32) -> () loc(#loc109)
-    }) : (tensor<12x16xf32>, tensor<16x48xf32>, tensor<12x48xf32>) -> tensor<12x48xf32> loc(#loc109)
-    %66 = "tensor.expand_shape"(%65) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 48>}> : (tensor<12x48xf32>) -> tensor<2x6x48xf32> loc(#loc107)
-    %67 = "tensor.extract_slice"(%66) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 2, 6, 16>, static_strides = array<i64: 1, 1, 1>}> : (tensor<2x6x48xf32>) -> tensor<2x6x16xf32> loc(#loc110)
-    %68 = "tensor.extract_slice"(%66) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 16>, static_sizes = array<i64: 2, 6, 16>, static_strides = array<i64: 1, 1, 1>}> : (tensor<2x6x48xf32>) -> tensor<2x6x16xf32> loc(#loc110)
-    %69 = "tensor.extract_slice"(%66) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 32>, static_sizes = array<i64: 2, 6, 16>, static_strides = array<i64: 1, 1, 1>}> : (tensor<2x6x48xf32>) -> tensor<2x6x16xf32> loc(#loc110)
-    %70 = "tensor.expand_shape"(%67) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<2x6x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc111)
-    %71 = "tensor.empty"() : () -> tensor<2x2x6x8xf32> loc(#loc112)
-    %72 = "linalg.transpose"(%70, %71) <{permutation = array<i64: 0, 2, 1, 3>}> ({
-    ^bb0(%arg1567: f32 loc(fused[#loc10, #loc41, #loc4, #loc46]), %arg1568: f32 loc(fused[#loc10, #loc47, #loc4, #loc46])):
-      "linalg.yield"(%arg1567) : (f32) -> () loc(#loc112)
-    }) : (tensor<2x6x2x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc112)
-    %73 = "tensor.expand_shape"(%68) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<2x6x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc111)
-    %74 = "tensor.expand_shape"(%69) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<2x6x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc111)
-    %75 = "linalg.transpose"(%74, %71) <{permutation = array<i64: 0, 2, 1, 3>}> ({
-    ^bb0(%arg1565: f32 loc(fused[#loc10, #loc41, #loc4, #loc46]), %arg1566: f32 loc(fused[#loc10, #loc47, #loc4, #loc46])):
-      "linalg.yield"(%arg1565) : (f32) -> () loc(#loc112)
-    }) : (tensor<2x6x2x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc112)
-    %76 = "tensor.empty"() : () -> tensor<2x2x8x6xf32> loc(#loc113)
-    %77 = "linalg.transpose"(%73, %76) <{permutation = array<i64: 0, 2, 3, 1>}> ({
-    ^bb0(%arg1563: f32 loc(fused[#loc10, #loc41, #loc4, #loc46]), %arg1564: f32 loc(fused[#loc10, #loc47, #loc4, #loc23])):
-      "linalg.yield"(%arg1563) : (f32) -> () loc(#loc113)
-    }) : (tensor<2x6x2x8xf32>, tensor<2x2x8x6xf32>) -> tensor<2x2x8x6xf32> loc(#loc113)
-    %78 = "tensor.collapse_shape"(%72) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc114)
-    %79 = "tensor.collapse_shape"(%77) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc114)
-    %80 = "tensor.empty"() : () -> tensor<4x6x6xf32> loc(#loc115)
-    %81 = "linalg.fill"(%2, %80) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1561: f32 loc(unknown), %arg1562: f32 loc(unknown)):
-      "linalg.yield"(%arg1561) : (f32) -> () loc(#loc115)
-    }) : (f32, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc115)
-    %82 = "linalg.batch_matmul"(%78, %79, %81) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1558: f32 loc(unknown), %arg1559: f32 loc(unknown), %arg1560: f32 loc(unknown)):
-      %1273 = "arith.mulf"(%arg1558, %arg1559) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      %1274 = "arith.addf"(%arg1560, %1273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%1274) : (f32) -> () loc(#loc115)
-    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc115)
-    %83 = "tensor.expand_shape"(%82) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 6>}> : (tensor<4x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc114)
-    %84 = "tensor.empty"() : () -> tensor<2x2x6x6xf32> loc(#loc99)
-    %85 = "linalg.generic"(%83, %84) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1556: f32 loc(fused[#loc10, #loc48, #loc4, #loc23]), %arg1557: f32 loc(fused[#loc10, #loc22, #loc4, #loc23])):
-      %1271 = "arith.truncf"(%16) : (f64) -> f32 loc(#loc99)
-      %1272 = "arith.divf"(%arg1556, %1271) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
-      "linalg.yield"(%1272) : (f32) -> () loc(#loc99)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc99)
-    %86 = "tensor.expand_shape"(%24) <{reassociation = [[0, 1]], static_output_shape = array<i64: 1, 6>}> : (tensor<6xi64>) -> tensor<1x6xi64> loc(#loc97)
-    %87 = "tensor.empty"() : () -> tensor<6x6xi64> loc(#loc97)
-    %88 = "linalg.generic"(%86, %37, %87) <{indexing_maps = [#map15, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1553: i64 loc(fused[#loc10, #loc19, #loc4, #loc20]), %arg1554: i64 loc(fused[#loc10, #loc19, #loc4, #loc20]), %arg1555: i64 loc(fused[#loc10, #loc19, #loc4, #loc20])):
-      %1270 = "arith.subi"(%arg1553, %arg1554) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc97)
-      "linalg.yield"(%1270) : (i64) -> () loc(#loc97)
-    }) : (tensor<1x6xi64>, tensor<6x1xi64>, tensor<6x6xi64>) -> tensor<6x6xi64> loc(#loc97)
-    %89 = "linalg.generic"(%88, %38) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1551: i64 loc(fused[#loc10, #loc19, #loc4, #loc20]), %arg1552: i1 loc(fused[#loc10, #loc19, #loc4, #loc20])):
-      %1269 = "arith.cmpi"(%arg1551, %1) <{predicate = 3 : i64}> : (i64, i64) -> i1 loc(#loc97)
-      "linalg.yield"(%1269) : (i1) -> () loc(#loc97)
-    }) : (tensor<6x6xi64>, tensor<6x6xi1>) -> tensor<6x6xi1> loc(#loc97)
-    %90 = "linalg.generic"(%89, %12, %38) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1548: i1 loc(fused[#loc10, #loc19, #loc4, #loc20]), %arg1549: i1 loc(fused[#loc10, #loc19, #loc4, #loc20]), %arg1550: i1 loc(fused[#loc10, #loc19, #loc4, #loc20])):
-      %1268 = "arith.andi"(%arg1548, %arg1549) : (i1, i1) -> i1 loc(#loc97)
-      "linalg.yield"(%1268) : (i1) -> () loc(#loc97)
-    }) : (tensor<6x6xi1>, tensor<6x6xi1>, tensor<6x6xi1>) -> tensor<6x6xi1> loc(#loc97)
-    %91 = "linalg.generic"(%90, %38) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1546: i1 loc(fused[#loc10, #loc19, #loc4, #loc20]), %arg1547: i1 loc(fused[#loc10, #loc11, #loc4, #loc12])):
-      %1267 = "arith.xori"(%arg1546, %3) : (i1, i1) -> i1 loc(#loc92)
-      "linalg.yield"(%1267) : (i1) -> () loc(#loc92)
-    }) : (tensor<6x6xi1>, tensor<6x6xi1>) -> tensor<6x6xi1> loc(#loc92)
-    %92 = "linalg.generic"(%91, %10, %85, %84) <{indexing_maps = [#map16, #map17, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1542: i1 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg1543: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg1544: f32 loc(fused[#loc10, #loc22, #loc4, #loc23]), %arg1545: f32 loc(fused[#loc10, #loc18, #loc4, #loc12])):
-      %1266 = "arith.select"(%arg1542, %arg1543, %arg1544) : (i1, f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%1266) : (f32) -> () loc(#loc96)
-    }) : (tensor<6x6xi1>, tensor<f32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc96)
-    %93 = "tensor.empty"() : () -> tensor<2x2x6xi64> loc(#loc116)
-    %94 = "linalg.fill"(%1, %93) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1540: i64 loc(unknown), %arg1541: i64 loc(unknown)):
-      "linalg.yield"(%arg1540) : (i64) -> () loc(#loc116)
-    }) : (i64, tensor<2x2x6xi64>) -> tensor<2x2x6xi64> loc(#loc116)
-    %95 = "tensor.empty"() : () -> tensor<2x2x6xf32> loc(#loc116)
-    %96 = "linalg.fill"(%4, %95) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %8 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc96)
+    %9 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<12x11xf32>}> : () -> tensor<12x11xf32> loc(#loc95)
+    %10 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc90)
+    %11 = "arith.constant"() <{value = dense<0xFF800000> : tensor<f32>}> : () -> tensor<f32> loc(#loc97)
+    %12 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc95)
+    %13 = "arith.constant"() <{value = dense<1> : tensor<6x6xi8>}> : () -> tensor<6x6xi8> loc(#loc98)
+    %14 = "arith.constant"() <{value = 5.000000e-01 : f64}> : () -> f64 loc(#loc99)
+    %15 = "arith.constant"() <{value = 2.8284271247461903 : f64}> : () -> f64 loc(#loc100)
+    %16 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc101)
+    %17 = "arith.constant"() <{value = 1.600000e+01 : f32}> : () -> f32 loc(#loc102)
+    %18 = "arith.constant"() <{value = 1.41421354 : f32}> : () -> f32 loc(#loc96)
+    %19 = "arith.constant"() <{value = 0.398942292 : f32}> : () -> f32 loc(#loc96)
+    %20 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc90)
+    %21 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc103)
+    %22 = "tensor.empty"() : () -> tensor<6xi64> loc(#loc104)
+    %23 = "linalg.generic"(%22) <{indexing_maps = [#map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg1606: i64 loc(fused[#loc6, #loc35, #loc4, #loc36])):
+      %1346 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc104)
+      %1347 = "arith.index_cast"(%1346) : (index) -> i64 loc(#loc104)
+      "linalg.yield"(%1347) : (i64) -> () loc(#loc104)
+    }) : (tensor<6xi64>) -> tensor<6xi64> loc(#loc104)
+    %24 = "tensor.collapse_shape"(%arg68) <{reassociation = [[0, 1]]}> : (tensor<2x6xi64>) -> tensor<12xi64> loc(#loc105)
+    %25 = "tensor.expand_shape"(%24) <{reassociation = [[0, 1]], static_output_shape = array<i64: 12, 1>}> : (tensor<12xi64>) -> tensor<12x1xi64> loc(#loc105)
+    %26 = "tensor.empty"() : () -> tensor<11xi64> loc(#loc105)
+    %27 = "linalg.generic"(%26) <{indexing_maps = [#map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg1605: i64 loc(fused[#loc37, #loc38, #loc4, #loc9])):
+      %1344 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc105)
+      %1345 = "arith.index_cast"(%1344) : (index) -> i64 loc(#loc105)
+      "linalg.yield"(%1345) : (i64) -> () loc(#loc105)
+    }) : (tensor<11xi64>) -> tensor<11xi64> loc(#loc105)
+    %28 = "tensor.empty"() : () -> tensor<12x11xi8> loc(#loc105)
+    %29 = "linalg.generic"(%25, %27, %28) <{indexing_maps = [#map1, #map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1602: i64 loc(fused[#loc37, #loc38, #loc4, #loc9]), %arg1603: i64 loc(fused[#loc37, #loc38, #loc4, #loc9]), %arg1604: i8 loc(fused[#loc37, #loc38, #loc4, #loc9])):
+      %1341 = "arith.trunci"(%arg1604) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc105)
+      %1342 = "arith.cmpi"(%arg1602, %arg1603) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc105)
+      %1343 = "arith.extui"(%1342) : (i1) -> i8 loc(#loc105)
+      "linalg.yield"(%1343) : (i8) -> () loc(#loc105)
+    }) : (tensor<12x1xi64>, tensor<11xi64>, tensor<12x11xi8>) -> tensor<12x11xi8> loc(#loc105)
+    %30 = "tensor.empty"() : () -> tensor<12x11xf32> loc(#loc105)
+    %31 = "linalg.generic"(%29, %30) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1600: i8 loc(fused[#loc37, #loc38, #loc4, #loc9]), %arg1601: f32 loc(fused[#loc37, #loc38, #loc4, #loc9])):
+      %1339 = "arith.trunci"(%arg1600) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc105)
+      %1340 = "arith.uitofp"(%1339) : (i1) -> f32 loc(#loc105)
+      "linalg.yield"(%1340) : (f32) -> () loc(#loc105)
+    }) {amp.precision = "f32"} : (tensor<12x11xi8>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc105)
+    %32 = "tensor.empty"() : () -> tensor<12x16xf32> loc(#loc105)
+    %33 = "linalg.fill"(%2, %32) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1598: f32 loc(unknown), %arg1599: f32 loc(unknown)):
+      "linalg.yield"(%arg1598) : (f32) -> () loc(#loc105)
+    }) : (f32, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc105)
+    %34 = "linalg.matmul"(%31, %arg0, %33) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1595: f32 loc(unknown), %arg1596: f32 loc(unknown), %arg1597: f32 loc(unknown)):
+      %1337 = "arith.mulf"(%arg1595, %arg1596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      %1338 = "arith.addf"(%arg1597, %1337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%1338) : (f32) -> () loc(#loc105)
+    }) {amp.precision = "f32"} : (tensor<12x11xf32>, tensor<11x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc105)
+    %35 = "tensor.expand_shape"(%34) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc105)
+    %36 = "tensor.expand_shape"(%23) <{reassociation = [[0, 1]], static_output_shape = array<i64: 6, 1>}> : (tensor<6xi64>) -> tensor<6x1xi64> loc(#loc106)
+    %37 = "tensor.empty"() : () -> tensor<6x6xi8> loc(#loc106)
+    %38 = "linalg.generic"(%36, %23, %37) <{indexing_maps = [#map1, #map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1592: i64 loc(fused[#loc39, #loc38, #loc4, #loc9]), %arg1593: i64 loc(fused[#loc39, #loc38, #loc4, #loc9]), %arg1594: i8 loc(fused[#loc39, #loc38, #loc4, #loc9])):
+      %1334 = "arith.trunci"(%arg1594) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc106)
+      %1335 = "arith.cmpi"(%arg1592, %arg1593) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc106)
+      %1336 = "arith.extui"(%1335) : (i1) -> i8 loc(#loc106)
+      "linalg.yield"(%1336) : (i8) -> () loc(#loc106)
+    }) : (tensor<6x1xi64>, tensor<6xi64>, tensor<6x6xi8>) -> tensor<6x6xi8> loc(#loc106)
+    %39 = "tensor.empty"() : () -> tensor<6x6xf32> loc(#loc106)
+    %40 = "linalg.generic"(%38, %39) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1590: i8 loc(fused[#loc39, #loc38, #loc4, #loc9]), %arg1591: f32 loc(fused[#loc39, #loc38, #loc4, #loc9])):
+      %1332 = "arith.trunci"(%arg1590) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc106)
+      %1333 = "arith.uitofp"(%1332) : (i1) -> f32 loc(#loc106)
+      "linalg.yield"(%1333) : (f32) -> () loc(#loc106)
+    }) {amp.precision = "f32"} : (tensor<6x6xi8>, tensor<6x6xf32>) -> tensor<6x6xf32> loc(#loc106)
+    %41 = "tensor.empty"() : () -> tensor<6x16xf32> loc(#loc106)
+    %42 = "linalg.fill"(%2, %41) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1588: f32 loc(unknown), %arg1589: f32 loc(unknown)):
+      "linalg.yield"(%arg1588) : (f32) -> () loc(#loc106)
+    }) : (f32, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc106)
+    %43 = "linalg.matmul"(%40, %arg1, %42) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1585: f32 loc(unknown), %arg1586: f32 loc(unknown), %arg1587: f32 loc(unknown)):
+      %1330 = "arith.mulf"(%arg1585, %arg1586) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      %1331 = "arith.addf"(%arg1587, %1330) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%1331) : (f32) -> () loc(#loc106)
+    }) {amp.precision = "f32"} : (tensor<6x6xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc106)
+    %44 = "tensor.empty"() : () -> tensor<2x6x16xf32> loc(#loc107)
+    %45 = "linalg.generic"(%35, %43, %44) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1582: f32 loc(fused[#loc37, #loc38, #loc4, #loc9]), %arg1583: f32 loc(fused[#loc39, #loc38, #loc4, #loc9]), %arg1584: f32 loc(fused[#loc6, #loc40, #loc4, #loc9])):
+      %1329 = "arith.addf"(%arg1582, %arg1583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%1329) : (f32) -> () loc(#loc107)
+    }) : (tensor<2x6x16xf32>, tensor<6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc107)
+    %46 = "tensor.empty"() : () -> tensor<2x6x1xf32> loc(#loc101)
+    %47 = "linalg.fill"(%2, %46) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1580: f32 loc(unknown), %arg1581: f32 loc(unknown)):
+      "linalg.yield"(%arg1580) : (f32) -> () loc(#loc101)
+    }) : (f32, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
+    %48 = "linalg.generic"(%45, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1578: f32 loc(fused[#loc6, #loc40, #loc4, #loc9]), %arg1579: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1328 = "arith.addf"(%arg1578, %arg1579) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1328) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
+    %49 = "linalg.generic"(%48, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1576: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1577: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1327 = "arith.divf"(%arg1576, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1327) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
+    %50 = "linalg.generic"(%45, %49, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1573: f32 loc(fused[#loc6, #loc40, #loc4, #loc9]), %arg1574: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1575: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1326 = "arith.subf"(%arg1573, %arg1574) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1326) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
+    %51 = "linalg.generic"(%50, %50, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1570: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1571: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1572: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1325 = "arith.mulf"(%arg1570, %arg1571) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1325) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
+    %52 = "linalg.generic"(%51, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1568: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1569: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1324 = "arith.addf"(%arg1568, %arg1569) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1324) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
+    %53 = "linalg.generic"(%52, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1566: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1567: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1323 = "arith.divf"(%arg1566, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1323) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
+    %54 = "linalg.generic"(%53, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1564: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1565: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1321 = "arith.truncf"(%16) : (f64) -> f32 loc(#loc101)
+      %1322 = "arith.addf"(%arg1564, %1321) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1322) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
+    %55 = "linalg.generic"(%54, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1562: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1563: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1320 = "math.rsqrt"(%arg1562) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1320) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
+    %56 = "linalg.generic"(%50, %55, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1559: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1560: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1561: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1319 = "arith.mulf"(%arg1559, %arg1560) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1319) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
+    %57 = "linalg.generic"(%56, %arg2, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1556: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1557: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1558: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1318 = "arith.mulf"(%arg1556, %arg1557) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1318) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
+    %58 = "linalg.generic"(%57, %arg3, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1553: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1554: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1555: f32 loc(fused[#loc28, #loc29, #loc4, #loc30])):
+      %1317 = "arith.addf"(%arg1553, %arg1554) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%1317) : (f32) -> () loc(#loc101)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
+    %59 = "tensor.collapse_shape"(%58) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc108)
+    %60 = "tensor.empty"() : () -> tensor<16x48xf32> loc(#loc109)
+    %61 = "linalg.transpose"(%arg4, %60) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1551: f32 loc(fused[#loc41, #loc44, #loc4, #loc43]), %arg1552: f32 loc(fused[#loc41, #loc44, #loc4, #loc43])):
+      "linalg.yield"(%arg1551) : (f32) -> () loc(#loc109)
+    }) : (tensor<48x16xf32>, tensor<16x48xf32>) -> tensor<16x48xf32> loc(#loc109)
+    %62 = "tensor.empty"() : () -> tensor<12x48xf32> loc(#loc110)
+    %63 = "linalg.fill"(%2, %62) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1549: f32 loc(unknown), %arg1550: f32 loc(unknown)):
+      "linalg.yield"(%arg1549) : (f32) -> () loc(#loc110)
+    }) : (f32, tensor<12x48xf32>) -> tensor<12x48xf32> loc(#loc110)
+    %64 = "linalg.matmul"(%59, %61, %63) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1546: f32 loc(unknown), %arg1547: f32 loc(unknown), %arg1548: f32 loc(unknown)):
+      %1315 = "arith.mulf"(%arg1546, %arg1547) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      %1316 = "arith.addf"(%arg1548, %1315) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%1316) : (f32) -> () loc(#loc110)
+    }) : (tensor<12x16xf32>, tensor<16x48xf32>, tensor<12x48xf32>) -> tensor<12x48xf32> loc(#loc110)
+    %65 = "tensor.expand_shape"(%64) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 48>}> : (tensor<12x48xf32>) -> tensor<2x6x48xf32> loc(#loc108)
+    %66 = "tensor.extract_slice"(%65) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 2, 6, 16>, static_strides = array<i64: 1, 1, 1>}> : (tensor<2x6x48xf32>) -> tensor<2x6x16xf32> loc(#loc111)
+    %67 = "tensor.extract_slice"(%65) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 16>, static_sizes = array<i64: 2, 6, 16>, static_strides = array<i64: 1, 1, 1>}> : (tensor<2x6x48xf32>) -> tensor<2x6x16xf32> loc(#loc111)
+    %68 = "tensor.extract_slice"(%65) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 32>, static_sizes = array<i64: 2, 6, 16>, static_strides = array<i64: 1, 1, 1>}> : (tensor<2x6x48xf32>) -> tensor<2x6x16xf32> loc(#loc111)
+    %69 = "tensor.expand_shape"(%66) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<2x6x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc112)
+    %70 = "tensor.empty"() : () -> tensor<2x2x6x8xf32> loc(#loc113)
+    %71 = "linalg.transpose"(%69, %70) <{permutation = array<i64: 0, 2, 1, 3>}> ({
+    ^bb0(%arg1544: f32 loc(fused[#loc10, #loc42, #loc4, #loc47]), %arg1545: f32 loc(fused[#loc10, #loc48, #loc4, #loc47])):
+      "linalg.yield"(%arg1544) : (f32) -> () loc(#loc113)
+    }) : (tensor<2x6x2x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc113)
+    %72 = "tensor.expand_shape"(%67) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<2x6x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc112)
+    %73 = "tensor.expand_shape"(%68) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<2x6x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc112)
+    %74 = "linalg.transpose"(%73, %70) <{permutation = array<i64: 0, 2, 1, 3>}> ({
+    ^bb0(%arg1542: f32 loc(fused[#loc10, #loc42, #loc4, #loc47]), %arg1543: f32 loc(fused[#loc10, #loc48, #loc4, #loc47])):
+      "linalg.yield"(%arg1542) : (f32) -> () loc(#loc113)
+    }) : (tensor<2x6x2x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc113)
+    %75 = "tensor.empty"() : () -> tensor<2x2x8x6xf32> loc(#loc114)
+    %76 = "linalg.transpose"(%72, %75) <{permutation = array<i64: 0, 2, 3, 1>}> ({
+    ^bb0(%arg1540: f32 loc(fused[#loc10, #loc42, #loc4, #loc47]), %arg1541: f32 loc(fused[#loc10, #loc48, #loc4, #loc27])):
+      "linalg.yield"(%arg1540) : (f32) -> () loc(#loc114)
+    }) : (tensor<2x6x2x8xf32>, tensor<2x2x8x6xf32>) -> tensor<2x2x8x6xf32> loc(#loc114)
+    %77 = "tensor.collapse_shape"(%71) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc115)
+    %78 = "tensor.collapse_shape"(%76) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc115)
+    %79 = "tensor.empty"() : () -> tensor<4x6x6xf32> loc(#loc116)
+    %80 = "linalg.fill"(%2, %79) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1538: f32 loc(unknown), %arg1539: f32 loc(unknown)):
       "linalg.yield"(%arg1538) : (f32) -> () loc(#loc116)
-    }) : (f32, tensor<2x2x6xf32>) -> tensor<2x2x6xf32> loc(#loc116)
-    %97:2 = "linalg.generic"(%92, %96, %94) <{indexing_maps = [#map14, #map13, #map13], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%arg1535: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg1536: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1537: i64 loc(fused[#loc10, #loc50, #loc4, #loc51])):
-      %1261 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc116)
-      %1262 = "arith.index_cast"(%1261) : (index) -> i64 loc(#loc116)
-      %1263 = "arith.maximumf"(%arg1535, %arg1536) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      %1264 = "arith.cmpf"(%arg1535, %arg1536) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc116)
-      %1265 = "arith.select"(%1264, %1262, %arg1537) : (i1, i64, i64) -> i64 loc(#loc116)
-      "linalg.yield"(%1263, %1265) : (f32, i64) -> () loc(#loc116)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6xf32>, tensor<2x2x6xi64>) -> (tensor<2x2x6xf32>, tensor<2x2x6xi64>) loc(#loc116)
-    %98 = "tensor.expand_shape"(%97#0) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 2, 6, 1>}> : (tensor<2x2x6xf32>) -> tensor<2x2x6x1xf32> loc(#loc116)
-    %99 = "linalg.generic"(%92, %98, %84) <{indexing_maps = [#map14, #map18, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1532: f32 loc(fused[#loc10, #loc18, #loc4, #loc12]), %arg1533: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1534: f32 loc(fused[#loc10, #loc50, #loc4, #loc51])):
-      %1260 = "arith.subf"(%arg1532, %arg1533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%1260) : (f32) -> () loc(#loc116)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc116)
-    %100 = "linalg.generic"(%99, %84) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1530: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1531: f32 loc(fused[#loc10, #loc50, #loc4, #loc51])):
-      %1259 = "math.exp"(%arg1530) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc116)
-      "linalg.yield"(%1259) : (f32) -> () loc(#loc116)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc116)
-    %101 = "tensor.empty"() : () -> tensor<2x2x6x1xf32> loc(#loc116)
-    %102 = "linalg.fill"(%2, %101) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1528: f32 loc(unknown), %arg1529: f32 loc(unknown)):
-      "linalg.yield"(%arg1528) : (f32) -> () loc(#loc116)
-    }) : (f32, tensor<2x2x6x1xf32>) -> tensor<2x2x6x1xf32> loc(#loc116)
-    %103 = "linalg.generic"(%100, %102) <{indexing_maps = [#map14, #map18], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1526: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1527: f32 loc(fused[#loc10, #loc50, #loc4, #loc51])):
-      %1258 = "arith.addf"(%arg1526, %arg1527) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%1258) : (f32) -> () loc(#loc116)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>) -> tensor<2x2x6x1xf32> loc(#loc116)
-    %104 = "linalg.generic"(%100, %103, %84) <{indexing_maps = [#map14, #map18, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1523: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1524: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1525: f32 loc(fused[#loc10, #loc50, #loc4, #loc51])):
-      %1257 = "arith.divf"(%arg1523, %arg1524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%1257) : (f32) -> () loc(#loc116)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc116)
-    %105 = "tensor.collapse_shape"(%104) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc117)
-    %106 = "tensor.collapse_shape"(%75) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc118)
-    %107 = "tensor.empty"() : () -> tensor<4x6x8xf32> loc(#loc119)
-    %108 = "linalg.fill"(%2, %107) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1521: f32 loc(unknown), %arg1522: f32 loc(unknown)):
-      "linalg.yield"(%arg1521) : (f32) -> () loc(#loc119)
-    }) : (f32, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc119)
-    %109 = "linalg.batch_matmul"(%105, %106, %108) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1518: f32 loc(unknown), %arg1519: f32 loc(unknown), %arg1520: f32 loc(unknown)):
-      %1255 = "arith.mulf"(%arg1518, %arg1519) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      %1256 = "arith.addf"(%arg1520, %1255) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%1256) : (f32) -> () loc(#loc119)
-    }) : (tensor<4x6x6xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc119)
-    %110 = "tensor.expand_shape"(%109) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 8>}> : (tensor<4x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc118)
-    %111 = "tensor.empty"() : () -> tensor<2x6x2x8xf32> loc(#loc120)
-    %112 = "linalg.transpose"(%110, %111) <{permutation = array<i64: 0, 2, 1, 3>}> ({
-    ^bb0(%arg1516: f32 loc(fused[#loc10, #loc48, #loc4, #loc51]), %arg1517: f32 loc(fused[#loc10, #loc47, #loc4, #loc52])):
-      "linalg.yield"(%arg1516) : (f32) -> () loc(#loc120)
-    }) : (tensor<2x2x6x8xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc120)
-    %113 = "tensor.collapse_shape"(%112) <{reassociation = [[0, 1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<12x16xf32> loc(#loc121)
-    %114 = "tensor.empty"() : () -> tensor<16x16xf32> loc(#loc122)
-    %115 = "linalg.transpose"(%arg5, %114) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1514: f32 loc(fused[#loc53, #loc43, #loc4, #loc52]), %arg1515: f32 loc(fused[#loc53, #loc43, #loc4, #loc52])):
-      "linalg.yield"(%arg1514) : (f32) -> () loc(#loc122)
-    }) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc122)
-    %116 = "linalg.matmul"(%113, %115, %34) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1511: f32 loc(unknown), %arg1512: f32 loc(unknown), %arg1513: f32 loc(unknown)):
-      %1253 = "arith.mulf"(%arg1511, %arg1512) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      %1254 = "arith.addf"(%arg1513, %1253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%1254) : (f32) -> () loc(#loc123)
-    }) : (tensor<12x16xf32>, tensor<16x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc123)
-    %117 = "linalg.generic"(%arg6, %33) <{indexing_maps = [#map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1509: f32 loc(fused[#loc53, #loc54, #loc4, #loc52]), %arg1510: f32 loc(fused[#loc53, #loc54, #loc4, #loc52])):
-      "linalg.yield"(%arg1509) : (f32) -> () loc(#loc123)
-    }) : (tensor<16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc123)
-    %118 = "linalg.generic"(%116, %117, %33) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1506: f32 loc(fused[#loc53, #loc54, #loc4, #loc52]), %arg1507: f32 loc(fused[#loc53, #loc54, #loc4, #loc52]), %arg1508: f32 loc(fused[#loc53, #loc54, #loc4, #loc52])):
-      %1252 = "arith.addf"(%arg1506, %arg1507) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%1252) : (f32) -> () loc(#loc123)
-    }) : (tensor<12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc123)
-    %119 = "tensor.expand_shape"(%118) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc121)
-    %120 = "linalg.generic"(%46, %119, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1503: f32 loc(fused[#loc6, #loc39, #loc4, #loc9]), %arg1504: f32 loc(fused[#loc53, #loc41, #loc4, #loc52]), %arg1505: f32 loc(fused[#loc6, #loc39, #loc4, #loc26])):
-      %1251 = "arith.addf"(%arg1503, %arg1504) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%1251) : (f32) -> () loc(#loc124)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc124)
-    %121 = "linalg.generic"(%120, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1501: f32 loc(fused[#loc6, #loc39, #loc4, #loc26]), %arg1502: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1250 = "arith.addf"(%arg1501, %arg1502) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1250) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc125)
-    %122 = "linalg.generic"(%121, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1499: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1500: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1249 = "arith.divf"(%arg1499, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1249) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc125)
-    %123 = "linalg.generic"(%120, %122, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1496: f32 loc(fused[#loc6, #loc39, #loc4, #loc26]), %arg1497: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1498: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1248 = "arith.subf"(%arg1496, %arg1497) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1248) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc125)
-    %124 = "linalg.generic"(%123, %123, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1493: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1494: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1495: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1247 = "arith.mulf"(%arg1493, %arg1494) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1247) : (f32) -> () loc(#loc125)
+    }) : (f32, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc116)
+    %81 = "linalg.batch_matmul"(%77, %78, %80) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1535: f32 loc(unknown), %arg1536: f32 loc(unknown), %arg1537: f32 loc(unknown)):
+      %1313 = "arith.mulf"(%arg1535, %arg1536) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      %1314 = "arith.addf"(%arg1537, %1313) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%1314) : (f32) -> () loc(#loc116)
+    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc116)
+    %82 = "tensor.expand_shape"(%81) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 6>}> : (tensor<4x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc115)
+    %83 = "tensor.empty"() : () -> tensor<2x2x6x6xf32> loc(#loc100)
+    %84 = "linalg.generic"(%82, %83) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1533: f32 loc(fused[#loc10, #loc49, #loc4, #loc27]), %arg1534: f32 loc(fused[#loc10, #loc26, #loc4, #loc27])):
+      %1311 = "arith.truncf"(%15) : (f64) -> f32 loc(#loc100)
+      %1312 = "arith.divf"(%arg1533, %1311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%1312) : (f32) -> () loc(#loc100)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc100)
+    %85 = "tensor.expand_shape"(%23) <{reassociation = [[0, 1]], static_output_shape = array<i64: 1, 6>}> : (tensor<6xi64>) -> tensor<1x6xi64> loc(#loc98)
+    %86 = "tensor.empty"() : () -> tensor<6x6xi64> loc(#loc98)
+    %87 = "linalg.generic"(%85, %36, %86) <{indexing_maps = [#map15, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1530: i64 loc(fused[#loc10, #loc20, #loc4, #loc21]), %arg1531: i64 loc(fused[#loc10, #loc20, #loc4, #loc21]), %arg1532: i64 loc(fused[#loc10, #loc20, #loc4, #loc21])):
+      %1310 = "arith.subi"(%arg1530, %arg1531) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc98)
+      "linalg.yield"(%1310) : (i64) -> () loc(#loc98)
+    }) : (tensor<1x6xi64>, tensor<6x1xi64>, tensor<6x6xi64>) -> tensor<6x6xi64> loc(#loc98)
+    %88 = "linalg.generic"(%87, %37) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1528: i64 loc(fused[#loc10, #loc20, #loc4, #loc21]), %arg1529: i8 loc(fused[#loc10, #loc20, #loc4, #loc21])):
+      %1307 = "arith.trunci"(%arg1529) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc98)
+      %1308 = "arith.cmpi"(%arg1528, %1) <{predicate = 3 : i64}> : (i64, i64) -> i1 loc(#loc98)
+      %1309 = "arith.extui"(%1308) : (i1) -> i8 loc(#loc98)
+      "linalg.yield"(%1309) : (i8) -> () loc(#loc98)
+    }) : (tensor<6x6xi64>, tensor<6x6xi8>) -> tensor<6x6xi8> loc(#loc98)
+    %89 = "linalg.generic"(%88, %13, %37) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1525: i8 loc(fused[#loc10, #loc20, #loc4, #loc21]), %arg1526: i8 loc(fused[#loc10, #loc20, #loc4, #loc21]), %arg1527: i8 loc(fused[#loc10, #loc20, #loc4, #loc21])):
+      %1302 = "arith.trunci"(%arg1527) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc98)
+      %1303 = "arith.trunci"(%arg1526) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc98)
+      %1304 = "arith.trunci"(%arg1525) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc98)
+      %1305 = "arith.andi"(%1304, %1303) : (i1, i1) -> i1 loc(#loc98)
+      %1306 = "arith.extui"(%1305) : (i1) -> i8 loc(#loc98)
+      "linalg.yield"(%1306) : (i8) -> () loc(#loc98)
+    }) : (tensor<6x6xi8>, tensor<6x6xi8>, tensor<6x6xi8>) -> tensor<6x6xi8> loc(#loc98)
+    %90 = "linalg.generic"(%89, %37) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1523: i8 loc(fused[#loc10, #loc20, #loc4, #loc21]), %arg1524: i8 loc(fused[#loc10, #loc11, #loc4, #loc12])):
+      %1298 = "arith.trunci"(%arg1524) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc92)
+      %1299 = "arith.trunci"(%arg1523) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc92)
+      %1300 = "arith.xori"(%1299, %3) : (i1, i1) -> i1 loc(#loc92)
+      %1301 = "arith.extui"(%1300) : (i1) -> i8 loc(#loc92)
+      "linalg.yield"(%1301) : (i8) -> () loc(#loc92)
+    }) : (tensor<6x6xi8>, tensor<6x6xi8>) -> tensor<6x6xi8> loc(#loc92)
+    %91 = "linalg.generic"(%90, %11, %84, %83) <{indexing_maps = [#map16, #map17, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1519: i8 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg1520: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg1521: f32 loc(fused[#loc10, #loc26, #loc4, #loc27]), %arg1522: f32 loc(fused[#loc10, #loc19, #loc4, #loc12])):
+      %1296 = "arith.trunci"(%arg1519) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc97)
+      %1297 = "arith.select"(%1296, %arg1520, %arg1521) : (i1, f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%1297) : (f32) -> () loc(#loc97)
+    }) : (tensor<6x6xi8>, tensor<f32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc97)
+    %92 = "tensor.empty"() : () -> tensor<2x2x6xi64> loc(#loc117)
+    %93 = "linalg.fill"(%1, %92) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1517: i64 loc(unknown), %arg1518: i64 loc(unknown)):
+      "linalg.yield"(%arg1517) : (i64) -> () loc(#loc117)
+    }) : (i64, tensor<2x2x6xi64>) -> tensor<2x2x6xi64> loc(#loc117)
+    %94 = "tensor.empty"() : () -> tensor<2x2x6xf32> loc(#loc117)
+    %95 = "linalg.fill"(%4, %94) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1515: f32 loc(unknown), %arg1516: f32 loc(unknown)):
+      "linalg.yield"(%arg1515) : (f32) -> () loc(#loc117)
+    }) : (f32, tensor<2x2x6xf32>) -> tensor<2x2x6xf32> loc(#loc117)
+    %96:2 = "linalg.generic"(%91, %95, %93) <{indexing_maps = [#map14, #map13, #map13], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
+    ^bb0(%arg1512: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg1513: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1514: i64 loc(fused[#loc10, #loc51, #loc4, #loc52])):
+      %1291 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc117)
+      %1292 = "arith.index_cast"(%1291) : (index) -> i64 loc(#loc117)
+      %1293 = "arith.maximumf"(%arg1512, %arg1513) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      %1294 = "arith.cmpf"(%arg1512, %arg1513) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc117)
+      %1295 = "arith.select"(%1294, %1292, %arg1514) : (i1, i64, i64) -> i64 loc(#loc117)
+      "linalg.yield"(%1293, %1295) : (f32, i64) -> () loc(#loc117)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6xf32>, tensor<2x2x6xi64>) -> (tensor<2x2x6xf32>, tensor<2x2x6xi64>) loc(#loc117)
+    %97 = "tensor.expand_shape"(%96#0) <{reassociation = [[0], [1], [2, 3]], static_output_shape = array<i64: 2, 2, 6, 1>}> : (tensor<2x2x6xf32>) -> tensor<2x2x6x1xf32> loc(#loc117)
+    %98 = "linalg.generic"(%91, %97, %83) <{indexing_maps = [#map14, #map18, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1509: f32 loc(fused[#loc10, #loc19, #loc4, #loc12]), %arg1510: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1511: f32 loc(fused[#loc10, #loc51, #loc4, #loc52])):
+      %1290 = "arith.subf"(%arg1509, %arg1510) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%1290) : (f32) -> () loc(#loc117)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc117)
+    %99 = "linalg.generic"(%98, %83) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1507: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1508: f32 loc(fused[#loc10, #loc51, #loc4, #loc52])):
+      %1289 = "math.exp"(%arg1507) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc117)
+      "linalg.yield"(%1289) : (f32) -> () loc(#loc117)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc117)
+    %100 = "tensor.empty"() : () -> tensor<2x2x6x1xf32> loc(#loc117)
+    %101 = "linalg.fill"(%2, %100) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1505: f32 loc(unknown), %arg1506: f32 loc(unknown)):
+      "linalg.yield"(%arg1505) : (f32) -> () loc(#loc117)
+    }) : (f32, tensor<2x2x6x1xf32>) -> tensor<2x2x6x1xf32> loc(#loc117)
+    %102 = "linalg.generic"(%99, %101) <{indexing_maps = [#map14, #map18], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1503: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1504: f32 loc(fused[#loc10, #loc51, #loc4, #loc52])):
+      %1288 = "arith.addf"(%arg1503, %arg1504) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%1288) : (f32) -> () loc(#loc117)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>) -> tensor<2x2x6x1xf32> loc(#loc117)
+    %103 = "linalg.generic"(%99, %102, %83) <{indexing_maps = [#map14, #map18, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1500: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1501: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1502: f32 loc(fused[#loc10, #loc51, #loc4, #loc52])):
+      %1287 = "arith.divf"(%arg1500, %arg1501) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%1287) : (f32) -> () loc(#loc117)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc117)
+    %104 = "tensor.collapse_shape"(%103) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc118)
+    %105 = "tensor.collapse_shape"(%74) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc119)
+    %106 = "tensor.empty"() : () -> tensor<4x6x8xf32> loc(#loc120)
+    %107 = "linalg.fill"(%2, %106) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1498: f32 loc(unknown), %arg1499: f32 loc(unknown)):
+      "linalg.yield"(%arg1498) : (f32) -> () loc(#loc120)
+    }) : (f32, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc120)
+    %108 = "linalg.batch_matmul"(%104, %105, %107) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1495: f32 loc(unknown), %arg1496: f32 loc(unknown), %arg1497: f32 loc(unknown)):
+      %1285 = "arith.mulf"(%arg1495, %arg1496) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      %1286 = "arith.addf"(%arg1497, %1285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%1286) : (f32) -> () loc(#loc120)
+    }) : (tensor<4x6x6xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc120)
+    %109 = "tensor.expand_shape"(%108) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 8>}> : (tensor<4x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc119)
+    %110 = "tensor.empty"() : () -> tensor<2x6x2x8xf32> loc(#loc121)
+    %111 = "linalg.transpose"(%109, %110) <{permutation = array<i64: 0, 2, 1, 3>}> ({
+    ^bb0(%arg1493: f32 loc(fused[#loc10, #loc49, #loc4, #loc52]), %arg1494: f32 loc(fused[#loc10, #loc48, #loc4, #loc53])):
+      "linalg.yield"(%arg1493) : (f32) -> () loc(#loc121)
+    }) : (tensor<2x2x6x8xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc121)
+    %112 = "tensor.collapse_shape"(%111) <{reassociation = [[0, 1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<12x16xf32> loc(#loc122)
+    %113 = "tensor.empty"() : () -> tensor<16x16xf32> loc(#loc123)
+    %114 = "linalg.transpose"(%arg5, %113) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1491: f32 loc(fused[#loc54, #loc44, #loc4, #loc53]), %arg1492: f32 loc(fused[#loc54, #loc44, #loc4, #loc53])):
+      "linalg.yield"(%arg1491) : (f32) -> () loc(#loc123)
+    }) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc123)
+    %115 = "linalg.matmul"(%112, %114, %33) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1488: f32 loc(unknown), %arg1489: f32 loc(unknown), %arg1490: f32 loc(unknown)):
+      %1283 = "arith.mulf"(%arg1488, %arg1489) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      %1284 = "arith.addf"(%arg1490, %1283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%1284) : (f32) -> () loc(#loc124)
+    }) : (tensor<12x16xf32>, tensor<16x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc124)
+    %116 = "linalg.generic"(%arg6, %32) <{indexing_maps = [#map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1486: f32 loc(fused[#loc54, #loc55, #loc4, #loc53]), %arg1487: f32 loc(fused[#loc54, #loc55, #loc4, #loc53])):
+      "linalg.yield"(%arg1486) : (f32) -> () loc(#loc124)
+    }) : (tensor<16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc124)
+    %117 = "linalg.generic"(%115, %116, %32) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1483: f32 loc(fused[#loc54, #loc55, #loc4, #loc53]), %arg1484: f32 loc(fused[#loc54, #loc55, #loc4, #loc53]), %arg1485: f32 loc(fused[#loc54, #loc55, #loc4, #loc53])):
+      %1282 = "arith.addf"(%arg1483, %arg1484) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%1282) : (f32) -> () loc(#loc124)
+    }) : (tensor<12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc124)
+    %118 = "tensor.expand_shape"(%117) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc122)
+    %119 = "linalg.generic"(%45, %118, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1480: f32 loc(fused[#loc6, #loc40, #loc4, #loc9]), %arg1481: f32 loc(fused[#loc54, #loc42, #loc4, #loc53]), %arg1482: f32 loc(fused[#loc6, #loc40, #loc4, #loc30])):
+      %1281 = "arith.addf"(%arg1480, %arg1481) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%1281) : (f32) -> () loc(#loc125)
     }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc125)
-    %125 = "linalg.generic"(%124, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1491: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1492: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1246 = "arith.addf"(%arg1491, %arg1492) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1246) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc125)
-    %126 = "linalg.generic"(%125, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1489: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1490: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1245 = "arith.divf"(%arg1489, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1245) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc125)
-    %127 = "linalg.generic"(%126, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1487: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1488: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1243 = "arith.truncf"(%17) : (f64) -> f32 loc(#loc125)
-      %1244 = "arith.addf"(%arg1487, %1243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1244) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc125)
-    %128 = "linalg.generic"(%127, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1485: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1486: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1242 = "math.rsqrt"(%arg1485) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1242) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc125)
-    %129 = "linalg.generic"(%123, %128, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1482: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1483: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1484: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1241 = "arith.mulf"(%arg1482, %arg1483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1241) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc125)
-    %130 = "linalg.generic"(%129, %arg7, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1479: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1480: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1481: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1240 = "arith.mulf"(%arg1479, %arg1480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1240) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc125)
-    %131 = "linalg.generic"(%130, %arg8, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1476: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1477: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1478: f32 loc(fused[#loc55, #loc25, #loc4, #loc16])):
-      %1239 = "arith.addf"(%arg1476, %arg1477) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%1239) : (f32) -> () loc(#loc125)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc125)
-    %132 = "tensor.collapse_shape"(%131) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc126)
-    %133 = "tensor.empty"() : () -> tensor<16x64xf32> loc(#loc127)
-    %134 = "linalg.transpose"(%arg9, %133) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1474: f32 loc(fused[#loc56, #loc43, #loc4, #loc16]), %arg1475: f32 loc(fused[#loc56, #loc43, #loc4, #loc16])):
-      "linalg.yield"(%arg1474) : (f32) -> () loc(#loc127)
-    }) : (tensor<64x16xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc127)
-    %135 = "tensor.empty"() : () -> tensor<12x64xf32> loc(#loc128)
-    %136 = "linalg.fill"(%2, %135) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1472: f32 loc(unknown), %arg1473: f32 loc(unknown)):
-      "linalg.yield"(%arg1472) : (f32) -> () loc(#loc128)
-    }) : (f32, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc128)
-    %137 = "linalg.matmul"(%132, %134, %136) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1469: f32 loc(unknown), %arg1470: f32 loc(unknown), %arg1471: f32 loc(unknown)):
-      %1237 = "arith.mulf"(%arg1469, %arg1470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      %1238 = "arith.addf"(%arg1471, %1237) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%1238) : (f32) -> () loc(#loc128)
-    }) : (tensor<12x16xf32>, tensor<16x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc128)
-    %138 = "linalg.generic"(%arg10, %135) <{indexing_maps = [#map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1467: f32 loc(fused[#loc56, #loc54, #loc4, #loc16]), %arg1468: f32 loc(fused[#loc56, #loc54, #loc4, #loc16])):
-      "linalg.yield"(%arg1467) : (f32) -> () loc(#loc128)
-    }) : (tensor<64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc128)
-    %139 = "linalg.generic"(%137, %138, %135) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1464: f32 loc(fused[#loc56, #loc54, #loc4, #loc16]), %arg1465: f32 loc(fused[#loc56, #loc54, #loc4, #loc16]), %arg1466: f32 loc(fused[#loc56, #loc54, #loc4, #loc16])):
-      %1236 = "arith.addf"(%arg1464, %arg1465) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
-      "linalg.yield"(%1236) : (f32) -> () loc(#loc128)
-    }) : (tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc128)
-    %140 = "tensor.expand_shape"(%139) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 64>}> : (tensor<12x64xf32>) -> tensor<2x6x64xf32> loc(#loc126)
-    %141 = "tensor.empty"() : () -> tensor<2x6x64xf32> loc(#loc94)
-    %142 = "linalg.generic"(%140, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1462: f32 loc(fused[#loc56, #loc41, #loc4, #loc16]), %arg1463: f32 loc(fused[#loc14, #loc15, #loc4, #loc16])):
-      %1231 = "arith.divf"(%arg1462, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      %1232 = "math.erf"(%1231) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc94)
-      %1233 = "arith.addf"(%1232, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      %1234 = "arith.mulf"(%1233, %6) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      %1235 = "arith.mulf"(%arg1462, %1234) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%1235) : (f32) -> () loc(#loc94)
+    %120 = "linalg.generic"(%119, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1478: f32 loc(fused[#loc6, #loc40, #loc4, #loc30]), %arg1479: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1280 = "arith.addf"(%arg1478, %arg1479) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1280) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc126)
+    %121 = "linalg.generic"(%120, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1476: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1477: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1279 = "arith.divf"(%arg1476, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1279) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc126)
+    %122 = "linalg.generic"(%119, %121, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1473: f32 loc(fused[#loc6, #loc40, #loc4, #loc30]), %arg1474: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1475: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1278 = "arith.subf"(%arg1473, %arg1474) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1278) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc126)
+    %123 = "linalg.generic"(%122, %122, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1470: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1471: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1472: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1277 = "arith.mulf"(%arg1470, %arg1471) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1277) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc126)
+    %124 = "linalg.generic"(%123, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1468: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1469: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1276 = "arith.addf"(%arg1468, %arg1469) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1276) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc126)
+    %125 = "linalg.generic"(%124, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1466: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1467: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1275 = "arith.divf"(%arg1466, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1275) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc126)
+    %126 = "linalg.generic"(%125, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1464: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1465: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1273 = "arith.truncf"(%16) : (f64) -> f32 loc(#loc126)
+      %1274 = "arith.addf"(%arg1464, %1273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1274) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc126)
+    %127 = "linalg.generic"(%126, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1462: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1463: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1272 = "math.rsqrt"(%arg1462) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1272) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc126)
+    %128 = "linalg.generic"(%122, %127, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1459: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1460: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1461: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1271 = "arith.mulf"(%arg1459, %arg1460) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1271) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc126)
+    %129 = "linalg.generic"(%128, %arg7, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1456: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1457: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1458: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1270 = "arith.mulf"(%arg1456, %arg1457) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1270) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc126)
+    %130 = "linalg.generic"(%129, %arg8, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1453: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1454: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1455: f32 loc(fused[#loc56, #loc29, #loc4, #loc16])):
+      %1269 = "arith.addf"(%arg1453, %arg1454) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%1269) : (f32) -> () loc(#loc126)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc126)
+    %131 = "tensor.collapse_shape"(%130) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc127)
+    %132 = "tensor.empty"() : () -> tensor<16x64xf32> loc(#loc128)
+    %133 = "linalg.transpose"(%arg9, %132) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1451: f32 loc(fused[#loc57, #loc44, #loc4, #loc16]), %arg1452: f32 loc(fused[#loc57, #loc44, #loc4, #loc16])):
+      "linalg.yield"(%arg1451) : (f32) -> () loc(#loc128)
+    }) : (tensor<64x16xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc128)
+    %134 = "tensor.empty"() : () -> tensor<12x64xf32> loc(#loc129)
+    %135 = "linalg.fill"(%2, %134) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1449: f32 loc(unknown), %arg1450: f32 loc(unknown)):
+      "linalg.yield"(%arg1449) : (f32) -> () loc(#loc129)
+    }) : (f32, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc129)
+    %136 = "linalg.matmul"(%131, %133, %135) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1446: f32 loc(unknown), %arg1447: f32 loc(unknown), %arg1448: f32 loc(unknown)):
+      %1267 = "arith.mulf"(%arg1446, %arg1447) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      %1268 = "arith.addf"(%arg1448, %1267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%1268) : (f32) -> () loc(#loc129)
+    }) : (tensor<12x16xf32>, tensor<16x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc129)
+    %137 = "linalg.generic"(%arg10, %134) <{indexing_maps = [#map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1444: f32 loc(fused[#loc57, #loc55, #loc4, #loc16]), %arg1445: f32 loc(fused[#loc57, #loc55, #loc4, #loc16])):
+      "linalg.yield"(%arg1444) : (f32) -> () loc(#loc129)
+    }) : (tensor<64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc129)
+    %138 = "linalg.generic"(%136, %137, %134) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1441: f32 loc(fused[#loc57, #loc55, #loc4, #loc16]), %arg1442: f32 loc(fused[#loc57, #loc55, #loc4, #loc16]), %arg1443: f32 loc(fused[#loc57, #loc55, #loc4, #loc16])):
+      %1266 = "arith.addf"(%arg1441, %arg1442) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%1266) : (f32) -> () loc(#loc129)
+    }) : (tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc129)
+    %139 = "tensor.expand_shape"(%138) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 64>}> : (tensor<12x64xf32>) -> tensor<2x6x64xf32> loc(#loc127)
+    %140 = "tensor.empty"() : () -> tensor<2x6x64xf32> loc(#loc94)
+    %141 = "linalg.generic"(%139, %140) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1439: f32 loc(fused[#loc57, #loc42, #loc4, #loc16]), %arg1440: f32 loc(fused[#loc14, #loc15, #loc4, #loc16])):
+      %1261 = "arith.divf"(%arg1439, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      %1262 = "math.erf"(%1261) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc94)
+      %1263 = "arith.addf"(%1262, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      %1264 = "arith.mulf"(%1263, %6) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      %1265 = "arith.mulf"(%arg1439, %1264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%1265) : (f32) -> () loc(#loc94)
     }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc94)
-    %143 = "tensor.collapse_shape"(%142) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x64xf32>) -> tensor<12x64xf32> loc(#loc129)
-    %144 = "tensor.empty"() : () -> tensor<64x16xf32> loc(#loc130)
-    %145 = "linalg.transpose"(%arg11, %144) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1460: f32 loc(fused[#loc57, #loc43, #loc4, #loc16]), %arg1461: f32 loc(fused[#loc57, #loc43, #loc4, #loc16])):
-      "linalg.yield"(%arg1460) : (f32) -> () loc(#loc130)
-    }) : (tensor<16x64xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc130)
-    %146 = "linalg.matmul"(%143, %145, %34) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1457: f32 loc(unknown), %arg1458: f32 loc(unknown), %arg1459: f32 loc(unknown)):
-      %1229 = "arith.mulf"(%arg1457, %arg1458) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
-      %1230 = "arith.addf"(%arg1459, %1229) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
-      "linalg.yield"(%1230) : (f32) -> () loc(#loc131)
-    }) : (tensor<12x64xf32>, tensor<64x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc131)
-    %147 = "linalg.generic"(%arg12, %33) <{indexing_maps = [#map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1455: f32 loc(fused[#loc57, #loc54, #loc4, #loc16]), %arg1456: f32 loc(fused[#loc57, #loc54, #loc4, #loc16])):
-      "linalg.yield"(%arg1455) : (f32) -> () loc(#loc131)
-    }) : (tensor<16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc131)
-    %148 = "linalg.generic"(%146, %147, %33) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1452: f32 loc(fused[#loc57, #loc54, #loc4, #loc16]), %arg1453: f32 loc(fused[#loc57, #loc54, #loc4, #loc16]), %arg1454: f32 loc(fused[#loc57, #loc54, #loc4, #loc16])):
-      %1228 = "arith.addf"(%arg1452, %arg1453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
-      "linalg.yield"(%1228) : (f32) -> () loc(#loc131)
-    }) : (tensor<12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc131)
-    %149 = "tensor.expand_shape"(%148) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc129)
-    %150 = "linalg.generic"(%120, %149, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1449: f32 loc(fused[#loc6, #loc39, #loc4, #loc26]), %arg1450: f32 loc(fused[#loc57, #loc41, #loc4, #loc16]), %arg1451: f32 loc(fused[#loc6, #loc39, #loc4, #loc16])):
-      %1227 = "arith.addf"(%arg1449, %arg1450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%1227) : (f32) -> () loc(#loc132)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc132)
-    %151 = "linalg.generic"(%150, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1447: f32 loc(fused[#loc6, #loc39, #loc4, #loc16]), %arg1448: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1226 = "arith.addf"(%arg1447, %arg1448) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1226) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc133)
-    %152 = "linalg.generic"(%151, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1445: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1446: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1225 = "arith.divf"(%arg1445, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1225) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc133)
-    %153 = "linalg.generic"(%150, %152, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1442: f32 loc(fused[#loc6, #loc39, #loc4, #loc16]), %arg1443: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1444: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1224 = "arith.subf"(%arg1442, %arg1443) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1224) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc133)
-    %154 = "linalg.generic"(%153, %153, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1439: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1440: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1441: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1223 = "arith.mulf"(%arg1439, %arg1440) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1223) : (f32) -> () loc(#loc133)
+    %142 = "tensor.collapse_shape"(%141) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x64xf32>) -> tensor<12x64xf32> loc(#loc130)
+    %143 = "tensor.empty"() : () -> tensor<64x16xf32> loc(#loc131)
+    %144 = "linalg.transpose"(%arg11, %143) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1437: f32 loc(fused[#loc58, #loc44, #loc4, #loc16]), %arg1438: f32 loc(fused[#loc58, #loc44, #loc4, #loc16])):
+      "linalg.yield"(%arg1437) : (f32) -> () loc(#loc131)
+    }) : (tensor<16x64xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc131)
+    %145 = "linalg.matmul"(%142, %144, %33) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1434: f32 loc(unknown), %arg1435: f32 loc(unknown), %arg1436: f32 loc(unknown)):
+      %1259 = "arith.mulf"(%arg1434, %arg1435) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      %1260 = "arith.addf"(%arg1436, %1259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%1260) : (f32) -> () loc(#loc132)
+    }) : (tensor<12x64xf32>, tensor<64x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc132)
+    %146 = "linalg.generic"(%arg12, %32) <{indexing_maps = [#map2, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1432: f32 loc(fused[#loc58, #loc55, #loc4, #loc16]), %arg1433: f32 loc(fused[#loc58, #loc55, #loc4, #loc16])):
+      "linalg.yield"(%arg1432) : (f32) -> () loc(#loc132)
+    }) : (tensor<16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc132)
+    %147 = "linalg.generic"(%145, %146, %32) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1429: f32 loc(fused[#loc58, #loc55, #loc4, #loc16]), %arg1430: f32 loc(fused[#loc58, #loc55, #loc4, #loc16]), %arg1431: f32 loc(fused[#loc58, #loc55, #loc4, #loc16])):
+      %1258 = "arith.addf"(%arg1429, %arg1430) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%1258) : (f32) -> () loc(#loc132)
+    }) : (tensor<12x16xf32>, tensor<12x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc132)
+    %148 = "tensor.expand_shape"(%147) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc130)
+    %149 = "linalg.generic"(%119, %148, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1426: f32 loc(fused[#loc6, #loc40, #loc4, #loc30]), %arg1427: f32 loc(fused[#loc58, #loc42, #loc4, #loc16]), %arg1428: f32 loc(fused[#loc6, #loc40, #loc4, #loc16])):
+      %1257 = "arith.addf"(%arg1426, %arg1427) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%1257) : (f32) -> () loc(#loc133)
     }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc133)
-    %155 = "linalg.generic"(%154, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1437: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1438: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1222 = "arith.addf"(%arg1437, %arg1438) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1222) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc133)
-    %156 = "linalg.generic"(%155, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1435: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1436: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1221 = "arith.divf"(%arg1435, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1221) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc133)
-    %157 = "linalg.generic"(%156, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1433: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1434: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1219 = "arith.truncf"(%17) : (f64) -> f32 loc(#loc133)
-      %1220 = "arith.addf"(%arg1433, %1219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1220) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc133)
-    %158 = "linalg.generic"(%157, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1431: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1432: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1218 = "math.rsqrt"(%arg1431) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1218) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc133)
-    %159 = "linalg.generic"(%153, %158, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1428: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1429: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1430: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1217 = "arith.mulf"(%arg1428, %arg1429) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1217) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc133)
-    %160 = "linalg.generic"(%159, %arg13, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1425: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1426: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1427: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1216 = "arith.mulf"(%arg1425, %arg1426) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1216) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc133)
-    %161 = "linalg.generic"(%160, %arg14, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1422: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1423: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1424: f32 loc(fused[#loc27, #loc25, #loc4, #loc29])):
-      %1215 = "arith.addf"(%arg1422, %arg1423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%1215) : (f32) -> () loc(#loc133)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc133)
-    %162 = "tensor.collapse_shape"(%161) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc134)
-    %163 = "tensor.empty"() : () -> tensor<16x11xf32> loc(#loc135)
-    %164 = "linalg.transpose"(%arg15, %163) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1420: f32 loc(fused[#loc58, #loc43, #loc4, #loc29]), %arg1421: f32 loc(fused[#loc58, #loc43, #loc4, #loc29])):
-      "linalg.yield"(%arg1420) : (f32) -> () loc(#loc135)
-    }) : (tensor<11x16xf32>, tensor<16x11xf32>) -> tensor<16x11xf32> loc(#loc135)
-    %165 = "linalg.fill"(%2, %31) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1418: f32 loc(unknown), %arg1419: f32 loc(unknown)):
-      "linalg.yield"(%arg1418) : (f32) -> () loc(#loc136)
-    }) : (f32, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc136)
-    %166 = "linalg.matmul"(%162, %164, %165) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1415: f32 loc(unknown), %arg1416: f32 loc(unknown), %arg1417: f32 loc(unknown)):
-      %1213 = "arith.mulf"(%arg1415, %arg1416) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      %1214 = "arith.addf"(%arg1417, %1213) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%1214) : (f32) -> () loc(#loc136)
-    }) : (tensor<12x16xf32>, tensor<16x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc136)
-    %167 = "tensor.collapse_shape"(%arg69) <{reassociation = [[0, 1]]}> : (tensor<2x6xi64>) -> tensor<12xi64> loc(#loc137)
-    %168 = "tensor.empty"() : () -> tensor<12xi64> loc(#loc93)
-    %169 = "linalg.fill"(%1, %168) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1413: i64 loc(unknown), %arg1414: i64 loc(unknown)):
-      "linalg.yield"(%arg1413) : (i64) -> () loc(#loc93)
+    %150 = "linalg.generic"(%149, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1424: f32 loc(fused[#loc6, #loc40, #loc4, #loc16]), %arg1425: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1256 = "arith.addf"(%arg1424, %arg1425) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1256) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc134)
+    %151 = "linalg.generic"(%150, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1422: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1423: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1255 = "arith.divf"(%arg1422, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1255) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc134)
+    %152 = "linalg.generic"(%149, %151, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1419: f32 loc(fused[#loc6, #loc40, #loc4, #loc16]), %arg1420: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1421: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1254 = "arith.subf"(%arg1419, %arg1420) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1254) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc134)
+    %153 = "linalg.generic"(%152, %152, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1416: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1417: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1418: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1253 = "arith.mulf"(%arg1416, %arg1417) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1253) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc134)
+    %154 = "linalg.generic"(%153, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1414: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1415: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1252 = "arith.addf"(%arg1414, %arg1415) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1252) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc134)
+    %155 = "linalg.generic"(%154, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1412: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1413: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1251 = "arith.divf"(%arg1412, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1251) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc134)
+    %156 = "linalg.generic"(%155, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1410: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1411: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1249 = "arith.truncf"(%16) : (f64) -> f32 loc(#loc134)
+      %1250 = "arith.addf"(%arg1410, %1249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1250) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc134)
+    %157 = "linalg.generic"(%156, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1408: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1409: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1248 = "math.rsqrt"(%arg1408) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1248) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc134)
+    %158 = "linalg.generic"(%152, %157, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1405: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1406: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1407: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1247 = "arith.mulf"(%arg1405, %arg1406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1247) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc134)
+    %159 = "linalg.generic"(%158, %arg13, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1402: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1403: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1404: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1246 = "arith.mulf"(%arg1402, %arg1403) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1246) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc134)
+    %160 = "linalg.generic"(%159, %arg14, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1399: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1400: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1401: f32 loc(fused[#loc31, #loc29, #loc4, #loc33])):
+      %1245 = "arith.addf"(%arg1399, %arg1400) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%1245) : (f32) -> () loc(#loc134)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc134)
+    %161 = "tensor.collapse_shape"(%160) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc135)
+    %162 = "tensor.empty"() : () -> tensor<16x11xf32> loc(#loc136)
+    %163 = "linalg.transpose"(%arg15, %162) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1397: f32 loc(fused[#loc59, #loc44, #loc4, #loc33]), %arg1398: f32 loc(fused[#loc59, #loc44, #loc4, #loc33])):
+      "linalg.yield"(%arg1397) : (f32) -> () loc(#loc136)
+    }) : (tensor<11x16xf32>, tensor<16x11xf32>) -> tensor<16x11xf32> loc(#loc136)
+    %164 = "linalg.fill"(%2, %30) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1395: f32 loc(unknown), %arg1396: f32 loc(unknown)):
+      "linalg.yield"(%arg1395) : (f32) -> () loc(#loc137)
+    }) : (f32, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc137)
+    %165 = "linalg.matmul"(%161, %163, %164) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1392: f32 loc(unknown), %arg1393: f32 loc(unknown), %arg1394: f32 loc(unknown)):
+      %1243 = "arith.mulf"(%arg1392, %arg1393) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc137)
+      %1244 = "arith.addf"(%arg1394, %1243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc137)
+      "linalg.yield"(%1244) : (f32) -> () loc(#loc137)
+    }) : (tensor<12x16xf32>, tensor<16x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc137)
+    %166 = "tensor.collapse_shape"(%arg69) <{reassociation = [[0, 1]]}> : (tensor<2x6xi64>) -> tensor<12xi64> loc(#loc138)
+    %167 = "tensor.empty"() : () -> tensor<12xi64> loc(#loc93)
+    %168 = "linalg.fill"(%1, %167) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1390: i64 loc(unknown), %arg1391: i64 loc(unknown)):
+      "linalg.yield"(%arg1390) : (i64) -> () loc(#loc93)
     }) : (i64, tensor<12xi64>) -> tensor<12xi64> loc(#loc93)
-    %170 = "tensor.empty"() : () -> tensor<12xf32> loc(#loc93)
-    %171 = "linalg.fill"(%4, %170) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1411: f32 loc(unknown), %arg1412: f32 loc(unknown)):
-      "linalg.yield"(%arg1411) : (f32) -> () loc(#loc93)
+    %169 = "tensor.empty"() : () -> tensor<12xf32> loc(#loc93)
+    %170 = "linalg.fill"(%4, %169) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1388: f32 loc(unknown), %arg1389: f32 loc(unknown)):
+      "linalg.yield"(%arg1388) : (f32) -> () loc(#loc93)
     }) : (f32, tensor<12xf32>) -> tensor<12xf32> loc(#loc93)
-    %172:2 = "linalg.generic"(%166, %171, %169) <{indexing_maps = [#map3, #map19, #map19], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%arg1408: f32 loc(fused[#loc2, #loc41, #loc4, #loc5]), %arg1409: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1410: i64 loc(fused[#loc2, #loc13, #loc4, #loc5])):
-      %1208 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc93)
-      %1209 = "arith.index_cast"(%1208) : (index) -> i64 loc(#loc93)
-      %1210 = "arith.maximumf"(%arg1408, %arg1409) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      %1211 = "arith.cmpf"(%arg1408, %arg1409) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc93)
-      %1212 = "arith.select"(%1211, %1209, %arg1410) : (i1, i64, i64) -> i64 loc(#loc93)
-      "linalg.yield"(%1210, %1212) : (f32, i64) -> () loc(#loc93)
+    %171:2 = "linalg.generic"(%165, %170, %168) <{indexing_maps = [#map3, #map19, #map19], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
+    ^bb0(%arg1385: f32 loc(fused[#loc2, #loc42, #loc4, #loc5]), %arg1386: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1387: i64 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %1238 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc93)
+      %1239 = "arith.index_cast"(%1238) : (index) -> i64 loc(#loc93)
+      %1240 = "arith.maximumf"(%arg1385, %arg1386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      %1241 = "arith.cmpf"(%arg1385, %arg1386) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc93)
+      %1242 = "arith.select"(%1241, %1239, %arg1387) : (i1, i64, i64) -> i64 loc(#loc93)
+      "linalg.yield"(%1240, %1242) : (f32, i64) -> () loc(#loc93)
     }) : (tensor<12x11xf32>, tensor<12xf32>, tensor<12xi64>) -> (tensor<12xf32>, tensor<12xi64>) loc(#loc93)
-    %173 = "tensor.expand_shape"(%172#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 12, 1>}> : (tensor<12xf32>) -> tensor<12x1xf32> loc(#loc93)
-    %174 = "linalg.generic"(%166, %173, %31) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1405: f32 loc(fused[#loc2, #loc41, #loc4, #loc5]), %arg1406: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1407: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
-      %1207 = "arith.subf"(%arg1405, %arg1406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%1207) : (f32) -> () loc(#loc93)
+    %172 = "tensor.expand_shape"(%171#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 12, 1>}> : (tensor<12xf32>) -> tensor<12x1xf32> loc(#loc93)
+    %173 = "linalg.generic"(%165, %172, %30) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1382: f32 loc(fused[#loc2, #loc42, #loc4, #loc5]), %arg1383: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1384: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %1237 = "arith.subf"(%arg1382, %arg1383) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%1237) : (f32) -> () loc(#loc93)
     }) : (tensor<12x11xf32>, tensor<12x1xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc93)
-    %175 = "linalg.generic"(%174, %31) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1403: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1404: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
-      %1206 = "math.exp"(%arg1403) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
-      "linalg.yield"(%1206) : (f32) -> () loc(#loc93)
+    %174 = "linalg.generic"(%173, %30) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1380: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1381: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %1236 = "math.exp"(%arg1380) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
+      "linalg.yield"(%1236) : (f32) -> () loc(#loc93)
     }) : (tensor<12x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc93)
-    %176 = "tensor.empty"() : () -> tensor<12x1xf32> loc(#loc93)
-    %177 = "linalg.fill"(%2, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1401: f32 loc(unknown), %arg1402: f32 loc(unknown)):
-      "linalg.yield"(%arg1401) : (f32) -> () loc(#loc93)
+    %175 = "tensor.empty"() : () -> tensor<12x1xf32> loc(#loc93)
+    %176 = "linalg.fill"(%2, %175) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1378: f32 loc(unknown), %arg1379: f32 loc(unknown)):
+      "linalg.yield"(%arg1378) : (f32) -> () loc(#loc93)
     }) : (f32, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc93)
-    %178 = "linalg.generic"(%175, %177) <{indexing_maps = [#map3, #map1], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1399: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1400: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
-      %1205 = "arith.addf"(%arg1399, %arg1400) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%1205) : (f32) -> () loc(#loc93)
+    %177 = "linalg.generic"(%174, %176) <{indexing_maps = [#map3, #map1], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1376: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1377: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %1235 = "arith.addf"(%arg1376, %arg1377) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%1235) : (f32) -> () loc(#loc93)
     }) : (tensor<12x11xf32>, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc93)
-    %179 = "linalg.generic"(%178, %176) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1397: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1398: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
-      %1204 = "math.log"(%arg1397) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
-      "linalg.yield"(%1204) : (f32) -> () loc(#loc93)
+    %178 = "linalg.generic"(%177, %175) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1374: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1375: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %1234 = "math.log"(%arg1374) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
+      "linalg.yield"(%1234) : (f32) -> () loc(#loc93)
     }) : (tensor<12x1xf32>, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc93)
-    %180 = "linalg.generic"(%174, %179, %31) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1394: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1395: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1396: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
-      %1203 = "arith.subf"(%arg1394, %arg1395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%1203) : (f32) -> () loc(#loc93)
+    %179 = "linalg.generic"(%173, %178, %30) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1371: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1372: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1373: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %1233 = "arith.subf"(%arg1371, %arg1372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%1233) : (f32) -> () loc(#loc93)
     }) : (tensor<12x11xf32>, tensor<12x1xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc93)
-    %181 = "tensor.empty"() : () -> tensor<12xi1> loc(#loc90)
-    %182 = "linalg.generic"(%167, %181) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1392: i64 loc(fused[#loc2, #loc41, #loc4, #loc5]), %arg1393: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1202 = "arith.cmpi"(%arg1392, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc90)
-      "linalg.yield"(%1202) : (i1) -> () loc(#loc90)
-    }) : (tensor<12xi64>, tensor<12xi1>) -> tensor<12xi1> loc(#loc90)
-    %183 = "linalg.generic"(%182, %167, %21, %168) <{indexing_maps = [#map, #map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1388: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1389: i64 loc(fused[#loc2, #loc41, #loc4, #loc5]), %arg1390: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1391: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1201 = "arith.select"(%arg1388, %arg1389, %arg1390) : (i1, i64, i64) -> i64 loc(#loc90)
-      "linalg.yield"(%1201) : (i64) -> () loc(#loc90)
-    }) : (tensor<12xi1>, tensor<12xi64>, tensor<i64>, tensor<12xi64>) -> tensor<12xi64> loc(#loc90)
-    %184 = "tensor.expand_shape"(%183) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 12, 1, 1>}> : (tensor<12xi64>) -> tensor<12x1x1xi64> loc(#loc90)
-    %185 = "tensor.empty"() : () -> tensor<12x1x11xi1> loc(#loc90)
-    %186 = "linalg.generic"(%184, %28, %185) <{indexing_maps = [#map9, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1385: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1386: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1387: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1200 = "arith.cmpi"(%arg1385, %arg1386) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc90)
-      "linalg.yield"(%1200) : (i1) -> () loc(#loc90)
-    }) : (tensor<12x1x1xi64>, tensor<11xi64>, tensor<12x1x11xi1>) -> tensor<12x1x11xi1> loc(#loc90)
-    %187 = "tensor.expand_shape"(%180) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 12, 1, 11>}> : (tensor<12x11xf32>) -> tensor<12x1x11xf32> loc(#loc90)
-    %188 = "tensor.empty"() : () -> tensor<12x1x11xf32> loc(#loc90)
-    %189 = "linalg.generic"(%186, %187, %9, %188) <{indexing_maps = [#map7, #map7, #map21, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1381: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1382: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1383: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1384: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1199 = "arith.select"(%arg1381, %arg1382, %arg1383) : (i1, f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%1199) : (f32) -> () loc(#loc90)
-    }) : (tensor<12x1x11xi1>, tensor<12x1x11xf32>, tensor<f32>, tensor<12x1x11xf32>) -> tensor<12x1x11xf32> loc(#loc90)
-    %190 = "linalg.generic"(%189, %177) <{indexing_maps = [#map7, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1379: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1380: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1198 = "arith.addf"(%arg1379, %arg1380) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%1198) : (f32) -> () loc(#loc90)
+    %180 = "tensor.empty"() : () -> tensor<12xi8> loc(#loc90)
+    %181 = "linalg.generic"(%166, %180) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1369: i64 loc(fused[#loc2, #loc42, #loc4, #loc5]), %arg1370: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1230 = "arith.trunci"(%arg1370) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc90)
+      %1231 = "arith.cmpi"(%arg1369, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc90)
+      %1232 = "arith.extui"(%1231) : (i1) -> i8 loc(#loc90)
+      "linalg.yield"(%1232) : (i8) -> () loc(#loc90)
+    }) : (tensor<12xi64>, tensor<12xi8>) -> tensor<12xi8> loc(#loc90)
+    %182 = "linalg.generic"(%181, %166, %20, %167) <{indexing_maps = [#map, #map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1365: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1366: i64 loc(fused[#loc2, #loc42, #loc4, #loc5]), %arg1367: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1368: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1228 = "arith.trunci"(%arg1365) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc90)
+      %1229 = "arith.select"(%1228, %arg1366, %arg1367) : (i1, i64, i64) -> i64 loc(#loc90)
+      "linalg.yield"(%1229) : (i64) -> () loc(#loc90)
+    }) : (tensor<12xi8>, tensor<12xi64>, tensor<i64>, tensor<12xi64>) -> tensor<12xi64> loc(#loc90)
+    %183 = "tensor.expand_shape"(%182) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 12, 1, 1>}> : (tensor<12xi64>) -> tensor<12x1x1xi64> loc(#loc90)
+    %184 = "tensor.empty"() : () -> tensor<12x1x11xi8> loc(#loc90)
+    %185 = "linalg.generic"(%183, %27, %184) <{indexing_maps = [#map9, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1362: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1363: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1364: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1225 = "arith.trunci"(%arg1364) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc90)
+      %1226 = "arith.cmpi"(%arg1362, %arg1363) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc90)
+      %1227 = "arith.extui"(%1226) : (i1) -> i8 loc(#loc90)
+      "linalg.yield"(%1227) : (i8) -> () loc(#loc90)
+    }) : (tensor<12x1x1xi64>, tensor<11xi64>, tensor<12x1x11xi8>) -> tensor<12x1x11xi8> loc(#loc90)
+    %186 = "tensor.expand_shape"(%179) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 12, 1, 11>}> : (tensor<12x11xf32>) -> tensor<12x1x11xf32> loc(#loc90)
+    %187 = "tensor.empty"() : () -> tensor<12x1x11xf32> loc(#loc90)
+    %188 = "linalg.generic"(%185, %186, %10, %187) <{indexing_maps = [#map7, #map7, #map21, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1358: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1359: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1360: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1361: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1223 = "arith.trunci"(%arg1358) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc90)
+      %1224 = "arith.select"(%1223, %arg1359, %arg1360) : (i1, f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1224) : (f32) -> () loc(#loc90)
+    }) : (tensor<12x1x11xi8>, tensor<12x1x11xf32>, tensor<f32>, tensor<12x1x11xf32>) -> tensor<12x1x11xf32> loc(#loc90)
+    %189 = "linalg.generic"(%188, %176) <{indexing_maps = [#map7, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1356: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1357: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1222 = "arith.addf"(%arg1356, %arg1357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1222) : (f32) -> () loc(#loc90)
     }) : (tensor<12x1x11xf32>, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc90)
-    %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1]]}> : (tensor<12x1xf32>) -> tensor<12xf32> loc(#loc90)
-    %192 = "linalg.generic"(%191, %170) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1377: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1378: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1197 = "arith.negf"(%arg1377) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc90)
-      "linalg.yield"(%1197) : (f32) -> () loc(#loc90)
+    %190 = "tensor.collapse_shape"(%189) <{reassociation = [[0, 1]]}> : (tensor<12x1xf32>) -> tensor<12xf32> loc(#loc90)
+    %191 = "linalg.generic"(%190, %169) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1354: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1355: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1221 = "arith.negf"(%arg1354) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1221) : (f32) -> () loc(#loc90)
     }) : (tensor<12xf32>, tensor<12xf32>) -> tensor<12xf32> loc(#loc90)
-    %193 = "linalg.generic"(%182, %192, %9, %170) <{indexing_maps = [#map, #map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1373: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1374: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1375: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1376: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1196 = "arith.select"(%arg1373, %arg1374, %arg1375) : (i1, f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%1196) : (f32) -> () loc(#loc90)
-    }) : (tensor<12xi1>, tensor<12xf32>, tensor<f32>, tensor<12xf32>) -> tensor<12xf32> loc(#loc90)
-    %194 = "tensor.empty"() : () -> tensor<i64> loc(#loc90)
-    %195 = "linalg.fill"(%1, %194) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1371: i64 loc(unknown), %arg1372: i64 loc(unknown)):
-      "linalg.yield"(%arg1371) : (i64) -> () loc(#loc90)
+    %192 = "linalg.generic"(%181, %191, %10, %169) <{indexing_maps = [#map, #map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1350: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1351: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1352: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1353: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1219 = "arith.trunci"(%arg1350) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc90)
+      %1220 = "arith.select"(%1219, %arg1351, %arg1352) : (i1, f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1220) : (f32) -> () loc(#loc90)
+    }) : (tensor<12xi8>, tensor<12xf32>, tensor<f32>, tensor<12xf32>) -> tensor<12xf32> loc(#loc90)
+    %193 = "tensor.empty"() : () -> tensor<i64> loc(#loc90)
+    %194 = "linalg.fill"(%1, %193) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1348: i64 loc(unknown), %arg1349: i64 loc(unknown)):
+      "linalg.yield"(%arg1348) : (i64) -> () loc(#loc90)
     }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc90)
-    %196 = "linalg.generic"(%182, %195) <{indexing_maps = [#map, #map20], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1369: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1370: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1194 = "arith.extui"(%arg1369) : (i1) -> i64 loc(#loc90)
-      %1195 = "arith.addi"(%1194, %arg1370) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc90)
-      "linalg.yield"(%1195) : (i64) -> () loc(#loc90)
-    }) : (tensor<12xi1>, tensor<i64>) -> tensor<i64> loc(#loc90)
-    %197 = "tensor.empty"() : () -> tensor<f32> loc(#loc90)
-    %198 = "linalg.generic"(%196, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1367: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1368: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1193 = "arith.sitofp"(%arg1367) : (i64) -> f32 loc(#loc90)
-      "linalg.yield"(%1193) : (f32) -> () loc(#loc90)
+    %195 = "linalg.generic"(%181, %194) <{indexing_maps = [#map, #map20], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1346: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1347: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1216 = "arith.trunci"(%arg1346) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc90)
+      %1217 = "arith.extui"(%1216) : (i1) -> i64 loc(#loc90)
+      %1218 = "arith.addi"(%1217, %arg1347) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc90)
+      "linalg.yield"(%1218) : (i64) -> () loc(#loc90)
+    }) : (tensor<12xi8>, tensor<i64>) -> tensor<i64> loc(#loc90)
+    %196 = "tensor.empty"() : () -> tensor<f32> loc(#loc90)
+    %197 = "linalg.generic"(%195, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1344: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1345: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1215 = "arith.sitofp"(%arg1344) : (i64) -> f32 loc(#loc90)
+      "linalg.yield"(%1215) : (f32) -> () loc(#loc90)
     }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc90)
-    %199 = "linalg.fill"(%2, %197) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1365: f32 loc(unknown), %arg1366: f32 loc(unknown)):
-      "linalg.yield"(%arg1365) : (f32) -> () loc(#loc90)
+    %198 = "linalg.fill"(%2, %196) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1342: f32 loc(unknown), %arg1343: f32 loc(unknown)):
+      "linalg.yield"(%arg1342) : (f32) -> () loc(#loc90)
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc90)
-    %200 = "linalg.generic"(%193, %199) <{indexing_maps = [#map, #map20], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1363: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1364: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1192 = "arith.addf"(%arg1363, %arg1364) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%1192) : (f32) -> () loc(#loc90)
+    %199 = "linalg.generic"(%192, %198) <{indexing_maps = [#map, #map20], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1340: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1341: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1214 = "arith.addf"(%arg1340, %arg1341) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1214) : (f32) -> () loc(#loc90)
     }) : (tensor<12xf32>, tensor<f32>) -> tensor<f32> loc(#loc90)
-    %201 = "linalg.generic"(%200, %198, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1360: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1361: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1362: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %1191 = "arith.divf"(%arg1360, %arg1361) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%1191) : (f32) -> () loc(#loc90)
+    %200 = "linalg.generic"(%199, %197, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1337: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1338: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1339: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %1213 = "arith.divf"(%arg1337, %arg1338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%1213) : (f32) -> () loc(#loc90)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc90)
-    %202 = "linalg.generic"(%arg70, %198, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1357: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1358: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1359: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1190 = "arith.divf"(%arg1357, %arg1358) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%1190) : (f32) -> () loc(#loc95)
+    %201 = "linalg.generic"(%arg70, %197, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1334: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1335: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1336: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1212 = "arith.divf"(%arg1334, %arg1335) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%1212) : (f32) -> () loc(#loc95)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc95)
-    %203 = "tensor.expand_shape"(%167) <{reassociation = [[0, 1]], static_output_shape = array<i64: 12, 1>}> : (tensor<12xi64>) -> tensor<12x1xi64> loc(#loc95)
-    %204 = "tensor.empty"() : () -> tensor<12x1xi1> loc(#loc95)
-    %205 = "linalg.generic"(%203, %204) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1355: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1356: i1 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1189 = "arith.cmpi"(%arg1355, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc95)
-      "linalg.yield"(%1189) : (i1) -> () loc(#loc95)
-    }) : (tensor<12x1xi64>, tensor<12x1xi1>) -> tensor<12x1xi1> loc(#loc95)
-    %206 = "tensor.empty"() : () -> tensor<12x1xi64> loc(#loc95)
-    %207 = "linalg.generic"(%205, %203, %21, %206) <{indexing_maps = [#map3, #map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1351: i1 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1352: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1353: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1354: i64 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1188 = "arith.select"(%arg1351, %arg1352, %arg1353) : (i1, i64, i64) -> i64 loc(#loc95)
-      "linalg.yield"(%1188) : (i64) -> () loc(#loc95)
-    }) : (tensor<12x1xi1>, tensor<12x1xi64>, tensor<i64>, tensor<12x1xi64>) -> tensor<12x1xi64> loc(#loc95)
-    %208 = "tensor.expand_shape"(%207) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 12, 1, 1>}> : (tensor<12x1xi64>) -> tensor<12x1x1xi64> loc(#loc95)
-    %209 = "linalg.generic"(%208, %28, %185) <{indexing_maps = [#map9, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1348: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1349: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1350: i1 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1187 = "arith.cmpi"(%arg1348, %arg1349) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc95)
-      "linalg.yield"(%1187) : (i1) -> () loc(#loc95)
-    }) : (tensor<12x1x1xi64>, tensor<11xi64>, tensor<12x1x11xi1>) -> tensor<12x1x11xi1> loc(#loc95)
-    %210 = "linalg.fill"(%7, %29) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1346: i1 loc(unknown), %arg1347: i1 loc(unknown)):
-      "linalg.yield"(%arg1346) : (i1) -> () loc(#loc95)
-    }) : (i1, tensor<12x11xi1>) -> tensor<12x11xi1> loc(#loc95)
-    %211 = "linalg.generic"(%209, %210) <{indexing_maps = [#map7, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1344: i1 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1345: i1 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1186 = "arith.ori"(%arg1344, %arg1345) : (i1, i1) -> i1 loc(#loc95)
-      "linalg.yield"(%1186) : (i1) -> () loc(#loc95)
-    }) : (tensor<12x1x11xi1>, tensor<12x11xi1>) -> tensor<12x11xi1> loc(#loc95)
-    %212 = "linalg.generic"(%209, %11, %9, %188) <{indexing_maps = [#map7, #map21, #map21, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1340: i1 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1341: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1342: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1343: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1185 = "arith.select"(%arg1340, %arg1341, %arg1342) : (i1, f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%1185) : (f32) -> () loc(#loc95)
-    }) : (tensor<12x1x11xi1>, tensor<f32>, tensor<f32>, tensor<12x1x11xf32>) -> tensor<12x1x11xf32> loc(#loc95)
-    %213 = "linalg.generic"(%212, %165) <{indexing_maps = [#map7, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1338: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1339: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1184 = "arith.addf"(%arg1338, %arg1339) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%1184) : (f32) -> () loc(#loc95)
+    %202 = "tensor.expand_shape"(%166) <{reassociation = [[0, 1]], static_output_shape = array<i64: 12, 1>}> : (tensor<12xi64>) -> tensor<12x1xi64> loc(#loc95)
+    %203 = "tensor.empty"() : () -> tensor<12x1xi8> loc(#loc95)
+    %204 = "linalg.generic"(%202, %203) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1332: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1333: i8 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1209 = "arith.trunci"(%arg1333) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1210 = "arith.cmpi"(%arg1332, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc95)
+      %1211 = "arith.extui"(%1210) : (i1) -> i8 loc(#loc95)
+      "linalg.yield"(%1211) : (i8) -> () loc(#loc95)
+    }) : (tensor<12x1xi64>, tensor<12x1xi8>) -> tensor<12x1xi8> loc(#loc95)
+    %205 = "tensor.empty"() : () -> tensor<12x1xi64> loc(#loc95)
+    %206 = "linalg.generic"(%204, %202, %20, %205) <{indexing_maps = [#map3, #map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1328: i8 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1329: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1330: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1331: i64 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1207 = "arith.trunci"(%arg1328) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1208 = "arith.select"(%1207, %arg1329, %arg1330) : (i1, i64, i64) -> i64 loc(#loc95)
+      "linalg.yield"(%1208) : (i64) -> () loc(#loc95)
+    }) : (tensor<12x1xi8>, tensor<12x1xi64>, tensor<i64>, tensor<12x1xi64>) -> tensor<12x1xi64> loc(#loc95)
+    %207 = "tensor.expand_shape"(%206) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 12, 1, 1>}> : (tensor<12x1xi64>) -> tensor<12x1x1xi64> loc(#loc95)
+    %208 = "linalg.generic"(%207, %27, %184) <{indexing_maps = [#map9, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1325: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1326: i64 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1327: i8 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1204 = "arith.trunci"(%arg1327) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1205 = "arith.cmpi"(%arg1325, %arg1326) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc95)
+      %1206 = "arith.extui"(%1205) : (i1) -> i8 loc(#loc95)
+      "linalg.yield"(%1206) : (i8) -> () loc(#loc95)
+    }) : (tensor<12x1x1xi64>, tensor<11xi64>, tensor<12x1x11xi8>) -> tensor<12x1x11xi8> loc(#loc95)
+    %209 = "arith.extui"(%7) : (i1) -> i8 loc(#loc95)
+    %210 = "linalg.fill"(%209, %28) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1323: i8 loc(unknown), %arg1324: i8 loc(unknown)):
+      %1201 = "arith.trunci"(%arg1324) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1202 = "arith.trunci"(%arg1323) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1203 = "arith.extui"(%1202) : (i1) -> i8 loc(#loc95)
+      "linalg.yield"(%1203) : (i8) -> () loc(#loc95)
+    }) : (i8, tensor<12x11xi8>) -> tensor<12x11xi8> loc(#loc95)
+    %211 = "linalg.generic"(%208, %210) <{indexing_maps = [#map7, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1321: i8 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1322: i8 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1197 = "arith.trunci"(%arg1322) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1198 = "arith.trunci"(%arg1321) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1199 = "arith.ori"(%1198, %1197) : (i1, i1) -> i1 loc(#loc95)
+      %1200 = "arith.extui"(%1199) : (i1) -> i8 loc(#loc95)
+      "linalg.yield"(%1200) : (i8) -> () loc(#loc95)
+    }) : (tensor<12x1x11xi8>, tensor<12x11xi8>) -> tensor<12x11xi8> loc(#loc95)
+    %212 = "linalg.generic"(%208, %12, %10, %187) <{indexing_maps = [#map7, #map21, #map21, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1317: i8 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1318: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1319: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1320: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1195 = "arith.trunci"(%arg1317) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1196 = "arith.select"(%1195, %arg1318, %arg1319) : (i1, f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%1196) : (f32) -> () loc(#loc95)
+    }) : (tensor<12x1x11xi8>, tensor<f32>, tensor<f32>, tensor<12x1x11xf32>) -> tensor<12x1x11xf32> loc(#loc95)
+    %213 = "linalg.generic"(%212, %164) <{indexing_maps = [#map7, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1315: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1316: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1194 = "arith.addf"(%arg1315, %arg1316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%1194) : (f32) -> () loc(#loc95)
     }) : (tensor<12x1x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc95)
-    %214 = "linalg.generic"(%211, %213, %8, %31) <{indexing_maps = [#map3, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1334: i1 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1335: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1336: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1337: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1183 = "arith.select"(%arg1334, %arg1335, %arg1336) : (i1, f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%1183) : (f32) -> () loc(#loc95)
-    }) : (tensor<12x11xi1>, tensor<12x11xf32>, tensor<12x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc95)
-    %215 = "linalg.generic"(%205, %202, %9, %176) <{indexing_maps = [#map3, #map23, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1330: i1 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1331: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1332: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1333: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1182 = "arith.select"(%arg1330, %arg1331, %arg1332) : (i1, f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%1182) : (f32) -> () loc(#loc95)
-    }) : (tensor<12x1xi1>, tensor<f32>, tensor<f32>, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc95)
-    %216 = "linalg.generic"(%214, %215, %31) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1327: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1328: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1329: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
-      %1181 = "arith.mulf"(%arg1327, %arg1328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%1181) : (f32) -> () loc(#loc95)
+    %214 = "linalg.generic"(%211, %213, %9, %30) <{indexing_maps = [#map3, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1311: i8 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1312: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1313: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1314: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1192 = "arith.trunci"(%arg1311) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1193 = "arith.select"(%1192, %arg1312, %arg1313) : (i1, f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%1193) : (f32) -> () loc(#loc95)
+    }) : (tensor<12x11xi8>, tensor<12x11xf32>, tensor<12x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc95)
+    %215 = "linalg.generic"(%204, %201, %10, %175) <{indexing_maps = [#map3, #map23, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1307: i8 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1308: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1309: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1310: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1190 = "arith.trunci"(%arg1307) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc95)
+      %1191 = "arith.select"(%1190, %arg1308, %arg1309) : (i1, f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%1191) : (f32) -> () loc(#loc95)
+    }) : (tensor<12x1xi8>, tensor<f32>, tensor<f32>, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc95)
+    %216 = "linalg.generic"(%214, %215, %30) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1304: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1305: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1306: f32 loc(fused[#loc2, #loc17, #loc8, #loc5])):
+      %1189 = "arith.mulf"(%arg1304, %arg1305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%1189) : (f32) -> () loc(#loc95)
     }) : (tensor<12x11xf32>, tensor<12x1xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc95)
-    %217 = "linalg.generic"(%180, %31) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1325: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1326: f32 loc(fused[#loc2, #loc59, #loc8, #loc5])):
-      %1180 = "math.exp"(%arg1325) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc138)
-      "linalg.yield"(%1180) : (f32) -> () loc(#loc138)
-    }) : (tensor<12x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc138)
-    %218 = "linalg.generic"(%216, %177) <{indexing_maps = [#map3, #map1], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1323: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1324: f32 loc(fused[#loc2, #loc59, #loc8, #loc5])):
-      %1179 = "arith.addf"(%arg1323, %arg1324) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%1179) : (f32) -> () loc(#loc138)
-    }) : (tensor<12x11xf32>, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc138)
-    %219 = "linalg.generic"(%217, %218, %31) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1320: f32 loc(fused[#loc2, #loc59, #loc8, #loc5]), %arg1321: f32 loc(fused[#loc2, #loc59, #loc8, #loc5]), %arg1322: f32 loc(fused[#loc2, #loc59, #loc8, #loc5])):
-      %1178 = "arith.mulf"(%arg1320, %arg1321) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%1178) : (f32) -> () loc(#loc138)
-    }) : (tensor<12x11xf32>, tensor<12x1xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc138)
-    %220 = "linalg.generic"(%216, %219, %31) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1317: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1318: f32 loc(fused[#loc2, #loc59, #loc8, #loc5]), %arg1319: f32 loc(fused[#loc2, #loc59, #loc8, #loc5])):
-      %1177 = "arith.subf"(%arg1317, %arg1318) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%1177) : (f32) -> () loc(#loc138)
-    }) : (tensor<12x11xf32>, tensor<12x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc138)
-    %221 = "tensor.empty"() : () -> tensor<11x12xf32> loc(#loc139)
+    %217 = "linalg.generic"(%179, %30) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1302: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg1303: f32 loc(fused[#loc2, #loc60, #loc8, #loc5])):
+      %1188 = "math.exp"(%arg1302) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc139)
+      "linalg.yield"(%1188) : (f32) -> () loc(#loc139)
+    }) : (tensor<12x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc139)
+    %218 = "linalg.generic"(%216, %176) <{indexing_maps = [#map3, #map1], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1300: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1301: f32 loc(fused[#loc2, #loc60, #loc8, #loc5])):
+      %1187 = "arith.addf"(%arg1300, %arg1301) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%1187) : (f32) -> () loc(#loc139)
+    }) : (tensor<12x11xf32>, tensor<12x1xf32>) -> tensor<12x1xf32> loc(#loc139)
+    %219 = "linalg.generic"(%217, %218, %30) <{indexing_maps = [#map3, #map1, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1297: f32 loc(fused[#loc2, #loc60, #loc8, #loc5]), %arg1298: f32 loc(fused[#loc2, #loc60, #loc8, #loc5]), %arg1299: f32 loc(fused[#loc2, #loc60, #loc8, #loc5])):
+      %1186 = "arith.mulf"(%arg1297, %arg1298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%1186) : (f32) -> () loc(#loc139)
+    }) : (tensor<12x11xf32>, tensor<12x1xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc139)
+    %220 = "linalg.generic"(%216, %219, %30) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1294: f32 loc(fused[#loc2, #loc17, #loc8, #loc5]), %arg1295: f32 loc(fused[#loc2, #loc60, #loc8, #loc5]), %arg1296: f32 loc(fused[#loc2, #loc60, #loc8, #loc5])):
+      %1185 = "arith.subf"(%arg1294, %arg1295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%1185) : (f32) -> () loc(#loc139)
+    }) : (tensor<12x11xf32>, tensor<12x11xf32>, tensor<12x11xf32>) -> tensor<12x11xf32> loc(#loc139)
+    %221 = "tensor.empty"() : () -> tensor<11x12xf32> loc(#loc140)
     %222 = "linalg.transpose"(%220, %221) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1315: f32 loc(fused[#loc58, #loc41, #loc8, #loc29]), %arg1316: f32 loc(fused[#loc58, #loc43, #loc8, #loc29])):
-      "linalg.yield"(%arg1315) : (f32) -> () loc(#loc139)
-    }) : (tensor<12x11xf32>, tensor<11x12xf32>) -> tensor<11x12xf32> loc(#loc139)
-    %223 = "tensor.empty"() : () -> tensor<11x16xf32> loc(#loc141)
+    ^bb0(%arg1292: f32 loc(fused[#loc59, #loc42, #loc8, #loc33]), %arg1293: f32 loc(fused[#loc59, #loc44, #loc8, #loc33])):
+      "linalg.yield"(%arg1292) : (f32) -> () loc(#loc140)
+    }) : (tensor<12x11xf32>, tensor<11x12xf32>) -> tensor<11x12xf32> loc(#loc140)
+    %223 = "tensor.empty"() : () -> tensor<11x16xf32> loc(#loc142)
     %224 = "linalg.fill"(%2, %223) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1313: f32 loc(unknown), %arg1314: f32 loc(unknown)):
-      "linalg.yield"(%arg1313) : (f32) -> () loc(#loc141)
-    }) : (f32, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc141)
-    %225 = "linalg.matmul"(%222, %162, %224) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1310: f32 loc(unknown), %arg1311: f32 loc(unknown), %arg1312: f32 loc(unknown)):
-      %1175 = "arith.mulf"(%arg1310, %arg1311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      %1176 = "arith.addf"(%arg1312, %1175) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%1176) : (f32) -> () loc(#loc141)
-    }) : (tensor<11x12xf32>, tensor<12x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc141)
-    %226 = "linalg.matmul"(%220, %arg15, %34) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1307: f32 loc(unknown), %arg1308: f32 loc(unknown), %arg1309: f32 loc(unknown)):
-      %1173 = "arith.mulf"(%arg1307, %arg1308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      %1174 = "arith.addf"(%arg1309, %1173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%1174) : (f32) -> () loc(#loc141)
-    }) : (tensor<12x11xf32>, tensor<11x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc141)
-    %227 = "tensor.expand_shape"(%226) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc140)
-    %228 = "linalg.generic"(%227, %arg13, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1304: f32 loc(fused[#loc58, #loc41, #loc8, #loc29]), %arg1305: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1306: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1172 = "arith.mulf"(%arg1304, %arg1305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1172) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %229 = "linalg.generic"(%228, %45) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1302: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1303: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1171 = "arith.mulf"(%arg1302, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1171) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %230 = "linalg.generic"(%228, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1300: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1301: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1170 = "arith.addf"(%arg1300, %arg1301) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1170) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
-    %231 = "linalg.generic"(%228, %159, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1297: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1298: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1299: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1169 = "arith.mulf"(%arg1297, %arg1298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1169) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %232 = "linalg.generic"(%231, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1295: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1296: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1168 = "arith.addf"(%arg1295, %arg1296) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1168) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
-    %233 = "linalg.generic"(%159, %232, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1292: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1293: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1294: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1167 = "arith.mulf"(%arg1292, %arg1293) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1167) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %234 = "linalg.generic"(%229, %230, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1289: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1290: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1291: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1166 = "arith.subf"(%arg1289, %arg1290) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1166) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %235 = "linalg.generic"(%234, %233, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1286: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1287: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1288: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1165 = "arith.subf"(%arg1286, %arg1287) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1165) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %236 = "linalg.generic"(%158, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1284: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg1285: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1164 = "arith.divf"(%arg1284, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1164) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc101)
-    %237 = "linalg.generic"(%236, %235, %45) <{indexing_maps = [#map9, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1281: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1282: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1283: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1163 = "arith.mulf"(%arg1281, %arg1282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1163) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %238 = "linalg.generic"(%227, %159, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1278: f32 loc(fused[#loc58, #loc41, #loc8, #loc29]), %arg1279: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1280: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1162 = "arith.mulf"(%arg1278, %arg1279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1162) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc101)
-    %239 = "tensor.empty"() : () -> tensor<16xf32> loc(#loc101)
+    ^bb0(%arg1290: f32 loc(unknown), %arg1291: f32 loc(unknown)):
+      "linalg.yield"(%arg1290) : (f32) -> () loc(#loc142)
+    }) : (f32, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc142)
+    %225 = "linalg.matmul"(%222, %161, %224) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1287: f32 loc(unknown), %arg1288: f32 loc(unknown), %arg1289: f32 loc(unknown)):
+      %1183 = "arith.mulf"(%arg1287, %arg1288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      %1184 = "arith.addf"(%arg1289, %1183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%1184) : (f32) -> () loc(#loc142)
+    }) : (tensor<11x12xf32>, tensor<12x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc142)
+    %226 = "linalg.matmul"(%220, %arg15, %33) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1284: f32 loc(unknown), %arg1285: f32 loc(unknown), %arg1286: f32 loc(unknown)):
+      %1181 = "arith.mulf"(%arg1284, %arg1285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      %1182 = "arith.addf"(%arg1286, %1181) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%1182) : (f32) -> () loc(#loc142)
+    }) : (tensor<12x11xf32>, tensor<11x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc142)
+    %227 = "tensor.expand_shape"(%226) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc141)
+    %228 = "linalg.generic"(%227, %arg13, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1281: f32 loc(fused[#loc59, #loc42, #loc8, #loc33]), %arg1282: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1283: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1180 = "arith.mulf"(%arg1281, %arg1282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1180) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %229 = "linalg.generic"(%228, %44) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1279: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1280: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1179 = "arith.mulf"(%arg1279, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1179) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %230 = "linalg.generic"(%228, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1277: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1278: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1178 = "arith.addf"(%arg1277, %arg1278) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1178) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc102)
+    %231 = "linalg.generic"(%228, %158, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1274: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1275: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1276: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1177 = "arith.mulf"(%arg1274, %arg1275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1177) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %232 = "linalg.generic"(%231, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1272: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1273: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1176 = "arith.addf"(%arg1272, %arg1273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1176) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc102)
+    %233 = "linalg.generic"(%158, %232, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1269: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1270: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1271: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1175 = "arith.mulf"(%arg1269, %arg1270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1175) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %234 = "linalg.generic"(%229, %230, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1266: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1267: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1268: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1174 = "arith.subf"(%arg1266, %arg1267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1174) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %235 = "linalg.generic"(%234, %233, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1263: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1264: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1265: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1173 = "arith.subf"(%arg1263, %arg1264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1173) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %236 = "linalg.generic"(%157, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1261: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg1262: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1172 = "arith.divf"(%arg1261, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1172) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc102)
+    %237 = "linalg.generic"(%236, %235, %44) <{indexing_maps = [#map9, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1258: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1259: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1260: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1171 = "arith.mulf"(%arg1258, %arg1259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1171) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %238 = "linalg.generic"(%227, %158, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1255: f32 loc(fused[#loc59, #loc42, #loc8, #loc33]), %arg1256: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1257: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1170 = "arith.mulf"(%arg1255, %arg1256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1170) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc102)
+    %239 = "tensor.empty"() : () -> tensor<16xf32> loc(#loc102)
     %240 = "linalg.fill"(%2, %239) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1276: f32 loc(unknown), %arg1277: f32 loc(unknown)):
-      "linalg.yield"(%arg1276) : (f32) -> () loc(#loc101)
-    }) : (f32, tensor<16xf32>) -> tensor<16xf32> loc(#loc101)
+    ^bb0(%arg1253: f32 loc(unknown), %arg1254: f32 loc(unknown)):
+      "linalg.yield"(%arg1253) : (f32) -> () loc(#loc102)
+    }) : (f32, tensor<16xf32>) -> tensor<16xf32> loc(#loc102)
     %241 = "linalg.generic"(%238, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1274: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1275: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1161 = "arith.addf"(%arg1274, %arg1275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1161) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc101)
+    ^bb0(%arg1251: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1252: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1169 = "arith.addf"(%arg1251, %arg1252) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1169) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc102)
     %242 = "linalg.generic"(%227, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1272: f32 loc(fused[#loc58, #loc41, #loc8, #loc29]), %arg1273: f32 loc(fused[#loc27, #loc28, #loc8, #loc29])):
-      %1160 = "arith.addf"(%arg1272, %arg1273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%1160) : (f32) -> () loc(#loc101)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc101)
-    %243 = "tensor.collapse_shape"(%237) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc142)
-    %244 = "linalg.matmul"(%243, %arg11, %136) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1269: f32 loc(unknown), %arg1270: f32 loc(unknown), %arg1271: f32 loc(unknown)):
-      %1158 = "arith.mulf"(%arg1269, %arg1270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      %1159 = "arith.addf"(%arg1271, %1158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%1159) : (f32) -> () loc(#loc143)
-    }) : (tensor<12x16xf32>, tensor<16x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc143)
-    %245 = "tensor.empty"() : () -> tensor<16x12xf32> loc(#loc144)
+    ^bb0(%arg1249: f32 loc(fused[#loc59, #loc42, #loc8, #loc33]), %arg1250: f32 loc(fused[#loc31, #loc32, #loc8, #loc33])):
+      %1168 = "arith.addf"(%arg1249, %arg1250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%1168) : (f32) -> () loc(#loc102)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc102)
+    %243 = "tensor.collapse_shape"(%237) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc143)
+    %244 = "linalg.matmul"(%243, %arg11, %135) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1246: f32 loc(unknown), %arg1247: f32 loc(unknown), %arg1248: f32 loc(unknown)):
+      %1166 = "arith.mulf"(%arg1246, %arg1247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      %1167 = "arith.addf"(%arg1248, %1166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%1167) : (f32) -> () loc(#loc144)
+    }) : (tensor<12x16xf32>, tensor<16x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32> loc(#loc144)
+    %245 = "tensor.empty"() : () -> tensor<16x12xf32> loc(#loc145)
     %246 = "linalg.transpose"(%243, %245) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1267: f32 loc(fused[#loc57, #loc41, #loc8, #loc16]), %arg1268: f32 loc(fused[#loc57, #loc43, #loc8, #loc16])):
-      "linalg.yield"(%arg1267) : (f32) -> () loc(#loc144)
-    }) : (tensor<12x16xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc144)
-    %247 = "linalg.fill"(%2, %133) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1265: f32 loc(unknown), %arg1266: f32 loc(unknown)):
-      "linalg.yield"(%arg1265) : (f32) -> () loc(#loc143)
-    }) : (f32, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc143)
-    %248 = "linalg.matmul"(%246, %143, %247) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1262: f32 loc(unknown), %arg1263: f32 loc(unknown), %arg1264: f32 loc(unknown)):
-      %1156 = "arith.mulf"(%arg1262, %arg1263) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      %1157 = "arith.addf"(%arg1264, %1156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%1157) : (f32) -> () loc(#loc143)
-    }) : (tensor<16x12xf32>, tensor<12x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc143)
-    %249 = "tensor.empty"() : () -> tensor<1x16xf32> loc(#loc145)
+    ^bb0(%arg1244: f32 loc(fused[#loc58, #loc42, #loc8, #loc16]), %arg1245: f32 loc(fused[#loc58, #loc44, #loc8, #loc16])):
+      "linalg.yield"(%arg1244) : (f32) -> () loc(#loc145)
+    }) : (tensor<12x16xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc145)
+    %247 = "linalg.fill"(%2, %132) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1242: f32 loc(unknown), %arg1243: f32 loc(unknown)):
+      "linalg.yield"(%arg1242) : (f32) -> () loc(#loc144)
+    }) : (f32, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc144)
+    %248 = "linalg.matmul"(%246, %142, %247) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1239: f32 loc(unknown), %arg1240: f32 loc(unknown), %arg1241: f32 loc(unknown)):
+      %1164 = "arith.mulf"(%arg1239, %arg1240) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      %1165 = "arith.addf"(%arg1241, %1164) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%1165) : (f32) -> () loc(#loc144)
+    }) : (tensor<16x12xf32>, tensor<12x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc144)
+    %249 = "tensor.empty"() : () -> tensor<1x16xf32> loc(#loc146)
     %250 = "linalg.fill"(%2, %249) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1260: f32 loc(unknown), %arg1261: f32 loc(unknown)):
-      "linalg.yield"(%arg1260) : (f32) -> () loc(#loc145)
-    }) : (f32, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc145)
+    ^bb0(%arg1237: f32 loc(unknown), %arg1238: f32 loc(unknown)):
+      "linalg.yield"(%arg1237) : (f32) -> () loc(#loc146)
+    }) : (f32, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc146)
     %251 = "linalg.generic"(%243, %250) <{indexing_maps = [#map3, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1258: f32 loc(fused[#loc57, #loc41, #loc8, #loc16]), %arg1259: f32 loc(fused[#loc57, #loc7, #loc8, #loc16])):
-      %1155 = "arith.addf"(%arg1258, %arg1259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%1155) : (f32) -> () loc(#loc145)
-    }) : (tensor<12x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc145)
-    %252 = "tensor.collapse_shape"(%251) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc142)
-    %253 = "tensor.expand_shape"(%244) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 64>}> : (tensor<12x64xf32>) -> tensor<2x6x64xf32> loc(#loc142)
-    %254 = "linalg.generic"(%140, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1256: f32 loc(fused[#loc56, #loc41, #loc4, #loc16]), %arg1257: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1153 = "arith.truncf"(%15) : (f64) -> f32 loc(#loc98)
-      %1154 = "arith.mulf"(%arg1256, %1153) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1154) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %255 = "linalg.generic"(%254, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1254: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1255: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1152 = "math.erf"(%arg1254) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1152) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %256 = "linalg.generic"(%255, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1252: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1253: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1151 = "arith.addf"(%arg1252, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1151) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %257 = "linalg.generic"(%256, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1250: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1251: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1150 = "arith.mulf"(%arg1250, %6) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1150) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %258 = "linalg.generic"(%140, %140, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1247: f32 loc(fused[#loc56, #loc41, #loc4, #loc16]), %arg1248: f32 loc(fused[#loc56, #loc41, #loc4, #loc16]), %arg1249: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1149 = "arith.mulf"(%arg1247, %arg1248) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1149) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %259 = "linalg.generic"(%258, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1245: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1246: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1148 = "arith.mulf"(%arg1245, %20) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1148) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %260 = "linalg.generic"(%259, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1243: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1244: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1147 = "math.exp"(%arg1243) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1147) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %261 = "linalg.generic"(%260, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1241: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1242: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1145 = "arith.truncf"(%13) : (f64) -> f32 loc(#loc98)
-      %1146 = "arith.mulf"(%arg1241, %1145) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1146) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %262 = "linalg.generic"(%140, %261, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1238: f32 loc(fused[#loc56, #loc41, #loc4, #loc16]), %arg1239: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1240: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1144 = "arith.mulf"(%arg1238, %arg1239) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1144) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %263 = "linalg.generic"(%257, %262, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1235: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1236: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1237: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1143 = "arith.addf"(%arg1235, %arg1236) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1143) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %264 = "linalg.generic"(%253, %263, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1232: f32 loc(fused[#loc57, #loc41, #loc8, #loc16]), %arg1233: f32 loc(fused[#loc14, #loc21, #loc8, #loc16]), %arg1234: f32 loc(fused[#loc14, #loc21, #loc8, #loc16])):
-      %1142 = "arith.mulf"(%arg1232, %arg1233) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%1142) : (f32) -> () loc(#loc98)
-    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc98)
-    %265 = "tensor.collapse_shape"(%264) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x64xf32>) -> tensor<12x64xf32> loc(#loc146)
-    %266 = "linalg.matmul"(%265, %arg9, %34) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1235: f32 loc(fused[#loc58, #loc42, #loc8, #loc16]), %arg1236: f32 loc(fused[#loc58, #loc7, #loc8, #loc16])):
+      %1163 = "arith.addf"(%arg1235, %arg1236) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
+      "linalg.yield"(%1163) : (f32) -> () loc(#loc146)
+    }) : (tensor<12x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc146)
+    %252 = "tensor.collapse_shape"(%251) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc143)
+    %253 = "tensor.expand_shape"(%244) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 64>}> : (tensor<12x64xf32>) -> tensor<2x6x64xf32> loc(#loc143)
+    %254 = "linalg.generic"(%253, %139, %140) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1232: f32 loc(fused[#loc58, #loc42, #loc8, #loc16]), %arg1233: f32 loc(fused[#loc57, #loc42, #loc4, #loc16]), %arg1234: f32 loc(fused[#loc14, #loc18, #loc8, #loc16])):
+      %1152 = "arith.mulf"(%arg1233, %arg1233) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1153 = "arith.mulf"(%1152, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1154 = "math.exp"(%1153) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc96)
+      %1155 = "arith.divf"(%arg1233, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1156 = "math.erf"(%1155) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc96)
+      %1157 = "arith.addf"(%1156, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1158 = "arith.mulf"(%1157, %6) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1159 = "arith.mulf"(%1154, %arg1233) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1160 = "arith.mulf"(%1159, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1161 = "arith.addf"(%1160, %1158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      %1162 = "arith.mulf"(%arg1232, %1161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%1162) : (f32) -> () loc(#loc96)
+    }) : (tensor<2x6x64xf32>, tensor<2x6x64xf32>, tensor<2x6x64xf32>) -> tensor<2x6x64xf32> loc(#loc96)
+    %255 = "tensor.collapse_shape"(%254) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x64xf32>) -> tensor<12x64xf32> loc(#loc147)
+    %256 = "linalg.matmul"(%255, %arg9, %33) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1229: f32 loc(unknown), %arg1230: f32 loc(unknown), %arg1231: f32 loc(unknown)):
-      %1140 = "arith.mulf"(%arg1229, %arg1230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      %1141 = "arith.addf"(%arg1231, %1140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%1141) : (f32) -> () loc(#loc147)
-    }) : (tensor<12x64xf32>, tensor<64x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc147)
-    %267 = "tensor.empty"() : () -> tensor<64x12xf32> loc(#loc148)
-    %268 = "linalg.transpose"(%265, %267) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1227: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg1228: f32 loc(fused[#loc56, #loc43, #loc8, #loc16])):
-      "linalg.yield"(%arg1227) : (f32) -> () loc(#loc148)
-    }) : (tensor<12x64xf32>, tensor<64x12xf32>) -> tensor<64x12xf32> loc(#loc148)
-    %269 = "linalg.fill"(%2, %144) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+      %1150 = "arith.mulf"(%arg1229, %arg1230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      %1151 = "arith.addf"(%arg1231, %1150) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%1151) : (f32) -> () loc(#loc148)
+    }) : (tensor<12x64xf32>, tensor<64x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc148)
+    %257 = "tensor.empty"() : () -> tensor<64x12xf32> loc(#loc149)
+    %258 = "linalg.transpose"(%255, %257) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1227: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg1228: f32 loc(fused[#loc57, #loc44, #loc8, #loc16])):
+      "linalg.yield"(%arg1227) : (f32) -> () loc(#loc149)
+    }) : (tensor<12x64xf32>, tensor<64x12xf32>) -> tensor<64x12xf32> loc(#loc149)
+    %259 = "linalg.fill"(%2, %143) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1225: f32 loc(unknown), %arg1226: f32 loc(unknown)):
-      "linalg.yield"(%arg1225) : (f32) -> () loc(#loc147)
-    }) : (f32, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc147)
-    %270 = "linalg.matmul"(%268, %132, %269) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+      "linalg.yield"(%arg1225) : (f32) -> () loc(#loc148)
+    }) : (f32, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc148)
+    %260 = "linalg.matmul"(%258, %131, %259) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1222: f32 loc(unknown), %arg1223: f32 loc(unknown), %arg1224: f32 loc(unknown)):
-      %1138 = "arith.mulf"(%arg1222, %arg1223) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      %1139 = "arith.addf"(%arg1224, %1138) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%1139) : (f32) -> () loc(#loc147)
-    }) : (tensor<64x12xf32>, tensor<12x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc147)
-    %271 = "tensor.empty"() : () -> tensor<1x64xf32> loc(#loc149)
-    %272 = "linalg.fill"(%2, %271) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+      %1148 = "arith.mulf"(%arg1222, %arg1223) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      %1149 = "arith.addf"(%arg1224, %1148) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%1149) : (f32) -> () loc(#loc148)
+    }) : (tensor<64x12xf32>, tensor<12x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc148)
+    %261 = "tensor.empty"() : () -> tensor<1x64xf32> loc(#loc150)
+    %262 = "linalg.fill"(%2, %261) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1220: f32 loc(unknown), %arg1221: f32 loc(unknown)):
-      "linalg.yield"(%arg1220) : (f32) -> () loc(#loc149)
-    }) : (f32, tensor<1x64xf32>) -> tensor<1x64xf32> loc(#loc149)
-    %273 = "linalg.generic"(%265, %272) <{indexing_maps = [#map3, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1218: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg1219: f32 loc(fused[#loc56, #loc7, #loc8, #loc16])):
-      %1137 = "arith.addf"(%arg1218, %arg1219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%1137) : (f32) -> () loc(#loc149)
-    }) : (tensor<12x64xf32>, tensor<1x64xf32>) -> tensor<1x64xf32> loc(#loc149)
-    %274 = "tensor.collapse_shape"(%273) <{reassociation = [[0, 1]]}> : (tensor<1x64xf32>) -> tensor<64xf32> loc(#loc146)
-    %275 = "tensor.expand_shape"(%266) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc146)
-    %276 = "linalg.generic"(%275, %arg7, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1215: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg1216: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1217: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1136 = "arith.mulf"(%arg1215, %arg1216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1136) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %277 = "linalg.generic"(%276, %45) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1213: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1214: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1135 = "arith.mulf"(%arg1213, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1135) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %278 = "linalg.generic"(%276, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1211: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1212: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1134 = "arith.addf"(%arg1211, %arg1212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1134) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc150)
-    %279 = "linalg.generic"(%276, %129, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1208: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1209: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1210: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1133 = "arith.mulf"(%arg1208, %arg1209) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1133) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %280 = "linalg.generic"(%279, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1206: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1207: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1132 = "arith.addf"(%arg1206, %arg1207) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1132) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc150)
-    %281 = "linalg.generic"(%129, %280, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1203: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1204: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1205: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1131 = "arith.mulf"(%arg1203, %arg1204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1131) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %282 = "linalg.generic"(%277, %278, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1200: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1201: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1202: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1130 = "arith.subf"(%arg1200, %arg1201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1130) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %283 = "linalg.generic"(%282, %281, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1197: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1198: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1199: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1129 = "arith.subf"(%arg1197, %arg1198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1129) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %284 = "linalg.generic"(%128, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1195: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg1196: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1128 = "arith.divf"(%arg1195, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1128) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc150)
-    %285 = "linalg.generic"(%284, %283, %45) <{indexing_maps = [#map9, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1192: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1193: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1194: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1127 = "arith.mulf"(%arg1192, %arg1193) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1127) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %286 = "linalg.generic"(%275, %129, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1189: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg1190: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1191: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1126 = "arith.mulf"(%arg1189, %arg1190) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1126) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc150)
-    %287 = "linalg.generic"(%286, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1187: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1188: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1125 = "arith.addf"(%arg1187, %arg1188) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1125) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc150)
-    %288 = "linalg.generic"(%275, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1185: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg1186: f32 loc(fused[#loc55, #loc28, #loc8, #loc16])):
-      %1124 = "arith.addf"(%arg1185, %arg1186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%1124) : (f32) -> () loc(#loc150)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc150)
-    %289 = "linalg.generic"(%237, %285, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1182: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg1183: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg1184: f32 loc(fused[#loc55, #loc39, #loc8, #loc16])):
-      %1123 = "arith.addf"(%arg1182, %arg1183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%1123) : (f32) -> () loc(#loc151)
+      "linalg.yield"(%arg1220) : (f32) -> () loc(#loc150)
+    }) : (f32, tensor<1x64xf32>) -> tensor<1x64xf32> loc(#loc150)
+    %263 = "linalg.generic"(%255, %262) <{indexing_maps = [#map3, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1218: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg1219: f32 loc(fused[#loc57, #loc7, #loc8, #loc16])):
+      %1147 = "arith.addf"(%arg1218, %arg1219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%1147) : (f32) -> () loc(#loc150)
+    }) : (tensor<12x64xf32>, tensor<1x64xf32>) -> tensor<1x64xf32> loc(#loc150)
+    %264 = "tensor.collapse_shape"(%263) <{reassociation = [[0, 1]]}> : (tensor<1x64xf32>) -> tensor<64xf32> loc(#loc147)
+    %265 = "tensor.expand_shape"(%256) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc147)
+    %266 = "linalg.generic"(%265, %arg7, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1215: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg1216: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1217: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1146 = "arith.mulf"(%arg1215, %arg1216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1146) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
+    %267 = "linalg.generic"(%266, %44) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1213: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1214: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1145 = "arith.mulf"(%arg1213, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1145) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
+    %268 = "linalg.generic"(%266, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1211: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1212: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1144 = "arith.addf"(%arg1211, %arg1212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1144) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc151)
+    %269 = "linalg.generic"(%266, %128, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1208: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1209: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1210: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1143 = "arith.mulf"(%arg1208, %arg1209) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1143) : (f32) -> () loc(#loc151)
     }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
-    %290 = "tensor.collapse_shape"(%289) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc152)
-    %291 = "linalg.matmul"(%290, %arg5, %34) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %270 = "linalg.generic"(%269, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1206: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1207: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1142 = "arith.addf"(%arg1206, %arg1207) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1142) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc151)
+    %271 = "linalg.generic"(%128, %270, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1203: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1204: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1205: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1141 = "arith.mulf"(%arg1203, %arg1204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1141) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
+    %272 = "linalg.generic"(%267, %268, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1200: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1201: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1202: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1140 = "arith.subf"(%arg1200, %arg1201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1140) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
+    %273 = "linalg.generic"(%272, %271, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1197: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1198: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1199: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1139 = "arith.subf"(%arg1197, %arg1198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1139) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
+    %274 = "linalg.generic"(%127, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1195: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg1196: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1138 = "arith.divf"(%arg1195, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1138) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc151)
+    %275 = "linalg.generic"(%274, %273, %44) <{indexing_maps = [#map9, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1192: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1193: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1194: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1137 = "arith.mulf"(%arg1192, %arg1193) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1137) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
+    %276 = "linalg.generic"(%265, %128, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1189: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg1190: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1191: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1136 = "arith.mulf"(%arg1189, %arg1190) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1136) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc151)
+    %277 = "linalg.generic"(%276, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1187: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1188: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1135 = "arith.addf"(%arg1187, %arg1188) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1135) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc151)
+    %278 = "linalg.generic"(%265, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1185: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg1186: f32 loc(fused[#loc56, #loc32, #loc8, #loc16])):
+      %1134 = "arith.addf"(%arg1185, %arg1186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%1134) : (f32) -> () loc(#loc151)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc151)
+    %279 = "linalg.generic"(%237, %275, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1182: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg1183: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg1184: f32 loc(fused[#loc56, #loc40, #loc8, #loc16])):
+      %1133 = "arith.addf"(%arg1182, %arg1183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%1133) : (f32) -> () loc(#loc152)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc152)
+    %280 = "tensor.collapse_shape"(%279) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc153)
+    %281 = "linalg.matmul"(%280, %arg5, %33) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1179: f32 loc(unknown), %arg1180: f32 loc(unknown), %arg1181: f32 loc(unknown)):
-      %1121 = "arith.mulf"(%arg1179, %arg1180) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      %1122 = "arith.addf"(%arg1181, %1121) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%1122) : (f32) -> () loc(#loc153)
-    }) : (tensor<12x16xf32>, tensor<16x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc153)
-    %292 = "linalg.transpose"(%290, %245) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1177: f32 loc(fused[#loc53, #loc41, #loc8, #loc52]), %arg1178: f32 loc(fused[#loc53, #loc43, #loc8, #loc52])):
-      "linalg.yield"(%arg1177) : (f32) -> () loc(#loc154)
-    }) : (tensor<12x16xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc154)
-    %293 = "linalg.fill"(%2, %114) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+      %1131 = "arith.mulf"(%arg1179, %arg1180) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      %1132 = "arith.addf"(%arg1181, %1131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%1132) : (f32) -> () loc(#loc154)
+    }) : (tensor<12x16xf32>, tensor<16x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc154)
+    %282 = "linalg.transpose"(%280, %245) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1177: f32 loc(fused[#loc54, #loc42, #loc8, #loc53]), %arg1178: f32 loc(fused[#loc54, #loc44, #loc8, #loc53])):
+      "linalg.yield"(%arg1177) : (f32) -> () loc(#loc155)
+    }) : (tensor<12x16xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc155)
+    %283 = "linalg.fill"(%2, %113) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1175: f32 loc(unknown), %arg1176: f32 loc(unknown)):
-      "linalg.yield"(%arg1175) : (f32) -> () loc(#loc153)
-    }) : (f32, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc153)
-    %294 = "linalg.matmul"(%292, %113, %293) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+      "linalg.yield"(%arg1175) : (f32) -> () loc(#loc154)
+    }) : (f32, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc154)
+    %284 = "linalg.matmul"(%282, %112, %283) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1172: f32 loc(unknown), %arg1173: f32 loc(unknown), %arg1174: f32 loc(unknown)):
-      %1119 = "arith.mulf"(%arg1172, %arg1173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      %1120 = "arith.addf"(%arg1174, %1119) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%1120) : (f32) -> () loc(#loc153)
-    }) : (tensor<16x12xf32>, tensor<12x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc153)
-    %295 = "linalg.generic"(%290, %250) <{indexing_maps = [#map3, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1170: f32 loc(fused[#loc53, #loc41, #loc8, #loc52]), %arg1171: f32 loc(fused[#loc53, #loc7, #loc8, #loc52])):
-      %1118 = "arith.addf"(%arg1170, %arg1171) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc155)
-      "linalg.yield"(%1118) : (f32) -> () loc(#loc155)
-    }) : (tensor<12x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc155)
-    %296 = "tensor.collapse_shape"(%295) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc152)
-    %297 = "tensor.expand_shape"(%291) <{reassociation = [[0, 1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<12x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc156)
-    %298 = "linalg.transpose"(%297, %71) <{permutation = array<i64: 0, 2, 1, 3>}> ({
-    ^bb0(%arg1168: f32 loc(fused[#loc10, #loc41, #loc8, #loc52]), %arg1169: f32 loc(fused[#loc10, #loc47, #loc8, #loc52])):
-      "linalg.yield"(%arg1168) : (f32) -> () loc(#loc157)
-    }) : (tensor<2x6x2x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc157)
-    %299 = "tensor.collapse_shape"(%298) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc158)
-    %300 = "linalg.transpose"(%105, %80) <{permutation = array<i64: 0, 2, 1>}> ({
-    ^bb0(%arg1166: f32 loc(fused[#loc10, #loc41, #loc4, #loc51]), %arg1167: f32 loc(fused[#loc10, #loc47, #loc8, #loc51])):
-      "linalg.yield"(%arg1166) : (f32) -> () loc(#loc159)
-    }) : (tensor<4x6x6xf32>, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc159)
-    %301 = "linalg.batch_matmul"(%300, %299, %108) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+      %1129 = "arith.mulf"(%arg1172, %arg1173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      %1130 = "arith.addf"(%arg1174, %1129) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%1130) : (f32) -> () loc(#loc154)
+    }) : (tensor<16x12xf32>, tensor<12x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc154)
+    %285 = "linalg.generic"(%280, %250) <{indexing_maps = [#map3, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1170: f32 loc(fused[#loc54, #loc42, #loc8, #loc53]), %arg1171: f32 loc(fused[#loc54, #loc7, #loc8, #loc53])):
+      %1128 = "arith.addf"(%arg1170, %arg1171) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%1128) : (f32) -> () loc(#loc156)
+    }) : (tensor<12x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc156)
+    %286 = "tensor.collapse_shape"(%285) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc153)
+    %287 = "tensor.expand_shape"(%281) <{reassociation = [[0, 1], [2, 3]], static_output_shape = array<i64: 2, 6, 2, 8>}> : (tensor<12x16xf32>) -> tensor<2x6x2x8xf32> loc(#loc157)
+    %288 = "linalg.transpose"(%287, %70) <{permutation = array<i64: 0, 2, 1, 3>}> ({
+    ^bb0(%arg1168: f32 loc(fused[#loc10, #loc42, #loc8, #loc53]), %arg1169: f32 loc(fused[#loc10, #loc48, #loc8, #loc53])):
+      "linalg.yield"(%arg1168) : (f32) -> () loc(#loc158)
+    }) : (tensor<2x6x2x8xf32>, tensor<2x2x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc158)
+    %289 = "tensor.collapse_shape"(%288) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc159)
+    %290 = "linalg.transpose"(%104, %79) <{permutation = array<i64: 0, 2, 1>}> ({
+    ^bb0(%arg1166: f32 loc(fused[#loc10, #loc42, #loc4, #loc52]), %arg1167: f32 loc(fused[#loc10, #loc48, #loc8, #loc52])):
+      "linalg.yield"(%arg1166) : (f32) -> () loc(#loc160)
+    }) : (tensor<4x6x6xf32>, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc160)
+    %291 = "linalg.batch_matmul"(%290, %289, %107) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1163: f32 loc(unknown), %arg1164: f32 loc(unknown), %arg1165: f32 loc(unknown)):
-      %1116 = "arith.mulf"(%arg1163, %arg1164) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      %1117 = "arith.addf"(%arg1165, %1116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%1117) : (f32) -> () loc(#loc160)
-    }) : (tensor<4x6x6xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc160)
-    %302 = "tensor.empty"() : () -> tensor<4x8x6xf32> loc(#loc159)
-    %303 = "linalg.transpose"(%106, %302) <{permutation = array<i64: 0, 2, 1>}> ({
-    ^bb0(%arg1161: f32 loc(fused[#loc10, #loc48, #loc4, #loc51]), %arg1162: f32 loc(fused[#loc10, #loc47, #loc8, #loc51])):
-      "linalg.yield"(%arg1161) : (f32) -> () loc(#loc159)
-    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc159)
-    %304 = "linalg.batch_matmul"(%299, %303, %81) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+      %1126 = "arith.mulf"(%arg1163, %arg1164) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      %1127 = "arith.addf"(%arg1165, %1126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%1127) : (f32) -> () loc(#loc161)
+    }) : (tensor<4x6x6xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc161)
+    %292 = "tensor.empty"() : () -> tensor<4x8x6xf32> loc(#loc160)
+    %293 = "linalg.transpose"(%105, %292) <{permutation = array<i64: 0, 2, 1>}> ({
+    ^bb0(%arg1161: f32 loc(fused[#loc10, #loc49, #loc4, #loc52]), %arg1162: f32 loc(fused[#loc10, #loc48, #loc8, #loc52])):
+      "linalg.yield"(%arg1161) : (f32) -> () loc(#loc160)
+    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc160)
+    %294 = "linalg.batch_matmul"(%289, %293, %80) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1158: f32 loc(unknown), %arg1159: f32 loc(unknown), %arg1160: f32 loc(unknown)):
-      %1114 = "arith.mulf"(%arg1158, %arg1159) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      %1115 = "arith.addf"(%arg1160, %1114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%1115) : (f32) -> () loc(#loc160)
-    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc160)
-    %305 = "tensor.expand_shape"(%301) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 8>}> : (tensor<4x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc161)
-    %306 = "tensor.expand_shape"(%304) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 6>}> : (tensor<4x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc161)
-    %307 = "linalg.generic"(%306, %104, %84) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1155: f32 loc(fused[#loc10, #loc41, #loc8, #loc51]), %arg1156: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1157: f32 loc(fused[#loc10, #loc60, #loc8, #loc51])):
-      %1113 = "arith.mulf"(%arg1155, %arg1156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
-      "linalg.yield"(%1113) : (f32) -> () loc(#loc162)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc162)
-    %308 = "linalg.generic"(%307, %102) <{indexing_maps = [#map14, #map18], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1153: f32 loc(fused[#loc10, #loc60, #loc8, #loc51]), %arg1154: f32 loc(fused[#loc10, #loc60, #loc8, #loc51])):
-      %1112 = "arith.addf"(%arg1153, %arg1154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
-      "linalg.yield"(%1112) : (f32) -> () loc(#loc162)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>) -> tensor<2x2x6x1xf32> loc(#loc162)
-    %309 = "linalg.generic"(%104, %308, %84) <{indexing_maps = [#map14, #map18, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1150: f32 loc(fused[#loc10, #loc50, #loc4, #loc51]), %arg1151: f32 loc(fused[#loc10, #loc60, #loc8, #loc51]), %arg1152: f32 loc(fused[#loc10, #loc60, #loc8, #loc51])):
-      %1111 = "arith.mulf"(%arg1150, %arg1151) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
-      "linalg.yield"(%1111) : (f32) -> () loc(#loc162)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc162)
-    %310 = "linalg.generic"(%307, %309, %84) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1147: f32 loc(fused[#loc10, #loc60, #loc8, #loc51]), %arg1148: f32 loc(fused[#loc10, #loc60, #loc8, #loc51]), %arg1149: f32 loc(fused[#loc10, #loc60, #loc8, #loc51])):
-      %1110 = "arith.subf"(%arg1147, %arg1148) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc162)
-      "linalg.yield"(%1110) : (f32) -> () loc(#loc162)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc162)
-    %311 = "linalg.generic"(%91, %9, %310, %84) <{indexing_maps = [#map16, #map17, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1143: i1 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg1144: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1145: f32 loc(fused[#loc10, #loc60, #loc8, #loc51]), %arg1146: f32 loc(fused[#loc10, #loc18, #loc8, #loc12])):
-      %1109 = "arith.select"(%arg1143, %arg1144, %arg1145) : (i1, f32, f32) -> f32 loc(#loc163)
-      "linalg.yield"(%1109) : (f32) -> () loc(#loc163)
-    }) : (tensor<6x6xi1>, tensor<f32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc163)
-    %312 = "linalg.generic"(%311, %84) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1141: f32 loc(fused[#loc10, #loc18, #loc8, #loc12]), %arg1142: f32 loc(fused[#loc10, #loc22, #loc8, #loc23])):
-      %1107 = "arith.truncf"(%16) : (f64) -> f32 loc(#loc164)
-      %1108 = "arith.divf"(%arg1141, %1107) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc164)
-      "linalg.yield"(%1108) : (f32) -> () loc(#loc164)
-    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc164)
-    %313 = "tensor.collapse_shape"(%312) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc165)
-    %314 = "linalg.transpose"(%78, %302) <{permutation = array<i64: 0, 2, 1>}> ({
-    ^bb0(%arg1139: f32 loc(fused[#loc10, #loc48, #loc4, #loc23]), %arg1140: f32 loc(fused[#loc10, #loc47, #loc8, #loc23])):
-      "linalg.yield"(%arg1139) : (f32) -> () loc(#loc166)
-    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc166)
-    %315 = "linalg.fill"(%2, %302) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+      %1124 = "arith.mulf"(%arg1158, %arg1159) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      %1125 = "arith.addf"(%arg1160, %1124) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%1125) : (f32) -> () loc(#loc161)
+    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>, tensor<4x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc161)
+    %295 = "tensor.expand_shape"(%291) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 8>}> : (tensor<4x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc162)
+    %296 = "tensor.expand_shape"(%294) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 6>}> : (tensor<4x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc162)
+    %297 = "linalg.generic"(%296, %103, %83) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1155: f32 loc(fused[#loc10, #loc42, #loc8, #loc52]), %arg1156: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1157: f32 loc(fused[#loc10, #loc61, #loc8, #loc52])):
+      %1123 = "arith.mulf"(%arg1155, %arg1156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%1123) : (f32) -> () loc(#loc163)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc163)
+    %298 = "linalg.generic"(%297, %101) <{indexing_maps = [#map14, #map18], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1153: f32 loc(fused[#loc10, #loc61, #loc8, #loc52]), %arg1154: f32 loc(fused[#loc10, #loc61, #loc8, #loc52])):
+      %1122 = "arith.addf"(%arg1153, %arg1154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%1122) : (f32) -> () loc(#loc163)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>) -> tensor<2x2x6x1xf32> loc(#loc163)
+    %299 = "linalg.generic"(%103, %298, %83) <{indexing_maps = [#map14, #map18, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1150: f32 loc(fused[#loc10, #loc51, #loc4, #loc52]), %arg1151: f32 loc(fused[#loc10, #loc61, #loc8, #loc52]), %arg1152: f32 loc(fused[#loc10, #loc61, #loc8, #loc52])):
+      %1121 = "arith.mulf"(%arg1150, %arg1151) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%1121) : (f32) -> () loc(#loc163)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x1xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc163)
+    %300 = "linalg.generic"(%297, %299, %83) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1147: f32 loc(fused[#loc10, #loc61, #loc8, #loc52]), %arg1148: f32 loc(fused[#loc10, #loc61, #loc8, #loc52]), %arg1149: f32 loc(fused[#loc10, #loc61, #loc8, #loc52])):
+      %1120 = "arith.subf"(%arg1147, %arg1148) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%1120) : (f32) -> () loc(#loc163)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc163)
+    %301 = "linalg.generic"(%90, %10, %300, %83) <{indexing_maps = [#map16, #map17, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1143: i8 loc(fused[#loc10, #loc11, #loc4, #loc12]), %arg1144: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg1145: f32 loc(fused[#loc10, #loc61, #loc8, #loc52]), %arg1146: f32 loc(fused[#loc10, #loc19, #loc8, #loc12])):
+      %1118 = "arith.trunci"(%arg1143) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc164)
+      %1119 = "arith.select"(%1118, %arg1144, %arg1145) : (i1, f32, f32) -> f32 loc(#loc164)
+      "linalg.yield"(%1119) : (f32) -> () loc(#loc164)
+    }) : (tensor<6x6xi8>, tensor<f32>, tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc164)
+    %302 = "linalg.generic"(%301, %83) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1141: f32 loc(fused[#loc10, #loc19, #loc8, #loc12]), %arg1142: f32 loc(fused[#loc10, #loc26, #loc8, #loc27])):
+      %1116 = "arith.truncf"(%15) : (f64) -> f32 loc(#loc165)
+      %1117 = "arith.divf"(%arg1141, %1116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%1117) : (f32) -> () loc(#loc165)
+    }) : (tensor<2x2x6x6xf32>, tensor<2x2x6x6xf32>) -> tensor<2x2x6x6xf32> loc(#loc165)
+    %303 = "tensor.collapse_shape"(%302) <{reassociation = [[0, 1], [2], [3]]}> : (tensor<2x2x6x6xf32>) -> tensor<4x6x6xf32> loc(#loc166)
+    %304 = "linalg.transpose"(%77, %292) <{permutation = array<i64: 0, 2, 1>}> ({
+    ^bb0(%arg1139: f32 loc(fused[#loc10, #loc49, #loc4, #loc27]), %arg1140: f32 loc(fused[#loc10, #loc48, #loc8, #loc27])):
+      "linalg.yield"(%arg1139) : (f32) -> () loc(#loc167)
+    }) : (tensor<4x6x8xf32>, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc167)
+    %305 = "linalg.fill"(%2, %292) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1137: f32 loc(unknown), %arg1138: f32 loc(unknown)):
-      "linalg.yield"(%arg1137) : (f32) -> () loc(#loc167)
-    }) : (f32, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc167)
-    %316 = "linalg.batch_matmul"(%314, %313, %315) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+      "linalg.yield"(%arg1137) : (f32) -> () loc(#loc168)
+    }) : (f32, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc168)
+    %306 = "linalg.batch_matmul"(%304, %303, %305) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1134: f32 loc(unknown), %arg1135: f32 loc(unknown), %arg1136: f32 loc(unknown)):
-      %1105 = "arith.mulf"(%arg1134, %arg1135) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      %1106 = "arith.addf"(%arg1136, %1105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      "linalg.yield"(%1106) : (f32) -> () loc(#loc167)
-    }) : (tensor<4x8x6xf32>, tensor<4x6x6xf32>, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc167)
-    %317 = "linalg.transpose"(%79, %107) <{permutation = array<i64: 0, 2, 1>}> ({
-    ^bb0(%arg1132: f32 loc(fused[#loc10, #loc48, #loc4, #loc23]), %arg1133: f32 loc(fused[#loc10, #loc47, #loc8, #loc23])):
-      "linalg.yield"(%arg1132) : (f32) -> () loc(#loc166)
-    }) : (tensor<4x8x6xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc166)
-    %318 = "linalg.batch_matmul"(%313, %317, %108) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
+      %1114 = "arith.mulf"(%arg1134, %arg1135) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      %1115 = "arith.addf"(%arg1136, %1114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%1115) : (f32) -> () loc(#loc168)
+    }) : (tensor<4x8x6xf32>, tensor<4x6x6xf32>, tensor<4x8x6xf32>) -> tensor<4x8x6xf32> loc(#loc168)
+    %307 = "linalg.transpose"(%78, %106) <{permutation = array<i64: 0, 2, 1>}> ({
+    ^bb0(%arg1132: f32 loc(fused[#loc10, #loc49, #loc4, #loc27]), %arg1133: f32 loc(fused[#loc10, #loc48, #loc8, #loc27])):
+      "linalg.yield"(%arg1132) : (f32) -> () loc(#loc167)
+    }) : (tensor<4x8x6xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc167)
+    %308 = "linalg.batch_matmul"(%303, %307, %107) <{indexing_maps = [#map11, #map12, #map13], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1129: f32 loc(unknown), %arg1130: f32 loc(unknown), %arg1131: f32 loc(unknown)):
-      %1103 = "arith.mulf"(%arg1129, %arg1130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      %1104 = "arith.addf"(%arg1131, %1103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      "linalg.yield"(%1104) : (f32) -> () loc(#loc167)
-    }) : (tensor<4x6x6xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc167)
-    %319 = "tensor.expand_shape"(%316) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 8, 6>}> : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32> loc(#loc165)
-    %320 = "tensor.expand_shape"(%318) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 8>}> : (tensor<4x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc165)
-    %321 = "linalg.transpose"(%305, %111) <{permutation = array<i64: 0, 2, 1, 3>}> ({
-    ^bb0(%arg1127: f32 loc(fused[#loc10, #loc41, #loc8, #loc51]), %arg1128: f32 loc(fused[#loc10, #loc47, #loc8, #loc46])):
-      "linalg.yield"(%arg1127) : (f32) -> () loc(#loc168)
-    }) : (tensor<2x2x6x8xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc168)
-    %322 = "tensor.collapse_shape"(%321) <{reassociation = [[0], [1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<2x6x16xf32> loc(#loc169)
-    %323 = "linalg.transpose"(%319, %111) <{permutation = array<i64: 0, 3, 1, 2>}> ({
-    ^bb0(%arg1125: f32 loc(fused[#loc10, #loc41, #loc8, #loc23]), %arg1126: f32 loc(fused[#loc10, #loc47, #loc8, #loc46])):
-      "linalg.yield"(%arg1125) : (f32) -> () loc(#loc168)
-    }) : (tensor<2x2x8x6xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc168)
-    %324 = "tensor.collapse_shape"(%323) <{reassociation = [[0], [1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<2x6x16xf32> loc(#loc170)
-    %325 = "linalg.transpose"(%320, %111) <{permutation = array<i64: 0, 2, 1, 3>}> ({
-    ^bb0(%arg1123: f32 loc(fused[#loc10, #loc41, #loc8, #loc23]), %arg1124: f32 loc(fused[#loc10, #loc47, #loc8, #loc46])):
-      "linalg.yield"(%arg1123) : (f32) -> () loc(#loc168)
-    }) : (tensor<2x2x6x8xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc168)
-    %326 = "tensor.collapse_shape"(%325) <{reassociation = [[0], [1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<2x6x16xf32> loc(#loc169)
-    %327 = "tensor.concat"(%326, %324, %322) <{dim = 2 : i64}> : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x48xf32> loc(#loc171)
-    %328 = "tensor.collapse_shape"(%327) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x48xf32>) -> tensor<12x48xf32> loc(#loc172)
-    %329 = "tensor.empty"() : () -> tensor<48x12xf32> loc(#loc173)
-    %330 = "linalg.transpose"(%328, %329) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1121: f32 loc(fused[#loc40, #loc41, #loc8, #loc42]), %arg1122: f32 loc(fused[#loc40, #loc43, #loc8, #loc42])):
-      "linalg.yield"(%arg1121) : (f32) -> () loc(#loc173)
-    }) : (tensor<12x48xf32>, tensor<48x12xf32>) -> tensor<48x12xf32> loc(#loc173)
-    %331 = "tensor.empty"() : () -> tensor<48x16xf32> loc(#loc174)
-    %332 = "linalg.fill"(%2, %331) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+      %1112 = "arith.mulf"(%arg1129, %arg1130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      %1113 = "arith.addf"(%arg1131, %1112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%1113) : (f32) -> () loc(#loc168)
+    }) : (tensor<4x6x6xf32>, tensor<4x6x8xf32>, tensor<4x6x8xf32>) -> tensor<4x6x8xf32> loc(#loc168)
+    %309 = "tensor.expand_shape"(%306) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 8, 6>}> : (tensor<4x8x6xf32>) -> tensor<2x2x8x6xf32> loc(#loc166)
+    %310 = "tensor.expand_shape"(%308) <{reassociation = [[0, 1], [2], [3]], static_output_shape = array<i64: 2, 2, 6, 8>}> : (tensor<4x6x8xf32>) -> tensor<2x2x6x8xf32> loc(#loc166)
+    %311 = "linalg.transpose"(%295, %110) <{permutation = array<i64: 0, 2, 1, 3>}> ({
+    ^bb0(%arg1127: f32 loc(fused[#loc10, #loc42, #loc8, #loc52]), %arg1128: f32 loc(fused[#loc10, #loc48, #loc8, #loc47])):
+      "linalg.yield"(%arg1127) : (f32) -> () loc(#loc169)
+    }) : (tensor<2x2x6x8xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc169)
+    %312 = "tensor.collapse_shape"(%311) <{reassociation = [[0], [1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<2x6x16xf32> loc(#loc170)
+    %313 = "linalg.transpose"(%309, %110) <{permutation = array<i64: 0, 3, 1, 2>}> ({
+    ^bb0(%arg1125: f32 loc(fused[#loc10, #loc42, #loc8, #loc27]), %arg1126: f32 loc(fused[#loc10, #loc48, #loc8, #loc47])):
+      "linalg.yield"(%arg1125) : (f32) -> () loc(#loc169)
+    }) : (tensor<2x2x8x6xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc169)
+    %314 = "tensor.collapse_shape"(%313) <{reassociation = [[0], [1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<2x6x16xf32> loc(#loc171)
+    %315 = "linalg.transpose"(%310, %110) <{permutation = array<i64: 0, 2, 1, 3>}> ({
+    ^bb0(%arg1123: f32 loc(fused[#loc10, #loc42, #loc8, #loc27]), %arg1124: f32 loc(fused[#loc10, #loc48, #loc8, #loc47])):
+      "linalg.yield"(%arg1123) : (f32) -> () loc(#loc169)
+    }) : (tensor<2x2x6x8xf32>, tensor<2x6x2x8xf32>) -> tensor<2x6x2x8xf32> loc(#loc169)
+    %316 = "tensor.collapse_shape"(%315) <{reassociation = [[0], [1], [2, 3]]}> : (tensor<2x6x2x8xf32>) -> tensor<2x6x16xf32> loc(#loc170)
+    %317 = "tensor.concat"(%316, %314, %312) <{dim = 2 : i64}> : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x48xf32> loc(#loc172)
+    %318 = "tensor.collapse_shape"(%317) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x48xf32>) -> tensor<12x48xf32> loc(#loc173)
+    %319 = "tensor.empty"() : () -> tensor<48x12xf32> loc(#loc174)
+    %320 = "linalg.transpose"(%318, %319) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1121: f32 loc(fused[#loc41, #loc42, #loc8, #loc43]), %arg1122: f32 loc(fused[#loc41, #loc44, #loc8, #loc43])):
+      "linalg.yield"(%arg1121) : (f32) -> () loc(#loc174)
+    }) : (tensor<12x48xf32>, tensor<48x12xf32>) -> tensor<48x12xf32> loc(#loc174)
+    %321 = "tensor.empty"() : () -> tensor<48x16xf32> loc(#loc175)
+    %322 = "linalg.fill"(%2, %321) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1119: f32 loc(unknown), %arg1120: f32 loc(unknown)):
-      "linalg.yield"(%arg1119) : (f32) -> () loc(#loc174)
-    }) : (f32, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc174)
-    %333 = "linalg.matmul"(%330, %60, %332) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+      "linalg.yield"(%arg1119) : (f32) -> () loc(#loc175)
+    }) : (f32, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc175)
+    %323 = "linalg.matmul"(%320, %59, %322) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1116: f32 loc(unknown), %arg1117: f32 loc(unknown), %arg1118: f32 loc(unknown)):
-      %1101 = "arith.mulf"(%arg1116, %arg1117) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      %1102 = "arith.addf"(%arg1118, %1101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      "linalg.yield"(%1102) : (f32) -> () loc(#loc174)
-    }) : (tensor<48x12xf32>, tensor<12x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc174)
-    %334 = "linalg.matmul"(%328, %arg4, %34) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+      %1110 = "arith.mulf"(%arg1116, %arg1117) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      %1111 = "arith.addf"(%arg1118, %1110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%1111) : (f32) -> () loc(#loc175)
+    }) : (tensor<48x12xf32>, tensor<12x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc175)
+    %324 = "linalg.matmul"(%318, %arg4, %33) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1113: f32 loc(unknown), %arg1114: f32 loc(unknown), %arg1115: f32 loc(unknown)):
-      %1099 = "arith.mulf"(%arg1113, %arg1114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      %1100 = "arith.addf"(%arg1115, %1099) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      "linalg.yield"(%1100) : (f32) -> () loc(#loc174)
-    }) : (tensor<12x48xf32>, tensor<48x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc174)
-    %335 = "tensor.expand_shape"(%334) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc172)
-    %336 = "linalg.generic"(%335, %arg2, %45) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1110: f32 loc(fused[#loc40, #loc41, #loc8, #loc42]), %arg1111: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1112: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1098 = "arith.mulf"(%arg1110, %arg1111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1098) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %337 = "linalg.generic"(%336, %45) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1108: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1109: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1097 = "arith.mulf"(%arg1108, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1097) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %338 = "linalg.generic"(%336, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1106: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1107: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1096 = "arith.addf"(%arg1106, %arg1107) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1096) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc175)
-    %339 = "linalg.generic"(%336, %57, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1103: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1104: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1105: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1095 = "arith.mulf"(%arg1103, %arg1104) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1095) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %340 = "linalg.generic"(%339, %48) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1101: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1102: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1094 = "arith.addf"(%arg1101, %arg1102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1094) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc175)
-    %341 = "linalg.generic"(%57, %340, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1098: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1099: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1100: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1093 = "arith.mulf"(%arg1098, %arg1099) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1093) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %342 = "linalg.generic"(%337, %338, %45) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1095: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1096: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1097: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1092 = "arith.subf"(%arg1095, %arg1096) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1092) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %343 = "linalg.generic"(%342, %341, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1092: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1093: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1094: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1091 = "arith.subf"(%arg1092, %arg1093) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1091) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %344 = "linalg.generic"(%56, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1090: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg1091: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1090 = "arith.divf"(%arg1090, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1090) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc175)
-    %345 = "linalg.generic"(%344, %343, %45) <{indexing_maps = [#map9, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1087: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1088: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1089: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1089 = "arith.mulf"(%arg1087, %arg1088) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1089) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x1xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %346 = "linalg.generic"(%335, %57, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1084: f32 loc(fused[#loc40, #loc41, #loc8, #loc42]), %arg1085: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1086: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1088 = "arith.mulf"(%arg1084, %arg1085) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1088) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc175)
-    %347 = "linalg.generic"(%346, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1082: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1083: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1087 = "arith.addf"(%arg1082, %arg1083) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1087) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc175)
-    %348 = "linalg.generic"(%335, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1080: f32 loc(fused[#loc40, #loc41, #loc8, #loc42]), %arg1081: f32 loc(fused[#loc24, #loc28, #loc8, #loc26])):
-      %1086 = "arith.addf"(%arg1080, %arg1081) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%1086) : (f32) -> () loc(#loc175)
-    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc175)
-    %349 = "linalg.generic"(%289, %345, %45) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1077: f32 loc(fused[#loc55, #loc39, #loc8, #loc16]), %arg1078: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg1079: f32 loc(fused[#loc24, #loc39, #loc8, #loc26])):
-      %1085 = "arith.addf"(%arg1077, %arg1078) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%1085) : (f32) -> () loc(#loc176)
+      %1108 = "arith.mulf"(%arg1113, %arg1114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      %1109 = "arith.addf"(%arg1115, %1108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%1109) : (f32) -> () loc(#loc175)
+    }) : (tensor<12x48xf32>, tensor<48x16xf32>, tensor<12x16xf32>) -> tensor<12x16xf32> loc(#loc175)
+    %325 = "tensor.expand_shape"(%324) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 2, 6, 16>}> : (tensor<12x16xf32>) -> tensor<2x6x16xf32> loc(#loc173)
+    %326 = "linalg.generic"(%325, %arg2, %44) <{indexing_maps = [#map7, #map10, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1110: f32 loc(fused[#loc41, #loc42, #loc8, #loc43]), %arg1111: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1112: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1107 = "arith.mulf"(%arg1110, %arg1111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1107) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
+    %327 = "linalg.generic"(%326, %44) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1108: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1109: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1106 = "arith.mulf"(%arg1108, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1106) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
+    %328 = "linalg.generic"(%326, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1106: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1107: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1105 = "arith.addf"(%arg1106, %arg1107) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1105) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc176)
+    %329 = "linalg.generic"(%326, %56, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1103: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1104: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1105: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1104 = "arith.mulf"(%arg1103, %arg1104) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1104) : (f32) -> () loc(#loc176)
     }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
-    %350 = "tensor.empty"() : () -> tensor<1x6x16xf32> loc(#loc91)
-    %351 = "linalg.fill"(%2, %350) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %330 = "linalg.generic"(%329, %47) <{indexing_maps = [#map7, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1101: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1102: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1103 = "arith.addf"(%arg1101, %arg1102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1103) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc176)
+    %331 = "linalg.generic"(%56, %330, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1098: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1099: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1100: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1102 = "arith.mulf"(%arg1098, %arg1099) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1102) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
+    %332 = "linalg.generic"(%327, %328, %44) <{indexing_maps = [#map7, #map9, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1095: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1096: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1097: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1101 = "arith.subf"(%arg1095, %arg1096) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1101) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x1xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
+    %333 = "linalg.generic"(%332, %331, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1092: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1093: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1094: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1100 = "arith.subf"(%arg1092, %arg1093) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1100) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
+    %334 = "linalg.generic"(%55, %46) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1090: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg1091: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1099 = "arith.divf"(%arg1090, %17) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1099) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x1xf32>) -> tensor<2x6x1xf32> loc(#loc176)
+    %335 = "linalg.generic"(%334, %333, %44) <{indexing_maps = [#map9, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1087: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1088: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1089: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1098 = "arith.mulf"(%arg1087, %arg1088) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1098) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x1xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
+    %336 = "linalg.generic"(%325, %56, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1084: f32 loc(fused[#loc41, #loc42, #loc8, #loc43]), %arg1085: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1086: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1097 = "arith.mulf"(%arg1084, %arg1085) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1097) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc176)
+    %337 = "linalg.generic"(%336, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1082: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1083: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1096 = "arith.addf"(%arg1082, %arg1083) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1096) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc176)
+    %338 = "linalg.generic"(%325, %240) <{indexing_maps = [#map7, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1080: f32 loc(fused[#loc41, #loc42, #loc8, #loc43]), %arg1081: f32 loc(fused[#loc28, #loc32, #loc8, #loc30])):
+      %1095 = "arith.addf"(%arg1080, %arg1081) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%1095) : (f32) -> () loc(#loc176)
+    }) : (tensor<2x6x16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc176)
+    %339 = "linalg.generic"(%279, %335, %44) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1077: f32 loc(fused[#loc56, #loc40, #loc8, #loc16]), %arg1078: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg1079: f32 loc(fused[#loc28, #loc40, #loc8, #loc30])):
+      %1094 = "arith.addf"(%arg1077, %arg1078) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
+      "linalg.yield"(%1094) : (f32) -> () loc(#loc177)
+    }) : (tensor<2x6x16xf32>, tensor<2x6x16xf32>, tensor<2x6x16xf32>) -> tensor<2x6x16xf32> loc(#loc177)
+    %340 = "tensor.empty"() : () -> tensor<1x6x16xf32> loc(#loc91)
+    %341 = "linalg.fill"(%2, %340) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1075: f32 loc(unknown), %arg1076: f32 loc(unknown)):
       "linalg.yield"(%arg1075) : (f32) -> () loc(#loc91)
     }) : (f32, tensor<1x6x16xf32>) -> tensor<1x6x16xf32> loc(#loc91)
-    %352 = "linalg.generic"(%349, %351) <{indexing_maps = [#map7, #map24], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1073: f32 loc(fused[#loc24, #loc39, #loc8, #loc26]), %arg1074: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %1084 = "arith.addf"(%arg1073, %arg1074) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%1084) : (f32) -> () loc(#loc91)
+    %342 = "linalg.generic"(%339, %341) <{indexing_maps = [#map7, #map24], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1073: f32 loc(fused[#loc28, #loc40, #loc8, #loc30]), %arg1074: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
+      %1093 = "arith.addf"(%arg1073, %arg1074) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%1093) : (f32) -> () loc(#loc91)
     }) : (tensor<2x6x16xf32>, tensor<1x6x16xf32>) -> tensor<1x6x16xf32> loc(#loc91)
-    %353 = "tensor.collapse_shape"(%352) <{reassociation = [[0, 1], [2]]}> : (tensor<1x6x16xf32>) -> tensor<6x16xf32> loc(#loc177)
-    %354 = "linalg.transpose"(%41, %40) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1071: f32 loc(fused[#loc38, #loc62, #loc8, #loc9]), %arg1072: f32 loc(fused[#loc38, #loc62, #loc8, #loc9])):
-      "linalg.yield"(%arg1071) : (f32) -> () loc(#loc178)
-    }) : (tensor<6x6xf32>, tensor<6x6xf32>) -> tensor<6x6xf32> loc(#loc178)
-    %355 = "linalg.matmul"(%354, %353, %43) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %343 = "tensor.collapse_shape"(%342) <{reassociation = [[0, 1], [2]]}> : (tensor<1x6x16xf32>) -> tensor<6x16xf32> loc(#loc178)
+    %344 = "linalg.transpose"(%40, %39) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1071: f32 loc(fused[#loc39, #loc63, #loc8, #loc9]), %arg1072: f32 loc(fused[#loc39, #loc63, #loc8, #loc9])):
+      "linalg.yield"(%arg1071) : (f32) -> () loc(#loc179)
+    }) {amp.precision = "f32"} : (tensor<6x6xf32>, tensor<6x6xf32>) -> tensor<6x6xf32> loc(#loc179)
+    %345 = "linalg.matmul"(%344, %343, %42) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1068: f32 loc(unknown), %arg1069: f32 loc(unknown), %arg1070: f32 loc(unknown)):
-      %1082 = "arith.mulf"(%arg1068, %arg1069) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      %1083 = "arith.addf"(%arg1070, %1082) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      "linalg.yield"(%1083) : (f32) -> () loc(#loc178)
-    }) : (tensor<6x6xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc178)
-    %356 = "tensor.collapse_shape"(%349) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc179)
-    %357 = "linalg.transpose"(%32, %221) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg1066: f32 loc(fused[#loc36, #loc62, #loc8, #loc9]), %arg1067: f32 loc(fused[#loc36, #loc62, #loc8, #loc9])):
-      "linalg.yield"(%arg1066) : (f32) -> () loc(#loc179)
-    }) : (tensor<12x11xf32>, tensor<11x12xf32>) -> tensor<11x12xf32> loc(#loc179)
-    %358 = "linalg.matmul"(%357, %356, %224) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
+      %1091 = "arith.mulf"(%arg1068, %arg1069) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
+      %1092 = "arith.addf"(%arg1070, %1091) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
+      "linalg.yield"(%1092) : (f32) -> () loc(#loc179)
+    }) {amp.precision = "f32"} : (tensor<6x6xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc179)
+    %346 = "tensor.collapse_shape"(%339) <{reassociation = [[0, 1], [2]]}> : (tensor<2x6x16xf32>) -> tensor<12x16xf32> loc(#loc180)
+    %347 = "linalg.transpose"(%31, %221) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg1066: f32 loc(fused[#loc37, #loc63, #loc8, #loc9]), %arg1067: f32 loc(fused[#loc37, #loc63, #loc8, #loc9])):
+      "linalg.yield"(%arg1066) : (f32) -> () loc(#loc180)
+    }) {amp.precision = "f32"} : (tensor<12x11xf32>, tensor<11x12xf32>) -> tensor<11x12xf32> loc(#loc180)
+    %348 = "linalg.matmul"(%347, %346, %224) <{indexing_maps = [#map4, #map5, #map6], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1063: f32 loc(unknown), %arg1064: f32 loc(unknown), %arg1065: f32 loc(unknown)):
-      %1080 = "arith.mulf"(%arg1063, %arg1064) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
-      %1081 = "arith.addf"(%arg1065, %1080) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
-      "linalg.yield"(%1081) : (f32) -> () loc(#loc179)
-    }) : (tensor<11x12xf32>, tensor<12x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc179)
-    %359 = "linalg.generic"(%arg16, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1061: f32 loc(fused[#loc30, #loc39, #loc32, #loc63]), %arg1062: f32 loc(fused[#loc30, #loc39, #loc32, #loc63])):
-      %1079 = "arith.addf"(%arg1061, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%1079) : (f32) -> () loc(#loc180)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc180)
-    %360 = "linalg.generic"(%22, %arg65, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1058: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1059: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1060: f32 loc(fused[#loc30, #loc31, #loc32, #loc33])):
-      %1077 = "arith.sitofp"(%arg1058) : (i64) -> f32 loc(#loc102)
-      %1078 = "arith.subf"(%1077, %arg1059) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%1078) : (f32) -> () loc(#loc102)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc102)
-    %361 = "linalg.generic"(%360, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1056: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1057: f32 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1076 = "math.absf"(%arg1056) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc181)
-      "linalg.yield"(%1076) : (f32) -> () loc(#loc181)
+      %1089 = "arith.mulf"(%arg1063, %arg1064) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      %1090 = "arith.addf"(%arg1065, %1089) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%1090) : (f32) -> () loc(#loc180)
+    }) {amp.precision = "f32"} : (tensor<11x12xf32>, tensor<12x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc180)
+    %349 = "linalg.generic"(%arg16, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1061: f32 loc(fused[#loc22, #loc40, #loc24, #loc64]), %arg1062: f32 loc(fused[#loc22, #loc40, #loc24, #loc64])):
+      %1088 = "arith.addf"(%arg1061, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%1088) : (f32) -> () loc(#loc181)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc181)
-    %362 = "tensor.empty"() : () -> tensor<i1> loc(#loc181)
-    %363 = "linalg.generic"(%361, %362) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1054: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1055: i1 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1074 = "arith.extf"(%arg1054) : (f32) -> f64 loc(#loc181)
-      %1075 = "arith.cmpf"(%1074, %14) <{fastmath = #arith.fastmath<none>, predicate = 3 : i64}> : (f64, f64) -> i1 loc(#loc181)
-      "linalg.yield"(%1075) : (i1) -> () loc(#loc181)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc181)
-    %364 = "linalg.generic"(%360, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1052: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1053: f32 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1073 = "arith.subf"(%arg1052, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%1073) : (f32) -> () loc(#loc181)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc181)
-    %365 = "linalg.generic"(%363, %364, %360, %197) <{indexing_maps = [#map22, #map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1048: i1 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1049: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1050: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1051: f32 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1072 = "arith.select"(%arg1048, %arg1049, %arg1050) : (i1, f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%1072) : (f32) -> () loc(#loc181)
-    }) : (tensor<i1>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc181)
-    %366 = "linalg.generic"(%363, %358, %arg17, %223) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg1044: i1 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1045: f32 loc(fused[#loc36, #loc62, #loc8, #loc9]), %arg1046: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1047: f32 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1071 = "arith.select"(%arg1044, %arg1045, %arg1046) : (i1, f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%1071) : (f32) -> () loc(#loc181)
-    }) : (tensor<i1>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc181)
-    %367 = "linalg.generic"(%358, %arg17, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1041: f32 loc(fused[#loc36, #loc62, #loc8, #loc9]), %arg1042: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1043: f32 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1070 = "arith.subf"(%arg1041, %arg1042) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%1070) : (f32) -> () loc(#loc181)
-    }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc181)
-    %368 = "linalg.generic"(%365, %367, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1038: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1039: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1040: f32 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1069 = "arith.mulf"(%arg1038, %arg1039) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%1069) : (f32) -> () loc(#loc181)
-    }) : (tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc181)
-    %369 = "linalg.generic"(%368, %366, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1035: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1036: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg1037: f32 loc(fused[#loc30, #loc64, #loc32, #loc33])):
-      %1068 = "arith.addf"(%arg1035, %arg1036) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%1068) : (f32) -> () loc(#loc181)
-    }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc181)
-    %370 = "linalg.generic"(%arg18, %arg66, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1032: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg1033: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg1034: f32 loc(fused[#loc30, #loc65, #loc32, #loc66])):
-      %1067 = "arith.mulf"(%arg1032, %arg1033) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
-      "linalg.yield"(%1067) : (f32) -> () loc(#loc182)
+    %350 = "linalg.generic"(%21, %arg65, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1058: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1059: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1060: f32 loc(fused[#loc22, #loc34, #loc24, #loc25])):
+      %1086 = "arith.sitofp"(%arg1058) : (i64) -> f32 loc(#loc103)
+      %1087 = "arith.subf"(%1086, %arg1059) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%1087) : (f32) -> () loc(#loc103)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc103)
+    %351 = "linalg.generic"(%350, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1056: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1057: f32 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1085 = "math.absf"(%arg1056) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1085) : (f32) -> () loc(#loc99)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc99)
+    %352 = "tensor.empty"() : () -> tensor<i8> loc(#loc99)
+    %353 = "linalg.generic"(%351, %352) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1054: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1055: i8 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1081 = "arith.trunci"(%arg1055) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc99)
+      %1082 = "arith.extf"(%arg1054) : (f32) -> f64 loc(#loc99)
+      %1083 = "arith.cmpf"(%1082, %14) <{fastmath = #arith.fastmath<none>, predicate = 3 : i64}> : (f64, f64) -> i1 loc(#loc99)
+      %1084 = "arith.extui"(%1083) : (i1) -> i8 loc(#loc99)
+      "linalg.yield"(%1084) : (i8) -> () loc(#loc99)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc99)
+    %354 = "linalg.generic"(%350, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1052: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1053: f32 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1080 = "arith.subf"(%arg1052, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1080) : (f32) -> () loc(#loc99)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc99)
+    %355 = "linalg.generic"(%353, %354, %350, %196) <{indexing_maps = [#map22, #map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1048: i8 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1049: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1050: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1051: f32 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1078 = "arith.trunci"(%arg1048) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc99)
+      %1079 = "arith.select"(%1078, %arg1049, %arg1050) : (i1, f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1079) : (f32) -> () loc(#loc99)
+    }) : (tensor<i8>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc99)
+    %356 = "linalg.generic"(%353, %348, %arg17, %223) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg1044: i8 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1045: f32 loc(fused[#loc37, #loc63, #loc8, #loc9]), %arg1046: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1047: f32 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1076 = "arith.trunci"(%arg1044) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc99)
+      %1077 = "arith.select"(%1076, %arg1045, %arg1046) : (i1, f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1077) : (f32) -> () loc(#loc99)
+    }) : (tensor<i8>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc99)
+    %357 = "linalg.generic"(%348, %arg17, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1041: f32 loc(fused[#loc37, #loc63, #loc8, #loc9]), %arg1042: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1043: f32 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1075 = "arith.subf"(%arg1041, %arg1042) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1075) : (f32) -> () loc(#loc99)
+    }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc99)
+    %358 = "linalg.generic"(%355, %357, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1038: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1039: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1040: f32 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1074 = "arith.mulf"(%arg1038, %arg1039) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1074) : (f32) -> () loc(#loc99)
+    }) : (tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc99)
+    %359 = "linalg.generic"(%358, %356, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1035: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1036: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg1037: f32 loc(fused[#loc22, #loc23, #loc24, #loc25])):
+      %1073 = "arith.addf"(%arg1035, %arg1036) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%1073) : (f32) -> () loc(#loc99)
+    }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc99)
+    %360 = "linalg.generic"(%arg18, %arg66, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1032: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg1033: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg1034: f32 loc(fused[#loc22, #loc65, #loc24, #loc66])):
+      %1072 = "arith.mulf"(%arg1032, %arg1033) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
+      "linalg.yield"(%1072) : (f32) -> () loc(#loc182)
     }) : (tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc182)
-    %371 = "linalg.generic"(%22, %arg66, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1029: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1030: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg1031: f32 loc(fused[#loc30, #loc31, #loc32, #loc66])):
-      %1065 = "arith.sitofp"(%arg1029) : (i64) -> f32 loc(#loc183)
-      %1066 = "arith.subf"(%1065, %arg1030) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%1066) : (f32) -> () loc(#loc183)
+    %361 = "linalg.generic"(%21, %arg66, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1029: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1030: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg1031: f32 loc(fused[#loc22, #loc34, #loc24, #loc66])):
+      %1070 = "arith.sitofp"(%arg1029) : (i64) -> f32 loc(#loc183)
+      %1071 = "arith.subf"(%1070, %arg1030) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%1071) : (f32) -> () loc(#loc183)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc183)
-    %372 = "linalg.generic"(%371, %358, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1026: f32 loc(fused[#loc30, #loc31, #loc32, #loc66]), %arg1027: f32 loc(fused[#loc36, #loc62, #loc8, #loc9]), %arg1028: f32 loc(fused[#loc30, #loc65, #loc32, #loc66])):
-      %1064 = "arith.mulf"(%arg1026, %arg1027) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
-      "linalg.yield"(%1064) : (f32) -> () loc(#loc182)
+    %362 = "linalg.generic"(%361, %348, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1026: f32 loc(fused[#loc22, #loc34, #loc24, #loc66]), %arg1027: f32 loc(fused[#loc37, #loc63, #loc8, #loc9]), %arg1028: f32 loc(fused[#loc22, #loc65, #loc24, #loc66])):
+      %1069 = "arith.mulf"(%arg1026, %arg1027) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
+      "linalg.yield"(%1069) : (f32) -> () loc(#loc182)
     }) : (tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc182)
-    %373 = "linalg.generic"(%372, %358, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1023: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg1024: f32 loc(fused[#loc36, #loc62, #loc8, #loc9]), %arg1025: f32 loc(fused[#loc30, #loc65, #loc32, #loc66])):
-      %1063 = "arith.mulf"(%arg1023, %arg1024) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
-      "linalg.yield"(%1063) : (f32) -> () loc(#loc182)
+    %363 = "linalg.generic"(%362, %348, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1023: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg1024: f32 loc(fused[#loc37, #loc63, #loc8, #loc9]), %arg1025: f32 loc(fused[#loc22, #loc65, #loc24, #loc66])):
+      %1068 = "arith.mulf"(%arg1023, %arg1024) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc182)
+      "linalg.yield"(%1068) : (f32) -> () loc(#loc182)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc182)
-    %374 = "linalg.generic"(%370, %373, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1020: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg1021: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg1022: f32 loc(fused[#loc30, #loc39, #loc32, #loc66])):
-      %1062 = "arith.addf"(%arg1020, %arg1021) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%1062) : (f32) -> () loc(#loc184)
+    %364 = "linalg.generic"(%360, %363, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1020: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg1021: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg1022: f32 loc(fused[#loc22, #loc40, #loc24, #loc66])):
+      %1067 = "arith.addf"(%arg1020, %arg1021) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
+      "linalg.yield"(%1067) : (f32) -> () loc(#loc184)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc184)
-    %375 = "linalg.generic"(%arg65, %359, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1017: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1018: f32 loc(fused[#loc30, #loc39, #loc32, #loc63]), %arg1019: f32 loc(fused[#loc30, #loc67, #loc32, #loc68])):
-      %1061 = "math.powf"(%arg1017, %arg1018) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc185)
-      "linalg.yield"(%1061) : (f32) -> () loc(#loc185)
+    %365 = "linalg.generic"(%arg65, %349, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1017: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1018: f32 loc(fused[#loc22, #loc40, #loc24, #loc64]), %arg1019: f32 loc(fused[#loc22, #loc67, #loc24, #loc68])):
+      %1066 = "math.powf"(%arg1017, %arg1018) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc185)
+      "linalg.yield"(%1066) : (f32) -> () loc(#loc185)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc185)
-    %376 = "linalg.generic"(%22, %375, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1014: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1015: f32 loc(fused[#loc30, #loc67, #loc32, #loc68]), %arg1016: f32 loc(fused[#loc30, #loc31, #loc32, #loc68])):
-      %1059 = "arith.sitofp"(%arg1014) : (i64) -> f32 loc(#loc186)
-      %1060 = "arith.subf"(%1059, %arg1015) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%1060) : (f32) -> () loc(#loc186)
+    %366 = "linalg.generic"(%21, %365, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1014: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1015: f32 loc(fused[#loc22, #loc67, #loc24, #loc68]), %arg1016: f32 loc(fused[#loc22, #loc34, #loc24, #loc68])):
+      %1064 = "arith.sitofp"(%arg1014) : (i64) -> f32 loc(#loc186)
+      %1065 = "arith.subf"(%1064, %arg1015) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%1065) : (f32) -> () loc(#loc186)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc186)
-    %377 = "linalg.generic"(%arg66, %359, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1011: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg1012: f32 loc(fused[#loc30, #loc39, #loc32, #loc63]), %arg1013: f32 loc(fused[#loc30, #loc67, #loc32, #loc69])):
-      %1058 = "math.powf"(%arg1011, %arg1012) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
-      "linalg.yield"(%1058) : (f32) -> () loc(#loc187)
+    %367 = "linalg.generic"(%arg66, %349, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1011: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg1012: f32 loc(fused[#loc22, #loc40, #loc24, #loc64]), %arg1013: f32 loc(fused[#loc22, #loc67, #loc24, #loc69])):
+      %1063 = "math.powf"(%arg1011, %arg1012) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
+      "linalg.yield"(%1063) : (f32) -> () loc(#loc187)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc187)
-    %378 = "linalg.generic"(%22, %377, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1008: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg1009: f32 loc(fused[#loc30, #loc67, #loc32, #loc69]), %arg1010: f32 loc(fused[#loc30, #loc31, #loc32, #loc69])):
-      %1056 = "arith.sitofp"(%arg1008) : (i64) -> f32 loc(#loc188)
-      %1057 = "arith.subf"(%1056, %arg1009) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
-      "linalg.yield"(%1057) : (f32) -> () loc(#loc188)
+    %368 = "linalg.generic"(%21, %367, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1008: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg1009: f32 loc(fused[#loc22, #loc67, #loc24, #loc69]), %arg1010: f32 loc(fused[#loc22, #loc34, #loc24, #loc69])):
+      %1061 = "arith.sitofp"(%arg1008) : (i64) -> f32 loc(#loc188)
+      %1062 = "arith.subf"(%1061, %arg1009) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
+      "linalg.yield"(%1062) : (f32) -> () loc(#loc188)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc188)
-    %379 = "linalg.generic"(%378, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1006: f32 loc(fused[#loc30, #loc31, #loc32, #loc69]), %arg1007: f32 loc(fused[#loc30, #loc70, #loc32, #loc69])):
-      %1055 = "math.sqrt"(%arg1006) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc189)
-      "linalg.yield"(%1055) : (f32) -> () loc(#loc189)
+    %369 = "linalg.generic"(%368, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1006: f32 loc(fused[#loc22, #loc34, #loc24, #loc69]), %arg1007: f32 loc(fused[#loc22, #loc70, #loc24, #loc69])):
+      %1060 = "math.sqrt"(%arg1006) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc189)
+      "linalg.yield"(%1060) : (f32) -> () loc(#loc189)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc189)
-    %380 = "linalg.generic"(%arg64, %376, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg1003: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg1004: f32 loc(fused[#loc30, #loc31, #loc32, #loc68]), %arg1005: f32 loc(fused[#loc30, #loc22, #loc32, #loc71])):
-      %1054 = "arith.divf"(%arg1003, %arg1004) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%1054) : (f32) -> () loc(#loc190)
+    %370 = "linalg.generic"(%arg64, %366, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg1003: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg1004: f32 loc(fused[#loc22, #loc34, #loc24, #loc68]), %arg1005: f32 loc(fused[#loc22, #loc26, #loc24, #loc71])):
+      %1059 = "arith.divf"(%arg1003, %arg1004) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%1059) : (f32) -> () loc(#loc190)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc190)
-    %381 = "linalg.generic"(%374, %223) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg1001: f32 loc(fused[#loc30, #loc39, #loc32, #loc66]), %arg1002: f32 loc(fused[#loc30, #loc70, #loc32, #loc72])):
-      %1053 = "math.sqrt"(%arg1001) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc191)
-      "linalg.yield"(%1053) : (f32) -> () loc(#loc191)
+    %371 = "linalg.generic"(%364, %223) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg1001: f32 loc(fused[#loc22, #loc40, #loc24, #loc66]), %arg1002: f32 loc(fused[#loc22, #loc70, #loc24, #loc72])):
+      %1058 = "math.sqrt"(%arg1001) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc191)
+      "linalg.yield"(%1058) : (f32) -> () loc(#loc191)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc191)
-    %382 = "linalg.generic"(%381, %379, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg998: f32 loc(fused[#loc30, #loc70, #loc32, #loc72]), %arg999: f32 loc(fused[#loc30, #loc70, #loc32, #loc69]), %arg1000: f32 loc(fused[#loc30, #loc22, #loc32, #loc72])):
-      %1052 = "arith.divf"(%arg998, %arg999) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
-      "linalg.yield"(%1052) : (f32) -> () loc(#loc192)
+    %372 = "linalg.generic"(%371, %369, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg998: f32 loc(fused[#loc22, #loc70, #loc24, #loc72]), %arg999: f32 loc(fused[#loc22, #loc70, #loc24, #loc69]), %arg1000: f32 loc(fused[#loc22, #loc26, #loc24, #loc72])):
+      %1057 = "arith.divf"(%arg998, %arg999) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
+      "linalg.yield"(%1057) : (f32) -> () loc(#loc192)
     }) : (tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc192)
-    %383 = "linalg.generic"(%382, %arg67, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg995: f32 loc(fused[#loc30, #loc22, #loc32, #loc72]), %arg996: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg997: f32 loc(fused[#loc30, #loc39, #loc32, #loc72])):
-      %1051 = "arith.addf"(%arg995, %arg996) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
-      "linalg.yield"(%1051) : (f32) -> () loc(#loc193)
+    %373 = "linalg.generic"(%372, %arg67, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg995: f32 loc(fused[#loc22, #loc26, #loc24, #loc72]), %arg996: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg997: f32 loc(fused[#loc22, #loc40, #loc24, #loc72])):
+      %1056 = "arith.addf"(%arg995, %arg996) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
+      "linalg.yield"(%1056) : (f32) -> () loc(#loc193)
     }) : (tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc193)
-    %384 = "linalg.generic"(%369, %383, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg992: f32 loc(fused[#loc30, #loc64, #loc32, #loc33]), %arg993: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg994: f32 loc(fused[#loc30, #loc22, #loc32, #loc73])):
-      %1050 = "arith.divf"(%arg992, %arg993) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc194)
-      "linalg.yield"(%1050) : (f32) -> () loc(#loc194)
+    %374 = "linalg.generic"(%359, %373, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg992: f32 loc(fused[#loc22, #loc23, #loc24, #loc25]), %arg993: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg994: f32 loc(fused[#loc22, #loc26, #loc24, #loc73])):
+      %1055 = "arith.divf"(%arg992, %arg993) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc194)
+      "linalg.yield"(%1055) : (f32) -> () loc(#loc194)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc194)
-    %385 = "linalg.generic"(%380, %384, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg989: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg990: f32 loc(fused[#loc30, #loc22, #loc32, #loc73]), %arg991: f32 loc(fused[#loc30, #loc65, #loc32, #loc73])):
-      %1049 = "arith.mulf"(%arg989, %arg990) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
-      "linalg.yield"(%1049) : (f32) -> () loc(#loc195)
+    %375 = "linalg.generic"(%370, %374, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg989: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg990: f32 loc(fused[#loc22, #loc26, #loc24, #loc73]), %arg991: f32 loc(fused[#loc22, #loc65, #loc24, #loc73])):
+      %1054 = "arith.mulf"(%arg989, %arg990) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
+      "linalg.yield"(%1054) : (f32) -> () loc(#loc195)
     }) : (tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc195)
-    %386 = "linalg.generic"(%arg0, %385, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg986: f32 loc(fused[#loc36, #loc37, #loc4, #loc9]), %arg987: f32 loc(fused[#loc30, #loc65, #loc32, #loc73]), %arg988: f32 loc(fused[#loc30, #loc74, #loc32, #loc73])):
-      %1048 = "arith.subf"(%arg986, %arg987) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
-      "linalg.yield"(%1048) : (f32) -> () loc(#loc196)
+    %376 = "linalg.generic"(%arg0, %375, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg986: f32 loc(fused[#loc37, #loc38, #loc4, #loc9]), %arg987: f32 loc(fused[#loc22, #loc65, #loc24, #loc73]), %arg988: f32 loc(fused[#loc22, #loc74, #loc24, #loc73])):
+      %1053 = "arith.subf"(%arg986, %arg987) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
+      "linalg.yield"(%1053) : (f32) -> () loc(#loc196)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc196)
-    %387 = "linalg.generic"(%arg19, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg984: f32 loc(fused[#loc75, #loc39, #loc32, #loc63]), %arg985: f32 loc(fused[#loc75, #loc39, #loc32, #loc63])):
-      %1047 = "arith.addf"(%arg984, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
-      "linalg.yield"(%1047) : (f32) -> () loc(#loc197)
+    %377 = "linalg.generic"(%arg19, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg984: f32 loc(fused[#loc75, #loc40, #loc24, #loc64]), %arg985: f32 loc(fused[#loc75, #loc40, #loc24, #loc64])):
+      %1052 = "arith.addf"(%arg984, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
+      "linalg.yield"(%1052) : (f32) -> () loc(#loc197)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc197)
-    %388 = "linalg.generic"(%363, %355, %arg20, %42) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg980: i1 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg981: f32 loc(fused[#loc38, #loc62, #loc8, #loc9]), %arg982: f32 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg983: f32 loc(fused[#loc75, #loc64, #loc32, #loc33])):
-      %1046 = "arith.select"(%arg980, %arg981, %arg982) : (i1, f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%1046) : (f32) -> () loc(#loc198)
-    }) : (tensor<i1>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc198)
-    %389 = "linalg.generic"(%355, %arg20, %42) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg977: f32 loc(fused[#loc38, #loc62, #loc8, #loc9]), %arg978: f32 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg979: f32 loc(fused[#loc75, #loc64, #loc32, #loc33])):
-      %1045 = "arith.subf"(%arg977, %arg978) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%1045) : (f32) -> () loc(#loc198)
+    %378 = "linalg.generic"(%353, %345, %arg20, %41) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg980: i8 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg981: f32 loc(fused[#loc39, #loc63, #loc8, #loc9]), %arg982: f32 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg983: f32 loc(fused[#loc75, #loc23, #loc24, #loc25])):
+      %1050 = "arith.trunci"(%arg980) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc198)
+      %1051 = "arith.select"(%1050, %arg981, %arg982) : (i1, f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%1051) : (f32) -> () loc(#loc198)
+    }) : (tensor<i8>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc198)
+    %379 = "linalg.generic"(%345, %arg20, %41) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg977: f32 loc(fused[#loc39, #loc63, #loc8, #loc9]), %arg978: f32 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg979: f32 loc(fused[#loc75, #loc23, #loc24, #loc25])):
+      %1049 = "arith.subf"(%arg977, %arg978) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%1049) : (f32) -> () loc(#loc198)
     }) : (tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc198)
-    %390 = "linalg.generic"(%365, %389, %42) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg974: f32 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg975: f32 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg976: f32 loc(fused[#loc75, #loc64, #loc32, #loc33])):
-      %1044 = "arith.mulf"(%arg974, %arg975) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%1044) : (f32) -> () loc(#loc198)
+    %380 = "linalg.generic"(%355, %379, %41) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg974: f32 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg975: f32 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg976: f32 loc(fused[#loc75, #loc23, #loc24, #loc25])):
+      %1048 = "arith.mulf"(%arg974, %arg975) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%1048) : (f32) -> () loc(#loc198)
     }) : (tensor<f32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc198)
-    %391 = "linalg.generic"(%390, %388, %42) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg971: f32 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg972: f32 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg973: f32 loc(fused[#loc75, #loc64, #loc32, #loc33])):
-      %1043 = "arith.addf"(%arg971, %arg972) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%1043) : (f32) -> () loc(#loc198)
+    %381 = "linalg.generic"(%380, %378, %41) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg971: f32 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg972: f32 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg973: f32 loc(fused[#loc75, #loc23, #loc24, #loc25])):
+      %1047 = "arith.addf"(%arg971, %arg972) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%1047) : (f32) -> () loc(#loc198)
     }) : (tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc198)
-    %392 = "linalg.generic"(%arg21, %arg66, %42) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg968: f32 loc(fused[#loc75, #loc65, #loc32, #loc66]), %arg969: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg970: f32 loc(fused[#loc75, #loc65, #loc32, #loc66])):
-      %1042 = "arith.mulf"(%arg968, %arg969) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
-      "linalg.yield"(%1042) : (f32) -> () loc(#loc199)
+    %382 = "linalg.generic"(%arg21, %arg66, %41) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg968: f32 loc(fused[#loc75, #loc65, #loc24, #loc66]), %arg969: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg970: f32 loc(fused[#loc75, #loc65, #loc24, #loc66])):
+      %1046 = "arith.mulf"(%arg968, %arg969) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
+      "linalg.yield"(%1046) : (f32) -> () loc(#loc199)
     }) : (tensor<6x16xf32>, tensor<f32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc199)
-    %393 = "linalg.generic"(%371, %355, %42) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg965: f32 loc(fused[#loc75, #loc31, #loc32, #loc66]), %arg966: f32 loc(fused[#loc38, #loc62, #loc8, #loc9]), %arg967: f32 loc(fused[#loc75, #loc65, #loc32, #loc66])):
-      %1041 = "arith.mulf"(%arg965, %arg966) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
-      "linalg.yield"(%1041) : (f32) -> () loc(#loc199)
+    %383 = "linalg.generic"(%361, %345, %41) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg965: f32 loc(fused[#loc75, #loc34, #loc24, #loc66]), %arg966: f32 loc(fused[#loc39, #loc63, #loc8, #loc9]), %arg967: f32 loc(fused[#loc75, #loc65, #loc24, #loc66])):
+      %1045 = "arith.mulf"(%arg965, %arg966) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
+      "linalg.yield"(%1045) : (f32) -> () loc(#loc199)
     }) : (tensor<f32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc199)
-    %394 = "linalg.generic"(%393, %355, %42) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg962: f32 loc(fused[#loc75, #loc65, #loc32, #loc66]), %arg963: f32 loc(fused[#loc38, #loc62, #loc8, #loc9]), %arg964: f32 loc(fused[#loc75, #loc65, #loc32, #loc66])):
-      %1040 = "arith.mulf"(%arg962, %arg963) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
-      "linalg.yield"(%1040) : (f32) -> () loc(#loc199)
+    %384 = "linalg.generic"(%383, %345, %41) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg962: f32 loc(fused[#loc75, #loc65, #loc24, #loc66]), %arg963: f32 loc(fused[#loc39, #loc63, #loc8, #loc9]), %arg964: f32 loc(fused[#loc75, #loc65, #loc24, #loc66])):
+      %1044 = "arith.mulf"(%arg962, %arg963) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
+      "linalg.yield"(%1044) : (f32) -> () loc(#loc199)
     }) : (tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc199)
-    %395 = "linalg.generic"(%392, %394, %42) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg959: f32 loc(fused[#loc75, #loc65, #loc32, #loc66]), %arg960: f32 loc(fused[#loc75, #loc65, #loc32, #loc66]), %arg961: f32 loc(fused[#loc75, #loc39, #loc32, #loc66])):
-      %1039 = "arith.addf"(%arg959, %arg960) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%1039) : (f32) -> () loc(#loc201)
+    %385 = "linalg.generic"(%382, %384, %41) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg959: f32 loc(fused[#loc75, #loc65, #loc24, #loc66]), %arg960: f32 loc(fused[#loc75, #loc65, #loc24, #loc66]), %arg961: f32 loc(fused[#loc75, #loc40, #loc24, #loc66])):
+      %1043 = "arith.addf"(%arg959, %arg960) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%1043) : (f32) -> () loc(#loc201)
     }) : (tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc201)
-    %396 = "linalg.generic"(%arg65, %387, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg956: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg957: f32 loc(fused[#loc75, #loc39, #loc32, #loc63]), %arg958: f32 loc(fused[#loc75, #loc67, #loc32, #loc68])):
-      %1038 = "math.powf"(%arg956, %arg957) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc202)
-      "linalg.yield"(%1038) : (f32) -> () loc(#loc202)
+    %386 = "linalg.generic"(%arg65, %377, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg956: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg957: f32 loc(fused[#loc75, #loc40, #loc24, #loc64]), %arg958: f32 loc(fused[#loc75, #loc67, #loc24, #loc68])):
+      %1042 = "math.powf"(%arg956, %arg957) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc202)
+      "linalg.yield"(%1042) : (f32) -> () loc(#loc202)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc202)
-    %397 = "linalg.generic"(%22, %396, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg953: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg954: f32 loc(fused[#loc75, #loc67, #loc32, #loc68]), %arg955: f32 loc(fused[#loc75, #loc31, #loc32, #loc68])):
-      %1036 = "arith.sitofp"(%arg953) : (i64) -> f32 loc(#loc203)
-      %1037 = "arith.subf"(%1036, %arg954) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
-      "linalg.yield"(%1037) : (f32) -> () loc(#loc203)
+    %387 = "linalg.generic"(%21, %386, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg953: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg954: f32 loc(fused[#loc75, #loc67, #loc24, #loc68]), %arg955: f32 loc(fused[#loc75, #loc34, #loc24, #loc68])):
+      %1040 = "arith.sitofp"(%arg953) : (i64) -> f32 loc(#loc203)
+      %1041 = "arith.subf"(%1040, %arg954) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
+      "linalg.yield"(%1041) : (f32) -> () loc(#loc203)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc203)
-    %398 = "linalg.generic"(%arg66, %387, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg950: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg951: f32 loc(fused[#loc75, #loc39, #loc32, #loc63]), %arg952: f32 loc(fused[#loc75, #loc67, #loc32, #loc69])):
-      %1035 = "math.powf"(%arg950, %arg951) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc204)
-      "linalg.yield"(%1035) : (f32) -> () loc(#loc204)
+    %388 = "linalg.generic"(%arg66, %377, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg950: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg951: f32 loc(fused[#loc75, #loc40, #loc24, #loc64]), %arg952: f32 loc(fused[#loc75, #loc67, #loc24, #loc69])):
+      %1039 = "math.powf"(%arg950, %arg951) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc204)
+      "linalg.yield"(%1039) : (f32) -> () loc(#loc204)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc204)
-    %399 = "linalg.generic"(%22, %398, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg947: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg948: f32 loc(fused[#loc75, #loc67, #loc32, #loc69]), %arg949: f32 loc(fused[#loc75, #loc31, #loc32, #loc69])):
-      %1033 = "arith.sitofp"(%arg947) : (i64) -> f32 loc(#loc205)
-      %1034 = "arith.subf"(%1033, %arg948) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc205)
-      "linalg.yield"(%1034) : (f32) -> () loc(#loc205)
+    %389 = "linalg.generic"(%21, %388, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg947: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg948: f32 loc(fused[#loc75, #loc67, #loc24, #loc69]), %arg949: f32 loc(fused[#loc75, #loc34, #loc24, #loc69])):
+      %1037 = "arith.sitofp"(%arg947) : (i64) -> f32 loc(#loc205)
+      %1038 = "arith.subf"(%1037, %arg948) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc205)
+      "linalg.yield"(%1038) : (f32) -> () loc(#loc205)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc205)
-    %400 = "linalg.generic"(%399, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg945: f32 loc(fused[#loc75, #loc31, #loc32, #loc69]), %arg946: f32 loc(fused[#loc75, #loc70, #loc32, #loc69])):
-      %1032 = "math.sqrt"(%arg945) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc206)
-      "linalg.yield"(%1032) : (f32) -> () loc(#loc206)
+    %390 = "linalg.generic"(%389, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg945: f32 loc(fused[#loc75, #loc34, #loc24, #loc69]), %arg946: f32 loc(fused[#loc75, #loc70, #loc24, #loc69])):
+      %1036 = "math.sqrt"(%arg945) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc206)
+      "linalg.yield"(%1036) : (f32) -> () loc(#loc206)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc206)
-    %401 = "linalg.generic"(%arg64, %397, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg942: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg943: f32 loc(fused[#loc75, #loc31, #loc32, #loc68]), %arg944: f32 loc(fused[#loc75, #loc22, #loc32, #loc71])):
-      %1031 = "arith.divf"(%arg942, %arg943) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
-      "linalg.yield"(%1031) : (f32) -> () loc(#loc207)
+    %391 = "linalg.generic"(%arg64, %387, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg942: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg943: f32 loc(fused[#loc75, #loc34, #loc24, #loc68]), %arg944: f32 loc(fused[#loc75, #loc26, #loc24, #loc71])):
+      %1035 = "arith.divf"(%arg942, %arg943) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
+      "linalg.yield"(%1035) : (f32) -> () loc(#loc207)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc207)
-    %402 = "linalg.generic"(%395, %42) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg940: f32 loc(fused[#loc75, #loc39, #loc32, #loc66]), %arg941: f32 loc(fused[#loc75, #loc70, #loc32, #loc72])):
-      %1030 = "math.sqrt"(%arg940) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc208)
-      "linalg.yield"(%1030) : (f32) -> () loc(#loc208)
+    %392 = "linalg.generic"(%385, %41) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg940: f32 loc(fused[#loc75, #loc40, #loc24, #loc66]), %arg941: f32 loc(fused[#loc75, #loc70, #loc24, #loc72])):
+      %1034 = "math.sqrt"(%arg940) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc208)
+      "linalg.yield"(%1034) : (f32) -> () loc(#loc208)
     }) : (tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc208)
-    %403 = "linalg.generic"(%402, %400, %42) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg937: f32 loc(fused[#loc75, #loc70, #loc32, #loc72]), %arg938: f32 loc(fused[#loc75, #loc70, #loc32, #loc69]), %arg939: f32 loc(fused[#loc75, #loc22, #loc32, #loc72])):
-      %1029 = "arith.divf"(%arg937, %arg938) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
-      "linalg.yield"(%1029) : (f32) -> () loc(#loc209)
+    %393 = "linalg.generic"(%392, %390, %41) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg937: f32 loc(fused[#loc75, #loc70, #loc24, #loc72]), %arg938: f32 loc(fused[#loc75, #loc70, #loc24, #loc69]), %arg939: f32 loc(fused[#loc75, #loc26, #loc24, #loc72])):
+      %1033 = "arith.divf"(%arg937, %arg938) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
+      "linalg.yield"(%1033) : (f32) -> () loc(#loc209)
     }) : (tensor<6x16xf32>, tensor<f32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc209)
-    %404 = "linalg.generic"(%403, %arg67, %42) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg934: f32 loc(fused[#loc75, #loc22, #loc32, #loc72]), %arg935: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg936: f32 loc(fused[#loc75, #loc39, #loc32, #loc72])):
-      %1028 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
-      "linalg.yield"(%1028) : (f32) -> () loc(#loc210)
+    %394 = "linalg.generic"(%393, %arg67, %41) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg934: f32 loc(fused[#loc75, #loc26, #loc24, #loc72]), %arg935: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg936: f32 loc(fused[#loc75, #loc40, #loc24, #loc72])):
+      %1032 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
+      "linalg.yield"(%1032) : (f32) -> () loc(#loc210)
     }) : (tensor<6x16xf32>, tensor<f32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc210)
-    %405 = "linalg.generic"(%391, %404, %42) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg931: f32 loc(fused[#loc75, #loc64, #loc32, #loc33]), %arg932: f32 loc(fused[#loc75, #loc39, #loc32, #loc72]), %arg933: f32 loc(fused[#loc75, #loc22, #loc32, #loc73])):
-      %1027 = "arith.divf"(%arg931, %arg932) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
-      "linalg.yield"(%1027) : (f32) -> () loc(#loc211)
+    %395 = "linalg.generic"(%381, %394, %41) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg931: f32 loc(fused[#loc75, #loc23, #loc24, #loc25]), %arg932: f32 loc(fused[#loc75, #loc40, #loc24, #loc72]), %arg933: f32 loc(fused[#loc75, #loc26, #loc24, #loc73])):
+      %1031 = "arith.divf"(%arg931, %arg932) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
+      "linalg.yield"(%1031) : (f32) -> () loc(#loc211)
     }) : (tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc211)
-    %406 = "linalg.generic"(%401, %405, %42) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg928: f32 loc(fused[#loc75, #loc22, #loc32, #loc71]), %arg929: f32 loc(fused[#loc75, #loc22, #loc32, #loc73]), %arg930: f32 loc(fused[#loc75, #loc65, #loc32, #loc73])):
-      %1026 = "arith.mulf"(%arg928, %arg929) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
-      "linalg.yield"(%1026) : (f32) -> () loc(#loc212)
+    %396 = "linalg.generic"(%391, %395, %41) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg928: f32 loc(fused[#loc75, #loc26, #loc24, #loc71]), %arg929: f32 loc(fused[#loc75, #loc26, #loc24, #loc73]), %arg930: f32 loc(fused[#loc75, #loc65, #loc24, #loc73])):
+      %1030 = "arith.mulf"(%arg928, %arg929) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
+      "linalg.yield"(%1030) : (f32) -> () loc(#loc212)
     }) : (tensor<f32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc212)
-    %407 = "linalg.generic"(%arg1, %406, %42) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg925: f32 loc(fused[#loc38, #loc37, #loc4, #loc9]), %arg926: f32 loc(fused[#loc75, #loc65, #loc32, #loc73]), %arg927: f32 loc(fused[#loc75, #loc74, #loc32, #loc73])):
-      %1025 = "arith.subf"(%arg925, %arg926) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
-      "linalg.yield"(%1025) : (f32) -> () loc(#loc213)
+    %397 = "linalg.generic"(%arg1, %396, %41) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg925: f32 loc(fused[#loc39, #loc38, #loc4, #loc9]), %arg926: f32 loc(fused[#loc75, #loc65, #loc24, #loc73]), %arg927: f32 loc(fused[#loc75, #loc74, #loc24, #loc73])):
+      %1029 = "arith.subf"(%arg925, %arg926) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
+      "linalg.yield"(%1029) : (f32) -> () loc(#loc213)
     }) : (tensor<6x16xf32>, tensor<6x16xf32>, tensor<6x16xf32>) -> tensor<6x16xf32> loc(#loc213)
-    %408 = "linalg.generic"(%arg22, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg923: f32 loc(fused[#loc76, #loc39, #loc32, #loc63]), %arg924: f32 loc(fused[#loc76, #loc39, #loc32, #loc63])):
-      %1024 = "arith.addf"(%arg923, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc214)
-      "linalg.yield"(%1024) : (f32) -> () loc(#loc214)
+    %398 = "linalg.generic"(%arg22, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg923: f32 loc(fused[#loc76, #loc40, #loc24, #loc64]), %arg924: f32 loc(fused[#loc76, #loc40, #loc24, #loc64])):
+      %1028 = "arith.addf"(%arg923, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc214)
+      "linalg.yield"(%1028) : (f32) -> () loc(#loc214)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc214)
-    %409 = "linalg.generic"(%363, %347, %arg23, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg919: i1 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg920: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg921: f32 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg922: f32 loc(fused[#loc76, #loc64, #loc32, #loc33])):
-      %1023 = "arith.select"(%arg919, %arg920, %arg921) : (i1, f32, f32) -> f32 loc(#loc215)
-      "linalg.yield"(%1023) : (f32) -> () loc(#loc215)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc215)
-    %410 = "linalg.generic"(%347, %arg23, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg916: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg917: f32 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg918: f32 loc(fused[#loc76, #loc64, #loc32, #loc33])):
-      %1022 = "arith.subf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
-      "linalg.yield"(%1022) : (f32) -> () loc(#loc215)
+    %399 = "linalg.generic"(%353, %337, %arg23, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg919: i8 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg920: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg921: f32 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg922: f32 loc(fused[#loc76, #loc23, #loc24, #loc25])):
+      %1026 = "arith.trunci"(%arg919) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc215)
+      %1027 = "arith.select"(%1026, %arg920, %arg921) : (i1, f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%1027) : (f32) -> () loc(#loc215)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc215)
+    %400 = "linalg.generic"(%337, %arg23, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg916: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg917: f32 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg918: f32 loc(fused[#loc76, #loc23, #loc24, #loc25])):
+      %1025 = "arith.subf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%1025) : (f32) -> () loc(#loc215)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc215)
-    %411 = "linalg.generic"(%365, %410, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg913: f32 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg914: f32 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg915: f32 loc(fused[#loc76, #loc64, #loc32, #loc33])):
-      %1021 = "arith.mulf"(%arg913, %arg914) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
-      "linalg.yield"(%1021) : (f32) -> () loc(#loc215)
+    %401 = "linalg.generic"(%355, %400, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg913: f32 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg914: f32 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg915: f32 loc(fused[#loc76, #loc23, #loc24, #loc25])):
+      %1024 = "arith.mulf"(%arg913, %arg914) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%1024) : (f32) -> () loc(#loc215)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc215)
-    %412 = "linalg.generic"(%411, %409, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg910: f32 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg911: f32 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg912: f32 loc(fused[#loc76, #loc64, #loc32, #loc33])):
-      %1020 = "arith.addf"(%arg910, %arg911) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
-      "linalg.yield"(%1020) : (f32) -> () loc(#loc215)
+    %402 = "linalg.generic"(%401, %399, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg910: f32 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg911: f32 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg912: f32 loc(fused[#loc76, #loc23, #loc24, #loc25])):
+      %1023 = "arith.addf"(%arg910, %arg911) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%1023) : (f32) -> () loc(#loc215)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc215)
-    %413 = "linalg.generic"(%arg24, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg907: f32 loc(fused[#loc76, #loc65, #loc32, #loc66]), %arg908: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg909: f32 loc(fused[#loc76, #loc65, #loc32, #loc66])):
-      %1019 = "arith.mulf"(%arg907, %arg908) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%1019) : (f32) -> () loc(#loc216)
+    %403 = "linalg.generic"(%arg24, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg907: f32 loc(fused[#loc76, #loc65, #loc24, #loc66]), %arg908: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg909: f32 loc(fused[#loc76, #loc65, #loc24, #loc66])):
+      %1022 = "arith.mulf"(%arg907, %arg908) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%1022) : (f32) -> () loc(#loc216)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc216)
-    %414 = "linalg.generic"(%371, %347, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg904: f32 loc(fused[#loc76, #loc31, #loc32, #loc66]), %arg905: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg906: f32 loc(fused[#loc76, #loc65, #loc32, #loc66])):
-      %1018 = "arith.mulf"(%arg904, %arg905) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%1018) : (f32) -> () loc(#loc216)
+    %404 = "linalg.generic"(%361, %337, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg904: f32 loc(fused[#loc76, #loc34, #loc24, #loc66]), %arg905: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg906: f32 loc(fused[#loc76, #loc65, #loc24, #loc66])):
+      %1021 = "arith.mulf"(%arg904, %arg905) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%1021) : (f32) -> () loc(#loc216)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc216)
-    %415 = "linalg.generic"(%414, %347, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg901: f32 loc(fused[#loc76, #loc65, #loc32, #loc66]), %arg902: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg903: f32 loc(fused[#loc76, #loc65, #loc32, #loc66])):
-      %1017 = "arith.mulf"(%arg901, %arg902) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%1017) : (f32) -> () loc(#loc216)
+    %405 = "linalg.generic"(%404, %337, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg901: f32 loc(fused[#loc76, #loc65, #loc24, #loc66]), %arg902: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg903: f32 loc(fused[#loc76, #loc65, #loc24, #loc66])):
+      %1020 = "arith.mulf"(%arg901, %arg902) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%1020) : (f32) -> () loc(#loc216)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc216)
-    %416 = "linalg.generic"(%413, %415, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg898: f32 loc(fused[#loc76, #loc65, #loc32, #loc66]), %arg899: f32 loc(fused[#loc76, #loc65, #loc32, #loc66]), %arg900: f32 loc(fused[#loc76, #loc39, #loc32, #loc66])):
-      %1016 = "arith.addf"(%arg898, %arg899) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
-      "linalg.yield"(%1016) : (f32) -> () loc(#loc218)
+    %406 = "linalg.generic"(%403, %405, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg898: f32 loc(fused[#loc76, #loc65, #loc24, #loc66]), %arg899: f32 loc(fused[#loc76, #loc65, #loc24, #loc66]), %arg900: f32 loc(fused[#loc76, #loc40, #loc24, #loc66])):
+      %1019 = "arith.addf"(%arg898, %arg899) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
+      "linalg.yield"(%1019) : (f32) -> () loc(#loc218)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc218)
-    %417 = "linalg.generic"(%arg65, %408, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg895: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg896: f32 loc(fused[#loc76, #loc39, #loc32, #loc63]), %arg897: f32 loc(fused[#loc76, #loc67, #loc32, #loc68])):
-      %1015 = "math.powf"(%arg895, %arg896) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
-      "linalg.yield"(%1015) : (f32) -> () loc(#loc219)
+    %407 = "linalg.generic"(%arg65, %398, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg895: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg896: f32 loc(fused[#loc76, #loc40, #loc24, #loc64]), %arg897: f32 loc(fused[#loc76, #loc67, #loc24, #loc68])):
+      %1018 = "math.powf"(%arg895, %arg896) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
+      "linalg.yield"(%1018) : (f32) -> () loc(#loc219)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc219)
-    %418 = "linalg.generic"(%22, %417, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg892: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg893: f32 loc(fused[#loc76, #loc67, #loc32, #loc68]), %arg894: f32 loc(fused[#loc76, #loc31, #loc32, #loc68])):
-      %1013 = "arith.sitofp"(%arg892) : (i64) -> f32 loc(#loc220)
-      %1014 = "arith.subf"(%1013, %arg893) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
-      "linalg.yield"(%1014) : (f32) -> () loc(#loc220)
+    %408 = "linalg.generic"(%21, %407, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg892: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg893: f32 loc(fused[#loc76, #loc67, #loc24, #loc68]), %arg894: f32 loc(fused[#loc76, #loc34, #loc24, #loc68])):
+      %1016 = "arith.sitofp"(%arg892) : (i64) -> f32 loc(#loc220)
+      %1017 = "arith.subf"(%1016, %arg893) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%1017) : (f32) -> () loc(#loc220)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc220)
-    %419 = "linalg.generic"(%arg66, %408, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg889: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg890: f32 loc(fused[#loc76, #loc39, #loc32, #loc63]), %arg891: f32 loc(fused[#loc76, #loc67, #loc32, #loc69])):
-      %1012 = "math.powf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
-      "linalg.yield"(%1012) : (f32) -> () loc(#loc221)
+    %409 = "linalg.generic"(%arg66, %398, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg889: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg890: f32 loc(fused[#loc76, #loc40, #loc24, #loc64]), %arg891: f32 loc(fused[#loc76, #loc67, #loc24, #loc69])):
+      %1015 = "math.powf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%1015) : (f32) -> () loc(#loc221)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc221)
-    %420 = "linalg.generic"(%22, %419, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg886: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg887: f32 loc(fused[#loc76, #loc67, #loc32, #loc69]), %arg888: f32 loc(fused[#loc76, #loc31, #loc32, #loc69])):
-      %1010 = "arith.sitofp"(%arg886) : (i64) -> f32 loc(#loc222)
-      %1011 = "arith.subf"(%1010, %arg887) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc222)
-      "linalg.yield"(%1011) : (f32) -> () loc(#loc222)
+    %410 = "linalg.generic"(%21, %409, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg886: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg887: f32 loc(fused[#loc76, #loc67, #loc24, #loc69]), %arg888: f32 loc(fused[#loc76, #loc34, #loc24, #loc69])):
+      %1013 = "arith.sitofp"(%arg886) : (i64) -> f32 loc(#loc222)
+      %1014 = "arith.subf"(%1013, %arg887) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc222)
+      "linalg.yield"(%1014) : (f32) -> () loc(#loc222)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc222)
-    %421 = "linalg.generic"(%420, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg884: f32 loc(fused[#loc76, #loc31, #loc32, #loc69]), %arg885: f32 loc(fused[#loc76, #loc70, #loc32, #loc69])):
-      %1009 = "math.sqrt"(%arg884) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc223)
-      "linalg.yield"(%1009) : (f32) -> () loc(#loc223)
+    %411 = "linalg.generic"(%410, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg884: f32 loc(fused[#loc76, #loc34, #loc24, #loc69]), %arg885: f32 loc(fused[#loc76, #loc70, #loc24, #loc69])):
+      %1012 = "math.sqrt"(%arg884) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc223)
+      "linalg.yield"(%1012) : (f32) -> () loc(#loc223)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc223)
-    %422 = "linalg.generic"(%arg64, %418, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg881: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg882: f32 loc(fused[#loc76, #loc31, #loc32, #loc68]), %arg883: f32 loc(fused[#loc76, #loc22, #loc32, #loc71])):
-      %1008 = "arith.divf"(%arg881, %arg882) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc224)
-      "linalg.yield"(%1008) : (f32) -> () loc(#loc224)
+    %412 = "linalg.generic"(%arg64, %408, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg881: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg882: f32 loc(fused[#loc76, #loc34, #loc24, #loc68]), %arg883: f32 loc(fused[#loc76, #loc26, #loc24, #loc71])):
+      %1011 = "arith.divf"(%arg881, %arg882) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc224)
+      "linalg.yield"(%1011) : (f32) -> () loc(#loc224)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc224)
-    %423 = "linalg.generic"(%416, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg879: f32 loc(fused[#loc76, #loc39, #loc32, #loc66]), %arg880: f32 loc(fused[#loc76, #loc70, #loc32, #loc72])):
-      %1007 = "math.sqrt"(%arg879) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc225)
-      "linalg.yield"(%1007) : (f32) -> () loc(#loc225)
+    %413 = "linalg.generic"(%406, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg879: f32 loc(fused[#loc76, #loc40, #loc24, #loc66]), %arg880: f32 loc(fused[#loc76, #loc70, #loc24, #loc72])):
+      %1010 = "math.sqrt"(%arg879) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc225)
+      "linalg.yield"(%1010) : (f32) -> () loc(#loc225)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc225)
-    %424 = "linalg.generic"(%423, %421, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg876: f32 loc(fused[#loc76, #loc70, #loc32, #loc72]), %arg877: f32 loc(fused[#loc76, #loc70, #loc32, #loc69]), %arg878: f32 loc(fused[#loc76, #loc22, #loc32, #loc72])):
-      %1006 = "arith.divf"(%arg876, %arg877) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
-      "linalg.yield"(%1006) : (f32) -> () loc(#loc226)
+    %414 = "linalg.generic"(%413, %411, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg876: f32 loc(fused[#loc76, #loc70, #loc24, #loc72]), %arg877: f32 loc(fused[#loc76, #loc70, #loc24, #loc69]), %arg878: f32 loc(fused[#loc76, #loc26, #loc24, #loc72])):
+      %1009 = "arith.divf"(%arg876, %arg877) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
+      "linalg.yield"(%1009) : (f32) -> () loc(#loc226)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc226)
-    %425 = "linalg.generic"(%424, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg873: f32 loc(fused[#loc76, #loc22, #loc32, #loc72]), %arg874: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg875: f32 loc(fused[#loc76, #loc39, #loc32, #loc72])):
-      %1005 = "arith.addf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
-      "linalg.yield"(%1005) : (f32) -> () loc(#loc227)
+    %415 = "linalg.generic"(%414, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg873: f32 loc(fused[#loc76, #loc26, #loc24, #loc72]), %arg874: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg875: f32 loc(fused[#loc76, #loc40, #loc24, #loc72])):
+      %1008 = "arith.addf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
+      "linalg.yield"(%1008) : (f32) -> () loc(#loc227)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc227)
-    %426 = "linalg.generic"(%412, %425, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg870: f32 loc(fused[#loc76, #loc64, #loc32, #loc33]), %arg871: f32 loc(fused[#loc76, #loc39, #loc32, #loc72]), %arg872: f32 loc(fused[#loc76, #loc22, #loc32, #loc73])):
-      %1004 = "arith.divf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
-      "linalg.yield"(%1004) : (f32) -> () loc(#loc228)
+    %416 = "linalg.generic"(%402, %415, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg870: f32 loc(fused[#loc76, #loc23, #loc24, #loc25]), %arg871: f32 loc(fused[#loc76, #loc40, #loc24, #loc72]), %arg872: f32 loc(fused[#loc76, #loc26, #loc24, #loc73])):
+      %1007 = "arith.divf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
+      "linalg.yield"(%1007) : (f32) -> () loc(#loc228)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc228)
-    %427 = "linalg.generic"(%422, %426, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg867: f32 loc(fused[#loc76, #loc22, #loc32, #loc71]), %arg868: f32 loc(fused[#loc76, #loc22, #loc32, #loc73]), %arg869: f32 loc(fused[#loc76, #loc65, #loc32, #loc73])):
-      %1003 = "arith.mulf"(%arg867, %arg868) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
-      "linalg.yield"(%1003) : (f32) -> () loc(#loc229)
+    %417 = "linalg.generic"(%412, %416, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg867: f32 loc(fused[#loc76, #loc26, #loc24, #loc71]), %arg868: f32 loc(fused[#loc76, #loc26, #loc24, #loc73]), %arg869: f32 loc(fused[#loc76, #loc65, #loc24, #loc73])):
+      %1006 = "arith.mulf"(%arg867, %arg868) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
+      "linalg.yield"(%1006) : (f32) -> () loc(#loc229)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc229)
-    %428 = "linalg.generic"(%arg2, %427, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg864: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg865: f32 loc(fused[#loc76, #loc65, #loc32, #loc73]), %arg866: f32 loc(fused[#loc76, #loc74, #loc32, #loc73])):
-      %1002 = "arith.subf"(%arg864, %arg865) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
-      "linalg.yield"(%1002) : (f32) -> () loc(#loc230)
+    %418 = "linalg.generic"(%arg2, %417, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg864: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg865: f32 loc(fused[#loc76, #loc65, #loc24, #loc73]), %arg866: f32 loc(fused[#loc76, #loc74, #loc24, #loc73])):
+      %1005 = "arith.subf"(%arg864, %arg865) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
+      "linalg.yield"(%1005) : (f32) -> () loc(#loc230)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc230)
-    %429 = "linalg.generic"(%arg25, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg862: f32 loc(fused[#loc77, #loc39, #loc32, #loc63]), %arg863: f32 loc(fused[#loc77, #loc39, #loc32, #loc63])):
-      %1001 = "arith.addf"(%arg862, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
-      "linalg.yield"(%1001) : (f32) -> () loc(#loc231)
+    %419 = "linalg.generic"(%arg25, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg862: f32 loc(fused[#loc77, #loc40, #loc24, #loc64]), %arg863: f32 loc(fused[#loc77, #loc40, #loc24, #loc64])):
+      %1004 = "arith.addf"(%arg862, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
+      "linalg.yield"(%1004) : (f32) -> () loc(#loc231)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc231)
-    %430 = "linalg.generic"(%363, %348, %arg26, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg858: i1 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg859: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg860: f32 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg861: f32 loc(fused[#loc77, #loc64, #loc32, #loc33])):
-      %1000 = "arith.select"(%arg858, %arg859, %arg860) : (i1, f32, f32) -> f32 loc(#loc232)
+    %420 = "linalg.generic"(%353, %338, %arg26, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg858: i8 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg859: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg860: f32 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg861: f32 loc(fused[#loc77, #loc23, #loc24, #loc25])):
+      %1002 = "arith.trunci"(%arg858) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc232)
+      %1003 = "arith.select"(%1002, %arg859, %arg860) : (i1, f32, f32) -> f32 loc(#loc232)
+      "linalg.yield"(%1003) : (f32) -> () loc(#loc232)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc232)
+    %421 = "linalg.generic"(%338, %arg26, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg855: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg856: f32 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg857: f32 loc(fused[#loc77, #loc23, #loc24, #loc25])):
+      %1001 = "arith.subf"(%arg855, %arg856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
+      "linalg.yield"(%1001) : (f32) -> () loc(#loc232)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc232)
+    %422 = "linalg.generic"(%355, %421, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg852: f32 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg853: f32 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg854: f32 loc(fused[#loc77, #loc23, #loc24, #loc25])):
+      %1000 = "arith.mulf"(%arg852, %arg853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
       "linalg.yield"(%1000) : (f32) -> () loc(#loc232)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc232)
-    %431 = "linalg.generic"(%348, %arg26, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg855: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg856: f32 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg857: f32 loc(fused[#loc77, #loc64, #loc32, #loc33])):
-      %999 = "arith.subf"(%arg855, %arg856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc232)
+    %423 = "linalg.generic"(%422, %420, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg849: f32 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg850: f32 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg851: f32 loc(fused[#loc77, #loc23, #loc24, #loc25])):
+      %999 = "arith.addf"(%arg849, %arg850) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
       "linalg.yield"(%999) : (f32) -> () loc(#loc232)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc232)
-    %432 = "linalg.generic"(%365, %431, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg852: f32 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg853: f32 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg854: f32 loc(fused[#loc77, #loc64, #loc32, #loc33])):
-      %998 = "arith.mulf"(%arg852, %arg853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
-      "linalg.yield"(%998) : (f32) -> () loc(#loc232)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc232)
-    %433 = "linalg.generic"(%432, %430, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg849: f32 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg850: f32 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg851: f32 loc(fused[#loc77, #loc64, #loc32, #loc33])):
-      %997 = "arith.addf"(%arg849, %arg850) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc232)
-      "linalg.yield"(%997) : (f32) -> () loc(#loc232)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc232)
-    %434 = "linalg.generic"(%arg27, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg846: f32 loc(fused[#loc77, #loc65, #loc32, #loc66]), %arg847: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg848: f32 loc(fused[#loc77, #loc65, #loc32, #loc66])):
-      %996 = "arith.mulf"(%arg846, %arg847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
-      "linalg.yield"(%996) : (f32) -> () loc(#loc233)
+    %424 = "linalg.generic"(%arg27, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg846: f32 loc(fused[#loc77, #loc65, #loc24, #loc66]), %arg847: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg848: f32 loc(fused[#loc77, #loc65, #loc24, #loc66])):
+      %998 = "arith.mulf"(%arg846, %arg847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
+      "linalg.yield"(%998) : (f32) -> () loc(#loc233)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc233)
-    %435 = "linalg.generic"(%371, %348, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg843: f32 loc(fused[#loc77, #loc31, #loc32, #loc66]), %arg844: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg845: f32 loc(fused[#loc77, #loc65, #loc32, #loc66])):
-      %995 = "arith.mulf"(%arg843, %arg844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
-      "linalg.yield"(%995) : (f32) -> () loc(#loc233)
+    %425 = "linalg.generic"(%361, %338, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg843: f32 loc(fused[#loc77, #loc34, #loc24, #loc66]), %arg844: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg845: f32 loc(fused[#loc77, #loc65, #loc24, #loc66])):
+      %997 = "arith.mulf"(%arg843, %arg844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
+      "linalg.yield"(%997) : (f32) -> () loc(#loc233)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc233)
-    %436 = "linalg.generic"(%435, %348, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg840: f32 loc(fused[#loc77, #loc65, #loc32, #loc66]), %arg841: f32 loc(fused[#loc24, #loc28, #loc8, #loc26]), %arg842: f32 loc(fused[#loc77, #loc65, #loc32, #loc66])):
-      %994 = "arith.mulf"(%arg840, %arg841) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
-      "linalg.yield"(%994) : (f32) -> () loc(#loc233)
+    %426 = "linalg.generic"(%425, %338, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg840: f32 loc(fused[#loc77, #loc65, #loc24, #loc66]), %arg841: f32 loc(fused[#loc28, #loc32, #loc8, #loc30]), %arg842: f32 loc(fused[#loc77, #loc65, #loc24, #loc66])):
+      %996 = "arith.mulf"(%arg840, %arg841) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
+      "linalg.yield"(%996) : (f32) -> () loc(#loc233)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc233)
-    %437 = "linalg.generic"(%434, %436, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg837: f32 loc(fused[#loc77, #loc65, #loc32, #loc66]), %arg838: f32 loc(fused[#loc77, #loc65, #loc32, #loc66]), %arg839: f32 loc(fused[#loc77, #loc39, #loc32, #loc66])):
-      %993 = "arith.addf"(%arg837, %arg838) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc235)
-      "linalg.yield"(%993) : (f32) -> () loc(#loc235)
+    %427 = "linalg.generic"(%424, %426, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg837: f32 loc(fused[#loc77, #loc65, #loc24, #loc66]), %arg838: f32 loc(fused[#loc77, #loc65, #loc24, #loc66]), %arg839: f32 loc(fused[#loc77, #loc40, #loc24, #loc66])):
+      %995 = "arith.addf"(%arg837, %arg838) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc235)
+      "linalg.yield"(%995) : (f32) -> () loc(#loc235)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc235)
-    %438 = "linalg.generic"(%arg65, %429, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg834: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg835: f32 loc(fused[#loc77, #loc39, #loc32, #loc63]), %arg836: f32 loc(fused[#loc77, #loc67, #loc32, #loc68])):
-      %992 = "math.powf"(%arg834, %arg835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
-      "linalg.yield"(%992) : (f32) -> () loc(#loc236)
+    %428 = "linalg.generic"(%arg65, %419, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg834: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg835: f32 loc(fused[#loc77, #loc40, #loc24, #loc64]), %arg836: f32 loc(fused[#loc77, #loc67, #loc24, #loc68])):
+      %994 = "math.powf"(%arg834, %arg835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
+      "linalg.yield"(%994) : (f32) -> () loc(#loc236)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc236)
-    %439 = "linalg.generic"(%22, %438, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg831: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg832: f32 loc(fused[#loc77, #loc67, #loc32, #loc68]), %arg833: f32 loc(fused[#loc77, #loc31, #loc32, #loc68])):
-      %990 = "arith.sitofp"(%arg831) : (i64) -> f32 loc(#loc237)
-      %991 = "arith.subf"(%990, %arg832) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
-      "linalg.yield"(%991) : (f32) -> () loc(#loc237)
+    %429 = "linalg.generic"(%21, %428, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg831: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg832: f32 loc(fused[#loc77, #loc67, #loc24, #loc68]), %arg833: f32 loc(fused[#loc77, #loc34, #loc24, #loc68])):
+      %992 = "arith.sitofp"(%arg831) : (i64) -> f32 loc(#loc237)
+      %993 = "arith.subf"(%992, %arg832) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
+      "linalg.yield"(%993) : (f32) -> () loc(#loc237)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc237)
-    %440 = "linalg.generic"(%arg66, %429, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg828: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg829: f32 loc(fused[#loc77, #loc39, #loc32, #loc63]), %arg830: f32 loc(fused[#loc77, #loc67, #loc32, #loc69])):
-      %989 = "math.powf"(%arg828, %arg829) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
-      "linalg.yield"(%989) : (f32) -> () loc(#loc238)
+    %430 = "linalg.generic"(%arg66, %419, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg828: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg829: f32 loc(fused[#loc77, #loc40, #loc24, #loc64]), %arg830: f32 loc(fused[#loc77, #loc67, #loc24, #loc69])):
+      %991 = "math.powf"(%arg828, %arg829) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
+      "linalg.yield"(%991) : (f32) -> () loc(#loc238)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc238)
-    %441 = "linalg.generic"(%22, %440, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg825: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg826: f32 loc(fused[#loc77, #loc67, #loc32, #loc69]), %arg827: f32 loc(fused[#loc77, #loc31, #loc32, #loc69])):
-      %987 = "arith.sitofp"(%arg825) : (i64) -> f32 loc(#loc239)
-      %988 = "arith.subf"(%987, %arg826) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
-      "linalg.yield"(%988) : (f32) -> () loc(#loc239)
+    %431 = "linalg.generic"(%21, %430, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg825: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg826: f32 loc(fused[#loc77, #loc67, #loc24, #loc69]), %arg827: f32 loc(fused[#loc77, #loc34, #loc24, #loc69])):
+      %989 = "arith.sitofp"(%arg825) : (i64) -> f32 loc(#loc239)
+      %990 = "arith.subf"(%989, %arg826) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
+      "linalg.yield"(%990) : (f32) -> () loc(#loc239)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc239)
-    %442 = "linalg.generic"(%441, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg823: f32 loc(fused[#loc77, #loc31, #loc32, #loc69]), %arg824: f32 loc(fused[#loc77, #loc70, #loc32, #loc69])):
-      %986 = "math.sqrt"(%arg823) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc240)
-      "linalg.yield"(%986) : (f32) -> () loc(#loc240)
+    %432 = "linalg.generic"(%431, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg823: f32 loc(fused[#loc77, #loc34, #loc24, #loc69]), %arg824: f32 loc(fused[#loc77, #loc70, #loc24, #loc69])):
+      %988 = "math.sqrt"(%arg823) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc240)
+      "linalg.yield"(%988) : (f32) -> () loc(#loc240)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc240)
-    %443 = "linalg.generic"(%arg64, %439, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg820: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg821: f32 loc(fused[#loc77, #loc31, #loc32, #loc68]), %arg822: f32 loc(fused[#loc77, #loc22, #loc32, #loc71])):
-      %985 = "arith.divf"(%arg820, %arg821) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
-      "linalg.yield"(%985) : (f32) -> () loc(#loc241)
+    %433 = "linalg.generic"(%arg64, %429, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg820: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg821: f32 loc(fused[#loc77, #loc34, #loc24, #loc68]), %arg822: f32 loc(fused[#loc77, #loc26, #loc24, #loc71])):
+      %987 = "arith.divf"(%arg820, %arg821) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
+      "linalg.yield"(%987) : (f32) -> () loc(#loc241)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc241)
-    %444 = "linalg.generic"(%437, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg818: f32 loc(fused[#loc77, #loc39, #loc32, #loc66]), %arg819: f32 loc(fused[#loc77, #loc70, #loc32, #loc72])):
-      %984 = "math.sqrt"(%arg818) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc242)
-      "linalg.yield"(%984) : (f32) -> () loc(#loc242)
+    %434 = "linalg.generic"(%427, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg818: f32 loc(fused[#loc77, #loc40, #loc24, #loc66]), %arg819: f32 loc(fused[#loc77, #loc70, #loc24, #loc72])):
+      %986 = "math.sqrt"(%arg818) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc242)
+      "linalg.yield"(%986) : (f32) -> () loc(#loc242)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc242)
-    %445 = "linalg.generic"(%444, %442, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg815: f32 loc(fused[#loc77, #loc70, #loc32, #loc72]), %arg816: f32 loc(fused[#loc77, #loc70, #loc32, #loc69]), %arg817: f32 loc(fused[#loc77, #loc22, #loc32, #loc72])):
-      %983 = "arith.divf"(%arg815, %arg816) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
-      "linalg.yield"(%983) : (f32) -> () loc(#loc243)
+    %435 = "linalg.generic"(%434, %432, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg815: f32 loc(fused[#loc77, #loc70, #loc24, #loc72]), %arg816: f32 loc(fused[#loc77, #loc70, #loc24, #loc69]), %arg817: f32 loc(fused[#loc77, #loc26, #loc24, #loc72])):
+      %985 = "arith.divf"(%arg815, %arg816) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
+      "linalg.yield"(%985) : (f32) -> () loc(#loc243)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc243)
-    %446 = "linalg.generic"(%445, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg812: f32 loc(fused[#loc77, #loc22, #loc32, #loc72]), %arg813: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg814: f32 loc(fused[#loc77, #loc39, #loc32, #loc72])):
-      %982 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc244)
-      "linalg.yield"(%982) : (f32) -> () loc(#loc244)
+    %436 = "linalg.generic"(%435, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg812: f32 loc(fused[#loc77, #loc26, #loc24, #loc72]), %arg813: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg814: f32 loc(fused[#loc77, #loc40, #loc24, #loc72])):
+      %984 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc244)
+      "linalg.yield"(%984) : (f32) -> () loc(#loc244)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc244)
-    %447 = "linalg.generic"(%433, %446, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg809: f32 loc(fused[#loc77, #loc64, #loc32, #loc33]), %arg810: f32 loc(fused[#loc77, #loc39, #loc32, #loc72]), %arg811: f32 loc(fused[#loc77, #loc22, #loc32, #loc73])):
-      %981 = "arith.divf"(%arg809, %arg810) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc245)
-      "linalg.yield"(%981) : (f32) -> () loc(#loc245)
+    %437 = "linalg.generic"(%423, %436, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg809: f32 loc(fused[#loc77, #loc23, #loc24, #loc25]), %arg810: f32 loc(fused[#loc77, #loc40, #loc24, #loc72]), %arg811: f32 loc(fused[#loc77, #loc26, #loc24, #loc73])):
+      %983 = "arith.divf"(%arg809, %arg810) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc245)
+      "linalg.yield"(%983) : (f32) -> () loc(#loc245)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc245)
-    %448 = "linalg.generic"(%443, %447, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg806: f32 loc(fused[#loc77, #loc22, #loc32, #loc71]), %arg807: f32 loc(fused[#loc77, #loc22, #loc32, #loc73]), %arg808: f32 loc(fused[#loc77, #loc65, #loc32, #loc73])):
-      %980 = "arith.mulf"(%arg806, %arg807) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
-      "linalg.yield"(%980) : (f32) -> () loc(#loc246)
+    %438 = "linalg.generic"(%433, %437, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg806: f32 loc(fused[#loc77, #loc26, #loc24, #loc71]), %arg807: f32 loc(fused[#loc77, #loc26, #loc24, #loc73]), %arg808: f32 loc(fused[#loc77, #loc65, #loc24, #loc73])):
+      %982 = "arith.mulf"(%arg806, %arg807) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
+      "linalg.yield"(%982) : (f32) -> () loc(#loc246)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc246)
-    %449 = "linalg.generic"(%arg3, %448, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg803: f32 loc(fused[#loc24, #loc25, #loc4, #loc26]), %arg804: f32 loc(fused[#loc77, #loc65, #loc32, #loc73]), %arg805: f32 loc(fused[#loc77, #loc74, #loc32, #loc73])):
-      %979 = "arith.subf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
-      "linalg.yield"(%979) : (f32) -> () loc(#loc247)
+    %439 = "linalg.generic"(%arg3, %438, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg803: f32 loc(fused[#loc28, #loc29, #loc4, #loc30]), %arg804: f32 loc(fused[#loc77, #loc65, #loc24, #loc73]), %arg805: f32 loc(fused[#loc77, #loc74, #loc24, #loc73])):
+      %981 = "arith.subf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
+      "linalg.yield"(%981) : (f32) -> () loc(#loc247)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc247)
-    %450 = "linalg.generic"(%arg28, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg801: f32 loc(fused[#loc78, #loc39, #loc32, #loc63]), %arg802: f32 loc(fused[#loc78, #loc39, #loc32, #loc63])):
-      %978 = "arith.addf"(%arg801, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
-      "linalg.yield"(%978) : (f32) -> () loc(#loc248)
+    %440 = "linalg.generic"(%arg28, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg801: f32 loc(fused[#loc78, #loc40, #loc24, #loc64]), %arg802: f32 loc(fused[#loc78, #loc40, #loc24, #loc64])):
+      %980 = "arith.addf"(%arg801, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
+      "linalg.yield"(%980) : (f32) -> () loc(#loc248)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc248)
-    %451 = "linalg.generic"(%363, %333, %arg29, %331) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg797: i1 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg798: f32 loc(fused[#loc40, #loc43, #loc8, #loc42]), %arg799: f32 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg800: f32 loc(fused[#loc78, #loc64, #loc32, #loc33])):
-      %977 = "arith.select"(%arg797, %arg798, %arg799) : (i1, f32, f32) -> f32 loc(#loc249)
+    %441 = "linalg.generic"(%353, %323, %arg29, %321) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg797: i8 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg798: f32 loc(fused[#loc41, #loc44, #loc8, #loc43]), %arg799: f32 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg800: f32 loc(fused[#loc78, #loc23, #loc24, #loc25])):
+      %978 = "arith.trunci"(%arg797) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc249)
+      %979 = "arith.select"(%978, %arg798, %arg799) : (i1, f32, f32) -> f32 loc(#loc249)
+      "linalg.yield"(%979) : (f32) -> () loc(#loc249)
+    }) : (tensor<i8>, tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc249)
+    %442 = "linalg.generic"(%323, %arg29, %321) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg794: f32 loc(fused[#loc41, #loc44, #loc8, #loc43]), %arg795: f32 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg796: f32 loc(fused[#loc78, #loc23, #loc24, #loc25])):
+      %977 = "arith.subf"(%arg794, %arg795) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
       "linalg.yield"(%977) : (f32) -> () loc(#loc249)
-    }) : (tensor<i1>, tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc249)
-    %452 = "linalg.generic"(%333, %arg29, %331) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg794: f32 loc(fused[#loc40, #loc43, #loc8, #loc42]), %arg795: f32 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg796: f32 loc(fused[#loc78, #loc64, #loc32, #loc33])):
-      %976 = "arith.subf"(%arg794, %arg795) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
+    }) : (tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc249)
+    %443 = "linalg.generic"(%355, %442, %321) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg791: f32 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg792: f32 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg793: f32 loc(fused[#loc78, #loc23, #loc24, #loc25])):
+      %976 = "arith.mulf"(%arg791, %arg792) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
       "linalg.yield"(%976) : (f32) -> () loc(#loc249)
-    }) : (tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc249)
-    %453 = "linalg.generic"(%365, %452, %331) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg791: f32 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg792: f32 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg793: f32 loc(fused[#loc78, #loc64, #loc32, #loc33])):
-      %975 = "arith.mulf"(%arg791, %arg792) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
-      "linalg.yield"(%975) : (f32) -> () loc(#loc249)
     }) : (tensor<f32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc249)
-    %454 = "linalg.generic"(%453, %451, %331) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg788: f32 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg789: f32 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg790: f32 loc(fused[#loc78, #loc64, #loc32, #loc33])):
-      %974 = "arith.addf"(%arg788, %arg789) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
-      "linalg.yield"(%974) : (f32) -> () loc(#loc249)
+    %444 = "linalg.generic"(%443, %441, %321) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg788: f32 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg789: f32 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg790: f32 loc(fused[#loc78, #loc23, #loc24, #loc25])):
+      %975 = "arith.addf"(%arg788, %arg789) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
+      "linalg.yield"(%975) : (f32) -> () loc(#loc249)
     }) : (tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc249)
-    %455 = "linalg.generic"(%arg30, %arg66, %331) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg785: f32 loc(fused[#loc78, #loc65, #loc32, #loc66]), %arg786: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg787: f32 loc(fused[#loc78, #loc65, #loc32, #loc66])):
-      %973 = "arith.mulf"(%arg785, %arg786) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
-      "linalg.yield"(%973) : (f32) -> () loc(#loc250)
+    %445 = "linalg.generic"(%arg30, %arg66, %321) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg785: f32 loc(fused[#loc78, #loc65, #loc24, #loc66]), %arg786: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg787: f32 loc(fused[#loc78, #loc65, #loc24, #loc66])):
+      %974 = "arith.mulf"(%arg785, %arg786) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
+      "linalg.yield"(%974) : (f32) -> () loc(#loc250)
     }) : (tensor<48x16xf32>, tensor<f32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc250)
-    %456 = "linalg.generic"(%371, %333, %331) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg782: f32 loc(fused[#loc78, #loc31, #loc32, #loc66]), %arg783: f32 loc(fused[#loc40, #loc43, #loc8, #loc42]), %arg784: f32 loc(fused[#loc78, #loc65, #loc32, #loc66])):
-      %972 = "arith.mulf"(%arg782, %arg783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
-      "linalg.yield"(%972) : (f32) -> () loc(#loc250)
+    %446 = "linalg.generic"(%361, %323, %321) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg782: f32 loc(fused[#loc78, #loc34, #loc24, #loc66]), %arg783: f32 loc(fused[#loc41, #loc44, #loc8, #loc43]), %arg784: f32 loc(fused[#loc78, #loc65, #loc24, #loc66])):
+      %973 = "arith.mulf"(%arg782, %arg783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
+      "linalg.yield"(%973) : (f32) -> () loc(#loc250)
     }) : (tensor<f32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc250)
-    %457 = "linalg.generic"(%456, %333, %331) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg779: f32 loc(fused[#loc78, #loc65, #loc32, #loc66]), %arg780: f32 loc(fused[#loc40, #loc43, #loc8, #loc42]), %arg781: f32 loc(fused[#loc78, #loc65, #loc32, #loc66])):
-      %971 = "arith.mulf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
-      "linalg.yield"(%971) : (f32) -> () loc(#loc250)
+    %447 = "linalg.generic"(%446, %323, %321) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg779: f32 loc(fused[#loc78, #loc65, #loc24, #loc66]), %arg780: f32 loc(fused[#loc41, #loc44, #loc8, #loc43]), %arg781: f32 loc(fused[#loc78, #loc65, #loc24, #loc66])):
+      %972 = "arith.mulf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
+      "linalg.yield"(%972) : (f32) -> () loc(#loc250)
     }) : (tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc250)
-    %458 = "linalg.generic"(%455, %457, %331) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg776: f32 loc(fused[#loc78, #loc65, #loc32, #loc66]), %arg777: f32 loc(fused[#loc78, #loc65, #loc32, #loc66]), %arg778: f32 loc(fused[#loc78, #loc39, #loc32, #loc66])):
-      %970 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc252)
-      "linalg.yield"(%970) : (f32) -> () loc(#loc252)
+    %448 = "linalg.generic"(%445, %447, %321) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg776: f32 loc(fused[#loc78, #loc65, #loc24, #loc66]), %arg777: f32 loc(fused[#loc78, #loc65, #loc24, #loc66]), %arg778: f32 loc(fused[#loc78, #loc40, #loc24, #loc66])):
+      %971 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc252)
+      "linalg.yield"(%971) : (f32) -> () loc(#loc252)
     }) : (tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc252)
-    %459 = "linalg.generic"(%arg65, %450, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg773: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg774: f32 loc(fused[#loc78, #loc39, #loc32, #loc63]), %arg775: f32 loc(fused[#loc78, #loc67, #loc32, #loc68])):
-      %969 = "math.powf"(%arg773, %arg774) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
-      "linalg.yield"(%969) : (f32) -> () loc(#loc253)
+    %449 = "linalg.generic"(%arg65, %440, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg773: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg774: f32 loc(fused[#loc78, #loc40, #loc24, #loc64]), %arg775: f32 loc(fused[#loc78, #loc67, #loc24, #loc68])):
+      %970 = "math.powf"(%arg773, %arg774) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
+      "linalg.yield"(%970) : (f32) -> () loc(#loc253)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc253)
-    %460 = "linalg.generic"(%22, %459, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg770: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg771: f32 loc(fused[#loc78, #loc67, #loc32, #loc68]), %arg772: f32 loc(fused[#loc78, #loc31, #loc32, #loc68])):
-      %967 = "arith.sitofp"(%arg770) : (i64) -> f32 loc(#loc254)
-      %968 = "arith.subf"(%967, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc254)
-      "linalg.yield"(%968) : (f32) -> () loc(#loc254)
+    %450 = "linalg.generic"(%21, %449, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg770: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg771: f32 loc(fused[#loc78, #loc67, #loc24, #loc68]), %arg772: f32 loc(fused[#loc78, #loc34, #loc24, #loc68])):
+      %968 = "arith.sitofp"(%arg770) : (i64) -> f32 loc(#loc254)
+      %969 = "arith.subf"(%968, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc254)
+      "linalg.yield"(%969) : (f32) -> () loc(#loc254)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc254)
-    %461 = "linalg.generic"(%arg66, %450, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg767: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg768: f32 loc(fused[#loc78, #loc39, #loc32, #loc63]), %arg769: f32 loc(fused[#loc78, #loc67, #loc32, #loc69])):
-      %966 = "math.powf"(%arg767, %arg768) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc255)
-      "linalg.yield"(%966) : (f32) -> () loc(#loc255)
+    %451 = "linalg.generic"(%arg66, %440, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg767: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg768: f32 loc(fused[#loc78, #loc40, #loc24, #loc64]), %arg769: f32 loc(fused[#loc78, #loc67, #loc24, #loc69])):
+      %967 = "math.powf"(%arg767, %arg768) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc255)
+      "linalg.yield"(%967) : (f32) -> () loc(#loc255)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc255)
-    %462 = "linalg.generic"(%22, %461, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg764: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg765: f32 loc(fused[#loc78, #loc67, #loc32, #loc69]), %arg766: f32 loc(fused[#loc78, #loc31, #loc32, #loc69])):
-      %964 = "arith.sitofp"(%arg764) : (i64) -> f32 loc(#loc256)
-      %965 = "arith.subf"(%964, %arg765) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
-      "linalg.yield"(%965) : (f32) -> () loc(#loc256)
+    %452 = "linalg.generic"(%21, %451, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg764: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg765: f32 loc(fused[#loc78, #loc67, #loc24, #loc69]), %arg766: f32 loc(fused[#loc78, #loc34, #loc24, #loc69])):
+      %965 = "arith.sitofp"(%arg764) : (i64) -> f32 loc(#loc256)
+      %966 = "arith.subf"(%965, %arg765) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
+      "linalg.yield"(%966) : (f32) -> () loc(#loc256)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc256)
-    %463 = "linalg.generic"(%462, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg762: f32 loc(fused[#loc78, #loc31, #loc32, #loc69]), %arg763: f32 loc(fused[#loc78, #loc70, #loc32, #loc69])):
-      %963 = "math.sqrt"(%arg762) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc257)
-      "linalg.yield"(%963) : (f32) -> () loc(#loc257)
+    %453 = "linalg.generic"(%452, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg762: f32 loc(fused[#loc78, #loc34, #loc24, #loc69]), %arg763: f32 loc(fused[#loc78, #loc70, #loc24, #loc69])):
+      %964 = "math.sqrt"(%arg762) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc257)
+      "linalg.yield"(%964) : (f32) -> () loc(#loc257)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc257)
-    %464 = "linalg.generic"(%arg64, %460, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg759: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg760: f32 loc(fused[#loc78, #loc31, #loc32, #loc68]), %arg761: f32 loc(fused[#loc78, #loc22, #loc32, #loc71])):
-      %962 = "arith.divf"(%arg759, %arg760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
-      "linalg.yield"(%962) : (f32) -> () loc(#loc258)
+    %454 = "linalg.generic"(%arg64, %450, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg759: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg760: f32 loc(fused[#loc78, #loc34, #loc24, #loc68]), %arg761: f32 loc(fused[#loc78, #loc26, #loc24, #loc71])):
+      %963 = "arith.divf"(%arg759, %arg760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
+      "linalg.yield"(%963) : (f32) -> () loc(#loc258)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc258)
-    %465 = "linalg.generic"(%458, %331) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg757: f32 loc(fused[#loc78, #loc39, #loc32, #loc66]), %arg758: f32 loc(fused[#loc78, #loc70, #loc32, #loc72])):
-      %961 = "math.sqrt"(%arg757) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc259)
-      "linalg.yield"(%961) : (f32) -> () loc(#loc259)
+    %455 = "linalg.generic"(%448, %321) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg757: f32 loc(fused[#loc78, #loc40, #loc24, #loc66]), %arg758: f32 loc(fused[#loc78, #loc70, #loc24, #loc72])):
+      %962 = "math.sqrt"(%arg757) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc259)
+      "linalg.yield"(%962) : (f32) -> () loc(#loc259)
     }) : (tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc259)
-    %466 = "linalg.generic"(%465, %463, %331) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg754: f32 loc(fused[#loc78, #loc70, #loc32, #loc72]), %arg755: f32 loc(fused[#loc78, #loc70, #loc32, #loc69]), %arg756: f32 loc(fused[#loc78, #loc22, #loc32, #loc72])):
-      %960 = "arith.divf"(%arg754, %arg755) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
-      "linalg.yield"(%960) : (f32) -> () loc(#loc260)
+    %456 = "linalg.generic"(%455, %453, %321) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg754: f32 loc(fused[#loc78, #loc70, #loc24, #loc72]), %arg755: f32 loc(fused[#loc78, #loc70, #loc24, #loc69]), %arg756: f32 loc(fused[#loc78, #loc26, #loc24, #loc72])):
+      %961 = "arith.divf"(%arg754, %arg755) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
+      "linalg.yield"(%961) : (f32) -> () loc(#loc260)
     }) : (tensor<48x16xf32>, tensor<f32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc260)
-    %467 = "linalg.generic"(%466, %arg67, %331) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg751: f32 loc(fused[#loc78, #loc22, #loc32, #loc72]), %arg752: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg753: f32 loc(fused[#loc78, #loc39, #loc32, #loc72])):
-      %959 = "arith.addf"(%arg751, %arg752) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
-      "linalg.yield"(%959) : (f32) -> () loc(#loc261)
+    %457 = "linalg.generic"(%456, %arg67, %321) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg751: f32 loc(fused[#loc78, #loc26, #loc24, #loc72]), %arg752: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg753: f32 loc(fused[#loc78, #loc40, #loc24, #loc72])):
+      %960 = "arith.addf"(%arg751, %arg752) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
+      "linalg.yield"(%960) : (f32) -> () loc(#loc261)
     }) : (tensor<48x16xf32>, tensor<f32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc261)
-    %468 = "linalg.generic"(%454, %467, %331) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg748: f32 loc(fused[#loc78, #loc64, #loc32, #loc33]), %arg749: f32 loc(fused[#loc78, #loc39, #loc32, #loc72]), %arg750: f32 loc(fused[#loc78, #loc22, #loc32, #loc73])):
-      %958 = "arith.divf"(%arg748, %arg749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc262)
-      "linalg.yield"(%958) : (f32) -> () loc(#loc262)
+    %458 = "linalg.generic"(%444, %457, %321) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg748: f32 loc(fused[#loc78, #loc23, #loc24, #loc25]), %arg749: f32 loc(fused[#loc78, #loc40, #loc24, #loc72]), %arg750: f32 loc(fused[#loc78, #loc26, #loc24, #loc73])):
+      %959 = "arith.divf"(%arg748, %arg749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc262)
+      "linalg.yield"(%959) : (f32) -> () loc(#loc262)
     }) : (tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc262)
-    %469 = "linalg.generic"(%464, %468, %331) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg745: f32 loc(fused[#loc78, #loc22, #loc32, #loc71]), %arg746: f32 loc(fused[#loc78, #loc22, #loc32, #loc73]), %arg747: f32 loc(fused[#loc78, #loc65, #loc32, #loc73])):
-      %957 = "arith.mulf"(%arg745, %arg746) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
-      "linalg.yield"(%957) : (f32) -> () loc(#loc263)
+    %459 = "linalg.generic"(%454, %458, %321) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg745: f32 loc(fused[#loc78, #loc26, #loc24, #loc71]), %arg746: f32 loc(fused[#loc78, #loc26, #loc24, #loc73]), %arg747: f32 loc(fused[#loc78, #loc65, #loc24, #loc73])):
+      %958 = "arith.mulf"(%arg745, %arg746) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
+      "linalg.yield"(%958) : (f32) -> () loc(#loc263)
     }) : (tensor<f32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc263)
-    %470 = "linalg.generic"(%arg4, %469, %331) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg742: f32 loc(fused[#loc40, #loc43, #loc4, #loc42]), %arg743: f32 loc(fused[#loc78, #loc65, #loc32, #loc73]), %arg744: f32 loc(fused[#loc78, #loc74, #loc32, #loc73])):
-      %956 = "arith.subf"(%arg742, %arg743) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc264)
-      "linalg.yield"(%956) : (f32) -> () loc(#loc264)
+    %460 = "linalg.generic"(%arg4, %459, %321) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg742: f32 loc(fused[#loc41, #loc44, #loc4, #loc43]), %arg743: f32 loc(fused[#loc78, #loc65, #loc24, #loc73]), %arg744: f32 loc(fused[#loc78, #loc74, #loc24, #loc73])):
+      %957 = "arith.subf"(%arg742, %arg743) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc264)
+      "linalg.yield"(%957) : (f32) -> () loc(#loc264)
     }) : (tensor<48x16xf32>, tensor<48x16xf32>, tensor<48x16xf32>) -> tensor<48x16xf32> loc(#loc264)
-    %471 = "linalg.generic"(%arg31, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg740: f32 loc(fused[#loc79, #loc39, #loc32, #loc63]), %arg741: f32 loc(fused[#loc79, #loc39, #loc32, #loc63])):
-      %955 = "arith.addf"(%arg740, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc265)
-      "linalg.yield"(%955) : (f32) -> () loc(#loc265)
+    %461 = "linalg.generic"(%arg31, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg740: f32 loc(fused[#loc79, #loc40, #loc24, #loc64]), %arg741: f32 loc(fused[#loc79, #loc40, #loc24, #loc64])):
+      %956 = "arith.addf"(%arg740, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc265)
+      "linalg.yield"(%956) : (f32) -> () loc(#loc265)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc265)
-    %472 = "linalg.generic"(%363, %294, %arg32, %114) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg736: i1 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg737: f32 loc(fused[#loc53, #loc43, #loc8, #loc52]), %arg738: f32 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg739: f32 loc(fused[#loc79, #loc64, #loc32, #loc33])):
-      %954 = "arith.select"(%arg736, %arg737, %arg738) : (i1, f32, f32) -> f32 loc(#loc266)
-      "linalg.yield"(%954) : (f32) -> () loc(#loc266)
-    }) : (tensor<i1>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc266)
-    %473 = "linalg.generic"(%294, %arg32, %114) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg733: f32 loc(fused[#loc53, #loc43, #loc8, #loc52]), %arg734: f32 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg735: f32 loc(fused[#loc79, #loc64, #loc32, #loc33])):
+    %462 = "linalg.generic"(%353, %284, %arg32, %113) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg736: i8 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg737: f32 loc(fused[#loc54, #loc44, #loc8, #loc53]), %arg738: f32 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg739: f32 loc(fused[#loc79, #loc23, #loc24, #loc25])):
+      %954 = "arith.trunci"(%arg736) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc266)
+      %955 = "arith.select"(%954, %arg737, %arg738) : (i1, f32, f32) -> f32 loc(#loc266)
+      "linalg.yield"(%955) : (f32) -> () loc(#loc266)
+    }) : (tensor<i8>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc266)
+    %463 = "linalg.generic"(%284, %arg32, %113) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg733: f32 loc(fused[#loc54, #loc44, #loc8, #loc53]), %arg734: f32 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg735: f32 loc(fused[#loc79, #loc23, #loc24, #loc25])):
       %953 = "arith.subf"(%arg733, %arg734) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
       "linalg.yield"(%953) : (f32) -> () loc(#loc266)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc266)
-    %474 = "linalg.generic"(%365, %473, %114) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg730: f32 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg731: f32 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg732: f32 loc(fused[#loc79, #loc64, #loc32, #loc33])):
+    %464 = "linalg.generic"(%355, %463, %113) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg730: f32 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg731: f32 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg732: f32 loc(fused[#loc79, #loc23, #loc24, #loc25])):
       %952 = "arith.mulf"(%arg730, %arg731) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
       "linalg.yield"(%952) : (f32) -> () loc(#loc266)
     }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc266)
-    %475 = "linalg.generic"(%474, %472, %114) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg727: f32 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg728: f32 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg729: f32 loc(fused[#loc79, #loc64, #loc32, #loc33])):
+    %465 = "linalg.generic"(%464, %462, %113) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg727: f32 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg728: f32 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg729: f32 loc(fused[#loc79, #loc23, #loc24, #loc25])):
       %951 = "arith.addf"(%arg727, %arg728) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
       "linalg.yield"(%951) : (f32) -> () loc(#loc266)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc266)
-    %476 = "linalg.generic"(%arg33, %arg66, %114) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg724: f32 loc(fused[#loc79, #loc65, #loc32, #loc66]), %arg725: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg726: f32 loc(fused[#loc79, #loc65, #loc32, #loc66])):
+    %466 = "linalg.generic"(%arg33, %arg66, %113) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg724: f32 loc(fused[#loc79, #loc65, #loc24, #loc66]), %arg725: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg726: f32 loc(fused[#loc79, #loc65, #loc24, #loc66])):
       %950 = "arith.mulf"(%arg724, %arg725) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
       "linalg.yield"(%950) : (f32) -> () loc(#loc267)
     }) : (tensor<16x16xf32>, tensor<f32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc267)
-    %477 = "linalg.generic"(%371, %294, %114) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg721: f32 loc(fused[#loc79, #loc31, #loc32, #loc66]), %arg722: f32 loc(fused[#loc53, #loc43, #loc8, #loc52]), %arg723: f32 loc(fused[#loc79, #loc65, #loc32, #loc66])):
+    %467 = "linalg.generic"(%361, %284, %113) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg721: f32 loc(fused[#loc79, #loc34, #loc24, #loc66]), %arg722: f32 loc(fused[#loc54, #loc44, #loc8, #loc53]), %arg723: f32 loc(fused[#loc79, #loc65, #loc24, #loc66])):
       %949 = "arith.mulf"(%arg721, %arg722) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
       "linalg.yield"(%949) : (f32) -> () loc(#loc267)
     }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc267)
-    %478 = "linalg.generic"(%477, %294, %114) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg718: f32 loc(fused[#loc79, #loc65, #loc32, #loc66]), %arg719: f32 loc(fused[#loc53, #loc43, #loc8, #loc52]), %arg720: f32 loc(fused[#loc79, #loc65, #loc32, #loc66])):
+    %468 = "linalg.generic"(%467, %284, %113) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg718: f32 loc(fused[#loc79, #loc65, #loc24, #loc66]), %arg719: f32 loc(fused[#loc54, #loc44, #loc8, #loc53]), %arg720: f32 loc(fused[#loc79, #loc65, #loc24, #loc66])):
       %948 = "arith.mulf"(%arg718, %arg719) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
       "linalg.yield"(%948) : (f32) -> () loc(#loc267)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc267)
-    %479 = "linalg.generic"(%476, %478, %114) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg715: f32 loc(fused[#loc79, #loc65, #loc32, #loc66]), %arg716: f32 loc(fused[#loc79, #loc65, #loc32, #loc66]), %arg717: f32 loc(fused[#loc79, #loc39, #loc32, #loc66])):
+    %469 = "linalg.generic"(%466, %468, %113) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg715: f32 loc(fused[#loc79, #loc65, #loc24, #loc66]), %arg716: f32 loc(fused[#loc79, #loc65, #loc24, #loc66]), %arg717: f32 loc(fused[#loc79, #loc40, #loc24, #loc66])):
       %947 = "arith.addf"(%arg715, %arg716) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc269)
       "linalg.yield"(%947) : (f32) -> () loc(#loc269)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc269)
-    %480 = "linalg.generic"(%arg65, %471, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg712: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg713: f32 loc(fused[#loc79, #loc39, #loc32, #loc63]), %arg714: f32 loc(fused[#loc79, #loc67, #loc32, #loc68])):
+    %470 = "linalg.generic"(%arg65, %461, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg712: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg713: f32 loc(fused[#loc79, #loc40, #loc24, #loc64]), %arg714: f32 loc(fused[#loc79, #loc67, #loc24, #loc68])):
       %946 = "math.powf"(%arg712, %arg713) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc270)
       "linalg.yield"(%946) : (f32) -> () loc(#loc270)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc270)
-    %481 = "linalg.generic"(%22, %480, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg709: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg710: f32 loc(fused[#loc79, #loc67, #loc32, #loc68]), %arg711: f32 loc(fused[#loc79, #loc31, #loc32, #loc68])):
+    %471 = "linalg.generic"(%21, %470, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg709: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg710: f32 loc(fused[#loc79, #loc67, #loc24, #loc68]), %arg711: f32 loc(fused[#loc79, #loc34, #loc24, #loc68])):
       %944 = "arith.sitofp"(%arg709) : (i64) -> f32 loc(#loc271)
       %945 = "arith.subf"(%944, %arg710) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc271)
       "linalg.yield"(%945) : (f32) -> () loc(#loc271)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc271)
-    %482 = "linalg.generic"(%arg66, %471, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg706: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg707: f32 loc(fused[#loc79, #loc39, #loc32, #loc63]), %arg708: f32 loc(fused[#loc79, #loc67, #loc32, #loc69])):
+    %472 = "linalg.generic"(%arg66, %461, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg706: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg707: f32 loc(fused[#loc79, #loc40, #loc24, #loc64]), %arg708: f32 loc(fused[#loc79, #loc67, #loc24, #loc69])):
       %943 = "math.powf"(%arg706, %arg707) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc272)
       "linalg.yield"(%943) : (f32) -> () loc(#loc272)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc272)
-    %483 = "linalg.generic"(%22, %482, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg703: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg704: f32 loc(fused[#loc79, #loc67, #loc32, #loc69]), %arg705: f32 loc(fused[#loc79, #loc31, #loc32, #loc69])):
+    %473 = "linalg.generic"(%21, %472, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg703: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg704: f32 loc(fused[#loc79, #loc67, #loc24, #loc69]), %arg705: f32 loc(fused[#loc79, #loc34, #loc24, #loc69])):
       %941 = "arith.sitofp"(%arg703) : (i64) -> f32 loc(#loc273)
       %942 = "arith.subf"(%941, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc273)
       "linalg.yield"(%942) : (f32) -> () loc(#loc273)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc273)
-    %484 = "linalg.generic"(%483, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg701: f32 loc(fused[#loc79, #loc31, #loc32, #loc69]), %arg702: f32 loc(fused[#loc79, #loc70, #loc32, #loc69])):
+    %474 = "linalg.generic"(%473, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg701: f32 loc(fused[#loc79, #loc34, #loc24, #loc69]), %arg702: f32 loc(fused[#loc79, #loc70, #loc24, #loc69])):
       %940 = "math.sqrt"(%arg701) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc274)
       "linalg.yield"(%940) : (f32) -> () loc(#loc274)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc274)
-    %485 = "linalg.generic"(%arg64, %481, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg698: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg699: f32 loc(fused[#loc79, #loc31, #loc32, #loc68]), %arg700: f32 loc(fused[#loc79, #loc22, #loc32, #loc71])):
+    %475 = "linalg.generic"(%arg64, %471, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg698: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg699: f32 loc(fused[#loc79, #loc34, #loc24, #loc68]), %arg700: f32 loc(fused[#loc79, #loc26, #loc24, #loc71])):
       %939 = "arith.divf"(%arg698, %arg699) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc275)
       "linalg.yield"(%939) : (f32) -> () loc(#loc275)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc275)
-    %486 = "linalg.generic"(%479, %114) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg696: f32 loc(fused[#loc79, #loc39, #loc32, #loc66]), %arg697: f32 loc(fused[#loc79, #loc70, #loc32, #loc72])):
+    %476 = "linalg.generic"(%469, %113) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg696: f32 loc(fused[#loc79, #loc40, #loc24, #loc66]), %arg697: f32 loc(fused[#loc79, #loc70, #loc24, #loc72])):
       %938 = "math.sqrt"(%arg696) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc276)
       "linalg.yield"(%938) : (f32) -> () loc(#loc276)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc276)
-    %487 = "linalg.generic"(%486, %484, %114) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg693: f32 loc(fused[#loc79, #loc70, #loc32, #loc72]), %arg694: f32 loc(fused[#loc79, #loc70, #loc32, #loc69]), %arg695: f32 loc(fused[#loc79, #loc22, #loc32, #loc72])):
+    %477 = "linalg.generic"(%476, %474, %113) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg693: f32 loc(fused[#loc79, #loc70, #loc24, #loc72]), %arg694: f32 loc(fused[#loc79, #loc70, #loc24, #loc69]), %arg695: f32 loc(fused[#loc79, #loc26, #loc24, #loc72])):
       %937 = "arith.divf"(%arg693, %arg694) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc277)
       "linalg.yield"(%937) : (f32) -> () loc(#loc277)
     }) : (tensor<16x16xf32>, tensor<f32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc277)
-    %488 = "linalg.generic"(%487, %arg67, %114) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg690: f32 loc(fused[#loc79, #loc22, #loc32, #loc72]), %arg691: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg692: f32 loc(fused[#loc79, #loc39, #loc32, #loc72])):
+    %478 = "linalg.generic"(%477, %arg67, %113) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg690: f32 loc(fused[#loc79, #loc26, #loc24, #loc72]), %arg691: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg692: f32 loc(fused[#loc79, #loc40, #loc24, #loc72])):
       %936 = "arith.addf"(%arg690, %arg691) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc278)
       "linalg.yield"(%936) : (f32) -> () loc(#loc278)
     }) : (tensor<16x16xf32>, tensor<f32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc278)
-    %489 = "linalg.generic"(%475, %488, %114) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg687: f32 loc(fused[#loc79, #loc64, #loc32, #loc33]), %arg688: f32 loc(fused[#loc79, #loc39, #loc32, #loc72]), %arg689: f32 loc(fused[#loc79, #loc22, #loc32, #loc73])):
+    %479 = "linalg.generic"(%465, %478, %113) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg687: f32 loc(fused[#loc79, #loc23, #loc24, #loc25]), %arg688: f32 loc(fused[#loc79, #loc40, #loc24, #loc72]), %arg689: f32 loc(fused[#loc79, #loc26, #loc24, #loc73])):
       %935 = "arith.divf"(%arg687, %arg688) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc279)
       "linalg.yield"(%935) : (f32) -> () loc(#loc279)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc279)
-    %490 = "linalg.generic"(%485, %489, %114) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg684: f32 loc(fused[#loc79, #loc22, #loc32, #loc71]), %arg685: f32 loc(fused[#loc79, #loc22, #loc32, #loc73]), %arg686: f32 loc(fused[#loc79, #loc65, #loc32, #loc73])):
+    %480 = "linalg.generic"(%475, %479, %113) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg684: f32 loc(fused[#loc79, #loc26, #loc24, #loc71]), %arg685: f32 loc(fused[#loc79, #loc26, #loc24, #loc73]), %arg686: f32 loc(fused[#loc79, #loc65, #loc24, #loc73])):
       %934 = "arith.mulf"(%arg684, %arg685) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc280)
       "linalg.yield"(%934) : (f32) -> () loc(#loc280)
     }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc280)
-    %491 = "linalg.generic"(%arg5, %490, %114) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg681: f32 loc(fused[#loc53, #loc43, #loc4, #loc52]), %arg682: f32 loc(fused[#loc79, #loc65, #loc32, #loc73]), %arg683: f32 loc(fused[#loc79, #loc74, #loc32, #loc73])):
+    %481 = "linalg.generic"(%arg5, %480, %113) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg681: f32 loc(fused[#loc54, #loc44, #loc4, #loc53]), %arg682: f32 loc(fused[#loc79, #loc65, #loc24, #loc73]), %arg683: f32 loc(fused[#loc79, #loc74, #loc24, #loc73])):
       %933 = "arith.subf"(%arg681, %arg682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc281)
       "linalg.yield"(%933) : (f32) -> () loc(#loc281)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc281)
-    %492 = "linalg.generic"(%arg34, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg679: f32 loc(fused[#loc80, #loc39, #loc32, #loc63]), %arg680: f32 loc(fused[#loc80, #loc39, #loc32, #loc63])):
+    %482 = "linalg.generic"(%arg34, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg679: f32 loc(fused[#loc80, #loc40, #loc24, #loc64]), %arg680: f32 loc(fused[#loc80, #loc40, #loc24, #loc64])):
       %932 = "arith.addf"(%arg679, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc282)
       "linalg.yield"(%932) : (f32) -> () loc(#loc282)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc282)
-    %493 = "linalg.generic"(%363, %296, %arg35, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg675: i1 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg676: f32 loc(fused[#loc53, #loc41, #loc8, #loc52]), %arg677: f32 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg678: f32 loc(fused[#loc80, #loc64, #loc32, #loc33])):
-      %931 = "arith.select"(%arg675, %arg676, %arg677) : (i1, f32, f32) -> f32 loc(#loc283)
+    %483 = "linalg.generic"(%353, %286, %arg35, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg675: i8 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg676: f32 loc(fused[#loc54, #loc42, #loc8, #loc53]), %arg677: f32 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg678: f32 loc(fused[#loc80, #loc23, #loc24, #loc25])):
+      %930 = "arith.trunci"(%arg675) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc283)
+      %931 = "arith.select"(%930, %arg676, %arg677) : (i1, f32, f32) -> f32 loc(#loc283)
       "linalg.yield"(%931) : (f32) -> () loc(#loc283)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc283)
-    %494 = "linalg.generic"(%296, %arg35, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg672: f32 loc(fused[#loc53, #loc41, #loc8, #loc52]), %arg673: f32 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg674: f32 loc(fused[#loc80, #loc64, #loc32, #loc33])):
-      %930 = "arith.subf"(%arg672, %arg673) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc283)
-      "linalg.yield"(%930) : (f32) -> () loc(#loc283)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc283)
-    %495 = "linalg.generic"(%365, %494, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg669: f32 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg670: f32 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg671: f32 loc(fused[#loc80, #loc64, #loc32, #loc33])):
-      %929 = "arith.mulf"(%arg669, %arg670) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc283)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc283)
+    %484 = "linalg.generic"(%286, %arg35, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg672: f32 loc(fused[#loc54, #loc42, #loc8, #loc53]), %arg673: f32 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg674: f32 loc(fused[#loc80, #loc23, #loc24, #loc25])):
+      %929 = "arith.subf"(%arg672, %arg673) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc283)
       "linalg.yield"(%929) : (f32) -> () loc(#loc283)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc283)
-    %496 = "linalg.generic"(%495, %493, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg666: f32 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg667: f32 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg668: f32 loc(fused[#loc80, #loc64, #loc32, #loc33])):
-      %928 = "arith.addf"(%arg666, %arg667) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc283)
-      "linalg.yield"(%928) : (f32) -> () loc(#loc283)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc283)
-    %497 = "linalg.generic"(%arg36, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg663: f32 loc(fused[#loc80, #loc65, #loc32, #loc66]), %arg664: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg665: f32 loc(fused[#loc80, #loc65, #loc32, #loc66])):
-      %927 = "arith.mulf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc284)
-      "linalg.yield"(%927) : (f32) -> () loc(#loc284)
-    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc284)
-    %498 = "linalg.generic"(%371, %296, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg660: f32 loc(fused[#loc80, #loc31, #loc32, #loc66]), %arg661: f32 loc(fused[#loc53, #loc41, #loc8, #loc52]), %arg662: f32 loc(fused[#loc80, #loc65, #loc32, #loc66])):
-      %926 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc284)
+    %485 = "linalg.generic"(%355, %484, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg669: f32 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg670: f32 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg671: f32 loc(fused[#loc80, #loc23, #loc24, #loc25])):
+      %928 = "arith.mulf"(%arg669, %arg670) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc283)
+      "linalg.yield"(%928) : (f32) -> () loc(#loc283)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc283)
+    %486 = "linalg.generic"(%485, %483, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg666: f32 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg667: f32 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg668: f32 loc(fused[#loc80, #loc23, #loc24, #loc25])):
+      %927 = "arith.addf"(%arg666, %arg667) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc283)
+      "linalg.yield"(%927) : (f32) -> () loc(#loc283)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc283)
+    %487 = "linalg.generic"(%arg36, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg663: f32 loc(fused[#loc80, #loc65, #loc24, #loc66]), %arg664: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg665: f32 loc(fused[#loc80, #loc65, #loc24, #loc66])):
+      %926 = "arith.mulf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc284)
       "linalg.yield"(%926) : (f32) -> () loc(#loc284)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc284)
-    %499 = "linalg.generic"(%498, %296, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg657: f32 loc(fused[#loc80, #loc65, #loc32, #loc66]), %arg658: f32 loc(fused[#loc53, #loc41, #loc8, #loc52]), %arg659: f32 loc(fused[#loc80, #loc65, #loc32, #loc66])):
-      %925 = "arith.mulf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc284)
+    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc284)
+    %488 = "linalg.generic"(%361, %286, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg660: f32 loc(fused[#loc80, #loc34, #loc24, #loc66]), %arg661: f32 loc(fused[#loc54, #loc42, #loc8, #loc53]), %arg662: f32 loc(fused[#loc80, #loc65, #loc24, #loc66])):
+      %925 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc284)
       "linalg.yield"(%925) : (f32) -> () loc(#loc284)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc284)
+    %489 = "linalg.generic"(%488, %286, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg657: f32 loc(fused[#loc80, #loc65, #loc24, #loc66]), %arg658: f32 loc(fused[#loc54, #loc42, #loc8, #loc53]), %arg659: f32 loc(fused[#loc80, #loc65, #loc24, #loc66])):
+      %924 = "arith.mulf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc284)
+      "linalg.yield"(%924) : (f32) -> () loc(#loc284)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc284)
-    %500 = "linalg.generic"(%497, %499, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg654: f32 loc(fused[#loc80, #loc65, #loc32, #loc66]), %arg655: f32 loc(fused[#loc80, #loc65, #loc32, #loc66]), %arg656: f32 loc(fused[#loc80, #loc39, #loc32, #loc66])):
-      %924 = "arith.addf"(%arg654, %arg655) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc286)
-      "linalg.yield"(%924) : (f32) -> () loc(#loc286)
+    %490 = "linalg.generic"(%487, %489, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg654: f32 loc(fused[#loc80, #loc65, #loc24, #loc66]), %arg655: f32 loc(fused[#loc80, #loc65, #loc24, #loc66]), %arg656: f32 loc(fused[#loc80, #loc40, #loc24, #loc66])):
+      %923 = "arith.addf"(%arg654, %arg655) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc286)
+      "linalg.yield"(%923) : (f32) -> () loc(#loc286)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc286)
-    %501 = "linalg.generic"(%arg65, %492, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg651: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg652: f32 loc(fused[#loc80, #loc39, #loc32, #loc63]), %arg653: f32 loc(fused[#loc80, #loc67, #loc32, #loc68])):
-      %923 = "math.powf"(%arg651, %arg652) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc287)
-      "linalg.yield"(%923) : (f32) -> () loc(#loc287)
+    %491 = "linalg.generic"(%arg65, %482, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg651: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg652: f32 loc(fused[#loc80, #loc40, #loc24, #loc64]), %arg653: f32 loc(fused[#loc80, #loc67, #loc24, #loc68])):
+      %922 = "math.powf"(%arg651, %arg652) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc287)
+      "linalg.yield"(%922) : (f32) -> () loc(#loc287)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc287)
-    %502 = "linalg.generic"(%22, %501, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg648: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg649: f32 loc(fused[#loc80, #loc67, #loc32, #loc68]), %arg650: f32 loc(fused[#loc80, #loc31, #loc32, #loc68])):
-      %921 = "arith.sitofp"(%arg648) : (i64) -> f32 loc(#loc288)
-      %922 = "arith.subf"(%921, %arg649) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc288)
-      "linalg.yield"(%922) : (f32) -> () loc(#loc288)
+    %492 = "linalg.generic"(%21, %491, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg648: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg649: f32 loc(fused[#loc80, #loc67, #loc24, #loc68]), %arg650: f32 loc(fused[#loc80, #loc34, #loc24, #loc68])):
+      %920 = "arith.sitofp"(%arg648) : (i64) -> f32 loc(#loc288)
+      %921 = "arith.subf"(%920, %arg649) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc288)
+      "linalg.yield"(%921) : (f32) -> () loc(#loc288)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc288)
-    %503 = "linalg.generic"(%arg66, %492, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg645: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg646: f32 loc(fused[#loc80, #loc39, #loc32, #loc63]), %arg647: f32 loc(fused[#loc80, #loc67, #loc32, #loc69])):
-      %920 = "math.powf"(%arg645, %arg646) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc289)
-      "linalg.yield"(%920) : (f32) -> () loc(#loc289)
+    %493 = "linalg.generic"(%arg66, %482, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg645: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg646: f32 loc(fused[#loc80, #loc40, #loc24, #loc64]), %arg647: f32 loc(fused[#loc80, #loc67, #loc24, #loc69])):
+      %919 = "math.powf"(%arg645, %arg646) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc289)
+      "linalg.yield"(%919) : (f32) -> () loc(#loc289)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc289)
-    %504 = "linalg.generic"(%22, %503, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg642: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg643: f32 loc(fused[#loc80, #loc67, #loc32, #loc69]), %arg644: f32 loc(fused[#loc80, #loc31, #loc32, #loc69])):
-      %918 = "arith.sitofp"(%arg642) : (i64) -> f32 loc(#loc290)
-      %919 = "arith.subf"(%918, %arg643) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc290)
-      "linalg.yield"(%919) : (f32) -> () loc(#loc290)
+    %494 = "linalg.generic"(%21, %493, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg642: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg643: f32 loc(fused[#loc80, #loc67, #loc24, #loc69]), %arg644: f32 loc(fused[#loc80, #loc34, #loc24, #loc69])):
+      %917 = "arith.sitofp"(%arg642) : (i64) -> f32 loc(#loc290)
+      %918 = "arith.subf"(%917, %arg643) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc290)
+      "linalg.yield"(%918) : (f32) -> () loc(#loc290)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc290)
-    %505 = "linalg.generic"(%504, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg640: f32 loc(fused[#loc80, #loc31, #loc32, #loc69]), %arg641: f32 loc(fused[#loc80, #loc70, #loc32, #loc69])):
-      %917 = "math.sqrt"(%arg640) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc291)
-      "linalg.yield"(%917) : (f32) -> () loc(#loc291)
+    %495 = "linalg.generic"(%494, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg640: f32 loc(fused[#loc80, #loc34, #loc24, #loc69]), %arg641: f32 loc(fused[#loc80, #loc70, #loc24, #loc69])):
+      %916 = "math.sqrt"(%arg640) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc291)
+      "linalg.yield"(%916) : (f32) -> () loc(#loc291)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc291)
-    %506 = "linalg.generic"(%arg64, %502, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg637: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg638: f32 loc(fused[#loc80, #loc31, #loc32, #loc68]), %arg639: f32 loc(fused[#loc80, #loc22, #loc32, #loc71])):
-      %916 = "arith.divf"(%arg637, %arg638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc292)
-      "linalg.yield"(%916) : (f32) -> () loc(#loc292)
+    %496 = "linalg.generic"(%arg64, %492, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg637: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg638: f32 loc(fused[#loc80, #loc34, #loc24, #loc68]), %arg639: f32 loc(fused[#loc80, #loc26, #loc24, #loc71])):
+      %915 = "arith.divf"(%arg637, %arg638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc292)
+      "linalg.yield"(%915) : (f32) -> () loc(#loc292)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc292)
-    %507 = "linalg.generic"(%500, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg635: f32 loc(fused[#loc80, #loc39, #loc32, #loc66]), %arg636: f32 loc(fused[#loc80, #loc70, #loc32, #loc72])):
-      %915 = "math.sqrt"(%arg635) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc293)
-      "linalg.yield"(%915) : (f32) -> () loc(#loc293)
+    %497 = "linalg.generic"(%490, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg635: f32 loc(fused[#loc80, #loc40, #loc24, #loc66]), %arg636: f32 loc(fused[#loc80, #loc70, #loc24, #loc72])):
+      %914 = "math.sqrt"(%arg635) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc293)
+      "linalg.yield"(%914) : (f32) -> () loc(#loc293)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc293)
-    %508 = "linalg.generic"(%507, %505, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg632: f32 loc(fused[#loc80, #loc70, #loc32, #loc72]), %arg633: f32 loc(fused[#loc80, #loc70, #loc32, #loc69]), %arg634: f32 loc(fused[#loc80, #loc22, #loc32, #loc72])):
-      %914 = "arith.divf"(%arg632, %arg633) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc294)
-      "linalg.yield"(%914) : (f32) -> () loc(#loc294)
+    %498 = "linalg.generic"(%497, %495, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg632: f32 loc(fused[#loc80, #loc70, #loc24, #loc72]), %arg633: f32 loc(fused[#loc80, #loc70, #loc24, #loc69]), %arg634: f32 loc(fused[#loc80, #loc26, #loc24, #loc72])):
+      %913 = "arith.divf"(%arg632, %arg633) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc294)
+      "linalg.yield"(%913) : (f32) -> () loc(#loc294)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc294)
-    %509 = "linalg.generic"(%508, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg629: f32 loc(fused[#loc80, #loc22, #loc32, #loc72]), %arg630: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg631: f32 loc(fused[#loc80, #loc39, #loc32, #loc72])):
-      %913 = "arith.addf"(%arg629, %arg630) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc295)
-      "linalg.yield"(%913) : (f32) -> () loc(#loc295)
+    %499 = "linalg.generic"(%498, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg629: f32 loc(fused[#loc80, #loc26, #loc24, #loc72]), %arg630: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg631: f32 loc(fused[#loc80, #loc40, #loc24, #loc72])):
+      %912 = "arith.addf"(%arg629, %arg630) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc295)
+      "linalg.yield"(%912) : (f32) -> () loc(#loc295)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc295)
-    %510 = "linalg.generic"(%496, %509, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg626: f32 loc(fused[#loc80, #loc64, #loc32, #loc33]), %arg627: f32 loc(fused[#loc80, #loc39, #loc32, #loc72]), %arg628: f32 loc(fused[#loc80, #loc22, #loc32, #loc73])):
-      %912 = "arith.divf"(%arg626, %arg627) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc296)
-      "linalg.yield"(%912) : (f32) -> () loc(#loc296)
+    %500 = "linalg.generic"(%486, %499, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg626: f32 loc(fused[#loc80, #loc23, #loc24, #loc25]), %arg627: f32 loc(fused[#loc80, #loc40, #loc24, #loc72]), %arg628: f32 loc(fused[#loc80, #loc26, #loc24, #loc73])):
+      %911 = "arith.divf"(%arg626, %arg627) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc296)
+      "linalg.yield"(%911) : (f32) -> () loc(#loc296)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc296)
-    %511 = "linalg.generic"(%506, %510, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg623: f32 loc(fused[#loc80, #loc22, #loc32, #loc71]), %arg624: f32 loc(fused[#loc80, #loc22, #loc32, #loc73]), %arg625: f32 loc(fused[#loc80, #loc65, #loc32, #loc73])):
-      %911 = "arith.mulf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc297)
-      "linalg.yield"(%911) : (f32) -> () loc(#loc297)
+    %501 = "linalg.generic"(%496, %500, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg623: f32 loc(fused[#loc80, #loc26, #loc24, #loc71]), %arg624: f32 loc(fused[#loc80, #loc26, #loc24, #loc73]), %arg625: f32 loc(fused[#loc80, #loc65, #loc24, #loc73])):
+      %910 = "arith.mulf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc297)
+      "linalg.yield"(%910) : (f32) -> () loc(#loc297)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc297)
-    %512 = "linalg.generic"(%arg6, %511, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg620: f32 loc(fused[#loc53, #loc54, #loc4, #loc52]), %arg621: f32 loc(fused[#loc80, #loc65, #loc32, #loc73]), %arg622: f32 loc(fused[#loc80, #loc74, #loc32, #loc73])):
-      %910 = "arith.subf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc298)
-      "linalg.yield"(%910) : (f32) -> () loc(#loc298)
+    %502 = "linalg.generic"(%arg6, %501, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg620: f32 loc(fused[#loc54, #loc55, #loc4, #loc53]), %arg621: f32 loc(fused[#loc80, #loc65, #loc24, #loc73]), %arg622: f32 loc(fused[#loc80, #loc74, #loc24, #loc73])):
+      %909 = "arith.subf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc298)
+      "linalg.yield"(%909) : (f32) -> () loc(#loc298)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc298)
-    %513 = "linalg.generic"(%arg37, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg618: f32 loc(fused[#loc81, #loc39, #loc32, #loc63]), %arg619: f32 loc(fused[#loc81, #loc39, #loc32, #loc63])):
-      %909 = "arith.addf"(%arg618, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc299)
-      "linalg.yield"(%909) : (f32) -> () loc(#loc299)
+    %503 = "linalg.generic"(%arg37, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg618: f32 loc(fused[#loc81, #loc40, #loc24, #loc64]), %arg619: f32 loc(fused[#loc81, #loc40, #loc24, #loc64])):
+      %908 = "arith.addf"(%arg618, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc299)
+      "linalg.yield"(%908) : (f32) -> () loc(#loc299)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc299)
-    %514 = "linalg.generic"(%363, %287, %arg38, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg614: i1 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg615: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg616: f32 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg617: f32 loc(fused[#loc81, #loc64, #loc32, #loc33])):
-      %908 = "arith.select"(%arg614, %arg615, %arg616) : (i1, f32, f32) -> f32 loc(#loc300)
-      "linalg.yield"(%908) : (f32) -> () loc(#loc300)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc300)
-    %515 = "linalg.generic"(%287, %arg38, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg611: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg612: f32 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg613: f32 loc(fused[#loc81, #loc64, #loc32, #loc33])):
-      %907 = "arith.subf"(%arg611, %arg612) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc300)
+    %504 = "linalg.generic"(%353, %277, %arg38, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg614: i8 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg615: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg616: f32 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg617: f32 loc(fused[#loc81, #loc23, #loc24, #loc25])):
+      %906 = "arith.trunci"(%arg614) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc300)
+      %907 = "arith.select"(%906, %arg615, %arg616) : (i1, f32, f32) -> f32 loc(#loc300)
       "linalg.yield"(%907) : (f32) -> () loc(#loc300)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc300)
-    %516 = "linalg.generic"(%365, %515, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg608: f32 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg609: f32 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg610: f32 loc(fused[#loc81, #loc64, #loc32, #loc33])):
-      %906 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc300)
-      "linalg.yield"(%906) : (f32) -> () loc(#loc300)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc300)
-    %517 = "linalg.generic"(%516, %514, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg605: f32 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg606: f32 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg607: f32 loc(fused[#loc81, #loc64, #loc32, #loc33])):
-      %905 = "arith.addf"(%arg605, %arg606) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc300)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc300)
+    %505 = "linalg.generic"(%277, %arg38, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg611: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg612: f32 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg613: f32 loc(fused[#loc81, #loc23, #loc24, #loc25])):
+      %905 = "arith.subf"(%arg611, %arg612) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc300)
       "linalg.yield"(%905) : (f32) -> () loc(#loc300)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc300)
-    %518 = "linalg.generic"(%arg39, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg602: f32 loc(fused[#loc81, #loc65, #loc32, #loc66]), %arg603: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg604: f32 loc(fused[#loc81, #loc65, #loc32, #loc66])):
-      %904 = "arith.mulf"(%arg602, %arg603) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc301)
-      "linalg.yield"(%904) : (f32) -> () loc(#loc301)
-    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc301)
-    %519 = "linalg.generic"(%371, %287, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg599: f32 loc(fused[#loc81, #loc31, #loc32, #loc66]), %arg600: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg601: f32 loc(fused[#loc81, #loc65, #loc32, #loc66])):
-      %903 = "arith.mulf"(%arg599, %arg600) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc301)
-      "linalg.yield"(%903) : (f32) -> () loc(#loc301)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc301)
-    %520 = "linalg.generic"(%519, %287, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg596: f32 loc(fused[#loc81, #loc65, #loc32, #loc66]), %arg597: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg598: f32 loc(fused[#loc81, #loc65, #loc32, #loc66])):
-      %902 = "arith.mulf"(%arg596, %arg597) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc301)
+    %506 = "linalg.generic"(%355, %505, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg608: f32 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg609: f32 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg610: f32 loc(fused[#loc81, #loc23, #loc24, #loc25])):
+      %904 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc300)
+      "linalg.yield"(%904) : (f32) -> () loc(#loc300)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc300)
+    %507 = "linalg.generic"(%506, %504, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg605: f32 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg606: f32 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg607: f32 loc(fused[#loc81, #loc23, #loc24, #loc25])):
+      %903 = "arith.addf"(%arg605, %arg606) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc300)
+      "linalg.yield"(%903) : (f32) -> () loc(#loc300)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc300)
+    %508 = "linalg.generic"(%arg39, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg602: f32 loc(fused[#loc81, #loc65, #loc24, #loc66]), %arg603: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg604: f32 loc(fused[#loc81, #loc65, #loc24, #loc66])):
+      %902 = "arith.mulf"(%arg602, %arg603) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc301)
       "linalg.yield"(%902) : (f32) -> () loc(#loc301)
+    }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc301)
+    %509 = "linalg.generic"(%361, %277, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg599: f32 loc(fused[#loc81, #loc34, #loc24, #loc66]), %arg600: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg601: f32 loc(fused[#loc81, #loc65, #loc24, #loc66])):
+      %901 = "arith.mulf"(%arg599, %arg600) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc301)
+      "linalg.yield"(%901) : (f32) -> () loc(#loc301)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc301)
+    %510 = "linalg.generic"(%509, %277, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg596: f32 loc(fused[#loc81, #loc65, #loc24, #loc66]), %arg597: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg598: f32 loc(fused[#loc81, #loc65, #loc24, #loc66])):
+      %900 = "arith.mulf"(%arg596, %arg597) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc301)
+      "linalg.yield"(%900) : (f32) -> () loc(#loc301)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc301)
-    %521 = "linalg.generic"(%518, %520, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg593: f32 loc(fused[#loc81, #loc65, #loc32, #loc66]), %arg594: f32 loc(fused[#loc81, #loc65, #loc32, #loc66]), %arg595: f32 loc(fused[#loc81, #loc39, #loc32, #loc66])):
-      %901 = "arith.addf"(%arg593, %arg594) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc303)
-      "linalg.yield"(%901) : (f32) -> () loc(#loc303)
+    %511 = "linalg.generic"(%508, %510, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg593: f32 loc(fused[#loc81, #loc65, #loc24, #loc66]), %arg594: f32 loc(fused[#loc81, #loc65, #loc24, #loc66]), %arg595: f32 loc(fused[#loc81, #loc40, #loc24, #loc66])):
+      %899 = "arith.addf"(%arg593, %arg594) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc303)
+      "linalg.yield"(%899) : (f32) -> () loc(#loc303)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc303)
-    %522 = "linalg.generic"(%arg65, %513, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg590: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg591: f32 loc(fused[#loc81, #loc39, #loc32, #loc63]), %arg592: f32 loc(fused[#loc81, #loc67, #loc32, #loc68])):
-      %900 = "math.powf"(%arg590, %arg591) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc304)
-      "linalg.yield"(%900) : (f32) -> () loc(#loc304)
+    %512 = "linalg.generic"(%arg65, %503, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg590: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg591: f32 loc(fused[#loc81, #loc40, #loc24, #loc64]), %arg592: f32 loc(fused[#loc81, #loc67, #loc24, #loc68])):
+      %898 = "math.powf"(%arg590, %arg591) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc304)
+      "linalg.yield"(%898) : (f32) -> () loc(#loc304)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc304)
-    %523 = "linalg.generic"(%22, %522, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg587: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg588: f32 loc(fused[#loc81, #loc67, #loc32, #loc68]), %arg589: f32 loc(fused[#loc81, #loc31, #loc32, #loc68])):
-      %898 = "arith.sitofp"(%arg587) : (i64) -> f32 loc(#loc305)
-      %899 = "arith.subf"(%898, %arg588) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc305)
-      "linalg.yield"(%899) : (f32) -> () loc(#loc305)
+    %513 = "linalg.generic"(%21, %512, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg587: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg588: f32 loc(fused[#loc81, #loc67, #loc24, #loc68]), %arg589: f32 loc(fused[#loc81, #loc34, #loc24, #loc68])):
+      %896 = "arith.sitofp"(%arg587) : (i64) -> f32 loc(#loc305)
+      %897 = "arith.subf"(%896, %arg588) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc305)
+      "linalg.yield"(%897) : (f32) -> () loc(#loc305)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc305)
-    %524 = "linalg.generic"(%arg66, %513, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg584: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg585: f32 loc(fused[#loc81, #loc39, #loc32, #loc63]), %arg586: f32 loc(fused[#loc81, #loc67, #loc32, #loc69])):
-      %897 = "math.powf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc306)
-      "linalg.yield"(%897) : (f32) -> () loc(#loc306)
+    %514 = "linalg.generic"(%arg66, %503, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg584: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg585: f32 loc(fused[#loc81, #loc40, #loc24, #loc64]), %arg586: f32 loc(fused[#loc81, #loc67, #loc24, #loc69])):
+      %895 = "math.powf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc306)
+      "linalg.yield"(%895) : (f32) -> () loc(#loc306)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc306)
-    %525 = "linalg.generic"(%22, %524, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg581: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg582: f32 loc(fused[#loc81, #loc67, #loc32, #loc69]), %arg583: f32 loc(fused[#loc81, #loc31, #loc32, #loc69])):
-      %895 = "arith.sitofp"(%arg581) : (i64) -> f32 loc(#loc307)
-      %896 = "arith.subf"(%895, %arg582) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc307)
-      "linalg.yield"(%896) : (f32) -> () loc(#loc307)
+    %515 = "linalg.generic"(%21, %514, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg581: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg582: f32 loc(fused[#loc81, #loc67, #loc24, #loc69]), %arg583: f32 loc(fused[#loc81, #loc34, #loc24, #loc69])):
+      %893 = "arith.sitofp"(%arg581) : (i64) -> f32 loc(#loc307)
+      %894 = "arith.subf"(%893, %arg582) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc307)
+      "linalg.yield"(%894) : (f32) -> () loc(#loc307)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc307)
-    %526 = "linalg.generic"(%525, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg579: f32 loc(fused[#loc81, #loc31, #loc32, #loc69]), %arg580: f32 loc(fused[#loc81, #loc70, #loc32, #loc69])):
-      %894 = "math.sqrt"(%arg579) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc308)
-      "linalg.yield"(%894) : (f32) -> () loc(#loc308)
+    %516 = "linalg.generic"(%515, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg579: f32 loc(fused[#loc81, #loc34, #loc24, #loc69]), %arg580: f32 loc(fused[#loc81, #loc70, #loc24, #loc69])):
+      %892 = "math.sqrt"(%arg579) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc308)
+      "linalg.yield"(%892) : (f32) -> () loc(#loc308)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc308)
-    %527 = "linalg.generic"(%arg64, %523, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg576: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg577: f32 loc(fused[#loc81, #loc31, #loc32, #loc68]), %arg578: f32 loc(fused[#loc81, #loc22, #loc32, #loc71])):
-      %893 = "arith.divf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc309)
-      "linalg.yield"(%893) : (f32) -> () loc(#loc309)
+    %517 = "linalg.generic"(%arg64, %513, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg576: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg577: f32 loc(fused[#loc81, #loc34, #loc24, #loc68]), %arg578: f32 loc(fused[#loc81, #loc26, #loc24, #loc71])):
+      %891 = "arith.divf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc309)
+      "linalg.yield"(%891) : (f32) -> () loc(#loc309)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc309)
-    %528 = "linalg.generic"(%521, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg574: f32 loc(fused[#loc81, #loc39, #loc32, #loc66]), %arg575: f32 loc(fused[#loc81, #loc70, #loc32, #loc72])):
-      %892 = "math.sqrt"(%arg574) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc310)
-      "linalg.yield"(%892) : (f32) -> () loc(#loc310)
+    %518 = "linalg.generic"(%511, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg574: f32 loc(fused[#loc81, #loc40, #loc24, #loc66]), %arg575: f32 loc(fused[#loc81, #loc70, #loc24, #loc72])):
+      %890 = "math.sqrt"(%arg574) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc310)
+      "linalg.yield"(%890) : (f32) -> () loc(#loc310)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc310)
-    %529 = "linalg.generic"(%528, %526, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg571: f32 loc(fused[#loc81, #loc70, #loc32, #loc72]), %arg572: f32 loc(fused[#loc81, #loc70, #loc32, #loc69]), %arg573: f32 loc(fused[#loc81, #loc22, #loc32, #loc72])):
-      %891 = "arith.divf"(%arg571, %arg572) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc311)
-      "linalg.yield"(%891) : (f32) -> () loc(#loc311)
+    %519 = "linalg.generic"(%518, %516, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg571: f32 loc(fused[#loc81, #loc70, #loc24, #loc72]), %arg572: f32 loc(fused[#loc81, #loc70, #loc24, #loc69]), %arg573: f32 loc(fused[#loc81, #loc26, #loc24, #loc72])):
+      %889 = "arith.divf"(%arg571, %arg572) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc311)
+      "linalg.yield"(%889) : (f32) -> () loc(#loc311)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc311)
-    %530 = "linalg.generic"(%529, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg568: f32 loc(fused[#loc81, #loc22, #loc32, #loc72]), %arg569: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg570: f32 loc(fused[#loc81, #loc39, #loc32, #loc72])):
-      %890 = "arith.addf"(%arg568, %arg569) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc312)
-      "linalg.yield"(%890) : (f32) -> () loc(#loc312)
+    %520 = "linalg.generic"(%519, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg568: f32 loc(fused[#loc81, #loc26, #loc24, #loc72]), %arg569: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg570: f32 loc(fused[#loc81, #loc40, #loc24, #loc72])):
+      %888 = "arith.addf"(%arg568, %arg569) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc312)
+      "linalg.yield"(%888) : (f32) -> () loc(#loc312)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc312)
-    %531 = "linalg.generic"(%517, %530, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg565: f32 loc(fused[#loc81, #loc64, #loc32, #loc33]), %arg566: f32 loc(fused[#loc81, #loc39, #loc32, #loc72]), %arg567: f32 loc(fused[#loc81, #loc22, #loc32, #loc73])):
-      %889 = "arith.divf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc313)
-      "linalg.yield"(%889) : (f32) -> () loc(#loc313)
+    %521 = "linalg.generic"(%507, %520, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg565: f32 loc(fused[#loc81, #loc23, #loc24, #loc25]), %arg566: f32 loc(fused[#loc81, #loc40, #loc24, #loc72]), %arg567: f32 loc(fused[#loc81, #loc26, #loc24, #loc73])):
+      %887 = "arith.divf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc313)
+      "linalg.yield"(%887) : (f32) -> () loc(#loc313)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc313)
-    %532 = "linalg.generic"(%527, %531, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg562: f32 loc(fused[#loc81, #loc22, #loc32, #loc71]), %arg563: f32 loc(fused[#loc81, #loc22, #loc32, #loc73]), %arg564: f32 loc(fused[#loc81, #loc65, #loc32, #loc73])):
-      %888 = "arith.mulf"(%arg562, %arg563) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc314)
-      "linalg.yield"(%888) : (f32) -> () loc(#loc314)
+    %522 = "linalg.generic"(%517, %521, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg562: f32 loc(fused[#loc81, #loc26, #loc24, #loc71]), %arg563: f32 loc(fused[#loc81, #loc26, #loc24, #loc73]), %arg564: f32 loc(fused[#loc81, #loc65, #loc24, #loc73])):
+      %886 = "arith.mulf"(%arg562, %arg563) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc314)
+      "linalg.yield"(%886) : (f32) -> () loc(#loc314)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc314)
-    %533 = "linalg.generic"(%arg7, %532, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg559: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg560: f32 loc(fused[#loc81, #loc65, #loc32, #loc73]), %arg561: f32 loc(fused[#loc81, #loc74, #loc32, #loc73])):
-      %887 = "arith.subf"(%arg559, %arg560) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc315)
-      "linalg.yield"(%887) : (f32) -> () loc(#loc315)
+    %523 = "linalg.generic"(%arg7, %522, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg559: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg560: f32 loc(fused[#loc81, #loc65, #loc24, #loc73]), %arg561: f32 loc(fused[#loc81, #loc74, #loc24, #loc73])):
+      %885 = "arith.subf"(%arg559, %arg560) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc315)
+      "linalg.yield"(%885) : (f32) -> () loc(#loc315)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc315)
-    %534 = "linalg.generic"(%arg40, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg557: f32 loc(fused[#loc82, #loc39, #loc32, #loc63]), %arg558: f32 loc(fused[#loc82, #loc39, #loc32, #loc63])):
-      %886 = "arith.addf"(%arg557, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc316)
-      "linalg.yield"(%886) : (f32) -> () loc(#loc316)
+    %524 = "linalg.generic"(%arg40, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg557: f32 loc(fused[#loc82, #loc40, #loc24, #loc64]), %arg558: f32 loc(fused[#loc82, #loc40, #loc24, #loc64])):
+      %884 = "arith.addf"(%arg557, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc316)
+      "linalg.yield"(%884) : (f32) -> () loc(#loc316)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc316)
-    %535 = "linalg.generic"(%363, %288, %arg41, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg553: i1 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg554: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg555: f32 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg556: f32 loc(fused[#loc82, #loc64, #loc32, #loc33])):
-      %885 = "arith.select"(%arg553, %arg554, %arg555) : (i1, f32, f32) -> f32 loc(#loc317)
-      "linalg.yield"(%885) : (f32) -> () loc(#loc317)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc317)
-    %536 = "linalg.generic"(%288, %arg41, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg550: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg551: f32 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg552: f32 loc(fused[#loc82, #loc64, #loc32, #loc33])):
-      %884 = "arith.subf"(%arg550, %arg551) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc317)
-      "linalg.yield"(%884) : (f32) -> () loc(#loc317)
-    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc317)
-    %537 = "linalg.generic"(%365, %536, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg547: f32 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg548: f32 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg549: f32 loc(fused[#loc82, #loc64, #loc32, #loc33])):
-      %883 = "arith.mulf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc317)
+    %525 = "linalg.generic"(%353, %278, %arg41, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg553: i8 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg554: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg555: f32 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg556: f32 loc(fused[#loc82, #loc23, #loc24, #loc25])):
+      %882 = "arith.trunci"(%arg553) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc317)
+      %883 = "arith.select"(%882, %arg554, %arg555) : (i1, f32, f32) -> f32 loc(#loc317)
       "linalg.yield"(%883) : (f32) -> () loc(#loc317)
-    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc317)
-    %538 = "linalg.generic"(%537, %535, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg544: f32 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg545: f32 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg546: f32 loc(fused[#loc82, #loc64, #loc32, #loc33])):
-      %882 = "arith.addf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc317)
-      "linalg.yield"(%882) : (f32) -> () loc(#loc317)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc317)
+    %526 = "linalg.generic"(%278, %arg41, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg550: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg551: f32 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg552: f32 loc(fused[#loc82, #loc23, #loc24, #loc25])):
+      %881 = "arith.subf"(%arg550, %arg551) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc317)
+      "linalg.yield"(%881) : (f32) -> () loc(#loc317)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc317)
-    %539 = "linalg.generic"(%arg42, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg541: f32 loc(fused[#loc82, #loc65, #loc32, #loc66]), %arg542: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg543: f32 loc(fused[#loc82, #loc65, #loc32, #loc66])):
-      %881 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc318)
-      "linalg.yield"(%881) : (f32) -> () loc(#loc318)
+    %527 = "linalg.generic"(%355, %526, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg547: f32 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg548: f32 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg549: f32 loc(fused[#loc82, #loc23, #loc24, #loc25])):
+      %880 = "arith.mulf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc317)
+      "linalg.yield"(%880) : (f32) -> () loc(#loc317)
+    }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc317)
+    %528 = "linalg.generic"(%527, %525, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg544: f32 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg545: f32 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg546: f32 loc(fused[#loc82, #loc23, #loc24, #loc25])):
+      %879 = "arith.addf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc317)
+      "linalg.yield"(%879) : (f32) -> () loc(#loc317)
+    }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc317)
+    %529 = "linalg.generic"(%arg42, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg541: f32 loc(fused[#loc82, #loc65, #loc24, #loc66]), %arg542: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg543: f32 loc(fused[#loc82, #loc65, #loc24, #loc66])):
+      %878 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc318)
+      "linalg.yield"(%878) : (f32) -> () loc(#loc318)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc318)
-    %540 = "linalg.generic"(%371, %288, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg538: f32 loc(fused[#loc82, #loc31, #loc32, #loc66]), %arg539: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg540: f32 loc(fused[#loc82, #loc65, #loc32, #loc66])):
-      %880 = "arith.mulf"(%arg538, %arg539) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc318)
-      "linalg.yield"(%880) : (f32) -> () loc(#loc318)
+    %530 = "linalg.generic"(%361, %278, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg538: f32 loc(fused[#loc82, #loc34, #loc24, #loc66]), %arg539: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg540: f32 loc(fused[#loc82, #loc65, #loc24, #loc66])):
+      %877 = "arith.mulf"(%arg538, %arg539) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc318)
+      "linalg.yield"(%877) : (f32) -> () loc(#loc318)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc318)
-    %541 = "linalg.generic"(%540, %288, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg535: f32 loc(fused[#loc82, #loc65, #loc32, #loc66]), %arg536: f32 loc(fused[#loc55, #loc28, #loc8, #loc16]), %arg537: f32 loc(fused[#loc82, #loc65, #loc32, #loc66])):
-      %879 = "arith.mulf"(%arg535, %arg536) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc318)
-      "linalg.yield"(%879) : (f32) -> () loc(#loc318)
+    %531 = "linalg.generic"(%530, %278, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg535: f32 loc(fused[#loc82, #loc65, #loc24, #loc66]), %arg536: f32 loc(fused[#loc56, #loc32, #loc8, #loc16]), %arg537: f32 loc(fused[#loc82, #loc65, #loc24, #loc66])):
+      %876 = "arith.mulf"(%arg535, %arg536) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc318)
+      "linalg.yield"(%876) : (f32) -> () loc(#loc318)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc318)
-    %542 = "linalg.generic"(%539, %541, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg532: f32 loc(fused[#loc82, #loc65, #loc32, #loc66]), %arg533: f32 loc(fused[#loc82, #loc65, #loc32, #loc66]), %arg534: f32 loc(fused[#loc82, #loc39, #loc32, #loc66])):
-      %878 = "arith.addf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc320)
-      "linalg.yield"(%878) : (f32) -> () loc(#loc320)
+    %532 = "linalg.generic"(%529, %531, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg532: f32 loc(fused[#loc82, #loc65, #loc24, #loc66]), %arg533: f32 loc(fused[#loc82, #loc65, #loc24, #loc66]), %arg534: f32 loc(fused[#loc82, #loc40, #loc24, #loc66])):
+      %875 = "arith.addf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc320)
+      "linalg.yield"(%875) : (f32) -> () loc(#loc320)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc320)
-    %543 = "linalg.generic"(%arg65, %534, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg529: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg530: f32 loc(fused[#loc82, #loc39, #loc32, #loc63]), %arg531: f32 loc(fused[#loc82, #loc67, #loc32, #loc68])):
-      %877 = "math.powf"(%arg529, %arg530) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc321)
-      "linalg.yield"(%877) : (f32) -> () loc(#loc321)
+    %533 = "linalg.generic"(%arg65, %524, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg529: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg530: f32 loc(fused[#loc82, #loc40, #loc24, #loc64]), %arg531: f32 loc(fused[#loc82, #loc67, #loc24, #loc68])):
+      %874 = "math.powf"(%arg529, %arg530) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc321)
+      "linalg.yield"(%874) : (f32) -> () loc(#loc321)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc321)
-    %544 = "linalg.generic"(%22, %543, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg526: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg527: f32 loc(fused[#loc82, #loc67, #loc32, #loc68]), %arg528: f32 loc(fused[#loc82, #loc31, #loc32, #loc68])):
-      %875 = "arith.sitofp"(%arg526) : (i64) -> f32 loc(#loc322)
-      %876 = "arith.subf"(%875, %arg527) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc322)
-      "linalg.yield"(%876) : (f32) -> () loc(#loc322)
+    %534 = "linalg.generic"(%21, %533, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg526: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg527: f32 loc(fused[#loc82, #loc67, #loc24, #loc68]), %arg528: f32 loc(fused[#loc82, #loc34, #loc24, #loc68])):
+      %872 = "arith.sitofp"(%arg526) : (i64) -> f32 loc(#loc322)
+      %873 = "arith.subf"(%872, %arg527) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc322)
+      "linalg.yield"(%873) : (f32) -> () loc(#loc322)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc322)
-    %545 = "linalg.generic"(%arg66, %534, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg523: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg524: f32 loc(fused[#loc82, #loc39, #loc32, #loc63]), %arg525: f32 loc(fused[#loc82, #loc67, #loc32, #loc69])):
-      %874 = "math.powf"(%arg523, %arg524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc323)
-      "linalg.yield"(%874) : (f32) -> () loc(#loc323)
+    %535 = "linalg.generic"(%arg66, %524, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg523: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg524: f32 loc(fused[#loc82, #loc40, #loc24, #loc64]), %arg525: f32 loc(fused[#loc82, #loc67, #loc24, #loc69])):
+      %871 = "math.powf"(%arg523, %arg524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc323)
+      "linalg.yield"(%871) : (f32) -> () loc(#loc323)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc323)
-    %546 = "linalg.generic"(%22, %545, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg520: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg521: f32 loc(fused[#loc82, #loc67, #loc32, #loc69]), %arg522: f32 loc(fused[#loc82, #loc31, #loc32, #loc69])):
-      %872 = "arith.sitofp"(%arg520) : (i64) -> f32 loc(#loc324)
-      %873 = "arith.subf"(%872, %arg521) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc324)
-      "linalg.yield"(%873) : (f32) -> () loc(#loc324)
+    %536 = "linalg.generic"(%21, %535, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg520: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg521: f32 loc(fused[#loc82, #loc67, #loc24, #loc69]), %arg522: f32 loc(fused[#loc82, #loc34, #loc24, #loc69])):
+      %869 = "arith.sitofp"(%arg520) : (i64) -> f32 loc(#loc324)
+      %870 = "arith.subf"(%869, %arg521) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc324)
+      "linalg.yield"(%870) : (f32) -> () loc(#loc324)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc324)
-    %547 = "linalg.generic"(%546, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg518: f32 loc(fused[#loc82, #loc31, #loc32, #loc69]), %arg519: f32 loc(fused[#loc82, #loc70, #loc32, #loc69])):
-      %871 = "math.sqrt"(%arg518) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc325)
-      "linalg.yield"(%871) : (f32) -> () loc(#loc325)
+    %537 = "linalg.generic"(%536, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg518: f32 loc(fused[#loc82, #loc34, #loc24, #loc69]), %arg519: f32 loc(fused[#loc82, #loc70, #loc24, #loc69])):
+      %868 = "math.sqrt"(%arg518) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc325)
+      "linalg.yield"(%868) : (f32) -> () loc(#loc325)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc325)
-    %548 = "linalg.generic"(%arg64, %544, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg515: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg516: f32 loc(fused[#loc82, #loc31, #loc32, #loc68]), %arg517: f32 loc(fused[#loc82, #loc22, #loc32, #loc71])):
-      %870 = "arith.divf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc326)
-      "linalg.yield"(%870) : (f32) -> () loc(#loc326)
+    %538 = "linalg.generic"(%arg64, %534, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg515: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg516: f32 loc(fused[#loc82, #loc34, #loc24, #loc68]), %arg517: f32 loc(fused[#loc82, #loc26, #loc24, #loc71])):
+      %867 = "arith.divf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc326)
+      "linalg.yield"(%867) : (f32) -> () loc(#loc326)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc326)
-    %549 = "linalg.generic"(%542, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg513: f32 loc(fused[#loc82, #loc39, #loc32, #loc66]), %arg514: f32 loc(fused[#loc82, #loc70, #loc32, #loc72])):
-      %869 = "math.sqrt"(%arg513) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc327)
-      "linalg.yield"(%869) : (f32) -> () loc(#loc327)
+    %539 = "linalg.generic"(%532, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg513: f32 loc(fused[#loc82, #loc40, #loc24, #loc66]), %arg514: f32 loc(fused[#loc82, #loc70, #loc24, #loc72])):
+      %866 = "math.sqrt"(%arg513) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc327)
+      "linalg.yield"(%866) : (f32) -> () loc(#loc327)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc327)
-    %550 = "linalg.generic"(%549, %547, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg510: f32 loc(fused[#loc82, #loc70, #loc32, #loc72]), %arg511: f32 loc(fused[#loc82, #loc70, #loc32, #loc69]), %arg512: f32 loc(fused[#loc82, #loc22, #loc32, #loc72])):
-      %868 = "arith.divf"(%arg510, %arg511) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc328)
-      "linalg.yield"(%868) : (f32) -> () loc(#loc328)
+    %540 = "linalg.generic"(%539, %537, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg510: f32 loc(fused[#loc82, #loc70, #loc24, #loc72]), %arg511: f32 loc(fused[#loc82, #loc70, #loc24, #loc69]), %arg512: f32 loc(fused[#loc82, #loc26, #loc24, #loc72])):
+      %865 = "arith.divf"(%arg510, %arg511) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc328)
+      "linalg.yield"(%865) : (f32) -> () loc(#loc328)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc328)
-    %551 = "linalg.generic"(%550, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg507: f32 loc(fused[#loc82, #loc22, #loc32, #loc72]), %arg508: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg509: f32 loc(fused[#loc82, #loc39, #loc32, #loc72])):
-      %867 = "arith.addf"(%arg507, %arg508) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc329)
-      "linalg.yield"(%867) : (f32) -> () loc(#loc329)
+    %541 = "linalg.generic"(%540, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg507: f32 loc(fused[#loc82, #loc26, #loc24, #loc72]), %arg508: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg509: f32 loc(fused[#loc82, #loc40, #loc24, #loc72])):
+      %864 = "arith.addf"(%arg507, %arg508) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc329)
+      "linalg.yield"(%864) : (f32) -> () loc(#loc329)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc329)
-    %552 = "linalg.generic"(%538, %551, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg504: f32 loc(fused[#loc82, #loc64, #loc32, #loc33]), %arg505: f32 loc(fused[#loc82, #loc39, #loc32, #loc72]), %arg506: f32 loc(fused[#loc82, #loc22, #loc32, #loc73])):
-      %866 = "arith.divf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc330)
-      "linalg.yield"(%866) : (f32) -> () loc(#loc330)
+    %542 = "linalg.generic"(%528, %541, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg504: f32 loc(fused[#loc82, #loc23, #loc24, #loc25]), %arg505: f32 loc(fused[#loc82, #loc40, #loc24, #loc72]), %arg506: f32 loc(fused[#loc82, #loc26, #loc24, #loc73])):
+      %863 = "arith.divf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc330)
+      "linalg.yield"(%863) : (f32) -> () loc(#loc330)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc330)
-    %553 = "linalg.generic"(%548, %552, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg501: f32 loc(fused[#loc82, #loc22, #loc32, #loc71]), %arg502: f32 loc(fused[#loc82, #loc22, #loc32, #loc73]), %arg503: f32 loc(fused[#loc82, #loc65, #loc32, #loc73])):
-      %865 = "arith.mulf"(%arg501, %arg502) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc331)
-      "linalg.yield"(%865) : (f32) -> () loc(#loc331)
+    %543 = "linalg.generic"(%538, %542, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg501: f32 loc(fused[#loc82, #loc26, #loc24, #loc71]), %arg502: f32 loc(fused[#loc82, #loc26, #loc24, #loc73]), %arg503: f32 loc(fused[#loc82, #loc65, #loc24, #loc73])):
+      %862 = "arith.mulf"(%arg501, %arg502) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc331)
+      "linalg.yield"(%862) : (f32) -> () loc(#loc331)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc331)
-    %554 = "linalg.generic"(%arg8, %553, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg498: f32 loc(fused[#loc55, #loc25, #loc4, #loc16]), %arg499: f32 loc(fused[#loc82, #loc65, #loc32, #loc73]), %arg500: f32 loc(fused[#loc82, #loc74, #loc32, #loc73])):
-      %864 = "arith.subf"(%arg498, %arg499) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc332)
-      "linalg.yield"(%864) : (f32) -> () loc(#loc332)
+    %544 = "linalg.generic"(%arg8, %543, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg498: f32 loc(fused[#loc56, #loc29, #loc4, #loc16]), %arg499: f32 loc(fused[#loc82, #loc65, #loc24, #loc73]), %arg500: f32 loc(fused[#loc82, #loc74, #loc24, #loc73])):
+      %861 = "arith.subf"(%arg498, %arg499) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc332)
+      "linalg.yield"(%861) : (f32) -> () loc(#loc332)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc332)
-    %555 = "linalg.generic"(%arg43, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg496: f32 loc(fused[#loc83, #loc39, #loc32, #loc63]), %arg497: f32 loc(fused[#loc83, #loc39, #loc32, #loc63])):
-      %863 = "arith.addf"(%arg496, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc333)
-      "linalg.yield"(%863) : (f32) -> () loc(#loc333)
+    %545 = "linalg.generic"(%arg43, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg496: f32 loc(fused[#loc83, #loc40, #loc24, #loc64]), %arg497: f32 loc(fused[#loc83, #loc40, #loc24, #loc64])):
+      %860 = "arith.addf"(%arg496, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc333)
+      "linalg.yield"(%860) : (f32) -> () loc(#loc333)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc333)
-    %556 = "linalg.generic"(%363, %270, %arg44, %144) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg492: i1 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg493: f32 loc(fused[#loc56, #loc43, #loc8, #loc16]), %arg494: f32 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg495: f32 loc(fused[#loc83, #loc64, #loc32, #loc33])):
-      %862 = "arith.select"(%arg492, %arg493, %arg494) : (i1, f32, f32) -> f32 loc(#loc334)
-      "linalg.yield"(%862) : (f32) -> () loc(#loc334)
-    }) : (tensor<i1>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc334)
-    %557 = "linalg.generic"(%270, %arg44, %144) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg489: f32 loc(fused[#loc56, #loc43, #loc8, #loc16]), %arg490: f32 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg491: f32 loc(fused[#loc83, #loc64, #loc32, #loc33])):
-      %861 = "arith.subf"(%arg489, %arg490) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc334)
-      "linalg.yield"(%861) : (f32) -> () loc(#loc334)
-    }) : (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc334)
-    %558 = "linalg.generic"(%365, %557, %144) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg486: f32 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg487: f32 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg488: f32 loc(fused[#loc83, #loc64, #loc32, #loc33])):
-      %860 = "arith.mulf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc334)
-      "linalg.yield"(%860) : (f32) -> () loc(#loc334)
-    }) : (tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc334)
-    %559 = "linalg.generic"(%558, %556, %144) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg483: f32 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg484: f32 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg485: f32 loc(fused[#loc83, #loc64, #loc32, #loc33])):
-      %859 = "arith.addf"(%arg483, %arg484) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc334)
+    %546 = "linalg.generic"(%353, %260, %arg44, %143) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg492: i8 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg493: f32 loc(fused[#loc57, #loc44, #loc8, #loc16]), %arg494: f32 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg495: f32 loc(fused[#loc83, #loc23, #loc24, #loc25])):
+      %858 = "arith.trunci"(%arg492) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc334)
+      %859 = "arith.select"(%858, %arg493, %arg494) : (i1, f32, f32) -> f32 loc(#loc334)
       "linalg.yield"(%859) : (f32) -> () loc(#loc334)
+    }) : (tensor<i8>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc334)
+    %547 = "linalg.generic"(%260, %arg44, %143) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg489: f32 loc(fused[#loc57, #loc44, #loc8, #loc16]), %arg490: f32 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg491: f32 loc(fused[#loc83, #loc23, #loc24, #loc25])):
+      %857 = "arith.subf"(%arg489, %arg490) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc334)
+      "linalg.yield"(%857) : (f32) -> () loc(#loc334)
     }) : (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc334)
-    %560 = "linalg.generic"(%arg45, %arg66, %144) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg480: f32 loc(fused[#loc83, #loc65, #loc32, #loc66]), %arg481: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg482: f32 loc(fused[#loc83, #loc65, #loc32, #loc66])):
-      %858 = "arith.mulf"(%arg480, %arg481) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc335)
-      "linalg.yield"(%858) : (f32) -> () loc(#loc335)
+    %548 = "linalg.generic"(%355, %547, %143) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg486: f32 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg487: f32 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg488: f32 loc(fused[#loc83, #loc23, #loc24, #loc25])):
+      %856 = "arith.mulf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc334)
+      "linalg.yield"(%856) : (f32) -> () loc(#loc334)
+    }) : (tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc334)
+    %549 = "linalg.generic"(%548, %546, %143) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg483: f32 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg484: f32 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg485: f32 loc(fused[#loc83, #loc23, #loc24, #loc25])):
+      %855 = "arith.addf"(%arg483, %arg484) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc334)
+      "linalg.yield"(%855) : (f32) -> () loc(#loc334)
+    }) : (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc334)
+    %550 = "linalg.generic"(%arg45, %arg66, %143) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg480: f32 loc(fused[#loc83, #loc65, #loc24, #loc66]), %arg481: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg482: f32 loc(fused[#loc83, #loc65, #loc24, #loc66])):
+      %854 = "arith.mulf"(%arg480, %arg481) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc335)
+      "linalg.yield"(%854) : (f32) -> () loc(#loc335)
     }) : (tensor<64x16xf32>, tensor<f32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc335)
-    %561 = "linalg.generic"(%371, %270, %144) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg477: f32 loc(fused[#loc83, #loc31, #loc32, #loc66]), %arg478: f32 loc(fused[#loc56, #loc43, #loc8, #loc16]), %arg479: f32 loc(fused[#loc83, #loc65, #loc32, #loc66])):
-      %857 = "arith.mulf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc335)
-      "linalg.yield"(%857) : (f32) -> () loc(#loc335)
+    %551 = "linalg.generic"(%361, %260, %143) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg477: f32 loc(fused[#loc83, #loc34, #loc24, #loc66]), %arg478: f32 loc(fused[#loc57, #loc44, #loc8, #loc16]), %arg479: f32 loc(fused[#loc83, #loc65, #loc24, #loc66])):
+      %853 = "arith.mulf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc335)
+      "linalg.yield"(%853) : (f32) -> () loc(#loc335)
     }) : (tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc335)
-    %562 = "linalg.generic"(%561, %270, %144) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg474: f32 loc(fused[#loc83, #loc65, #loc32, #loc66]), %arg475: f32 loc(fused[#loc56, #loc43, #loc8, #loc16]), %arg476: f32 loc(fused[#loc83, #loc65, #loc32, #loc66])):
-      %856 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc335)
-      "linalg.yield"(%856) : (f32) -> () loc(#loc335)
+    %552 = "linalg.generic"(%551, %260, %143) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg474: f32 loc(fused[#loc83, #loc65, #loc24, #loc66]), %arg475: f32 loc(fused[#loc57, #loc44, #loc8, #loc16]), %arg476: f32 loc(fused[#loc83, #loc65, #loc24, #loc66])):
+      %852 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc335)
+      "linalg.yield"(%852) : (f32) -> () loc(#loc335)
     }) : (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc335)
-    %563 = "linalg.generic"(%560, %562, %144) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg471: f32 loc(fused[#loc83, #loc65, #loc32, #loc66]), %arg472: f32 loc(fused[#loc83, #loc65, #loc32, #loc66]), %arg473: f32 loc(fused[#loc83, #loc39, #loc32, #loc66])):
-      %855 = "arith.addf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc337)
-      "linalg.yield"(%855) : (f32) -> () loc(#loc337)
+    %553 = "linalg.generic"(%550, %552, %143) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg471: f32 loc(fused[#loc83, #loc65, #loc24, #loc66]), %arg472: f32 loc(fused[#loc83, #loc65, #loc24, #loc66]), %arg473: f32 loc(fused[#loc83, #loc40, #loc24, #loc66])):
+      %851 = "arith.addf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc337)
+      "linalg.yield"(%851) : (f32) -> () loc(#loc337)
     }) : (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc337)
-    %564 = "linalg.generic"(%arg65, %555, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg468: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg469: f32 loc(fused[#loc83, #loc39, #loc32, #loc63]), %arg470: f32 loc(fused[#loc83, #loc67, #loc32, #loc68])):
-      %854 = "math.powf"(%arg468, %arg469) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc338)
-      "linalg.yield"(%854) : (f32) -> () loc(#loc338)
+    %554 = "linalg.generic"(%arg65, %545, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg468: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg469: f32 loc(fused[#loc83, #loc40, #loc24, #loc64]), %arg470: f32 loc(fused[#loc83, #loc67, #loc24, #loc68])):
+      %850 = "math.powf"(%arg468, %arg469) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc338)
+      "linalg.yield"(%850) : (f32) -> () loc(#loc338)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc338)
-    %565 = "linalg.generic"(%22, %564, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg465: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg466: f32 loc(fused[#loc83, #loc67, #loc32, #loc68]), %arg467: f32 loc(fused[#loc83, #loc31, #loc32, #loc68])):
-      %852 = "arith.sitofp"(%arg465) : (i64) -> f32 loc(#loc339)
-      %853 = "arith.subf"(%852, %arg466) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc339)
-      "linalg.yield"(%853) : (f32) -> () loc(#loc339)
+    %555 = "linalg.generic"(%21, %554, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg465: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg466: f32 loc(fused[#loc83, #loc67, #loc24, #loc68]), %arg467: f32 loc(fused[#loc83, #loc34, #loc24, #loc68])):
+      %848 = "arith.sitofp"(%arg465) : (i64) -> f32 loc(#loc339)
+      %849 = "arith.subf"(%848, %arg466) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc339)
+      "linalg.yield"(%849) : (f32) -> () loc(#loc339)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc339)
-    %566 = "linalg.generic"(%arg66, %555, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg462: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg463: f32 loc(fused[#loc83, #loc39, #loc32, #loc63]), %arg464: f32 loc(fused[#loc83, #loc67, #loc32, #loc69])):
-      %851 = "math.powf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc340)
-      "linalg.yield"(%851) : (f32) -> () loc(#loc340)
+    %556 = "linalg.generic"(%arg66, %545, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg462: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg463: f32 loc(fused[#loc83, #loc40, #loc24, #loc64]), %arg464: f32 loc(fused[#loc83, #loc67, #loc24, #loc69])):
+      %847 = "math.powf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc340)
+      "linalg.yield"(%847) : (f32) -> () loc(#loc340)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc340)
-    %567 = "linalg.generic"(%22, %566, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg459: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg460: f32 loc(fused[#loc83, #loc67, #loc32, #loc69]), %arg461: f32 loc(fused[#loc83, #loc31, #loc32, #loc69])):
-      %849 = "arith.sitofp"(%arg459) : (i64) -> f32 loc(#loc341)
-      %850 = "arith.subf"(%849, %arg460) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc341)
-      "linalg.yield"(%850) : (f32) -> () loc(#loc341)
+    %557 = "linalg.generic"(%21, %556, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg459: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg460: f32 loc(fused[#loc83, #loc67, #loc24, #loc69]), %arg461: f32 loc(fused[#loc83, #loc34, #loc24, #loc69])):
+      %845 = "arith.sitofp"(%arg459) : (i64) -> f32 loc(#loc341)
+      %846 = "arith.subf"(%845, %arg460) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc341)
+      "linalg.yield"(%846) : (f32) -> () loc(#loc341)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc341)
-    %568 = "linalg.generic"(%567, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg457: f32 loc(fused[#loc83, #loc31, #loc32, #loc69]), %arg458: f32 loc(fused[#loc83, #loc70, #loc32, #loc69])):
-      %848 = "math.sqrt"(%arg457) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc342)
-      "linalg.yield"(%848) : (f32) -> () loc(#loc342)
+    %558 = "linalg.generic"(%557, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg457: f32 loc(fused[#loc83, #loc34, #loc24, #loc69]), %arg458: f32 loc(fused[#loc83, #loc70, #loc24, #loc69])):
+      %844 = "math.sqrt"(%arg457) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc342)
+      "linalg.yield"(%844) : (f32) -> () loc(#loc342)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc342)
-    %569 = "linalg.generic"(%arg64, %565, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg454: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg455: f32 loc(fused[#loc83, #loc31, #loc32, #loc68]), %arg456: f32 loc(fused[#loc83, #loc22, #loc32, #loc71])):
-      %847 = "arith.divf"(%arg454, %arg455) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc343)
-      "linalg.yield"(%847) : (f32) -> () loc(#loc343)
+    %559 = "linalg.generic"(%arg64, %555, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg454: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg455: f32 loc(fused[#loc83, #loc34, #loc24, #loc68]), %arg456: f32 loc(fused[#loc83, #loc26, #loc24, #loc71])):
+      %843 = "arith.divf"(%arg454, %arg455) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc343)
+      "linalg.yield"(%843) : (f32) -> () loc(#loc343)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc343)
-    %570 = "linalg.generic"(%563, %144) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg452: f32 loc(fused[#loc83, #loc39, #loc32, #loc66]), %arg453: f32 loc(fused[#loc83, #loc70, #loc32, #loc72])):
-      %846 = "math.sqrt"(%arg452) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc344)
-      "linalg.yield"(%846) : (f32) -> () loc(#loc344)
+    %560 = "linalg.generic"(%553, %143) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg452: f32 loc(fused[#loc83, #loc40, #loc24, #loc66]), %arg453: f32 loc(fused[#loc83, #loc70, #loc24, #loc72])):
+      %842 = "math.sqrt"(%arg452) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc344)
+      "linalg.yield"(%842) : (f32) -> () loc(#loc344)
     }) : (tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc344)
-    %571 = "linalg.generic"(%570, %568, %144) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg449: f32 loc(fused[#loc83, #loc70, #loc32, #loc72]), %arg450: f32 loc(fused[#loc83, #loc70, #loc32, #loc69]), %arg451: f32 loc(fused[#loc83, #loc22, #loc32, #loc72])):
-      %845 = "arith.divf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc345)
-      "linalg.yield"(%845) : (f32) -> () loc(#loc345)
+    %561 = "linalg.generic"(%560, %558, %143) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg449: f32 loc(fused[#loc83, #loc70, #loc24, #loc72]), %arg450: f32 loc(fused[#loc83, #loc70, #loc24, #loc69]), %arg451: f32 loc(fused[#loc83, #loc26, #loc24, #loc72])):
+      %841 = "arith.divf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc345)
+      "linalg.yield"(%841) : (f32) -> () loc(#loc345)
     }) : (tensor<64x16xf32>, tensor<f32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc345)
-    %572 = "linalg.generic"(%571, %arg67, %144) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg446: f32 loc(fused[#loc83, #loc22, #loc32, #loc72]), %arg447: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg448: f32 loc(fused[#loc83, #loc39, #loc32, #loc72])):
-      %844 = "arith.addf"(%arg446, %arg447) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc346)
-      "linalg.yield"(%844) : (f32) -> () loc(#loc346)
+    %562 = "linalg.generic"(%561, %arg67, %143) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg446: f32 loc(fused[#loc83, #loc26, #loc24, #loc72]), %arg447: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg448: f32 loc(fused[#loc83, #loc40, #loc24, #loc72])):
+      %840 = "arith.addf"(%arg446, %arg447) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc346)
+      "linalg.yield"(%840) : (f32) -> () loc(#loc346)
     }) : (tensor<64x16xf32>, tensor<f32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc346)
-    %573 = "linalg.generic"(%559, %572, %144) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg443: f32 loc(fused[#loc83, #loc64, #loc32, #loc33]), %arg444: f32 loc(fused[#loc83, #loc39, #loc32, #loc72]), %arg445: f32 loc(fused[#loc83, #loc22, #loc32, #loc73])):
-      %843 = "arith.divf"(%arg443, %arg444) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc347)
-      "linalg.yield"(%843) : (f32) -> () loc(#loc347)
+    %563 = "linalg.generic"(%549, %562, %143) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg443: f32 loc(fused[#loc83, #loc23, #loc24, #loc25]), %arg444: f32 loc(fused[#loc83, #loc40, #loc24, #loc72]), %arg445: f32 loc(fused[#loc83, #loc26, #loc24, #loc73])):
+      %839 = "arith.divf"(%arg443, %arg444) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc347)
+      "linalg.yield"(%839) : (f32) -> () loc(#loc347)
     }) : (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc347)
-    %574 = "linalg.generic"(%569, %573, %144) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg440: f32 loc(fused[#loc83, #loc22, #loc32, #loc71]), %arg441: f32 loc(fused[#loc83, #loc22, #loc32, #loc73]), %arg442: f32 loc(fused[#loc83, #loc65, #loc32, #loc73])):
-      %842 = "arith.mulf"(%arg440, %arg441) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc348)
-      "linalg.yield"(%842) : (f32) -> () loc(#loc348)
+    %564 = "linalg.generic"(%559, %563, %143) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg440: f32 loc(fused[#loc83, #loc26, #loc24, #loc71]), %arg441: f32 loc(fused[#loc83, #loc26, #loc24, #loc73]), %arg442: f32 loc(fused[#loc83, #loc65, #loc24, #loc73])):
+      %838 = "arith.mulf"(%arg440, %arg441) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc348)
+      "linalg.yield"(%838) : (f32) -> () loc(#loc348)
     }) : (tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc348)
-    %575 = "linalg.generic"(%arg9, %574, %144) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg437: f32 loc(fused[#loc56, #loc43, #loc4, #loc16]), %arg438: f32 loc(fused[#loc83, #loc65, #loc32, #loc73]), %arg439: f32 loc(fused[#loc83, #loc74, #loc32, #loc73])):
-      %841 = "arith.subf"(%arg437, %arg438) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc349)
-      "linalg.yield"(%841) : (f32) -> () loc(#loc349)
+    %565 = "linalg.generic"(%arg9, %564, %143) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg437: f32 loc(fused[#loc57, #loc44, #loc4, #loc16]), %arg438: f32 loc(fused[#loc83, #loc65, #loc24, #loc73]), %arg439: f32 loc(fused[#loc83, #loc74, #loc24, #loc73])):
+      %837 = "arith.subf"(%arg437, %arg438) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc349)
+      "linalg.yield"(%837) : (f32) -> () loc(#loc349)
     }) : (tensor<64x16xf32>, tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32> loc(#loc349)
-    %576 = "linalg.generic"(%arg46, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg435: f32 loc(fused[#loc84, #loc39, #loc32, #loc63]), %arg436: f32 loc(fused[#loc84, #loc39, #loc32, #loc63])):
-      %840 = "arith.addf"(%arg435, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc350)
-      "linalg.yield"(%840) : (f32) -> () loc(#loc350)
+    %566 = "linalg.generic"(%arg46, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg435: f32 loc(fused[#loc84, #loc40, #loc24, #loc64]), %arg436: f32 loc(fused[#loc84, #loc40, #loc24, #loc64])):
+      %836 = "arith.addf"(%arg435, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc350)
+      "linalg.yield"(%836) : (f32) -> () loc(#loc350)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc350)
-    %577 = "tensor.empty"() : () -> tensor<64xf32> loc(#loc351)
-    %578 = "linalg.generic"(%363, %274, %arg47, %577) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg431: i1 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg432: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg433: f32 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg434: f32 loc(fused[#loc84, #loc64, #loc32, #loc33])):
-      %839 = "arith.select"(%arg431, %arg432, %arg433) : (i1, f32, f32) -> f32 loc(#loc351)
-      "linalg.yield"(%839) : (f32) -> () loc(#loc351)
-    }) : (tensor<i1>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc351)
-    %579 = "linalg.generic"(%274, %arg47, %577) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg428: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg429: f32 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg430: f32 loc(fused[#loc84, #loc64, #loc32, #loc33])):
-      %838 = "arith.subf"(%arg428, %arg429) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc351)
-      "linalg.yield"(%838) : (f32) -> () loc(#loc351)
+    %567 = "tensor.empty"() : () -> tensor<64xf32> loc(#loc351)
+    %568 = "linalg.generic"(%353, %264, %arg47, %567) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg431: i8 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg432: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg433: f32 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg434: f32 loc(fused[#loc84, #loc23, #loc24, #loc25])):
+      %834 = "arith.trunci"(%arg431) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc351)
+      %835 = "arith.select"(%834, %arg432, %arg433) : (i1, f32, f32) -> f32 loc(#loc351)
+      "linalg.yield"(%835) : (f32) -> () loc(#loc351)
+    }) : (tensor<i8>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc351)
+    %569 = "linalg.generic"(%264, %arg47, %567) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg428: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg429: f32 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg430: f32 loc(fused[#loc84, #loc23, #loc24, #loc25])):
+      %833 = "arith.subf"(%arg428, %arg429) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc351)
+      "linalg.yield"(%833) : (f32) -> () loc(#loc351)
     }) : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc351)
-    %580 = "linalg.generic"(%365, %579, %577) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg425: f32 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg426: f32 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg427: f32 loc(fused[#loc84, #loc64, #loc32, #loc33])):
-      %837 = "arith.mulf"(%arg425, %arg426) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc351)
-      "linalg.yield"(%837) : (f32) -> () loc(#loc351)
+    %570 = "linalg.generic"(%355, %569, %567) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg425: f32 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg426: f32 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg427: f32 loc(fused[#loc84, #loc23, #loc24, #loc25])):
+      %832 = "arith.mulf"(%arg425, %arg426) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc351)
+      "linalg.yield"(%832) : (f32) -> () loc(#loc351)
     }) : (tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc351)
-    %581 = "linalg.generic"(%580, %578, %577) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg422: f32 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg423: f32 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg424: f32 loc(fused[#loc84, #loc64, #loc32, #loc33])):
-      %836 = "arith.addf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc351)
-      "linalg.yield"(%836) : (f32) -> () loc(#loc351)
+    %571 = "linalg.generic"(%570, %568, %567) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg422: f32 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg423: f32 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg424: f32 loc(fused[#loc84, #loc23, #loc24, #loc25])):
+      %831 = "arith.addf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc351)
+      "linalg.yield"(%831) : (f32) -> () loc(#loc351)
     }) : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc351)
-    %582 = "linalg.generic"(%arg48, %arg66, %577) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg419: f32 loc(fused[#loc84, #loc65, #loc32, #loc66]), %arg420: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg421: f32 loc(fused[#loc84, #loc65, #loc32, #loc66])):
-      %835 = "arith.mulf"(%arg419, %arg420) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc352)
-      "linalg.yield"(%835) : (f32) -> () loc(#loc352)
+    %572 = "linalg.generic"(%arg48, %arg66, %567) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg419: f32 loc(fused[#loc84, #loc65, #loc24, #loc66]), %arg420: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg421: f32 loc(fused[#loc84, #loc65, #loc24, #loc66])):
+      %830 = "arith.mulf"(%arg419, %arg420) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc352)
+      "linalg.yield"(%830) : (f32) -> () loc(#loc352)
     }) : (tensor<64xf32>, tensor<f32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc352)
-    %583 = "linalg.generic"(%371, %274, %577) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg416: f32 loc(fused[#loc84, #loc31, #loc32, #loc66]), %arg417: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg418: f32 loc(fused[#loc84, #loc65, #loc32, #loc66])):
-      %834 = "arith.mulf"(%arg416, %arg417) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc352)
-      "linalg.yield"(%834) : (f32) -> () loc(#loc352)
+    %573 = "linalg.generic"(%361, %264, %567) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg416: f32 loc(fused[#loc84, #loc34, #loc24, #loc66]), %arg417: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg418: f32 loc(fused[#loc84, #loc65, #loc24, #loc66])):
+      %829 = "arith.mulf"(%arg416, %arg417) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc352)
+      "linalg.yield"(%829) : (f32) -> () loc(#loc352)
     }) : (tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc352)
-    %584 = "linalg.generic"(%583, %274, %577) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg413: f32 loc(fused[#loc84, #loc65, #loc32, #loc66]), %arg414: f32 loc(fused[#loc56, #loc41, #loc8, #loc16]), %arg415: f32 loc(fused[#loc84, #loc65, #loc32, #loc66])):
-      %833 = "arith.mulf"(%arg413, %arg414) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc352)
-      "linalg.yield"(%833) : (f32) -> () loc(#loc352)
+    %574 = "linalg.generic"(%573, %264, %567) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg413: f32 loc(fused[#loc84, #loc65, #loc24, #loc66]), %arg414: f32 loc(fused[#loc57, #loc42, #loc8, #loc16]), %arg415: f32 loc(fused[#loc84, #loc65, #loc24, #loc66])):
+      %828 = "arith.mulf"(%arg413, %arg414) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc352)
+      "linalg.yield"(%828) : (f32) -> () loc(#loc352)
     }) : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc352)
-    %585 = "linalg.generic"(%582, %584, %577) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg410: f32 loc(fused[#loc84, #loc65, #loc32, #loc66]), %arg411: f32 loc(fused[#loc84, #loc65, #loc32, #loc66]), %arg412: f32 loc(fused[#loc84, #loc39, #loc32, #loc66])):
-      %832 = "arith.addf"(%arg410, %arg411) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc354)
-      "linalg.yield"(%832) : (f32) -> () loc(#loc354)
+    %575 = "linalg.generic"(%572, %574, %567) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg410: f32 loc(fused[#loc84, #loc65, #loc24, #loc66]), %arg411: f32 loc(fused[#loc84, #loc65, #loc24, #loc66]), %arg412: f32 loc(fused[#loc84, #loc40, #loc24, #loc66])):
+      %827 = "arith.addf"(%arg410, %arg411) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc354)
+      "linalg.yield"(%827) : (f32) -> () loc(#loc354)
     }) : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc354)
-    %586 = "linalg.generic"(%arg65, %576, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg407: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg408: f32 loc(fused[#loc84, #loc39, #loc32, #loc63]), %arg409: f32 loc(fused[#loc84, #loc67, #loc32, #loc68])):
-      %831 = "math.powf"(%arg407, %arg408) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc355)
-      "linalg.yield"(%831) : (f32) -> () loc(#loc355)
+    %576 = "linalg.generic"(%arg65, %566, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg407: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg408: f32 loc(fused[#loc84, #loc40, #loc24, #loc64]), %arg409: f32 loc(fused[#loc84, #loc67, #loc24, #loc68])):
+      %826 = "math.powf"(%arg407, %arg408) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc355)
+      "linalg.yield"(%826) : (f32) -> () loc(#loc355)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc355)
-    %587 = "linalg.generic"(%22, %586, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg404: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg405: f32 loc(fused[#loc84, #loc67, #loc32, #loc68]), %arg406: f32 loc(fused[#loc84, #loc31, #loc32, #loc68])):
-      %829 = "arith.sitofp"(%arg404) : (i64) -> f32 loc(#loc356)
-      %830 = "arith.subf"(%829, %arg405) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc356)
-      "linalg.yield"(%830) : (f32) -> () loc(#loc356)
+    %577 = "linalg.generic"(%21, %576, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg404: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg405: f32 loc(fused[#loc84, #loc67, #loc24, #loc68]), %arg406: f32 loc(fused[#loc84, #loc34, #loc24, #loc68])):
+      %824 = "arith.sitofp"(%arg404) : (i64) -> f32 loc(#loc356)
+      %825 = "arith.subf"(%824, %arg405) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc356)
+      "linalg.yield"(%825) : (f32) -> () loc(#loc356)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc356)
-    %588 = "linalg.generic"(%arg66, %576, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg401: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg402: f32 loc(fused[#loc84, #loc39, #loc32, #loc63]), %arg403: f32 loc(fused[#loc84, #loc67, #loc32, #loc69])):
-      %828 = "math.powf"(%arg401, %arg402) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc357)
-      "linalg.yield"(%828) : (f32) -> () loc(#loc357)
+    %578 = "linalg.generic"(%arg66, %566, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg401: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg402: f32 loc(fused[#loc84, #loc40, #loc24, #loc64]), %arg403: f32 loc(fused[#loc84, #loc67, #loc24, #loc69])):
+      %823 = "math.powf"(%arg401, %arg402) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc357)
+      "linalg.yield"(%823) : (f32) -> () loc(#loc357)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc357)
-    %589 = "linalg.generic"(%22, %588, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg398: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg399: f32 loc(fused[#loc84, #loc67, #loc32, #loc69]), %arg400: f32 loc(fused[#loc84, #loc31, #loc32, #loc69])):
-      %826 = "arith.sitofp"(%arg398) : (i64) -> f32 loc(#loc358)
-      %827 = "arith.subf"(%826, %arg399) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc358)
-      "linalg.yield"(%827) : (f32) -> () loc(#loc358)
+    %579 = "linalg.generic"(%21, %578, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg398: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg399: f32 loc(fused[#loc84, #loc67, #loc24, #loc69]), %arg400: f32 loc(fused[#loc84, #loc34, #loc24, #loc69])):
+      %821 = "arith.sitofp"(%arg398) : (i64) -> f32 loc(#loc358)
+      %822 = "arith.subf"(%821, %arg399) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc358)
+      "linalg.yield"(%822) : (f32) -> () loc(#loc358)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc358)
-    %590 = "linalg.generic"(%589, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg396: f32 loc(fused[#loc84, #loc31, #loc32, #loc69]), %arg397: f32 loc(fused[#loc84, #loc70, #loc32, #loc69])):
-      %825 = "math.sqrt"(%arg396) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc359)
-      "linalg.yield"(%825) : (f32) -> () loc(#loc359)
+    %580 = "linalg.generic"(%579, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg396: f32 loc(fused[#loc84, #loc34, #loc24, #loc69]), %arg397: f32 loc(fused[#loc84, #loc70, #loc24, #loc69])):
+      %820 = "math.sqrt"(%arg396) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc359)
+      "linalg.yield"(%820) : (f32) -> () loc(#loc359)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc359)
-    %591 = "linalg.generic"(%arg64, %587, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg393: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg394: f32 loc(fused[#loc84, #loc31, #loc32, #loc68]), %arg395: f32 loc(fused[#loc84, #loc22, #loc32, #loc71])):
-      %824 = "arith.divf"(%arg393, %arg394) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc360)
-      "linalg.yield"(%824) : (f32) -> () loc(#loc360)
+    %581 = "linalg.generic"(%arg64, %577, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg393: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg394: f32 loc(fused[#loc84, #loc34, #loc24, #loc68]), %arg395: f32 loc(fused[#loc84, #loc26, #loc24, #loc71])):
+      %819 = "arith.divf"(%arg393, %arg394) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc360)
+      "linalg.yield"(%819) : (f32) -> () loc(#loc360)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc360)
-    %592 = "linalg.generic"(%585, %577) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg391: f32 loc(fused[#loc84, #loc39, #loc32, #loc66]), %arg392: f32 loc(fused[#loc84, #loc70, #loc32, #loc72])):
-      %823 = "math.sqrt"(%arg391) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc361)
-      "linalg.yield"(%823) : (f32) -> () loc(#loc361)
+    %582 = "linalg.generic"(%575, %567) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg391: f32 loc(fused[#loc84, #loc40, #loc24, #loc66]), %arg392: f32 loc(fused[#loc84, #loc70, #loc24, #loc72])):
+      %818 = "math.sqrt"(%arg391) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc361)
+      "linalg.yield"(%818) : (f32) -> () loc(#loc361)
     }) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc361)
-    %593 = "linalg.generic"(%592, %590, %577) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg388: f32 loc(fused[#loc84, #loc70, #loc32, #loc72]), %arg389: f32 loc(fused[#loc84, #loc70, #loc32, #loc69]), %arg390: f32 loc(fused[#loc84, #loc22, #loc32, #loc72])):
-      %822 = "arith.divf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc362)
-      "linalg.yield"(%822) : (f32) -> () loc(#loc362)
+    %583 = "linalg.generic"(%582, %580, %567) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg388: f32 loc(fused[#loc84, #loc70, #loc24, #loc72]), %arg389: f32 loc(fused[#loc84, #loc70, #loc24, #loc69]), %arg390: f32 loc(fused[#loc84, #loc26, #loc24, #loc72])):
+      %817 = "arith.divf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc362)
+      "linalg.yield"(%817) : (f32) -> () loc(#loc362)
     }) : (tensor<64xf32>, tensor<f32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc362)
-    %594 = "linalg.generic"(%593, %arg67, %577) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg385: f32 loc(fused[#loc84, #loc22, #loc32, #loc72]), %arg386: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg387: f32 loc(fused[#loc84, #loc39, #loc32, #loc72])):
-      %821 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc363)
-      "linalg.yield"(%821) : (f32) -> () loc(#loc363)
+    %584 = "linalg.generic"(%583, %arg67, %567) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg385: f32 loc(fused[#loc84, #loc26, #loc24, #loc72]), %arg386: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg387: f32 loc(fused[#loc84, #loc40, #loc24, #loc72])):
+      %816 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc363)
+      "linalg.yield"(%816) : (f32) -> () loc(#loc363)
     }) : (tensor<64xf32>, tensor<f32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc363)
-    %595 = "linalg.generic"(%581, %594, %577) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg382: f32 loc(fused[#loc84, #loc64, #loc32, #loc33]), %arg383: f32 loc(fused[#loc84, #loc39, #loc32, #loc72]), %arg384: f32 loc(fused[#loc84, #loc22, #loc32, #loc73])):
-      %820 = "arith.divf"(%arg382, %arg383) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc364)
-      "linalg.yield"(%820) : (f32) -> () loc(#loc364)
+    %585 = "linalg.generic"(%571, %584, %567) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg382: f32 loc(fused[#loc84, #loc23, #loc24, #loc25]), %arg383: f32 loc(fused[#loc84, #loc40, #loc24, #loc72]), %arg384: f32 loc(fused[#loc84, #loc26, #loc24, #loc73])):
+      %815 = "arith.divf"(%arg382, %arg383) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc364)
+      "linalg.yield"(%815) : (f32) -> () loc(#loc364)
     }) : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc364)
-    %596 = "linalg.generic"(%591, %595, %577) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg379: f32 loc(fused[#loc84, #loc22, #loc32, #loc71]), %arg380: f32 loc(fused[#loc84, #loc22, #loc32, #loc73]), %arg381: f32 loc(fused[#loc84, #loc65, #loc32, #loc73])):
-      %819 = "arith.mulf"(%arg379, %arg380) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc365)
-      "linalg.yield"(%819) : (f32) -> () loc(#loc365)
+    %586 = "linalg.generic"(%581, %585, %567) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg379: f32 loc(fused[#loc84, #loc26, #loc24, #loc71]), %arg380: f32 loc(fused[#loc84, #loc26, #loc24, #loc73]), %arg381: f32 loc(fused[#loc84, #loc65, #loc24, #loc73])):
+      %814 = "arith.mulf"(%arg379, %arg380) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc365)
+      "linalg.yield"(%814) : (f32) -> () loc(#loc365)
     }) : (tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc365)
-    %597 = "linalg.generic"(%arg10, %596, %577) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg376: f32 loc(fused[#loc56, #loc54, #loc4, #loc16]), %arg377: f32 loc(fused[#loc84, #loc65, #loc32, #loc73]), %arg378: f32 loc(fused[#loc84, #loc74, #loc32, #loc73])):
-      %818 = "arith.subf"(%arg376, %arg377) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc366)
-      "linalg.yield"(%818) : (f32) -> () loc(#loc366)
+    %587 = "linalg.generic"(%arg10, %586, %567) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg376: f32 loc(fused[#loc57, #loc55, #loc4, #loc16]), %arg377: f32 loc(fused[#loc84, #loc65, #loc24, #loc73]), %arg378: f32 loc(fused[#loc84, #loc74, #loc24, #loc73])):
+      %813 = "arith.subf"(%arg376, %arg377) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc366)
+      "linalg.yield"(%813) : (f32) -> () loc(#loc366)
     }) : (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32> loc(#loc366)
-    %598 = "linalg.generic"(%arg49, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg374: f32 loc(fused[#loc85, #loc39, #loc32, #loc63]), %arg375: f32 loc(fused[#loc85, #loc39, #loc32, #loc63])):
-      %817 = "arith.addf"(%arg374, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc367)
-      "linalg.yield"(%817) : (f32) -> () loc(#loc367)
+    %588 = "linalg.generic"(%arg49, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg374: f32 loc(fused[#loc85, #loc40, #loc24, #loc64]), %arg375: f32 loc(fused[#loc85, #loc40, #loc24, #loc64])):
+      %812 = "arith.addf"(%arg374, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc367)
+      "linalg.yield"(%812) : (f32) -> () loc(#loc367)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc367)
-    %599 = "linalg.generic"(%363, %248, %arg50, %133) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg370: i1 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg371: f32 loc(fused[#loc57, #loc43, #loc8, #loc16]), %arg372: f32 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg373: f32 loc(fused[#loc85, #loc64, #loc32, #loc33])):
-      %816 = "arith.select"(%arg370, %arg371, %arg372) : (i1, f32, f32) -> f32 loc(#loc368)
-      "linalg.yield"(%816) : (f32) -> () loc(#loc368)
-    }) : (tensor<i1>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc368)
-    %600 = "linalg.generic"(%248, %arg50, %133) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg367: f32 loc(fused[#loc57, #loc43, #loc8, #loc16]), %arg368: f32 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg369: f32 loc(fused[#loc85, #loc64, #loc32, #loc33])):
-      %815 = "arith.subf"(%arg367, %arg368) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc368)
-      "linalg.yield"(%815) : (f32) -> () loc(#loc368)
+    %589 = "linalg.generic"(%353, %248, %arg50, %132) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg370: i8 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg371: f32 loc(fused[#loc58, #loc44, #loc8, #loc16]), %arg372: f32 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg373: f32 loc(fused[#loc85, #loc23, #loc24, #loc25])):
+      %810 = "arith.trunci"(%arg370) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc368)
+      %811 = "arith.select"(%810, %arg371, %arg372) : (i1, f32, f32) -> f32 loc(#loc368)
+      "linalg.yield"(%811) : (f32) -> () loc(#loc368)
+    }) : (tensor<i8>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc368)
+    %590 = "linalg.generic"(%248, %arg50, %132) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg367: f32 loc(fused[#loc58, #loc44, #loc8, #loc16]), %arg368: f32 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg369: f32 loc(fused[#loc85, #loc23, #loc24, #loc25])):
+      %809 = "arith.subf"(%arg367, %arg368) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc368)
+      "linalg.yield"(%809) : (f32) -> () loc(#loc368)
     }) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc368)
-    %601 = "linalg.generic"(%365, %600, %133) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg364: f32 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg365: f32 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg366: f32 loc(fused[#loc85, #loc64, #loc32, #loc33])):
-      %814 = "arith.mulf"(%arg364, %arg365) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc368)
-      "linalg.yield"(%814) : (f32) -> () loc(#loc368)
+    %591 = "linalg.generic"(%355, %590, %132) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg364: f32 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg365: f32 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg366: f32 loc(fused[#loc85, #loc23, #loc24, #loc25])):
+      %808 = "arith.mulf"(%arg364, %arg365) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc368)
+      "linalg.yield"(%808) : (f32) -> () loc(#loc368)
     }) : (tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc368)
-    %602 = "linalg.generic"(%601, %599, %133) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg361: f32 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg362: f32 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg363: f32 loc(fused[#loc85, #loc64, #loc32, #loc33])):
-      %813 = "arith.addf"(%arg361, %arg362) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc368)
-      "linalg.yield"(%813) : (f32) -> () loc(#loc368)
+    %592 = "linalg.generic"(%591, %589, %132) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg361: f32 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg362: f32 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg363: f32 loc(fused[#loc85, #loc23, #loc24, #loc25])):
+      %807 = "arith.addf"(%arg361, %arg362) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc368)
+      "linalg.yield"(%807) : (f32) -> () loc(#loc368)
     }) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc368)
-    %603 = "linalg.generic"(%arg51, %arg66, %133) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg358: f32 loc(fused[#loc85, #loc65, #loc32, #loc66]), %arg359: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg360: f32 loc(fused[#loc85, #loc65, #loc32, #loc66])):
-      %812 = "arith.mulf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc369)
-      "linalg.yield"(%812) : (f32) -> () loc(#loc369)
+    %593 = "linalg.generic"(%arg51, %arg66, %132) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg358: f32 loc(fused[#loc85, #loc65, #loc24, #loc66]), %arg359: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg360: f32 loc(fused[#loc85, #loc65, #loc24, #loc66])):
+      %806 = "arith.mulf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc369)
+      "linalg.yield"(%806) : (f32) -> () loc(#loc369)
     }) : (tensor<16x64xf32>, tensor<f32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc369)
-    %604 = "linalg.generic"(%371, %248, %133) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg355: f32 loc(fused[#loc85, #loc31, #loc32, #loc66]), %arg356: f32 loc(fused[#loc57, #loc43, #loc8, #loc16]), %arg357: f32 loc(fused[#loc85, #loc65, #loc32, #loc66])):
-      %811 = "arith.mulf"(%arg355, %arg356) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc369)
-      "linalg.yield"(%811) : (f32) -> () loc(#loc369)
+    %594 = "linalg.generic"(%361, %248, %132) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg355: f32 loc(fused[#loc85, #loc34, #loc24, #loc66]), %arg356: f32 loc(fused[#loc58, #loc44, #loc8, #loc16]), %arg357: f32 loc(fused[#loc85, #loc65, #loc24, #loc66])):
+      %805 = "arith.mulf"(%arg355, %arg356) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc369)
+      "linalg.yield"(%805) : (f32) -> () loc(#loc369)
     }) : (tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc369)
-    %605 = "linalg.generic"(%604, %248, %133) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg352: f32 loc(fused[#loc85, #loc65, #loc32, #loc66]), %arg353: f32 loc(fused[#loc57, #loc43, #loc8, #loc16]), %arg354: f32 loc(fused[#loc85, #loc65, #loc32, #loc66])):
-      %810 = "arith.mulf"(%arg352, %arg353) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc369)
-      "linalg.yield"(%810) : (f32) -> () loc(#loc369)
+    %595 = "linalg.generic"(%594, %248, %132) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg352: f32 loc(fused[#loc85, #loc65, #loc24, #loc66]), %arg353: f32 loc(fused[#loc58, #loc44, #loc8, #loc16]), %arg354: f32 loc(fused[#loc85, #loc65, #loc24, #loc66])):
+      %804 = "arith.mulf"(%arg352, %arg353) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc369)
+      "linalg.yield"(%804) : (f32) -> () loc(#loc369)
     }) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc369)
-    %606 = "linalg.generic"(%603, %605, %133) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg349: f32 loc(fused[#loc85, #loc65, #loc32, #loc66]), %arg350: f32 loc(fused[#loc85, #loc65, #loc32, #loc66]), %arg351: f32 loc(fused[#loc85, #loc39, #loc32, #loc66])):
-      %809 = "arith.addf"(%arg349, %arg350) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc371)
-      "linalg.yield"(%809) : (f32) -> () loc(#loc371)
+    %596 = "linalg.generic"(%593, %595, %132) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg349: f32 loc(fused[#loc85, #loc65, #loc24, #loc66]), %arg350: f32 loc(fused[#loc85, #loc65, #loc24, #loc66]), %arg351: f32 loc(fused[#loc85, #loc40, #loc24, #loc66])):
+      %803 = "arith.addf"(%arg349, %arg350) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc371)
+      "linalg.yield"(%803) : (f32) -> () loc(#loc371)
     }) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc371)
-    %607 = "linalg.generic"(%arg65, %598, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg346: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg347: f32 loc(fused[#loc85, #loc39, #loc32, #loc63]), %arg348: f32 loc(fused[#loc85, #loc67, #loc32, #loc68])):
-      %808 = "math.powf"(%arg346, %arg347) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc372)
-      "linalg.yield"(%808) : (f32) -> () loc(#loc372)
+    %597 = "linalg.generic"(%arg65, %588, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg346: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg347: f32 loc(fused[#loc85, #loc40, #loc24, #loc64]), %arg348: f32 loc(fused[#loc85, #loc67, #loc24, #loc68])):
+      %802 = "math.powf"(%arg346, %arg347) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc372)
+      "linalg.yield"(%802) : (f32) -> () loc(#loc372)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc372)
-    %608 = "linalg.generic"(%22, %607, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg343: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg344: f32 loc(fused[#loc85, #loc67, #loc32, #loc68]), %arg345: f32 loc(fused[#loc85, #loc31, #loc32, #loc68])):
-      %806 = "arith.sitofp"(%arg343) : (i64) -> f32 loc(#loc373)
-      %807 = "arith.subf"(%806, %arg344) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc373)
-      "linalg.yield"(%807) : (f32) -> () loc(#loc373)
+    %598 = "linalg.generic"(%21, %597, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg343: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg344: f32 loc(fused[#loc85, #loc67, #loc24, #loc68]), %arg345: f32 loc(fused[#loc85, #loc34, #loc24, #loc68])):
+      %800 = "arith.sitofp"(%arg343) : (i64) -> f32 loc(#loc373)
+      %801 = "arith.subf"(%800, %arg344) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc373)
+      "linalg.yield"(%801) : (f32) -> () loc(#loc373)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc373)
-    %609 = "linalg.generic"(%arg66, %598, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg340: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg341: f32 loc(fused[#loc85, #loc39, #loc32, #loc63]), %arg342: f32 loc(fused[#loc85, #loc67, #loc32, #loc69])):
-      %805 = "math.powf"(%arg340, %arg341) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc374)
-      "linalg.yield"(%805) : (f32) -> () loc(#loc374)
+    %599 = "linalg.generic"(%arg66, %588, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg340: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg341: f32 loc(fused[#loc85, #loc40, #loc24, #loc64]), %arg342: f32 loc(fused[#loc85, #loc67, #loc24, #loc69])):
+      %799 = "math.powf"(%arg340, %arg341) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc374)
+      "linalg.yield"(%799) : (f32) -> () loc(#loc374)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc374)
-    %610 = "linalg.generic"(%22, %609, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg337: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg338: f32 loc(fused[#loc85, #loc67, #loc32, #loc69]), %arg339: f32 loc(fused[#loc85, #loc31, #loc32, #loc69])):
-      %803 = "arith.sitofp"(%arg337) : (i64) -> f32 loc(#loc375)
-      %804 = "arith.subf"(%803, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc375)
-      "linalg.yield"(%804) : (f32) -> () loc(#loc375)
+    %600 = "linalg.generic"(%21, %599, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg337: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg338: f32 loc(fused[#loc85, #loc67, #loc24, #loc69]), %arg339: f32 loc(fused[#loc85, #loc34, #loc24, #loc69])):
+      %797 = "arith.sitofp"(%arg337) : (i64) -> f32 loc(#loc375)
+      %798 = "arith.subf"(%797, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc375)
+      "linalg.yield"(%798) : (f32) -> () loc(#loc375)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc375)
-    %611 = "linalg.generic"(%610, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg335: f32 loc(fused[#loc85, #loc31, #loc32, #loc69]), %arg336: f32 loc(fused[#loc85, #loc70, #loc32, #loc69])):
-      %802 = "math.sqrt"(%arg335) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc376)
-      "linalg.yield"(%802) : (f32) -> () loc(#loc376)
+    %601 = "linalg.generic"(%600, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg335: f32 loc(fused[#loc85, #loc34, #loc24, #loc69]), %arg336: f32 loc(fused[#loc85, #loc70, #loc24, #loc69])):
+      %796 = "math.sqrt"(%arg335) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc376)
+      "linalg.yield"(%796) : (f32) -> () loc(#loc376)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc376)
-    %612 = "linalg.generic"(%arg64, %608, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg332: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg333: f32 loc(fused[#loc85, #loc31, #loc32, #loc68]), %arg334: f32 loc(fused[#loc85, #loc22, #loc32, #loc71])):
-      %801 = "arith.divf"(%arg332, %arg333) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc377)
-      "linalg.yield"(%801) : (f32) -> () loc(#loc377)
+    %602 = "linalg.generic"(%arg64, %598, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg332: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg333: f32 loc(fused[#loc85, #loc34, #loc24, #loc68]), %arg334: f32 loc(fused[#loc85, #loc26, #loc24, #loc71])):
+      %795 = "arith.divf"(%arg332, %arg333) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc377)
+      "linalg.yield"(%795) : (f32) -> () loc(#loc377)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc377)
-    %613 = "linalg.generic"(%606, %133) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg330: f32 loc(fused[#loc85, #loc39, #loc32, #loc66]), %arg331: f32 loc(fused[#loc85, #loc70, #loc32, #loc72])):
-      %800 = "math.sqrt"(%arg330) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc378)
-      "linalg.yield"(%800) : (f32) -> () loc(#loc378)
+    %603 = "linalg.generic"(%596, %132) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg330: f32 loc(fused[#loc85, #loc40, #loc24, #loc66]), %arg331: f32 loc(fused[#loc85, #loc70, #loc24, #loc72])):
+      %794 = "math.sqrt"(%arg330) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc378)
+      "linalg.yield"(%794) : (f32) -> () loc(#loc378)
     }) : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc378)
-    %614 = "linalg.generic"(%613, %611, %133) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg327: f32 loc(fused[#loc85, #loc70, #loc32, #loc72]), %arg328: f32 loc(fused[#loc85, #loc70, #loc32, #loc69]), %arg329: f32 loc(fused[#loc85, #loc22, #loc32, #loc72])):
-      %799 = "arith.divf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc379)
-      "linalg.yield"(%799) : (f32) -> () loc(#loc379)
+    %604 = "linalg.generic"(%603, %601, %132) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg327: f32 loc(fused[#loc85, #loc70, #loc24, #loc72]), %arg328: f32 loc(fused[#loc85, #loc70, #loc24, #loc69]), %arg329: f32 loc(fused[#loc85, #loc26, #loc24, #loc72])):
+      %793 = "arith.divf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc379)
+      "linalg.yield"(%793) : (f32) -> () loc(#loc379)
     }) : (tensor<16x64xf32>, tensor<f32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc379)
-    %615 = "linalg.generic"(%614, %arg67, %133) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg324: f32 loc(fused[#loc85, #loc22, #loc32, #loc72]), %arg325: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg326: f32 loc(fused[#loc85, #loc39, #loc32, #loc72])):
-      %798 = "arith.addf"(%arg324, %arg325) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc380)
-      "linalg.yield"(%798) : (f32) -> () loc(#loc380)
+    %605 = "linalg.generic"(%604, %arg67, %132) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg324: f32 loc(fused[#loc85, #loc26, #loc24, #loc72]), %arg325: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg326: f32 loc(fused[#loc85, #loc40, #loc24, #loc72])):
+      %792 = "arith.addf"(%arg324, %arg325) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc380)
+      "linalg.yield"(%792) : (f32) -> () loc(#loc380)
     }) : (tensor<16x64xf32>, tensor<f32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc380)
-    %616 = "linalg.generic"(%602, %615, %133) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg321: f32 loc(fused[#loc85, #loc64, #loc32, #loc33]), %arg322: f32 loc(fused[#loc85, #loc39, #loc32, #loc72]), %arg323: f32 loc(fused[#loc85, #loc22, #loc32, #loc73])):
-      %797 = "arith.divf"(%arg321, %arg322) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc381)
-      "linalg.yield"(%797) : (f32) -> () loc(#loc381)
+    %606 = "linalg.generic"(%592, %605, %132) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg321: f32 loc(fused[#loc85, #loc23, #loc24, #loc25]), %arg322: f32 loc(fused[#loc85, #loc40, #loc24, #loc72]), %arg323: f32 loc(fused[#loc85, #loc26, #loc24, #loc73])):
+      %791 = "arith.divf"(%arg321, %arg322) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc381)
+      "linalg.yield"(%791) : (f32) -> () loc(#loc381)
     }) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc381)
-    %617 = "linalg.generic"(%612, %616, %133) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg318: f32 loc(fused[#loc85, #loc22, #loc32, #loc71]), %arg319: f32 loc(fused[#loc85, #loc22, #loc32, #loc73]), %arg320: f32 loc(fused[#loc85, #loc65, #loc32, #loc73])):
-      %796 = "arith.mulf"(%arg318, %arg319) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc382)
-      "linalg.yield"(%796) : (f32) -> () loc(#loc382)
+    %607 = "linalg.generic"(%602, %606, %132) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg318: f32 loc(fused[#loc85, #loc26, #loc24, #loc71]), %arg319: f32 loc(fused[#loc85, #loc26, #loc24, #loc73]), %arg320: f32 loc(fused[#loc85, #loc65, #loc24, #loc73])):
+      %790 = "arith.mulf"(%arg318, %arg319) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc382)
+      "linalg.yield"(%790) : (f32) -> () loc(#loc382)
     }) : (tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc382)
-    %618 = "linalg.generic"(%arg11, %617, %133) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg315: f32 loc(fused[#loc57, #loc43, #loc4, #loc16]), %arg316: f32 loc(fused[#loc85, #loc65, #loc32, #loc73]), %arg317: f32 loc(fused[#loc85, #loc74, #loc32, #loc73])):
-      %795 = "arith.subf"(%arg315, %arg316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc383)
-      "linalg.yield"(%795) : (f32) -> () loc(#loc383)
+    %608 = "linalg.generic"(%arg11, %607, %132) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg315: f32 loc(fused[#loc58, #loc44, #loc4, #loc16]), %arg316: f32 loc(fused[#loc85, #loc65, #loc24, #loc73]), %arg317: f32 loc(fused[#loc85, #loc74, #loc24, #loc73])):
+      %789 = "arith.subf"(%arg315, %arg316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc383)
+      "linalg.yield"(%789) : (f32) -> () loc(#loc383)
     }) : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32> loc(#loc383)
-    %619 = "linalg.generic"(%arg52, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg313: f32 loc(fused[#loc86, #loc39, #loc32, #loc63]), %arg314: f32 loc(fused[#loc86, #loc39, #loc32, #loc63])):
-      %794 = "arith.addf"(%arg313, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc384)
-      "linalg.yield"(%794) : (f32) -> () loc(#loc384)
+    %609 = "linalg.generic"(%arg52, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg313: f32 loc(fused[#loc86, #loc40, #loc24, #loc64]), %arg314: f32 loc(fused[#loc86, #loc40, #loc24, #loc64])):
+      %788 = "arith.addf"(%arg313, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc384)
+      "linalg.yield"(%788) : (f32) -> () loc(#loc384)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc384)
-    %620 = "linalg.generic"(%363, %252, %arg53, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg309: i1 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg310: f32 loc(fused[#loc57, #loc41, #loc8, #loc16]), %arg311: f32 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg312: f32 loc(fused[#loc86, #loc64, #loc32, #loc33])):
-      %793 = "arith.select"(%arg309, %arg310, %arg311) : (i1, f32, f32) -> f32 loc(#loc385)
-      "linalg.yield"(%793) : (f32) -> () loc(#loc385)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc385)
-    %621 = "linalg.generic"(%252, %arg53, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg306: f32 loc(fused[#loc57, #loc41, #loc8, #loc16]), %arg307: f32 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg308: f32 loc(fused[#loc86, #loc64, #loc32, #loc33])):
-      %792 = "arith.subf"(%arg306, %arg307) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc385)
-      "linalg.yield"(%792) : (f32) -> () loc(#loc385)
+    %610 = "linalg.generic"(%353, %252, %arg53, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg309: i8 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg310: f32 loc(fused[#loc58, #loc42, #loc8, #loc16]), %arg311: f32 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg312: f32 loc(fused[#loc86, #loc23, #loc24, #loc25])):
+      %786 = "arith.trunci"(%arg309) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc385)
+      %787 = "arith.select"(%786, %arg310, %arg311) : (i1, f32, f32) -> f32 loc(#loc385)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc385)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc385)
+    %611 = "linalg.generic"(%252, %arg53, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg306: f32 loc(fused[#loc58, #loc42, #loc8, #loc16]), %arg307: f32 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg308: f32 loc(fused[#loc86, #loc23, #loc24, #loc25])):
+      %785 = "arith.subf"(%arg306, %arg307) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc385)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc385)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc385)
-    %622 = "linalg.generic"(%365, %621, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg303: f32 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg304: f32 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg305: f32 loc(fused[#loc86, #loc64, #loc32, #loc33])):
-      %791 = "arith.mulf"(%arg303, %arg304) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc385)
-      "linalg.yield"(%791) : (f32) -> () loc(#loc385)
+    %612 = "linalg.generic"(%355, %611, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg303: f32 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg304: f32 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg305: f32 loc(fused[#loc86, #loc23, #loc24, #loc25])):
+      %784 = "arith.mulf"(%arg303, %arg304) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc385)
+      "linalg.yield"(%784) : (f32) -> () loc(#loc385)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc385)
-    %623 = "linalg.generic"(%622, %620, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg300: f32 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg301: f32 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg302: f32 loc(fused[#loc86, #loc64, #loc32, #loc33])):
-      %790 = "arith.addf"(%arg300, %arg301) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc385)
-      "linalg.yield"(%790) : (f32) -> () loc(#loc385)
+    %613 = "linalg.generic"(%612, %610, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg300: f32 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg301: f32 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg302: f32 loc(fused[#loc86, #loc23, #loc24, #loc25])):
+      %783 = "arith.addf"(%arg300, %arg301) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc385)
+      "linalg.yield"(%783) : (f32) -> () loc(#loc385)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc385)
-    %624 = "linalg.generic"(%arg54, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg297: f32 loc(fused[#loc86, #loc65, #loc32, #loc66]), %arg298: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg299: f32 loc(fused[#loc86, #loc65, #loc32, #loc66])):
-      %789 = "arith.mulf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc386)
-      "linalg.yield"(%789) : (f32) -> () loc(#loc386)
+    %614 = "linalg.generic"(%arg54, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg297: f32 loc(fused[#loc86, #loc65, #loc24, #loc66]), %arg298: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg299: f32 loc(fused[#loc86, #loc65, #loc24, #loc66])):
+      %782 = "arith.mulf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc386)
+      "linalg.yield"(%782) : (f32) -> () loc(#loc386)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc386)
-    %625 = "linalg.generic"(%371, %252, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg294: f32 loc(fused[#loc86, #loc31, #loc32, #loc66]), %arg295: f32 loc(fused[#loc57, #loc41, #loc8, #loc16]), %arg296: f32 loc(fused[#loc86, #loc65, #loc32, #loc66])):
-      %788 = "arith.mulf"(%arg294, %arg295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc386)
-      "linalg.yield"(%788) : (f32) -> () loc(#loc386)
+    %615 = "linalg.generic"(%361, %252, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg294: f32 loc(fused[#loc86, #loc34, #loc24, #loc66]), %arg295: f32 loc(fused[#loc58, #loc42, #loc8, #loc16]), %arg296: f32 loc(fused[#loc86, #loc65, #loc24, #loc66])):
+      %781 = "arith.mulf"(%arg294, %arg295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc386)
+      "linalg.yield"(%781) : (f32) -> () loc(#loc386)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc386)
-    %626 = "linalg.generic"(%625, %252, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg291: f32 loc(fused[#loc86, #loc65, #loc32, #loc66]), %arg292: f32 loc(fused[#loc57, #loc41, #loc8, #loc16]), %arg293: f32 loc(fused[#loc86, #loc65, #loc32, #loc66])):
-      %787 = "arith.mulf"(%arg291, %arg292) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc386)
-      "linalg.yield"(%787) : (f32) -> () loc(#loc386)
+    %616 = "linalg.generic"(%615, %252, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg291: f32 loc(fused[#loc86, #loc65, #loc24, #loc66]), %arg292: f32 loc(fused[#loc58, #loc42, #loc8, #loc16]), %arg293: f32 loc(fused[#loc86, #loc65, #loc24, #loc66])):
+      %780 = "arith.mulf"(%arg291, %arg292) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc386)
+      "linalg.yield"(%780) : (f32) -> () loc(#loc386)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc386)
-    %627 = "linalg.generic"(%624, %626, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg288: f32 loc(fused[#loc86, #loc65, #loc32, #loc66]), %arg289: f32 loc(fused[#loc86, #loc65, #loc32, #loc66]), %arg290: f32 loc(fused[#loc86, #loc39, #loc32, #loc66])):
-      %786 = "arith.addf"(%arg288, %arg289) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc388)
-      "linalg.yield"(%786) : (f32) -> () loc(#loc388)
+    %617 = "linalg.generic"(%614, %616, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg288: f32 loc(fused[#loc86, #loc65, #loc24, #loc66]), %arg289: f32 loc(fused[#loc86, #loc65, #loc24, #loc66]), %arg290: f32 loc(fused[#loc86, #loc40, #loc24, #loc66])):
+      %779 = "arith.addf"(%arg288, %arg289) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc388)
+      "linalg.yield"(%779) : (f32) -> () loc(#loc388)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc388)
-    %628 = "linalg.generic"(%arg65, %619, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg285: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg286: f32 loc(fused[#loc86, #loc39, #loc32, #loc63]), %arg287: f32 loc(fused[#loc86, #loc67, #loc32, #loc68])):
-      %785 = "math.powf"(%arg285, %arg286) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc389)
-      "linalg.yield"(%785) : (f32) -> () loc(#loc389)
+    %618 = "linalg.generic"(%arg65, %609, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg285: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg286: f32 loc(fused[#loc86, #loc40, #loc24, #loc64]), %arg287: f32 loc(fused[#loc86, #loc67, #loc24, #loc68])):
+      %778 = "math.powf"(%arg285, %arg286) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc389)
+      "linalg.yield"(%778) : (f32) -> () loc(#loc389)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc389)
-    %629 = "linalg.generic"(%22, %628, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg282: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg283: f32 loc(fused[#loc86, #loc67, #loc32, #loc68]), %arg284: f32 loc(fused[#loc86, #loc31, #loc32, #loc68])):
-      %783 = "arith.sitofp"(%arg282) : (i64) -> f32 loc(#loc390)
-      %784 = "arith.subf"(%783, %arg283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc390)
-      "linalg.yield"(%784) : (f32) -> () loc(#loc390)
+    %619 = "linalg.generic"(%21, %618, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg282: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg283: f32 loc(fused[#loc86, #loc67, #loc24, #loc68]), %arg284: f32 loc(fused[#loc86, #loc34, #loc24, #loc68])):
+      %776 = "arith.sitofp"(%arg282) : (i64) -> f32 loc(#loc390)
+      %777 = "arith.subf"(%776, %arg283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc390)
+      "linalg.yield"(%777) : (f32) -> () loc(#loc390)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc390)
-    %630 = "linalg.generic"(%arg66, %619, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg279: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg280: f32 loc(fused[#loc86, #loc39, #loc32, #loc63]), %arg281: f32 loc(fused[#loc86, #loc67, #loc32, #loc69])):
-      %782 = "math.powf"(%arg279, %arg280) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc391)
-      "linalg.yield"(%782) : (f32) -> () loc(#loc391)
+    %620 = "linalg.generic"(%arg66, %609, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg279: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg280: f32 loc(fused[#loc86, #loc40, #loc24, #loc64]), %arg281: f32 loc(fused[#loc86, #loc67, #loc24, #loc69])):
+      %775 = "math.powf"(%arg279, %arg280) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc391)
+      "linalg.yield"(%775) : (f32) -> () loc(#loc391)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc391)
-    %631 = "linalg.generic"(%22, %630, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg276: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg277: f32 loc(fused[#loc86, #loc67, #loc32, #loc69]), %arg278: f32 loc(fused[#loc86, #loc31, #loc32, #loc69])):
-      %780 = "arith.sitofp"(%arg276) : (i64) -> f32 loc(#loc392)
-      %781 = "arith.subf"(%780, %arg277) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc392)
-      "linalg.yield"(%781) : (f32) -> () loc(#loc392)
+    %621 = "linalg.generic"(%21, %620, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg276: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg277: f32 loc(fused[#loc86, #loc67, #loc24, #loc69]), %arg278: f32 loc(fused[#loc86, #loc34, #loc24, #loc69])):
+      %773 = "arith.sitofp"(%arg276) : (i64) -> f32 loc(#loc392)
+      %774 = "arith.subf"(%773, %arg277) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc392)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc392)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc392)
-    %632 = "linalg.generic"(%631, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg274: f32 loc(fused[#loc86, #loc31, #loc32, #loc69]), %arg275: f32 loc(fused[#loc86, #loc70, #loc32, #loc69])):
-      %779 = "math.sqrt"(%arg274) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc393)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc393)
+    %622 = "linalg.generic"(%621, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg274: f32 loc(fused[#loc86, #loc34, #loc24, #loc69]), %arg275: f32 loc(fused[#loc86, #loc70, #loc24, #loc69])):
+      %772 = "math.sqrt"(%arg274) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc393)
+      "linalg.yield"(%772) : (f32) -> () loc(#loc393)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc393)
-    %633 = "linalg.generic"(%arg64, %629, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg271: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg272: f32 loc(fused[#loc86, #loc31, #loc32, #loc68]), %arg273: f32 loc(fused[#loc86, #loc22, #loc32, #loc71])):
-      %778 = "arith.divf"(%arg271, %arg272) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc394)
-      "linalg.yield"(%778) : (f32) -> () loc(#loc394)
+    %623 = "linalg.generic"(%arg64, %619, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg271: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg272: f32 loc(fused[#loc86, #loc34, #loc24, #loc68]), %arg273: f32 loc(fused[#loc86, #loc26, #loc24, #loc71])):
+      %771 = "arith.divf"(%arg271, %arg272) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc394)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc394)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc394)
-    %634 = "linalg.generic"(%627, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg269: f32 loc(fused[#loc86, #loc39, #loc32, #loc66]), %arg270: f32 loc(fused[#loc86, #loc70, #loc32, #loc72])):
-      %777 = "math.sqrt"(%arg269) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc395)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc395)
+    %624 = "linalg.generic"(%617, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg269: f32 loc(fused[#loc86, #loc40, #loc24, #loc66]), %arg270: f32 loc(fused[#loc86, #loc70, #loc24, #loc72])):
+      %770 = "math.sqrt"(%arg269) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc395)
+      "linalg.yield"(%770) : (f32) -> () loc(#loc395)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc395)
-    %635 = "linalg.generic"(%634, %632, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg266: f32 loc(fused[#loc86, #loc70, #loc32, #loc72]), %arg267: f32 loc(fused[#loc86, #loc70, #loc32, #loc69]), %arg268: f32 loc(fused[#loc86, #loc22, #loc32, #loc72])):
-      %776 = "arith.divf"(%arg266, %arg267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc396)
-      "linalg.yield"(%776) : (f32) -> () loc(#loc396)
+    %625 = "linalg.generic"(%624, %622, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg266: f32 loc(fused[#loc86, #loc70, #loc24, #loc72]), %arg267: f32 loc(fused[#loc86, #loc70, #loc24, #loc69]), %arg268: f32 loc(fused[#loc86, #loc26, #loc24, #loc72])):
+      %769 = "arith.divf"(%arg266, %arg267) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc396)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc396)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc396)
-    %636 = "linalg.generic"(%635, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg263: f32 loc(fused[#loc86, #loc22, #loc32, #loc72]), %arg264: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg265: f32 loc(fused[#loc86, #loc39, #loc32, #loc72])):
-      %775 = "arith.addf"(%arg263, %arg264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc397)
-      "linalg.yield"(%775) : (f32) -> () loc(#loc397)
+    %626 = "linalg.generic"(%625, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg263: f32 loc(fused[#loc86, #loc26, #loc24, #loc72]), %arg264: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg265: f32 loc(fused[#loc86, #loc40, #loc24, #loc72])):
+      %768 = "arith.addf"(%arg263, %arg264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc397)
+      "linalg.yield"(%768) : (f32) -> () loc(#loc397)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc397)
-    %637 = "linalg.generic"(%623, %636, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg260: f32 loc(fused[#loc86, #loc64, #loc32, #loc33]), %arg261: f32 loc(fused[#loc86, #loc39, #loc32, #loc72]), %arg262: f32 loc(fused[#loc86, #loc22, #loc32, #loc73])):
-      %774 = "arith.divf"(%arg260, %arg261) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc398)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc398)
+    %627 = "linalg.generic"(%613, %626, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg260: f32 loc(fused[#loc86, #loc23, #loc24, #loc25]), %arg261: f32 loc(fused[#loc86, #loc40, #loc24, #loc72]), %arg262: f32 loc(fused[#loc86, #loc26, #loc24, #loc73])):
+      %767 = "arith.divf"(%arg260, %arg261) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc398)
+      "linalg.yield"(%767) : (f32) -> () loc(#loc398)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc398)
-    %638 = "linalg.generic"(%633, %637, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg257: f32 loc(fused[#loc86, #loc22, #loc32, #loc71]), %arg258: f32 loc(fused[#loc86, #loc22, #loc32, #loc73]), %arg259: f32 loc(fused[#loc86, #loc65, #loc32, #loc73])):
-      %773 = "arith.mulf"(%arg257, %arg258) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc399)
-      "linalg.yield"(%773) : (f32) -> () loc(#loc399)
+    %628 = "linalg.generic"(%623, %627, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg257: f32 loc(fused[#loc86, #loc26, #loc24, #loc71]), %arg258: f32 loc(fused[#loc86, #loc26, #loc24, #loc73]), %arg259: f32 loc(fused[#loc86, #loc65, #loc24, #loc73])):
+      %766 = "arith.mulf"(%arg257, %arg258) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc399)
+      "linalg.yield"(%766) : (f32) -> () loc(#loc399)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc399)
-    %639 = "linalg.generic"(%arg12, %638, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg254: f32 loc(fused[#loc57, #loc54, #loc4, #loc16]), %arg255: f32 loc(fused[#loc86, #loc65, #loc32, #loc73]), %arg256: f32 loc(fused[#loc86, #loc74, #loc32, #loc73])):
-      %772 = "arith.subf"(%arg254, %arg255) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc400)
-      "linalg.yield"(%772) : (f32) -> () loc(#loc400)
+    %629 = "linalg.generic"(%arg12, %628, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg254: f32 loc(fused[#loc58, #loc55, #loc4, #loc16]), %arg255: f32 loc(fused[#loc86, #loc65, #loc24, #loc73]), %arg256: f32 loc(fused[#loc86, #loc74, #loc24, #loc73])):
+      %765 = "arith.subf"(%arg254, %arg255) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc400)
+      "linalg.yield"(%765) : (f32) -> () loc(#loc400)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc400)
-    %640 = "linalg.generic"(%arg55, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg252: f32 loc(fused[#loc87, #loc39, #loc32, #loc63]), %arg253: f32 loc(fused[#loc87, #loc39, #loc32, #loc63])):
-      %771 = "arith.addf"(%arg252, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc401)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc401)
+    %630 = "linalg.generic"(%arg55, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg252: f32 loc(fused[#loc87, #loc40, #loc24, #loc64]), %arg253: f32 loc(fused[#loc87, #loc40, #loc24, #loc64])):
+      %764 = "arith.addf"(%arg252, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc401)
+      "linalg.yield"(%764) : (f32) -> () loc(#loc401)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc401)
-    %641 = "linalg.generic"(%363, %241, %arg56, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg248: i1 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg249: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg250: f32 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg251: f32 loc(fused[#loc87, #loc64, #loc32, #loc33])):
-      %770 = "arith.select"(%arg248, %arg249, %arg250) : (i1, f32, f32) -> f32 loc(#loc402)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc402)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc402)
-    %642 = "linalg.generic"(%241, %arg56, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg245: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg246: f32 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg247: f32 loc(fused[#loc87, #loc64, #loc32, #loc33])):
-      %769 = "arith.subf"(%arg245, %arg246) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc402)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc402)
+    %631 = "linalg.generic"(%353, %241, %arg56, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg248: i8 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg249: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg250: f32 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg251: f32 loc(fused[#loc87, #loc23, #loc24, #loc25])):
+      %762 = "arith.trunci"(%arg248) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc402)
+      %763 = "arith.select"(%762, %arg249, %arg250) : (i1, f32, f32) -> f32 loc(#loc402)
+      "linalg.yield"(%763) : (f32) -> () loc(#loc402)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc402)
+    %632 = "linalg.generic"(%241, %arg56, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg245: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg246: f32 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg247: f32 loc(fused[#loc87, #loc23, #loc24, #loc25])):
+      %761 = "arith.subf"(%arg245, %arg246) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc402)
+      "linalg.yield"(%761) : (f32) -> () loc(#loc402)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc402)
-    %643 = "linalg.generic"(%365, %642, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg242: f32 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg243: f32 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg244: f32 loc(fused[#loc87, #loc64, #loc32, #loc33])):
-      %768 = "arith.mulf"(%arg242, %arg243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc402)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc402)
+    %633 = "linalg.generic"(%355, %632, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg242: f32 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg243: f32 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg244: f32 loc(fused[#loc87, #loc23, #loc24, #loc25])):
+      %760 = "arith.mulf"(%arg242, %arg243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc402)
+      "linalg.yield"(%760) : (f32) -> () loc(#loc402)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc402)
-    %644 = "linalg.generic"(%643, %641, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg239: f32 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg240: f32 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg241: f32 loc(fused[#loc87, #loc64, #loc32, #loc33])):
-      %767 = "arith.addf"(%arg239, %arg240) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc402)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc402)
+    %634 = "linalg.generic"(%633, %631, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg239: f32 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg240: f32 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg241: f32 loc(fused[#loc87, #loc23, #loc24, #loc25])):
+      %759 = "arith.addf"(%arg239, %arg240) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc402)
+      "linalg.yield"(%759) : (f32) -> () loc(#loc402)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc402)
-    %645 = "linalg.generic"(%arg57, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg236: f32 loc(fused[#loc87, #loc65, #loc32, #loc66]), %arg237: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg238: f32 loc(fused[#loc87, #loc65, #loc32, #loc66])):
-      %766 = "arith.mulf"(%arg236, %arg237) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc403)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc403)
+    %635 = "linalg.generic"(%arg57, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg236: f32 loc(fused[#loc87, #loc65, #loc24, #loc66]), %arg237: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg238: f32 loc(fused[#loc87, #loc65, #loc24, #loc66])):
+      %758 = "arith.mulf"(%arg236, %arg237) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc403)
+      "linalg.yield"(%758) : (f32) -> () loc(#loc403)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc403)
-    %646 = "linalg.generic"(%371, %241, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg233: f32 loc(fused[#loc87, #loc31, #loc32, #loc66]), %arg234: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg235: f32 loc(fused[#loc87, #loc65, #loc32, #loc66])):
-      %765 = "arith.mulf"(%arg233, %arg234) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc403)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc403)
+    %636 = "linalg.generic"(%361, %241, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg233: f32 loc(fused[#loc87, #loc34, #loc24, #loc66]), %arg234: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg235: f32 loc(fused[#loc87, #loc65, #loc24, #loc66])):
+      %757 = "arith.mulf"(%arg233, %arg234) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc403)
+      "linalg.yield"(%757) : (f32) -> () loc(#loc403)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc403)
-    %647 = "linalg.generic"(%646, %241, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg230: f32 loc(fused[#loc87, #loc65, #loc32, #loc66]), %arg231: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg232: f32 loc(fused[#loc87, #loc65, #loc32, #loc66])):
-      %764 = "arith.mulf"(%arg230, %arg231) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc403)
-      "linalg.yield"(%764) : (f32) -> () loc(#loc403)
+    %637 = "linalg.generic"(%636, %241, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg230: f32 loc(fused[#loc87, #loc65, #loc24, #loc66]), %arg231: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg232: f32 loc(fused[#loc87, #loc65, #loc24, #loc66])):
+      %756 = "arith.mulf"(%arg230, %arg231) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc403)
+      "linalg.yield"(%756) : (f32) -> () loc(#loc403)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc403)
-    %648 = "linalg.generic"(%645, %647, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg227: f32 loc(fused[#loc87, #loc65, #loc32, #loc66]), %arg228: f32 loc(fused[#loc87, #loc65, #loc32, #loc66]), %arg229: f32 loc(fused[#loc87, #loc39, #loc32, #loc66])):
-      %763 = "arith.addf"(%arg227, %arg228) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc405)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc405)
+    %638 = "linalg.generic"(%635, %637, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg227: f32 loc(fused[#loc87, #loc65, #loc24, #loc66]), %arg228: f32 loc(fused[#loc87, #loc65, #loc24, #loc66]), %arg229: f32 loc(fused[#loc87, #loc40, #loc24, #loc66])):
+      %755 = "arith.addf"(%arg227, %arg228) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc405)
+      "linalg.yield"(%755) : (f32) -> () loc(#loc405)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc405)
-    %649 = "linalg.generic"(%arg65, %640, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg224: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg225: f32 loc(fused[#loc87, #loc39, #loc32, #loc63]), %arg226: f32 loc(fused[#loc87, #loc67, #loc32, #loc68])):
-      %762 = "math.powf"(%arg224, %arg225) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc406)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc406)
+    %639 = "linalg.generic"(%arg65, %630, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg224: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg225: f32 loc(fused[#loc87, #loc40, #loc24, #loc64]), %arg226: f32 loc(fused[#loc87, #loc67, #loc24, #loc68])):
+      %754 = "math.powf"(%arg224, %arg225) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc406)
+      "linalg.yield"(%754) : (f32) -> () loc(#loc406)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc406)
-    %650 = "linalg.generic"(%22, %649, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg221: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg222: f32 loc(fused[#loc87, #loc67, #loc32, #loc68]), %arg223: f32 loc(fused[#loc87, #loc31, #loc32, #loc68])):
-      %760 = "arith.sitofp"(%arg221) : (i64) -> f32 loc(#loc407)
-      %761 = "arith.subf"(%760, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc407)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc407)
+    %640 = "linalg.generic"(%21, %639, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg221: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg222: f32 loc(fused[#loc87, #loc67, #loc24, #loc68]), %arg223: f32 loc(fused[#loc87, #loc34, #loc24, #loc68])):
+      %752 = "arith.sitofp"(%arg221) : (i64) -> f32 loc(#loc407)
+      %753 = "arith.subf"(%752, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc407)
+      "linalg.yield"(%753) : (f32) -> () loc(#loc407)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc407)
-    %651 = "linalg.generic"(%arg66, %640, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg218: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg219: f32 loc(fused[#loc87, #loc39, #loc32, #loc63]), %arg220: f32 loc(fused[#loc87, #loc67, #loc32, #loc69])):
-      %759 = "math.powf"(%arg218, %arg219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc408)
-      "linalg.yield"(%759) : (f32) -> () loc(#loc408)
+    %641 = "linalg.generic"(%arg66, %630, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg218: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg219: f32 loc(fused[#loc87, #loc40, #loc24, #loc64]), %arg220: f32 loc(fused[#loc87, #loc67, #loc24, #loc69])):
+      %751 = "math.powf"(%arg218, %arg219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc408)
+      "linalg.yield"(%751) : (f32) -> () loc(#loc408)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc408)
-    %652 = "linalg.generic"(%22, %651, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg215: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg216: f32 loc(fused[#loc87, #loc67, #loc32, #loc69]), %arg217: f32 loc(fused[#loc87, #loc31, #loc32, #loc69])):
-      %757 = "arith.sitofp"(%arg215) : (i64) -> f32 loc(#loc409)
-      %758 = "arith.subf"(%757, %arg216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc409)
-      "linalg.yield"(%758) : (f32) -> () loc(#loc409)
+    %642 = "linalg.generic"(%21, %641, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg215: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg216: f32 loc(fused[#loc87, #loc67, #loc24, #loc69]), %arg217: f32 loc(fused[#loc87, #loc34, #loc24, #loc69])):
+      %749 = "arith.sitofp"(%arg215) : (i64) -> f32 loc(#loc409)
+      %750 = "arith.subf"(%749, %arg216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc409)
+      "linalg.yield"(%750) : (f32) -> () loc(#loc409)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc409)
-    %653 = "linalg.generic"(%652, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg213: f32 loc(fused[#loc87, #loc31, #loc32, #loc69]), %arg214: f32 loc(fused[#loc87, #loc70, #loc32, #loc69])):
-      %756 = "math.sqrt"(%arg213) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc410)
-      "linalg.yield"(%756) : (f32) -> () loc(#loc410)
+    %643 = "linalg.generic"(%642, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg213: f32 loc(fused[#loc87, #loc34, #loc24, #loc69]), %arg214: f32 loc(fused[#loc87, #loc70, #loc24, #loc69])):
+      %748 = "math.sqrt"(%arg213) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc410)
+      "linalg.yield"(%748) : (f32) -> () loc(#loc410)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc410)
-    %654 = "linalg.generic"(%arg64, %650, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg210: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg211: f32 loc(fused[#loc87, #loc31, #loc32, #loc68]), %arg212: f32 loc(fused[#loc87, #loc22, #loc32, #loc71])):
-      %755 = "arith.divf"(%arg210, %arg211) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc411)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc411)
+    %644 = "linalg.generic"(%arg64, %640, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg210: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg211: f32 loc(fused[#loc87, #loc34, #loc24, #loc68]), %arg212: f32 loc(fused[#loc87, #loc26, #loc24, #loc71])):
+      %747 = "arith.divf"(%arg210, %arg211) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc411)
+      "linalg.yield"(%747) : (f32) -> () loc(#loc411)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc411)
-    %655 = "linalg.generic"(%648, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg208: f32 loc(fused[#loc87, #loc39, #loc32, #loc66]), %arg209: f32 loc(fused[#loc87, #loc70, #loc32, #loc72])):
-      %754 = "math.sqrt"(%arg208) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc412)
-      "linalg.yield"(%754) : (f32) -> () loc(#loc412)
+    %645 = "linalg.generic"(%638, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg208: f32 loc(fused[#loc87, #loc40, #loc24, #loc66]), %arg209: f32 loc(fused[#loc87, #loc70, #loc24, #loc72])):
+      %746 = "math.sqrt"(%arg208) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc412)
+      "linalg.yield"(%746) : (f32) -> () loc(#loc412)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc412)
-    %656 = "linalg.generic"(%655, %653, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg205: f32 loc(fused[#loc87, #loc70, #loc32, #loc72]), %arg206: f32 loc(fused[#loc87, #loc70, #loc32, #loc69]), %arg207: f32 loc(fused[#loc87, #loc22, #loc32, #loc72])):
-      %753 = "arith.divf"(%arg205, %arg206) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc413)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc413)
+    %646 = "linalg.generic"(%645, %643, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg205: f32 loc(fused[#loc87, #loc70, #loc24, #loc72]), %arg206: f32 loc(fused[#loc87, #loc70, #loc24, #loc69]), %arg207: f32 loc(fused[#loc87, #loc26, #loc24, #loc72])):
+      %745 = "arith.divf"(%arg205, %arg206) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc413)
+      "linalg.yield"(%745) : (f32) -> () loc(#loc413)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc413)
-    %657 = "linalg.generic"(%656, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg202: f32 loc(fused[#loc87, #loc22, #loc32, #loc72]), %arg203: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg204: f32 loc(fused[#loc87, #loc39, #loc32, #loc72])):
-      %752 = "arith.addf"(%arg202, %arg203) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc414)
-      "linalg.yield"(%752) : (f32) -> () loc(#loc414)
+    %647 = "linalg.generic"(%646, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg202: f32 loc(fused[#loc87, #loc26, #loc24, #loc72]), %arg203: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg204: f32 loc(fused[#loc87, #loc40, #loc24, #loc72])):
+      %744 = "arith.addf"(%arg202, %arg203) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc414)
+      "linalg.yield"(%744) : (f32) -> () loc(#loc414)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc414)
-    %658 = "linalg.generic"(%644, %657, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg199: f32 loc(fused[#loc87, #loc64, #loc32, #loc33]), %arg200: f32 loc(fused[#loc87, #loc39, #loc32, #loc72]), %arg201: f32 loc(fused[#loc87, #loc22, #loc32, #loc73])):
-      %751 = "arith.divf"(%arg199, %arg200) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc415)
-      "linalg.yield"(%751) : (f32) -> () loc(#loc415)
+    %648 = "linalg.generic"(%634, %647, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg199: f32 loc(fused[#loc87, #loc23, #loc24, #loc25]), %arg200: f32 loc(fused[#loc87, #loc40, #loc24, #loc72]), %arg201: f32 loc(fused[#loc87, #loc26, #loc24, #loc73])):
+      %743 = "arith.divf"(%arg199, %arg200) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc415)
+      "linalg.yield"(%743) : (f32) -> () loc(#loc415)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc415)
-    %659 = "linalg.generic"(%654, %658, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg196: f32 loc(fused[#loc87, #loc22, #loc32, #loc71]), %arg197: f32 loc(fused[#loc87, #loc22, #loc32, #loc73]), %arg198: f32 loc(fused[#loc87, #loc65, #loc32, #loc73])):
-      %750 = "arith.mulf"(%arg196, %arg197) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc416)
-      "linalg.yield"(%750) : (f32) -> () loc(#loc416)
+    %649 = "linalg.generic"(%644, %648, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg196: f32 loc(fused[#loc87, #loc26, #loc24, #loc71]), %arg197: f32 loc(fused[#loc87, #loc26, #loc24, #loc73]), %arg198: f32 loc(fused[#loc87, #loc65, #loc24, #loc73])):
+      %742 = "arith.mulf"(%arg196, %arg197) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc416)
+      "linalg.yield"(%742) : (f32) -> () loc(#loc416)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc416)
-    %660 = "linalg.generic"(%arg13, %659, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg193: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg194: f32 loc(fused[#loc87, #loc65, #loc32, #loc73]), %arg195: f32 loc(fused[#loc87, #loc74, #loc32, #loc73])):
-      %749 = "arith.subf"(%arg193, %arg194) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc417)
-      "linalg.yield"(%749) : (f32) -> () loc(#loc417)
+    %650 = "linalg.generic"(%arg13, %649, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg193: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg194: f32 loc(fused[#loc87, #loc65, #loc24, #loc73]), %arg195: f32 loc(fused[#loc87, #loc74, #loc24, #loc73])):
+      %741 = "arith.subf"(%arg193, %arg194) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc417)
+      "linalg.yield"(%741) : (f32) -> () loc(#loc417)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc417)
-    %661 = "linalg.generic"(%arg58, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg191: f32 loc(fused[#loc88, #loc39, #loc32, #loc63]), %arg192: f32 loc(fused[#loc88, #loc39, #loc32, #loc63])):
-      %748 = "arith.addf"(%arg191, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc418)
-      "linalg.yield"(%748) : (f32) -> () loc(#loc418)
+    %651 = "linalg.generic"(%arg58, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg191: f32 loc(fused[#loc88, #loc40, #loc24, #loc64]), %arg192: f32 loc(fused[#loc88, #loc40, #loc24, #loc64])):
+      %740 = "arith.addf"(%arg191, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc418)
+      "linalg.yield"(%740) : (f32) -> () loc(#loc418)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc418)
-    %662 = "linalg.generic"(%363, %242, %arg59, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg187: i1 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg188: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg189: f32 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg190: f32 loc(fused[#loc88, #loc64, #loc32, #loc33])):
-      %747 = "arith.select"(%arg187, %arg188, %arg189) : (i1, f32, f32) -> f32 loc(#loc419)
-      "linalg.yield"(%747) : (f32) -> () loc(#loc419)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc419)
-    %663 = "linalg.generic"(%242, %arg59, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg184: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg185: f32 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg186: f32 loc(fused[#loc88, #loc64, #loc32, #loc33])):
-      %746 = "arith.subf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc419)
-      "linalg.yield"(%746) : (f32) -> () loc(#loc419)
+    %652 = "linalg.generic"(%353, %242, %arg59, %239) <{indexing_maps = [#map20, #map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg187: i8 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg188: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg189: f32 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg190: f32 loc(fused[#loc88, #loc23, #loc24, #loc25])):
+      %738 = "arith.trunci"(%arg187) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc419)
+      %739 = "arith.select"(%738, %arg188, %arg189) : (i1, f32, f32) -> f32 loc(#loc419)
+      "linalg.yield"(%739) : (f32) -> () loc(#loc419)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc419)
+    %653 = "linalg.generic"(%242, %arg59, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg184: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg185: f32 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg186: f32 loc(fused[#loc88, #loc23, #loc24, #loc25])):
+      %737 = "arith.subf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc419)
+      "linalg.yield"(%737) : (f32) -> () loc(#loc419)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc419)
-    %664 = "linalg.generic"(%365, %663, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg181: f32 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg182: f32 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg183: f32 loc(fused[#loc88, #loc64, #loc32, #loc33])):
-      %745 = "arith.mulf"(%arg181, %arg182) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc419)
-      "linalg.yield"(%745) : (f32) -> () loc(#loc419)
+    %654 = "linalg.generic"(%355, %653, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg181: f32 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg182: f32 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg183: f32 loc(fused[#loc88, #loc23, #loc24, #loc25])):
+      %736 = "arith.mulf"(%arg181, %arg182) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc419)
+      "linalg.yield"(%736) : (f32) -> () loc(#loc419)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc419)
-    %665 = "linalg.generic"(%664, %662, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg178: f32 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg179: f32 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg180: f32 loc(fused[#loc88, #loc64, #loc32, #loc33])):
-      %744 = "arith.addf"(%arg178, %arg179) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc419)
-      "linalg.yield"(%744) : (f32) -> () loc(#loc419)
+    %655 = "linalg.generic"(%654, %652, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg178: f32 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg179: f32 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg180: f32 loc(fused[#loc88, #loc23, #loc24, #loc25])):
+      %735 = "arith.addf"(%arg178, %arg179) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc419)
+      "linalg.yield"(%735) : (f32) -> () loc(#loc419)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc419)
-    %666 = "linalg.generic"(%arg60, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg175: f32 loc(fused[#loc88, #loc65, #loc32, #loc66]), %arg176: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg177: f32 loc(fused[#loc88, #loc65, #loc32, #loc66])):
-      %743 = "arith.mulf"(%arg175, %arg176) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc420)
-      "linalg.yield"(%743) : (f32) -> () loc(#loc420)
+    %656 = "linalg.generic"(%arg60, %arg66, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg175: f32 loc(fused[#loc88, #loc65, #loc24, #loc66]), %arg176: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg177: f32 loc(fused[#loc88, #loc65, #loc24, #loc66])):
+      %734 = "arith.mulf"(%arg175, %arg176) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc420)
+      "linalg.yield"(%734) : (f32) -> () loc(#loc420)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc420)
-    %667 = "linalg.generic"(%371, %242, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg172: f32 loc(fused[#loc88, #loc31, #loc32, #loc66]), %arg173: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg174: f32 loc(fused[#loc88, #loc65, #loc32, #loc66])):
-      %742 = "arith.mulf"(%arg172, %arg173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc420)
-      "linalg.yield"(%742) : (f32) -> () loc(#loc420)
+    %657 = "linalg.generic"(%361, %242, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg172: f32 loc(fused[#loc88, #loc34, #loc24, #loc66]), %arg173: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg174: f32 loc(fused[#loc88, #loc65, #loc24, #loc66])):
+      %733 = "arith.mulf"(%arg172, %arg173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc420)
+      "linalg.yield"(%733) : (f32) -> () loc(#loc420)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc420)
-    %668 = "linalg.generic"(%667, %242, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg169: f32 loc(fused[#loc88, #loc65, #loc32, #loc66]), %arg170: f32 loc(fused[#loc27, #loc28, #loc8, #loc29]), %arg171: f32 loc(fused[#loc88, #loc65, #loc32, #loc66])):
-      %741 = "arith.mulf"(%arg169, %arg170) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc420)
-      "linalg.yield"(%741) : (f32) -> () loc(#loc420)
+    %658 = "linalg.generic"(%657, %242, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg169: f32 loc(fused[#loc88, #loc65, #loc24, #loc66]), %arg170: f32 loc(fused[#loc31, #loc32, #loc8, #loc33]), %arg171: f32 loc(fused[#loc88, #loc65, #loc24, #loc66])):
+      %732 = "arith.mulf"(%arg169, %arg170) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc420)
+      "linalg.yield"(%732) : (f32) -> () loc(#loc420)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc420)
-    %669 = "linalg.generic"(%666, %668, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg166: f32 loc(fused[#loc88, #loc65, #loc32, #loc66]), %arg167: f32 loc(fused[#loc88, #loc65, #loc32, #loc66]), %arg168: f32 loc(fused[#loc88, #loc39, #loc32, #loc66])):
-      %740 = "arith.addf"(%arg166, %arg167) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc422)
-      "linalg.yield"(%740) : (f32) -> () loc(#loc422)
+    %659 = "linalg.generic"(%656, %658, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg166: f32 loc(fused[#loc88, #loc65, #loc24, #loc66]), %arg167: f32 loc(fused[#loc88, #loc65, #loc24, #loc66]), %arg168: f32 loc(fused[#loc88, #loc40, #loc24, #loc66])):
+      %731 = "arith.addf"(%arg166, %arg167) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc422)
+      "linalg.yield"(%731) : (f32) -> () loc(#loc422)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc422)
-    %670 = "linalg.generic"(%arg65, %661, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg163: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg164: f32 loc(fused[#loc88, #loc39, #loc32, #loc63]), %arg165: f32 loc(fused[#loc88, #loc67, #loc32, #loc68])):
-      %739 = "math.powf"(%arg163, %arg164) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc423)
-      "linalg.yield"(%739) : (f32) -> () loc(#loc423)
+    %660 = "linalg.generic"(%arg65, %651, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg163: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg164: f32 loc(fused[#loc88, #loc40, #loc24, #loc64]), %arg165: f32 loc(fused[#loc88, #loc67, #loc24, #loc68])):
+      %730 = "math.powf"(%arg163, %arg164) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc423)
+      "linalg.yield"(%730) : (f32) -> () loc(#loc423)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc423)
-    %671 = "linalg.generic"(%22, %670, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg160: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg161: f32 loc(fused[#loc88, #loc67, #loc32, #loc68]), %arg162: f32 loc(fused[#loc88, #loc31, #loc32, #loc68])):
-      %737 = "arith.sitofp"(%arg160) : (i64) -> f32 loc(#loc424)
-      %738 = "arith.subf"(%737, %arg161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc424)
-      "linalg.yield"(%738) : (f32) -> () loc(#loc424)
+    %661 = "linalg.generic"(%21, %660, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg160: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg161: f32 loc(fused[#loc88, #loc67, #loc24, #loc68]), %arg162: f32 loc(fused[#loc88, #loc34, #loc24, #loc68])):
+      %728 = "arith.sitofp"(%arg160) : (i64) -> f32 loc(#loc424)
+      %729 = "arith.subf"(%728, %arg161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc424)
+      "linalg.yield"(%729) : (f32) -> () loc(#loc424)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc424)
-    %672 = "linalg.generic"(%arg66, %661, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg157: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg158: f32 loc(fused[#loc88, #loc39, #loc32, #loc63]), %arg159: f32 loc(fused[#loc88, #loc67, #loc32, #loc69])):
-      %736 = "math.powf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc425)
-      "linalg.yield"(%736) : (f32) -> () loc(#loc425)
+    %662 = "linalg.generic"(%arg66, %651, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg157: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg158: f32 loc(fused[#loc88, #loc40, #loc24, #loc64]), %arg159: f32 loc(fused[#loc88, #loc67, #loc24, #loc69])):
+      %727 = "math.powf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc425)
+      "linalg.yield"(%727) : (f32) -> () loc(#loc425)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc425)
-    %673 = "linalg.generic"(%22, %672, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg154: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg155: f32 loc(fused[#loc88, #loc67, #loc32, #loc69]), %arg156: f32 loc(fused[#loc88, #loc31, #loc32, #loc69])):
-      %734 = "arith.sitofp"(%arg154) : (i64) -> f32 loc(#loc426)
-      %735 = "arith.subf"(%734, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc426)
-      "linalg.yield"(%735) : (f32) -> () loc(#loc426)
+    %663 = "linalg.generic"(%21, %662, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg154: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg155: f32 loc(fused[#loc88, #loc67, #loc24, #loc69]), %arg156: f32 loc(fused[#loc88, #loc34, #loc24, #loc69])):
+      %725 = "arith.sitofp"(%arg154) : (i64) -> f32 loc(#loc426)
+      %726 = "arith.subf"(%725, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc426)
+      "linalg.yield"(%726) : (f32) -> () loc(#loc426)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc426)
-    %674 = "linalg.generic"(%673, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg152: f32 loc(fused[#loc88, #loc31, #loc32, #loc69]), %arg153: f32 loc(fused[#loc88, #loc70, #loc32, #loc69])):
-      %733 = "math.sqrt"(%arg152) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc427)
-      "linalg.yield"(%733) : (f32) -> () loc(#loc427)
+    %664 = "linalg.generic"(%663, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg152: f32 loc(fused[#loc88, #loc34, #loc24, #loc69]), %arg153: f32 loc(fused[#loc88, #loc70, #loc24, #loc69])):
+      %724 = "math.sqrt"(%arg152) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc427)
+      "linalg.yield"(%724) : (f32) -> () loc(#loc427)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc427)
-    %675 = "linalg.generic"(%arg64, %671, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg149: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg150: f32 loc(fused[#loc88, #loc31, #loc32, #loc68]), %arg151: f32 loc(fused[#loc88, #loc22, #loc32, #loc71])):
-      %732 = "arith.divf"(%arg149, %arg150) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc428)
-      "linalg.yield"(%732) : (f32) -> () loc(#loc428)
+    %665 = "linalg.generic"(%arg64, %661, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg149: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg150: f32 loc(fused[#loc88, #loc34, #loc24, #loc68]), %arg151: f32 loc(fused[#loc88, #loc26, #loc24, #loc71])):
+      %723 = "arith.divf"(%arg149, %arg150) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc428)
+      "linalg.yield"(%723) : (f32) -> () loc(#loc428)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc428)
-    %676 = "linalg.generic"(%669, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg147: f32 loc(fused[#loc88, #loc39, #loc32, #loc66]), %arg148: f32 loc(fused[#loc88, #loc70, #loc32, #loc72])):
-      %731 = "math.sqrt"(%arg147) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc429)
-      "linalg.yield"(%731) : (f32) -> () loc(#loc429)
+    %666 = "linalg.generic"(%659, %239) <{indexing_maps = [#map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg147: f32 loc(fused[#loc88, #loc40, #loc24, #loc66]), %arg148: f32 loc(fused[#loc88, #loc70, #loc24, #loc72])):
+      %722 = "math.sqrt"(%arg147) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc429)
+      "linalg.yield"(%722) : (f32) -> () loc(#loc429)
     }) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc429)
-    %677 = "linalg.generic"(%676, %674, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg144: f32 loc(fused[#loc88, #loc70, #loc32, #loc72]), %arg145: f32 loc(fused[#loc88, #loc70, #loc32, #loc69]), %arg146: f32 loc(fused[#loc88, #loc22, #loc32, #loc72])):
-      %730 = "arith.divf"(%arg144, %arg145) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc430)
-      "linalg.yield"(%730) : (f32) -> () loc(#loc430)
+    %667 = "linalg.generic"(%666, %664, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg144: f32 loc(fused[#loc88, #loc70, #loc24, #loc72]), %arg145: f32 loc(fused[#loc88, #loc70, #loc24, #loc69]), %arg146: f32 loc(fused[#loc88, #loc26, #loc24, #loc72])):
+      %721 = "arith.divf"(%arg144, %arg145) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc430)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc430)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc430)
-    %678 = "linalg.generic"(%677, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg141: f32 loc(fused[#loc88, #loc22, #loc32, #loc72]), %arg142: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg143: f32 loc(fused[#loc88, #loc39, #loc32, #loc72])):
-      %729 = "arith.addf"(%arg141, %arg142) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc431)
-      "linalg.yield"(%729) : (f32) -> () loc(#loc431)
+    %668 = "linalg.generic"(%667, %arg67, %239) <{indexing_maps = [#map, #map20, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg141: f32 loc(fused[#loc88, #loc26, #loc24, #loc72]), %arg142: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg143: f32 loc(fused[#loc88, #loc40, #loc24, #loc72])):
+      %720 = "arith.addf"(%arg141, %arg142) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc431)
+      "linalg.yield"(%720) : (f32) -> () loc(#loc431)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc431)
-    %679 = "linalg.generic"(%665, %678, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg138: f32 loc(fused[#loc88, #loc64, #loc32, #loc33]), %arg139: f32 loc(fused[#loc88, #loc39, #loc32, #loc72]), %arg140: f32 loc(fused[#loc88, #loc22, #loc32, #loc73])):
-      %728 = "arith.divf"(%arg138, %arg139) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc432)
-      "linalg.yield"(%728) : (f32) -> () loc(#loc432)
+    %669 = "linalg.generic"(%655, %668, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg138: f32 loc(fused[#loc88, #loc23, #loc24, #loc25]), %arg139: f32 loc(fused[#loc88, #loc40, #loc24, #loc72]), %arg140: f32 loc(fused[#loc88, #loc26, #loc24, #loc73])):
+      %719 = "arith.divf"(%arg138, %arg139) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc432)
+      "linalg.yield"(%719) : (f32) -> () loc(#loc432)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc432)
-    %680 = "linalg.generic"(%675, %679, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg135: f32 loc(fused[#loc88, #loc22, #loc32, #loc71]), %arg136: f32 loc(fused[#loc88, #loc22, #loc32, #loc73]), %arg137: f32 loc(fused[#loc88, #loc65, #loc32, #loc73])):
-      %727 = "arith.mulf"(%arg135, %arg136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc433)
-      "linalg.yield"(%727) : (f32) -> () loc(#loc433)
+    %670 = "linalg.generic"(%665, %669, %239) <{indexing_maps = [#map20, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg135: f32 loc(fused[#loc88, #loc26, #loc24, #loc71]), %arg136: f32 loc(fused[#loc88, #loc26, #loc24, #loc73]), %arg137: f32 loc(fused[#loc88, #loc65, #loc24, #loc73])):
+      %718 = "arith.mulf"(%arg135, %arg136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc433)
+      "linalg.yield"(%718) : (f32) -> () loc(#loc433)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc433)
-    %681 = "linalg.generic"(%arg14, %680, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg132: f32 loc(fused[#loc27, #loc25, #loc4, #loc29]), %arg133: f32 loc(fused[#loc88, #loc65, #loc32, #loc73]), %arg134: f32 loc(fused[#loc88, #loc74, #loc32, #loc73])):
-      %726 = "arith.subf"(%arg132, %arg133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc434)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc434)
+    %671 = "linalg.generic"(%arg14, %670, %239) <{indexing_maps = [#map, #map, #map], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg132: f32 loc(fused[#loc31, #loc29, #loc4, #loc33]), %arg133: f32 loc(fused[#loc88, #loc65, #loc24, #loc73]), %arg134: f32 loc(fused[#loc88, #loc74, #loc24, #loc73])):
+      %717 = "arith.subf"(%arg132, %arg133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc434)
+      "linalg.yield"(%717) : (f32) -> () loc(#loc434)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc434)
-    %682 = "linalg.generic"(%arg61, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg130: f32 loc(fused[#loc89, #loc39, #loc32, #loc63]), %arg131: f32 loc(fused[#loc89, #loc39, #loc32, #loc63])):
-      %725 = "arith.addf"(%arg130, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc435)
-      "linalg.yield"(%725) : (f32) -> () loc(#loc435)
+    %672 = "linalg.generic"(%arg61, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg130: f32 loc(fused[#loc89, #loc40, #loc24, #loc64]), %arg131: f32 loc(fused[#loc89, #loc40, #loc24, #loc64])):
+      %716 = "arith.addf"(%arg130, %5) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc435)
+      "linalg.yield"(%716) : (f32) -> () loc(#loc435)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc435)
-    %683 = "linalg.generic"(%363, %225, %arg62, %223) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg126: i1 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg127: f32 loc(fused[#loc58, #loc43, #loc8, #loc29]), %arg128: f32 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg129: f32 loc(fused[#loc89, #loc64, #loc32, #loc33])):
-      %724 = "arith.select"(%arg126, %arg127, %arg128) : (i1, f32, f32) -> f32 loc(#loc436)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc436)
-    }) : (tensor<i1>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc436)
-    %684 = "linalg.generic"(%225, %arg62, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg123: f32 loc(fused[#loc58, #loc43, #loc8, #loc29]), %arg124: f32 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg125: f32 loc(fused[#loc89, #loc64, #loc32, #loc33])):
-      %723 = "arith.subf"(%arg123, %arg124) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc436)
-      "linalg.yield"(%723) : (f32) -> () loc(#loc436)
+    %673 = "linalg.generic"(%353, %225, %arg62, %223) <{indexing_maps = [#map23, #map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg126: i8 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg127: f32 loc(fused[#loc59, #loc44, #loc8, #loc33]), %arg128: f32 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg129: f32 loc(fused[#loc89, #loc23, #loc24, #loc25])):
+      %714 = "arith.trunci"(%arg126) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc436)
+      %715 = "arith.select"(%714, %arg127, %arg128) : (i1, f32, f32) -> f32 loc(#loc436)
+      "linalg.yield"(%715) : (f32) -> () loc(#loc436)
+    }) : (tensor<i8>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc436)
+    %674 = "linalg.generic"(%225, %arg62, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg123: f32 loc(fused[#loc59, #loc44, #loc8, #loc33]), %arg124: f32 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg125: f32 loc(fused[#loc89, #loc23, #loc24, #loc25])):
+      %713 = "arith.subf"(%arg123, %arg124) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc436)
+      "linalg.yield"(%713) : (f32) -> () loc(#loc436)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc436)
-    %685 = "linalg.generic"(%365, %684, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg120: f32 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg121: f32 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg122: f32 loc(fused[#loc89, #loc64, #loc32, #loc33])):
-      %722 = "arith.mulf"(%arg120, %arg121) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc436)
-      "linalg.yield"(%722) : (f32) -> () loc(#loc436)
+    %675 = "linalg.generic"(%355, %674, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg120: f32 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg121: f32 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg122: f32 loc(fused[#loc89, #loc23, #loc24, #loc25])):
+      %712 = "arith.mulf"(%arg120, %arg121) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc436)
+      "linalg.yield"(%712) : (f32) -> () loc(#loc436)
     }) : (tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc436)
-    %686 = "linalg.generic"(%685, %683, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg117: f32 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg118: f32 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg119: f32 loc(fused[#loc89, #loc64, #loc32, #loc33])):
-      %721 = "arith.addf"(%arg117, %arg118) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc436)
-      "linalg.yield"(%721) : (f32) -> () loc(#loc436)
+    %676 = "linalg.generic"(%675, %673, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg117: f32 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg118: f32 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg119: f32 loc(fused[#loc89, #loc23, #loc24, #loc25])):
+      %711 = "arith.addf"(%arg117, %arg118) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc436)
+      "linalg.yield"(%711) : (f32) -> () loc(#loc436)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc436)
-    %687 = "linalg.generic"(%arg63, %arg66, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg114: f32 loc(fused[#loc89, #loc65, #loc32, #loc66]), %arg115: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg116: f32 loc(fused[#loc89, #loc65, #loc32, #loc66])):
-      %720 = "arith.mulf"(%arg114, %arg115) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc437)
-      "linalg.yield"(%720) : (f32) -> () loc(#loc437)
+    %677 = "linalg.generic"(%arg63, %arg66, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg114: f32 loc(fused[#loc89, #loc65, #loc24, #loc66]), %arg115: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg116: f32 loc(fused[#loc89, #loc65, #loc24, #loc66])):
+      %710 = "arith.mulf"(%arg114, %arg115) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc437)
+      "linalg.yield"(%710) : (f32) -> () loc(#loc437)
     }) : (tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc437)
-    %688 = "linalg.generic"(%371, %225, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg111: f32 loc(fused[#loc89, #loc31, #loc32, #loc66]), %arg112: f32 loc(fused[#loc58, #loc43, #loc8, #loc29]), %arg113: f32 loc(fused[#loc89, #loc65, #loc32, #loc66])):
-      %719 = "arith.mulf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc437)
-      "linalg.yield"(%719) : (f32) -> () loc(#loc437)
+    %678 = "linalg.generic"(%361, %225, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg111: f32 loc(fused[#loc89, #loc34, #loc24, #loc66]), %arg112: f32 loc(fused[#loc59, #loc44, #loc8, #loc33]), %arg113: f32 loc(fused[#loc89, #loc65, #loc24, #loc66])):
+      %709 = "arith.mulf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc437)
+      "linalg.yield"(%709) : (f32) -> () loc(#loc437)
     }) : (tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc437)
-    %689 = "linalg.generic"(%688, %225, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg108: f32 loc(fused[#loc89, #loc65, #loc32, #loc66]), %arg109: f32 loc(fused[#loc58, #loc43, #loc8, #loc29]), %arg110: f32 loc(fused[#loc89, #loc65, #loc32, #loc66])):
-      %718 = "arith.mulf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc437)
-      "linalg.yield"(%718) : (f32) -> () loc(#loc437)
+    %679 = "linalg.generic"(%678, %225, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg108: f32 loc(fused[#loc89, #loc65, #loc24, #loc66]), %arg109: f32 loc(fused[#loc59, #loc44, #loc8, #loc33]), %arg110: f32 loc(fused[#loc89, #loc65, #loc24, #loc66])):
+      %708 = "arith.mulf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc437)
+      "linalg.yield"(%708) : (f32) -> () loc(#loc437)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc437)
-    %690 = "linalg.generic"(%687, %689, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg105: f32 loc(fused[#loc89, #loc65, #loc32, #loc66]), %arg106: f32 loc(fused[#loc89, #loc65, #loc32, #loc66]), %arg107: f32 loc(fused[#loc89, #loc39, #loc32, #loc66])):
-      %717 = "arith.addf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc439)
-      "linalg.yield"(%717) : (f32) -> () loc(#loc439)
+    %680 = "linalg.generic"(%677, %679, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg105: f32 loc(fused[#loc89, #loc65, #loc24, #loc66]), %arg106: f32 loc(fused[#loc89, #loc65, #loc24, #loc66]), %arg107: f32 loc(fused[#loc89, #loc40, #loc24, #loc66])):
+      %707 = "arith.addf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc439)
+      "linalg.yield"(%707) : (f32) -> () loc(#loc439)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc439)
-    %691 = "linalg.generic"(%arg65, %682, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg102: f32 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg103: f32 loc(fused[#loc89, #loc39, #loc32, #loc63]), %arg104: f32 loc(fused[#loc89, #loc67, #loc32, #loc68])):
-      %716 = "math.powf"(%arg102, %arg103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc440)
-      "linalg.yield"(%716) : (f32) -> () loc(#loc440)
+    %681 = "linalg.generic"(%arg65, %672, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg102: f32 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg103: f32 loc(fused[#loc89, #loc40, #loc24, #loc64]), %arg104: f32 loc(fused[#loc89, #loc67, #loc24, #loc68])):
+      %706 = "math.powf"(%arg102, %arg103) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc440)
+      "linalg.yield"(%706) : (f32) -> () loc(#loc440)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc440)
-    %692 = "linalg.generic"(%22, %691, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg99: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg100: f32 loc(fused[#loc89, #loc67, #loc32, #loc68]), %arg101: f32 loc(fused[#loc89, #loc31, #loc32, #loc68])):
-      %714 = "arith.sitofp"(%arg99) : (i64) -> f32 loc(#loc441)
-      %715 = "arith.subf"(%714, %arg100) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc441)
-      "linalg.yield"(%715) : (f32) -> () loc(#loc441)
+    %682 = "linalg.generic"(%21, %681, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg99: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg100: f32 loc(fused[#loc89, #loc67, #loc24, #loc68]), %arg101: f32 loc(fused[#loc89, #loc34, #loc24, #loc68])):
+      %704 = "arith.sitofp"(%arg99) : (i64) -> f32 loc(#loc441)
+      %705 = "arith.subf"(%704, %arg100) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc441)
+      "linalg.yield"(%705) : (f32) -> () loc(#loc441)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc441)
-    %693 = "linalg.generic"(%arg66, %682, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg96: f32 loc(fused[#loc30, #loc65, #loc32, #loc66]), %arg97: f32 loc(fused[#loc89, #loc39, #loc32, #loc63]), %arg98: f32 loc(fused[#loc89, #loc67, #loc32, #loc69])):
-      %713 = "math.powf"(%arg96, %arg97) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc442)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc442)
+    %683 = "linalg.generic"(%arg66, %672, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg96: f32 loc(fused[#loc22, #loc65, #loc24, #loc66]), %arg97: f32 loc(fused[#loc89, #loc40, #loc24, #loc64]), %arg98: f32 loc(fused[#loc89, #loc67, #loc24, #loc69])):
+      %703 = "math.powf"(%arg96, %arg97) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc442)
+      "linalg.yield"(%703) : (f32) -> () loc(#loc442)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc442)
-    %694 = "linalg.generic"(%22, %693, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg93: i64 loc(fused[#loc30, #loc31, #loc32, #loc33]), %arg94: f32 loc(fused[#loc89, #loc67, #loc32, #loc69]), %arg95: f32 loc(fused[#loc89, #loc31, #loc32, #loc69])):
-      %711 = "arith.sitofp"(%arg93) : (i64) -> f32 loc(#loc443)
-      %712 = "arith.subf"(%711, %arg94) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc443)
-      "linalg.yield"(%712) : (f32) -> () loc(#loc443)
+    %684 = "linalg.generic"(%21, %683, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg93: i64 loc(fused[#loc22, #loc34, #loc24, #loc25]), %arg94: f32 loc(fused[#loc89, #loc67, #loc24, #loc69]), %arg95: f32 loc(fused[#loc89, #loc34, #loc24, #loc69])):
+      %701 = "arith.sitofp"(%arg93) : (i64) -> f32 loc(#loc443)
+      %702 = "arith.subf"(%701, %arg94) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc443)
+      "linalg.yield"(%702) : (f32) -> () loc(#loc443)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc443)
-    %695 = "linalg.generic"(%694, %197) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg91: f32 loc(fused[#loc89, #loc31, #loc32, #loc69]), %arg92: f32 loc(fused[#loc89, #loc70, #loc32, #loc69])):
-      %710 = "math.sqrt"(%arg91) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc444)
-      "linalg.yield"(%710) : (f32) -> () loc(#loc444)
+    %685 = "linalg.generic"(%684, %196) <{indexing_maps = [#map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg91: f32 loc(fused[#loc89, #loc34, #loc24, #loc69]), %arg92: f32 loc(fused[#loc89, #loc70, #loc24, #loc69])):
+      %700 = "math.sqrt"(%arg91) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc444)
+      "linalg.yield"(%700) : (f32) -> () loc(#loc444)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc444)
-    %696 = "linalg.generic"(%arg64, %692, %197) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg88: f32 loc(fused[#loc30, #loc22, #loc32, #loc71]), %arg89: f32 loc(fused[#loc89, #loc31, #loc32, #loc68]), %arg90: f32 loc(fused[#loc89, #loc22, #loc32, #loc71])):
-      %709 = "arith.divf"(%arg88, %arg89) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc445)
-      "linalg.yield"(%709) : (f32) -> () loc(#loc445)
+    %686 = "linalg.generic"(%arg64, %682, %196) <{indexing_maps = [#map22, #map22, #map22], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg88: f32 loc(fused[#loc22, #loc26, #loc24, #loc71]), %arg89: f32 loc(fused[#loc89, #loc34, #loc24, #loc68]), %arg90: f32 loc(fused[#loc89, #loc26, #loc24, #loc71])):
+      %699 = "arith.divf"(%arg88, %arg89) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc445)
+      "linalg.yield"(%699) : (f32) -> () loc(#loc445)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc445)
-    %697 = "linalg.generic"(%690, %223) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg86: f32 loc(fused[#loc89, #loc39, #loc32, #loc66]), %arg87: f32 loc(fused[#loc89, #loc70, #loc32, #loc72])):
-      %708 = "math.sqrt"(%arg86) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc446)
-      "linalg.yield"(%708) : (f32) -> () loc(#loc446)
+    %687 = "linalg.generic"(%680, %223) <{indexing_maps = [#map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg86: f32 loc(fused[#loc89, #loc40, #loc24, #loc66]), %arg87: f32 loc(fused[#loc89, #loc70, #loc24, #loc72])):
+      %698 = "math.sqrt"(%arg86) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc446)
+      "linalg.yield"(%698) : (f32) -> () loc(#loc446)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc446)
-    %698 = "linalg.generic"(%697, %695, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg83: f32 loc(fused[#loc89, #loc70, #loc32, #loc72]), %arg84: f32 loc(fused[#loc89, #loc70, #loc32, #loc69]), %arg85: f32 loc(fused[#loc89, #loc22, #loc32, #loc72])):
-      %707 = "arith.divf"(%arg83, %arg84) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc447)
-      "linalg.yield"(%707) : (f32) -> () loc(#loc447)
+    %688 = "linalg.generic"(%687, %685, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg83: f32 loc(fused[#loc89, #loc70, #loc24, #loc72]), %arg84: f32 loc(fused[#loc89, #loc70, #loc24, #loc69]), %arg85: f32 loc(fused[#loc89, #loc26, #loc24, #loc72])):
+      %697 = "arith.divf"(%arg83, %arg84) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc447)
+      "linalg.yield"(%697) : (f32) -> () loc(#loc447)
     }) : (tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc447)
-    %699 = "linalg.generic"(%698, %arg67, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg80: f32 loc(fused[#loc89, #loc22, #loc32, #loc72]), %arg81: f32 loc(fused[#loc30, #loc39, #loc32, #loc72]), %arg82: f32 loc(fused[#loc89, #loc39, #loc32, #loc72])):
-      %706 = "arith.addf"(%arg80, %arg81) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc448)
-      "linalg.yield"(%706) : (f32) -> () loc(#loc448)
+    %689 = "linalg.generic"(%688, %arg67, %223) <{indexing_maps = [#map3, #map23, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg80: f32 loc(fused[#loc89, #loc26, #loc24, #loc72]), %arg81: f32 loc(fused[#loc22, #loc40, #loc24, #loc72]), %arg82: f32 loc(fused[#loc89, #loc40, #loc24, #loc72])):
+      %696 = "arith.addf"(%arg80, %arg81) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc448)
+      "linalg.yield"(%696) : (f32) -> () loc(#loc448)
     }) : (tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc448)
-    %700 = "linalg.generic"(%686, %699, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg77: f32 loc(fused[#loc89, #loc64, #loc32, #loc33]), %arg78: f32 loc(fused[#loc89, #loc39, #loc32, #loc72]), %arg79: f32 loc(fused[#loc89, #loc22, #loc32, #loc73])):
-      %705 = "arith.divf"(%arg77, %arg78) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc449)
-      "linalg.yield"(%705) : (f32) -> () loc(#loc449)
+    %690 = "linalg.generic"(%676, %689, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg77: f32 loc(fused[#loc89, #loc23, #loc24, #loc25]), %arg78: f32 loc(fused[#loc89, #loc40, #loc24, #loc72]), %arg79: f32 loc(fused[#loc89, #loc26, #loc24, #loc73])):
+      %695 = "arith.divf"(%arg77, %arg78) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc449)
+      "linalg.yield"(%695) : (f32) -> () loc(#loc449)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc449)
-    %701 = "linalg.generic"(%696, %700, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg74: f32 loc(fused[#loc89, #loc22, #loc32, #loc71]), %arg75: f32 loc(fused[#loc89, #loc22, #loc32, #loc73]), %arg76: f32 loc(fused[#loc89, #loc65, #loc32, #loc73])):
-      %704 = "arith.mulf"(%arg74, %arg75) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc450)
-      "linalg.yield"(%704) : (f32) -> () loc(#loc450)
+    %691 = "linalg.generic"(%686, %690, %223) <{indexing_maps = [#map23, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg74: f32 loc(fused[#loc89, #loc26, #loc24, #loc71]), %arg75: f32 loc(fused[#loc89, #loc26, #loc24, #loc73]), %arg76: f32 loc(fused[#loc89, #loc65, #loc24, #loc73])):
+      %694 = "arith.mulf"(%arg74, %arg75) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc450)
+      "linalg.yield"(%694) : (f32) -> () loc(#loc450)
     }) : (tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc450)
-    %702 = "linalg.generic"(%arg15, %701, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg71: f32 loc(fused[#loc58, #loc43, #loc4, #loc29]), %arg72: f32 loc(fused[#loc89, #loc65, #loc32, #loc73]), %arg73: f32 loc(fused[#loc89, #loc74, #loc32, #loc73])):
-      %703 = "arith.subf"(%arg71, %arg72) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc451)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc451)
+    %692 = "linalg.generic"(%arg15, %691, %223) <{indexing_maps = [#map3, #map3, #map3], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg71: f32 loc(fused[#loc59, #loc44, #loc4, #loc33]), %arg72: f32 loc(fused[#loc89, #loc65, #loc24, #loc73]), %arg73: f32 loc(fused[#loc89, #loc74, #loc24, #loc73])):
+      %693 = "arith.subf"(%arg71, %arg72) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc451)
+      "linalg.yield"(%693) : (f32) -> () loc(#loc451)
     }) : (tensor<11x16xf32>, tensor<11x16xf32>, tensor<11x16xf32>) -> tensor<11x16xf32> loc(#loc451)
-    "func.return"(%201, %358, %355, %347, %348, %333, %294, %296, %287, %288, %270, %274, %248, %252, %241, %242, %225, %386, %407, %428, %449, %470, %491, %512, %533, %554, %575, %597, %618, %639, %660, %681, %702, %359, %369, %374, %387, %391, %395, %408, %412, %416, %429, %433, %437, %450, %454, %458, %471, %475, %479, %492, %496, %500, %513, %517, %521, %534, %538, %542, %555, %559, %563, %576, %581, %585, %598, %602, %606, %619, %623, %627, %640, %644, %648, %661, %665, %669, %682, %686, %690) : (tensor<f32>, tensor<11x16xf32>, tensor<6x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<6x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<48x16xf32>, tensor<48x16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<f32>, tensor<64xf32>, tensor<64xf32>, tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> () loc(#loc1)
+    "func.return"(%200, %348, %345, %337, %338, %323, %284, %286, %277, %278, %260, %264, %248, %252, %241, %242, %225, %376, %397, %418, %439, %460, %481, %502, %523, %544, %565, %587, %608, %629, %650, %671, %692, %349, %359, %364, %377, %381, %385, %398, %402, %406, %419, %423, %427, %440, %444, %448, %461, %465, %469, %482, %486, %490, %503, %507, %511, %524, %528, %532, %545, %549, %553, %566, %571, %575, %588, %592, %596, %609, %613, %617, %630, %634, %638, %651, %655, %659, %672, %676, %680) : (tensor<f32>, tensor<11x16xf32>, tensor<6x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<6x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<48x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<64x16xf32>, tensor<64xf32>, tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>, tensor<f32>, tensor<6x16xf32>, tensor<6x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<48x16xf32>, tensor<48x16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<64x16xf32>, tensor<64x16xf32>, tensor<f32>, tensor<64xf32>, tensor<64xf32>, tensor<f32>, tensor<16x64xf32>, tensor<16x64xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<11x16xf32>, tensor<11x16xf32>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
-#loc44 = loc("aten.mm.default")
-#loc45 = loc("aten.split.Tensor")
-#loc49 = loc("aten.bmm.default")
-#loc61 = loc("aten.cat.default")
-#loc107 = loc(fused[#loc40, #loc41, #loc4, #loc42])
-#loc109 = loc(fused[#loc40, #loc44, #loc4, #loc42])
-#loc110 = loc(fused[#loc10, #loc45, #loc4, #loc42])
-#loc115 = loc(fused[#loc10, #loc49, #loc4, #loc23])
-#loc119 = loc(fused[#loc10, #loc49, #loc4, #loc51])
-#loc134 = loc(fused[#loc58, #loc41, #loc4, #loc29])
-#loc136 = loc(fused[#loc58, #loc44, #loc4, #loc29])
-#loc141 = loc(fused[#loc58, #loc44, #loc8, #loc29])
-#loc143 = loc(fused[#loc57, #loc44, #loc8, #loc16])
-#loc147 = loc(fused[#loc56, #loc44, #loc8, #loc16])
-#loc153 = loc(fused[#loc53, #loc44, #loc8, #loc52])
-#loc158 = loc(fused[#loc10, #loc48, #loc8, #loc51])
-#loc160 = loc(fused[#loc10, #loc49, #loc8, #loc51])
-#loc167 = loc(fused[#loc10, #loc49, #loc8, #loc23])
-#loc169 = loc(fused[#loc10, #loc48, #loc8, #loc46])
-#loc170 = loc(fused[#loc10, #loc41, #loc8, #loc46])
-#loc171 = loc(fused[#loc10, #loc61, #loc8, #loc42])
-#loc174 = loc(fused[#loc40, #loc44, #loc8, #loc42])
-#loc177 = loc(fused[#loc6, #loc41, #loc8, #loc9])
+#loc45 = loc("aten.mm.default")
+#loc46 = loc("aten.split.Tensor")
+#loc50 = loc("aten.bmm.default")
+#loc62 = loc("aten.cat.default")
+#loc108 = loc(fused[#loc41, #loc42, #loc4, #loc43])
+#loc110 = loc(fused[#loc41, #loc45, #loc4, #loc43])
+#loc111 = loc(fused[#loc10, #loc46, #loc4, #loc43])
+#loc116 = loc(fused[#loc10, #loc50, #loc4, #loc27])
+#loc120 = loc(fused[#loc10, #loc50, #loc4, #loc52])
+#loc135 = loc(fused[#loc59, #loc42, #loc4, #loc33])
+#loc137 = loc(fused[#loc59, #loc45, #loc4, #loc33])
+#loc142 = loc(fused[#loc59, #loc45, #loc8, #loc33])
+#loc144 = loc(fused[#loc58, #loc45, #loc8, #loc16])
+#loc148 = loc(fused[#loc57, #loc45, #loc8, #loc16])
+#loc154 = loc(fused[#loc54, #loc45, #loc8, #loc53])
+#loc159 = loc(fused[#loc10, #loc49, #loc8, #loc52])
+#loc161 = loc(fused[#loc10, #loc50, #loc8, #loc52])
+#loc168 = loc(fused[#loc10, #loc50, #loc8, #loc27])
+#loc170 = loc(fused[#loc10, #loc49, #loc8, #loc47])
+#loc171 = loc(fused[#loc10, #loc42, #loc8, #loc47])
+#loc172 = loc(fused[#loc10, #loc62, #loc8, #loc43])
+#loc175 = loc(fused[#loc41, #loc45, #loc8, #loc43])
+#loc178 = loc(fused[#loc6, #loc42, #loc8, #loc9])

@@ -5,21 +5,21 @@
 #loc2 = loc("<root>")
 #loc3 = loc("aten.select_backward.default")
 #loc4 = loc("backward")
-#loc5 = loc("test/python/torch/zoo.py":224:0)
+#loc5 = loc("test/python/torch/zoo.py":272:0)
 #loc6 = loc("lstm")
-#loc8 = loc("test/python/torch/zoo.py":223:0)
+#loc8 = loc("test/python/torch/zoo.py":271:0)
 #loc9 = loc("aten.sigmoid.default")
 #loc10 = loc("forward")
 #loc11 = loc("<loss>")
 #loc12 = loc("aten.where.self")
-#loc13 = loc("test/python/torch/zoo.py":236:0)
+#loc13 = loc("test/python/torch/zoo.py":284:0)
 #loc14 = loc("aten.sub.Tensor")
 #loc15 = loc("aten.addmm.default")
 #loc16 = loc("aten.mul.Tensor")
 #loc17 = loc("<optimizer>/lstm.weight_ih_l0")
 #loc18 = loc("aten.lerp.Tensor")
 #loc19 = loc("optimizer")
-#loc20 = loc("python-bindings/amp_mlir/torch/optim.py":219:0)
+#loc20 = loc("python-bindings/amp_mlir/torch/optim.py":255:0)
 #loc21 = loc("aten.div.Scalar")
 #loc22 = loc("aten.tanh_backward.default")
 #loc23 = loc("aten.transpose.int")
@@ -44,19 +44,19 @@
 #loc44 = loc("aten.sum.dim_IntList")
 #loc45 = loc("aten.slice.Tensor")
 #loc46 = loc("aten.sigmoid_backward.default")
-#loc48 = loc("python-bindings/amp_mlir/torch/optim.py":211:0)
-#loc49 = loc("python-bindings/amp_mlir/torch/optim.py":215:0)
+#loc48 = loc("python-bindings/amp_mlir/torch/optim.py":247:0)
+#loc49 = loc("python-bindings/amp_mlir/torch/optim.py":251:0)
 #loc50 = loc("aten.rsub.Scalar")
-#loc51 = loc("python-bindings/amp_mlir/torch/optim.py":220:0)
+#loc51 = loc("python-bindings/amp_mlir/torch/optim.py":256:0)
 #loc52 = loc("aten.pow.Tensor_Tensor")
-#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":221:0)
-#loc54 = loc("python-bindings/amp_mlir/torch/optim.py":222:0)
+#loc53 = loc("python-bindings/amp_mlir/torch/optim.py":257:0)
+#loc54 = loc("python-bindings/amp_mlir/torch/optim.py":258:0)
 #loc55 = loc("aten.sqrt.default")
-#loc56 = loc("python-bindings/amp_mlir/torch/optim.py":223:0)
+#loc56 = loc("python-bindings/amp_mlir/torch/optim.py":259:0)
 #loc57 = loc("aten.maximum.default")
-#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":227:0)
-#loc59 = loc("python-bindings/amp_mlir/torch/optim.py":229:0)
-#loc60 = loc("python-bindings/amp_mlir/torch/optim.py":230:0)
+#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":263:0)
+#loc59 = loc("python-bindings/amp_mlir/torch/optim.py":265:0)
+#loc60 = loc("python-bindings/amp_mlir/torch/optim.py":266:0)
 #loc61 = loc("<optimizer>/lstm.weight_hh_l0")
 #loc62 = loc("<optimizer>/lstm.bias_ih_l0")
 #loc63 = loc("<optimizer>/lstm.bias_hh_l0")
@@ -275,9 +275,9 @@
     }) : (f32, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc71)
     %18 = "linalg.matmul"(%13, %15, %17) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1177: f32 loc(unknown), %arg1178: f32 loc(unknown), %arg1179: f32 loc(unknown)):
-      %1028 = "arith.mulf"(%arg1177, %arg1178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %1029 = "arith.addf"(%arg1179, %1028) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%1029) : (f32) -> () loc(#loc71)
+      %1043 = "arith.mulf"(%arg1177, %arg1178) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %1044 = "arith.addf"(%arg1179, %1043) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%1044) : (f32) -> () loc(#loc71)
     }) : (tensor<15x4xf32>, tensor<4x32xf32>, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc71)
     %19 = "linalg.generic"(%arg2, %16) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1175: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1176: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
@@ -285,8 +285,8 @@
     }) : (tensor<32xf32>, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc71)
     %20 = "linalg.generic"(%18, %19, %16) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1172: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1173: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1174: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
-      %1027 = "arith.addf"(%arg1172, %arg1173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%1027) : (f32) -> () loc(#loc71)
+      %1042 = "arith.addf"(%arg1172, %arg1173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%1042) : (f32) -> () loc(#loc71)
     }) : (tensor<15x32xf32>, tensor<15x32xf32>, tensor<15x32xf32>) -> tensor<15x32xf32> loc(#loc71)
     %21 = "tensor.expand_shape"(%20) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 5, 3, 32>}> : (tensor<15x32xf32>) -> tensor<5x3x32xf32> loc(#loc79)
     %22 = "tensor.extract_slice"(%21) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 32>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc80)
@@ -311,9 +311,9 @@
     }) : (f32, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %36 = "linalg.matmul"(%6, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1165: f32 loc(unknown), %arg1166: f32 loc(unknown), %arg1167: f32 loc(unknown)):
-      %1025 = "arith.mulf"(%arg1165, %arg1166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %1026 = "arith.addf"(%arg1167, %1025) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%1026) : (f32) -> () loc(#loc71)
+      %1040 = "arith.mulf"(%arg1165, %arg1166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %1041 = "arith.addf"(%arg1167, %1040) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%1041) : (f32) -> () loc(#loc71)
     }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %37 = "linalg.generic"(%arg3, %34) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1163: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1164: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
@@ -321,15 +321,15 @@
     }) : (tensor<32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %38 = "linalg.generic"(%36, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1160: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1161: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1162: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
-      %1024 = "arith.addf"(%arg1160, %arg1161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%1024) : (f32) -> () loc(#loc71)
+      %1039 = "arith.addf"(%arg1160, %arg1161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%1039) : (f32) -> () loc(#loc71)
     }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %39 = "tensor.expand_shape"(%38) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc79)
     %40 = "tensor.empty"() : () -> tensor<1x3x32xf32> loc(#loc81)
     %41 = "linalg.generic"(%39, %27, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1157: f32 loc(fused[#loc6, #loc26, #loc10, #loc8]), %arg1158: f32 loc(fused[#loc6, #loc27, #loc10, #loc8]), %arg1159: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %1023 = "arith.addf"(%arg1157, %arg1158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%1023) : (f32) -> () loc(#loc81)
+      %1038 = "arith.addf"(%arg1157, %arg1158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%1038) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc81)
     %42 = "tensor.extract_slice"(%41) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %43 = "tensor.extract_slice"(%41) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
@@ -338,75 +338,75 @@
     %46 = "tensor.empty"() : () -> tensor<1x3x8xf32> loc(#loc68)
     %47 = "linalg.generic"(%42, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1155: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1156: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %1019 = "arith.negf"(%arg1155) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %1020 = "math.exp"(%1019) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %1021 = "arith.addf"(%1020, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %1022 = "arith.divf"(%2, %1021) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%1022) : (f32) -> () loc(#loc68)
+      %1034 = "arith.negf"(%arg1155) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1035 = "math.exp"(%1034) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1036 = "arith.addf"(%1035, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %1037 = "arith.divf"(%2, %1036) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1037) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %48 = "linalg.generic"(%43, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1153: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1154: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %1015 = "arith.negf"(%arg1153) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %1016 = "math.exp"(%1015) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %1017 = "arith.addf"(%1016, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %1018 = "arith.divf"(%2, %1017) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%1018) : (f32) -> () loc(#loc68)
+      %1030 = "arith.negf"(%arg1153) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1031 = "math.exp"(%1030) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1032 = "arith.addf"(%1031, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %1033 = "arith.divf"(%2, %1032) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1033) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %49 = "linalg.generic"(%44, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1151: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1152: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %1014 = "math.tanh"(%arg1151) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%1014) : (f32) -> () loc(#loc83)
+      %1029 = "math.tanh"(%arg1151) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%1029) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %50 = "linalg.generic"(%45, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1149: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1150: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %1010 = "arith.negf"(%arg1149) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %1011 = "math.exp"(%1010) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %1012 = "arith.addf"(%1011, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %1013 = "arith.divf"(%2, %1012) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%1013) : (f32) -> () loc(#loc68)
+      %1025 = "arith.negf"(%arg1149) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1026 = "math.exp"(%1025) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1027 = "arith.addf"(%1026, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %1028 = "arith.divf"(%2, %1027) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1028) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %51 = "linalg.generic"(%48, %7, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1146: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1147: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1148: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %1009 = "arith.mulf"(%arg1146, %arg1147) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%1009) : (f32) -> () loc(#loc72)
+      %1024 = "arith.mulf"(%arg1146, %arg1147) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%1024) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %52 = "linalg.generic"(%47, %49, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1143: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1144: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1145: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %1008 = "arith.mulf"(%arg1143, %arg1144) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%1008) : (f32) -> () loc(#loc72)
+      %1023 = "arith.mulf"(%arg1143, %arg1144) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%1023) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %53 = "linalg.generic"(%51, %52, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1140: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1141: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1142: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %1007 = "arith.addf"(%arg1140, %arg1141) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%1007) : (f32) -> () loc(#loc81)
+      %1022 = "arith.addf"(%arg1140, %arg1141) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%1022) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
     %54 = "linalg.generic"(%53, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1138: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1139: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %1006 = "math.tanh"(%arg1138) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%1006) : (f32) -> () loc(#loc83)
+      %1021 = "math.tanh"(%arg1138) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%1021) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %55 = "linalg.generic"(%50, %54, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1135: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1136: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1137: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %1005 = "arith.mulf"(%arg1135, %arg1136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%1005) : (f32) -> () loc(#loc72)
+      %1020 = "arith.mulf"(%arg1135, %arg1136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%1020) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %56 = "tensor.collapse_shape"(%55) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc79)
     %57 = "linalg.matmul"(%56, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1132: f32 loc(unknown), %arg1133: f32 loc(unknown), %arg1134: f32 loc(unknown)):
-      %1003 = "arith.mulf"(%arg1132, %arg1133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %1004 = "arith.addf"(%arg1134, %1003) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%1004) : (f32) -> () loc(#loc71)
+      %1018 = "arith.mulf"(%arg1132, %arg1133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %1019 = "arith.addf"(%arg1134, %1018) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%1019) : (f32) -> () loc(#loc71)
     }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %58 = "linalg.generic"(%57, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1129: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1130: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1131: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
-      %1002 = "arith.addf"(%arg1129, %arg1130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%1002) : (f32) -> () loc(#loc71)
+      %1017 = "arith.addf"(%arg1129, %arg1130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%1017) : (f32) -> () loc(#loc71)
     }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %59 = "tensor.expand_shape"(%58) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc79)
     %60 = "linalg.generic"(%59, %28, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1126: f32 loc(fused[#loc6, #loc26, #loc10, #loc8]), %arg1127: f32 loc(fused[#loc6, #loc27, #loc10, #loc8]), %arg1128: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %1001 = "arith.addf"(%arg1126, %arg1127) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%1001) : (f32) -> () loc(#loc81)
+      %1016 = "arith.addf"(%arg1126, %arg1127) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%1016) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc81)
     %61 = "tensor.extract_slice"(%60) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %62 = "tensor.extract_slice"(%60) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
@@ -414,75 +414,75 @@
     %64 = "tensor.extract_slice"(%60) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %65 = "linalg.generic"(%61, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1124: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1125: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %997 = "arith.negf"(%arg1124) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %998 = "math.exp"(%997) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %999 = "arith.addf"(%998, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %1000 = "arith.divf"(%2, %999) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%1000) : (f32) -> () loc(#loc68)
+      %1012 = "arith.negf"(%arg1124) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1013 = "math.exp"(%1012) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1014 = "arith.addf"(%1013, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %1015 = "arith.divf"(%2, %1014) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1015) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %66 = "linalg.generic"(%62, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1122: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1123: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %993 = "arith.negf"(%arg1122) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %994 = "math.exp"(%993) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %995 = "arith.addf"(%994, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %996 = "arith.divf"(%2, %995) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%996) : (f32) -> () loc(#loc68)
+      %1008 = "arith.negf"(%arg1122) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1009 = "math.exp"(%1008) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1010 = "arith.addf"(%1009, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %1011 = "arith.divf"(%2, %1010) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1011) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %67 = "linalg.generic"(%63, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1120: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1121: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %992 = "math.tanh"(%arg1120) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%992) : (f32) -> () loc(#loc83)
+      %1007 = "math.tanh"(%arg1120) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%1007) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %68 = "linalg.generic"(%64, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1118: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1119: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %988 = "arith.negf"(%arg1118) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %989 = "math.exp"(%988) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %990 = "arith.addf"(%989, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %991 = "arith.divf"(%2, %990) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%991) : (f32) -> () loc(#loc68)
+      %1003 = "arith.negf"(%arg1118) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1004 = "math.exp"(%1003) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %1005 = "arith.addf"(%1004, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %1006 = "arith.divf"(%2, %1005) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%1006) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %69 = "linalg.generic"(%66, %53, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1115: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1116: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1117: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %987 = "arith.mulf"(%arg1115, %arg1116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%987) : (f32) -> () loc(#loc72)
+      %1002 = "arith.mulf"(%arg1115, %arg1116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%1002) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %70 = "linalg.generic"(%65, %67, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1112: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1113: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1114: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %986 = "arith.mulf"(%arg1112, %arg1113) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%986) : (f32) -> () loc(#loc72)
+      %1001 = "arith.mulf"(%arg1112, %arg1113) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%1001) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %71 = "linalg.generic"(%69, %70, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1109: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1110: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1111: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %985 = "arith.addf"(%arg1109, %arg1110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%985) : (f32) -> () loc(#loc81)
+      %1000 = "arith.addf"(%arg1109, %arg1110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%1000) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
     %72 = "linalg.generic"(%71, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1107: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1108: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %984 = "math.tanh"(%arg1107) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%984) : (f32) -> () loc(#loc83)
+      %999 = "math.tanh"(%arg1107) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%999) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %73 = "linalg.generic"(%68, %72, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1104: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1105: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1106: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %983 = "arith.mulf"(%arg1104, %arg1105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%983) : (f32) -> () loc(#loc72)
+      %998 = "arith.mulf"(%arg1104, %arg1105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%998) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %74 = "tensor.collapse_shape"(%73) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc79)
     %75 = "linalg.matmul"(%74, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1101: f32 loc(unknown), %arg1102: f32 loc(unknown), %arg1103: f32 loc(unknown)):
-      %981 = "arith.mulf"(%arg1101, %arg1102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %982 = "arith.addf"(%arg1103, %981) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%982) : (f32) -> () loc(#loc71)
+      %996 = "arith.mulf"(%arg1101, %arg1102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %997 = "arith.addf"(%arg1103, %996) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%997) : (f32) -> () loc(#loc71)
     }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %76 = "linalg.generic"(%75, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1098: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1099: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1100: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
-      %980 = "arith.addf"(%arg1098, %arg1099) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%980) : (f32) -> () loc(#loc71)
+      %995 = "arith.addf"(%arg1098, %arg1099) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%995) : (f32) -> () loc(#loc71)
     }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %77 = "tensor.expand_shape"(%76) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc79)
     %78 = "linalg.generic"(%77, %29, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1095: f32 loc(fused[#loc6, #loc26, #loc10, #loc8]), %arg1096: f32 loc(fused[#loc6, #loc27, #loc10, #loc8]), %arg1097: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %979 = "arith.addf"(%arg1095, %arg1096) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%979) : (f32) -> () loc(#loc81)
+      %994 = "arith.addf"(%arg1095, %arg1096) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%994) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc81)
     %79 = "tensor.extract_slice"(%78) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %80 = "tensor.extract_slice"(%78) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
@@ -490,75 +490,75 @@
     %82 = "tensor.extract_slice"(%78) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %83 = "linalg.generic"(%79, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1093: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1094: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %975 = "arith.negf"(%arg1093) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %976 = "math.exp"(%975) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %977 = "arith.addf"(%976, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %978 = "arith.divf"(%2, %977) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%978) : (f32) -> () loc(#loc68)
+      %990 = "arith.negf"(%arg1093) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %991 = "math.exp"(%990) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %992 = "arith.addf"(%991, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %993 = "arith.divf"(%2, %992) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%993) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %84 = "linalg.generic"(%80, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1091: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1092: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %971 = "arith.negf"(%arg1091) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %972 = "math.exp"(%971) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %973 = "arith.addf"(%972, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %974 = "arith.divf"(%2, %973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%974) : (f32) -> () loc(#loc68)
+      %986 = "arith.negf"(%arg1091) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %987 = "math.exp"(%986) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %988 = "arith.addf"(%987, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %989 = "arith.divf"(%2, %988) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%989) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %85 = "linalg.generic"(%81, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1089: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1090: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %970 = "math.tanh"(%arg1089) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%970) : (f32) -> () loc(#loc83)
+      %985 = "math.tanh"(%arg1089) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%985) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %86 = "linalg.generic"(%82, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1087: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1088: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %966 = "arith.negf"(%arg1087) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %967 = "math.exp"(%966) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %968 = "arith.addf"(%967, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %969 = "arith.divf"(%2, %968) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%969) : (f32) -> () loc(#loc68)
+      %981 = "arith.negf"(%arg1087) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %982 = "math.exp"(%981) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %983 = "arith.addf"(%982, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %984 = "arith.divf"(%2, %983) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%984) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %87 = "linalg.generic"(%84, %71, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1084: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1085: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1086: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %965 = "arith.mulf"(%arg1084, %arg1085) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%965) : (f32) -> () loc(#loc72)
+      %980 = "arith.mulf"(%arg1084, %arg1085) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%980) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %88 = "linalg.generic"(%83, %85, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1081: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1082: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1083: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %964 = "arith.mulf"(%arg1081, %arg1082) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%964) : (f32) -> () loc(#loc72)
+      %979 = "arith.mulf"(%arg1081, %arg1082) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%979) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %89 = "linalg.generic"(%87, %88, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1078: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1079: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1080: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %963 = "arith.addf"(%arg1078, %arg1079) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%963) : (f32) -> () loc(#loc81)
+      %978 = "arith.addf"(%arg1078, %arg1079) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%978) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
     %90 = "linalg.generic"(%89, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1076: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1077: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %962 = "math.tanh"(%arg1076) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%962) : (f32) -> () loc(#loc83)
+      %977 = "math.tanh"(%arg1076) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%977) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %91 = "linalg.generic"(%86, %90, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1073: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1074: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1075: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %961 = "arith.mulf"(%arg1073, %arg1074) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%961) : (f32) -> () loc(#loc72)
+      %976 = "arith.mulf"(%arg1073, %arg1074) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%976) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %92 = "tensor.collapse_shape"(%91) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc79)
     %93 = "linalg.matmul"(%92, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1070: f32 loc(unknown), %arg1071: f32 loc(unknown), %arg1072: f32 loc(unknown)):
-      %959 = "arith.mulf"(%arg1070, %arg1071) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %960 = "arith.addf"(%arg1072, %959) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%960) : (f32) -> () loc(#loc71)
+      %974 = "arith.mulf"(%arg1070, %arg1071) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %975 = "arith.addf"(%arg1072, %974) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%975) : (f32) -> () loc(#loc71)
     }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %94 = "linalg.generic"(%93, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1067: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1068: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1069: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
-      %958 = "arith.addf"(%arg1067, %arg1068) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%958) : (f32) -> () loc(#loc71)
+      %973 = "arith.addf"(%arg1067, %arg1068) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%973) : (f32) -> () loc(#loc71)
     }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %95 = "tensor.expand_shape"(%94) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc79)
     %96 = "linalg.generic"(%95, %30, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1064: f32 loc(fused[#loc6, #loc26, #loc10, #loc8]), %arg1065: f32 loc(fused[#loc6, #loc27, #loc10, #loc8]), %arg1066: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %957 = "arith.addf"(%arg1064, %arg1065) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%957) : (f32) -> () loc(#loc81)
+      %972 = "arith.addf"(%arg1064, %arg1065) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%972) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc81)
     %97 = "tensor.extract_slice"(%96) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %98 = "tensor.extract_slice"(%96) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
@@ -566,75 +566,75 @@
     %100 = "tensor.extract_slice"(%96) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %101 = "linalg.generic"(%97, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1062: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1063: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %953 = "arith.negf"(%arg1062) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %954 = "math.exp"(%953) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %955 = "arith.addf"(%954, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %956 = "arith.divf"(%2, %955) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%956) : (f32) -> () loc(#loc68)
+      %968 = "arith.negf"(%arg1062) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %969 = "math.exp"(%968) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %970 = "arith.addf"(%969, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %971 = "arith.divf"(%2, %970) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%971) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %102 = "linalg.generic"(%98, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1060: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1061: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %949 = "arith.negf"(%arg1060) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %950 = "math.exp"(%949) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %951 = "arith.addf"(%950, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %952 = "arith.divf"(%2, %951) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%952) : (f32) -> () loc(#loc68)
+      %964 = "arith.negf"(%arg1060) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %965 = "math.exp"(%964) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %966 = "arith.addf"(%965, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %967 = "arith.divf"(%2, %966) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%967) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %103 = "linalg.generic"(%99, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1058: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1059: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %948 = "math.tanh"(%arg1058) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%948) : (f32) -> () loc(#loc83)
+      %963 = "math.tanh"(%arg1058) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%963) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %104 = "linalg.generic"(%100, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1056: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1057: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %944 = "arith.negf"(%arg1056) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %945 = "math.exp"(%944) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %946 = "arith.addf"(%945, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %947 = "arith.divf"(%2, %946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%947) : (f32) -> () loc(#loc68)
+      %959 = "arith.negf"(%arg1056) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %960 = "math.exp"(%959) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %961 = "arith.addf"(%960, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %962 = "arith.divf"(%2, %961) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%962) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %105 = "linalg.generic"(%102, %89, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1053: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1054: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1055: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %943 = "arith.mulf"(%arg1053, %arg1054) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%943) : (f32) -> () loc(#loc72)
+      %958 = "arith.mulf"(%arg1053, %arg1054) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%958) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %106 = "linalg.generic"(%101, %103, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1050: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1051: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1052: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %942 = "arith.mulf"(%arg1050, %arg1051) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%942) : (f32) -> () loc(#loc72)
+      %957 = "arith.mulf"(%arg1050, %arg1051) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%957) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %107 = "linalg.generic"(%105, %106, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1047: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1048: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1049: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %941 = "arith.addf"(%arg1047, %arg1048) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%941) : (f32) -> () loc(#loc81)
+      %956 = "arith.addf"(%arg1047, %arg1048) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%956) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
     %108 = "linalg.generic"(%107, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1045: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1046: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %940 = "math.tanh"(%arg1045) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%940) : (f32) -> () loc(#loc83)
+      %955 = "math.tanh"(%arg1045) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%955) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %109 = "linalg.generic"(%104, %108, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1042: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1043: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1044: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %939 = "arith.mulf"(%arg1042, %arg1043) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%939) : (f32) -> () loc(#loc72)
+      %954 = "arith.mulf"(%arg1042, %arg1043) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%954) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %110 = "tensor.collapse_shape"(%109) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x8xf32>) -> tensor<3x8xf32> loc(#loc79)
     %111 = "linalg.matmul"(%110, %33, %35) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1039: f32 loc(unknown), %arg1040: f32 loc(unknown), %arg1041: f32 loc(unknown)):
-      %937 = "arith.mulf"(%arg1039, %arg1040) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      %938 = "arith.addf"(%arg1041, %937) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%938) : (f32) -> () loc(#loc71)
+      %952 = "arith.mulf"(%arg1039, %arg1040) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      %953 = "arith.addf"(%arg1041, %952) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%953) : (f32) -> () loc(#loc71)
     }) : (tensor<3x8xf32>, tensor<8x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %112 = "linalg.generic"(%111, %37, %34) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1036: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1037: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg1038: f32 loc(fused[#loc6, #loc15, #loc10, #loc8])):
-      %936 = "arith.addf"(%arg1036, %arg1037) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%936) : (f32) -> () loc(#loc71)
+      %951 = "arith.addf"(%arg1036, %arg1037) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%951) : (f32) -> () loc(#loc71)
     }) : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<3x32xf32> loc(#loc71)
     %113 = "tensor.expand_shape"(%112) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 32>}> : (tensor<3x32xf32>) -> tensor<1x3x32xf32> loc(#loc79)
     %114 = "linalg.generic"(%113, %31, %40) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1033: f32 loc(fused[#loc6, #loc26, #loc10, #loc8]), %arg1034: f32 loc(fused[#loc6, #loc27, #loc10, #loc8]), %arg1035: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %935 = "arith.addf"(%arg1033, %arg1034) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%935) : (f32) -> () loc(#loc81)
+      %950 = "arith.addf"(%arg1033, %arg1034) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%950) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x32xf32>, tensor<3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc81)
     %115 = "tensor.extract_slice"(%114) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %116 = "tensor.extract_slice"(%114) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 8>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
@@ -642,57 +642,57 @@
     %118 = "tensor.extract_slice"(%114) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 24>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<1x3x32xf32>) -> tensor<1x3x8xf32> loc(#loc82)
     %119 = "linalg.generic"(%115, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1031: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1032: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %931 = "arith.negf"(%arg1031) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %932 = "math.exp"(%931) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %933 = "arith.addf"(%932, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %934 = "arith.divf"(%2, %933) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%934) : (f32) -> () loc(#loc68)
+      %946 = "arith.negf"(%arg1031) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %947 = "math.exp"(%946) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %948 = "arith.addf"(%947, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %949 = "arith.divf"(%2, %948) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%949) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %120 = "linalg.generic"(%116, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1029: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1030: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %927 = "arith.negf"(%arg1029) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %928 = "math.exp"(%927) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %929 = "arith.addf"(%928, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %930 = "arith.divf"(%2, %929) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%930) : (f32) -> () loc(#loc68)
+      %942 = "arith.negf"(%arg1029) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %943 = "math.exp"(%942) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %944 = "arith.addf"(%943, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %945 = "arith.divf"(%2, %944) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%945) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %121 = "linalg.generic"(%117, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1027: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1028: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %926 = "math.tanh"(%arg1027) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%926) : (f32) -> () loc(#loc83)
+      %941 = "math.tanh"(%arg1027) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%941) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %122 = "linalg.generic"(%118, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1025: f32 loc(fused[#loc6, #loc29, #loc10, #loc8]), %arg1026: f32 loc(fused[#loc6, #loc9, #loc10, #loc8])):
-      %922 = "arith.negf"(%arg1025) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %923 = "math.exp"(%922) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
-      %924 = "arith.addf"(%923, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      %925 = "arith.divf"(%2, %924) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%925) : (f32) -> () loc(#loc68)
+      %937 = "arith.negf"(%arg1025) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %938 = "math.exp"(%937) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc68)
+      %939 = "arith.addf"(%938, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      %940 = "arith.divf"(%2, %939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%940) : (f32) -> () loc(#loc68)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc68)
     %123 = "linalg.generic"(%120, %107, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1022: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1023: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1024: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %921 = "arith.mulf"(%arg1022, %arg1023) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%921) : (f32) -> () loc(#loc72)
+      %936 = "arith.mulf"(%arg1022, %arg1023) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%936) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %124 = "linalg.generic"(%119, %121, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1019: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1020: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1021: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %920 = "arith.mulf"(%arg1019, %arg1020) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%920) : (f32) -> () loc(#loc72)
+      %935 = "arith.mulf"(%arg1019, %arg1020) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%935) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %125 = "linalg.generic"(%123, %124, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1016: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1017: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg1018: f32 loc(fused[#loc6, #loc28, #loc10, #loc8])):
-      %919 = "arith.addf"(%arg1016, %arg1017) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%919) : (f32) -> () loc(#loc81)
+      %934 = "arith.addf"(%arg1016, %arg1017) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%934) : (f32) -> () loc(#loc81)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc81)
     %126 = "linalg.generic"(%125, %46) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1014: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg1015: f32 loc(fused[#loc6, #loc30, #loc10, #loc8])):
-      %918 = "math.tanh"(%arg1014) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
-      "linalg.yield"(%918) : (f32) -> () loc(#loc83)
+      %933 = "math.tanh"(%arg1014) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc83)
+      "linalg.yield"(%933) : (f32) -> () loc(#loc83)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc83)
     %127 = "linalg.generic"(%122, %126, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1011: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg1012: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg1013: f32 loc(fused[#loc6, #loc16, #loc10, #loc8])):
-      %917 = "arith.mulf"(%arg1011, %arg1012) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%917) : (f32) -> () loc(#loc72)
+      %932 = "arith.mulf"(%arg1011, %arg1012) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%932) : (f32) -> () loc(#loc72)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc72)
     %128 = "tensor.concat"(%55, %73, %91, %109, %127) <{dim = 0 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<5x3x8xf32> loc(#loc84)
     %129 = "tensor.empty"() : () -> tensor<3x5x8xf32> loc(#loc76)
@@ -714,9 +714,9 @@
     }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc87)
     %137 = "linalg.matmul"(%132, %134, %136) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg1002: f32 loc(unknown), %arg1003: f32 loc(unknown), %arg1004: f32 loc(unknown)):
-      %915 = "arith.mulf"(%arg1002, %arg1003) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      %916 = "arith.addf"(%arg1004, %915) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%916) : (f32) -> () loc(#loc87)
+      %930 = "arith.mulf"(%arg1002, %arg1003) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      %931 = "arith.addf"(%arg1004, %930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%931) : (f32) -> () loc(#loc87)
     }) : (tensor<3x8xf32>, tensor<8x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc87)
     %138 = "linalg.generic"(%arg5, %135) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg1000: f32 loc(fused[#loc33, #loc15, #loc10, #loc5]), %arg1001: f32 loc(fused[#loc33, #loc15, #loc10, #loc5])):
@@ -724,71 +724,71 @@
     }) : (tensor<1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc87)
     %139 = "linalg.generic"(%137, %138, %135) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg997: f32 loc(fused[#loc33, #loc15, #loc10, #loc5]), %arg998: f32 loc(fused[#loc33, #loc15, #loc10, #loc5]), %arg999: f32 loc(fused[#loc33, #loc15, #loc10, #loc5])):
-      %914 = "arith.addf"(%arg997, %arg998) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%914) : (f32) -> () loc(#loc87)
+      %929 = "arith.addf"(%arg997, %arg998) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%929) : (f32) -> () loc(#loc87)
     }) : (tensor<3x1xf32>, tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc87)
     %140 = "tensor.collapse_shape"(%139) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc88)
     %141 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc89)
     %142 = "linalg.generic"(%140, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg995: f32 loc(fused[#loc2, #loc34, #loc10, #loc5]), %arg996: f32 loc(fused[#loc11, #loc35, #loc10, #loc13])):
-      %913 = "arith.negf"(%arg995) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
-      "linalg.yield"(%913) : (f32) -> () loc(#loc89)
+      %928 = "arith.negf"(%arg995) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
+      "linalg.yield"(%928) : (f32) -> () loc(#loc89)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc89)
     %143 = "linalg.generic"(%142, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg993: f32 loc(fused[#loc11, #loc35, #loc10, #loc13]), %arg994: f32 loc(fused[#loc11, #loc36, #loc10, #loc13])):
-      %911 = "arith.cmpf"(%arg993, %1) <{fastmath = #arith.fastmath<none>, predicate = 11 : i64}> : (f32, f32) -> i1 loc(#loc90)
-      %912 = "arith.select"(%911, %1, %arg993) : (i1, f32, f32) -> f32 loc(#loc90)
-      "linalg.yield"(%912) : (f32) -> () loc(#loc90)
+      %926 = "arith.cmpf"(%arg993, %1) <{fastmath = #arith.fastmath<none>, predicate = 11 : i64}> : (f32, f32) -> i1 loc(#loc90)
+      %927 = "arith.select"(%926, %1, %arg993) : (i1, f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%927) : (f32) -> () loc(#loc90)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc90)
     %144 = "linalg.generic"(%5, %arg36, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg990: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg991: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg992: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
-      %910 = "arith.subf"(%arg990, %arg991) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%910) : (f32) -> () loc(#loc70)
+      %925 = "arith.subf"(%arg990, %arg991) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%925) : (f32) -> () loc(#loc70)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
     %145 = "linalg.generic"(%144, %140, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg987: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg988: f32 loc(fused[#loc2, #loc34, #loc10, #loc5]), %arg989: f32 loc(fused[#loc11, #loc16, #loc10, #loc13])):
-      %909 = "arith.mulf"(%arg987, %arg988) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%909) : (f32) -> () loc(#loc91)
+      %924 = "arith.mulf"(%arg987, %arg988) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%924) : (f32) -> () loc(#loc91)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc91)
     %146 = "linalg.generic"(%145, %143, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg984: f32 loc(fused[#loc11, #loc16, #loc10, #loc13]), %arg985: f32 loc(fused[#loc11, #loc36, #loc10, #loc13]), %arg986: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
-      %908 = "arith.addf"(%arg984, %arg985) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%908) : (f32) -> () loc(#loc92)
+      %923 = "arith.addf"(%arg984, %arg985) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%923) : (f32) -> () loc(#loc92)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc92)
     %147 = "linalg.generic"(%143, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg982: f32 loc(fused[#loc11, #loc36, #loc10, #loc13]), %arg983: f32 loc(fused[#loc11, #loc35, #loc10, #loc13])):
-      %907 = "arith.negf"(%arg982) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
-      "linalg.yield"(%907) : (f32) -> () loc(#loc89)
+      %922 = "arith.negf"(%arg982) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
+      "linalg.yield"(%922) : (f32) -> () loc(#loc89)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc89)
     %148 = "linalg.generic"(%147, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg980: f32 loc(fused[#loc11, #loc35, #loc10, #loc13]), %arg981: f32 loc(fused[#loc11, #loc37, #loc10, #loc13])):
-      %906 = "math.exp"(%arg980) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
-      "linalg.yield"(%906) : (f32) -> () loc(#loc93)
+      %921 = "math.exp"(%arg980) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
+      "linalg.yield"(%921) : (f32) -> () loc(#loc93)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc93)
     %149 = "linalg.generic"(%142, %143, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg977: f32 loc(fused[#loc11, #loc35, #loc10, #loc13]), %arg978: f32 loc(fused[#loc11, #loc36, #loc10, #loc13]), %arg979: f32 loc(fused[#loc11, #loc14, #loc10, #loc13])):
-      %905 = "arith.subf"(%arg977, %arg978) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%905) : (f32) -> () loc(#loc70)
+      %920 = "arith.subf"(%arg977, %arg978) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%920) : (f32) -> () loc(#loc70)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
     %150 = "linalg.generic"(%149, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg975: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg976: f32 loc(fused[#loc11, #loc37, #loc10, #loc13])):
-      %904 = "math.exp"(%arg975) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
-      "linalg.yield"(%904) : (f32) -> () loc(#loc93)
+      %919 = "math.exp"(%arg975) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc93)
+      "linalg.yield"(%919) : (f32) -> () loc(#loc93)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc93)
     %151 = "linalg.generic"(%148, %150, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg972: f32 loc(fused[#loc11, #loc37, #loc10, #loc13]), %arg973: f32 loc(fused[#loc11, #loc37, #loc10, #loc13]), %arg974: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
-      %903 = "arith.addf"(%arg972, %arg973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%903) : (f32) -> () loc(#loc92)
+      %918 = "arith.addf"(%arg972, %arg973) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%918) : (f32) -> () loc(#loc92)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc92)
     %152 = "linalg.generic"(%151, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg970: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg971: f32 loc(fused[#loc11, #loc38, #loc10, #loc13])):
-      %902 = "math.log"(%arg970) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc94)
-      "linalg.yield"(%902) : (f32) -> () loc(#loc94)
+      %917 = "math.log"(%arg970) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc94)
+      "linalg.yield"(%917) : (f32) -> () loc(#loc94)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc94)
     %153 = "linalg.generic"(%146, %152, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg967: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg968: f32 loc(fused[#loc11, #loc38, #loc10, #loc13]), %arg969: f32 loc(fused[#loc11, #loc28, #loc10, #loc13])):
-      %901 = "arith.addf"(%arg967, %arg968) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%901) : (f32) -> () loc(#loc92)
+      %916 = "arith.addf"(%arg967, %arg968) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%916) : (f32) -> () loc(#loc92)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc92)
     %154 = "tensor.empty"() : () -> tensor<f32> loc(#loc95)
     %155 = "linalg.fill"(%1, %154) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -797,13 +797,13 @@
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc95)
     %156 = "linalg.generic"(%153, %155) <{indexing_maps = [#map7, #map8], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg963: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg964: f32 loc(fused[#loc11, #loc39, #loc10, #loc13])):
-      %900 = "arith.addf"(%arg963, %arg964) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%900) : (f32) -> () loc(#loc95)
+      %915 = "arith.addf"(%arg963, %arg964) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%915) : (f32) -> () loc(#loc95)
     }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc95)
     %157 = "linalg.generic"(%156, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg961: f32 loc(fused[#loc11, #loc39, #loc10, #loc13]), %arg962: f32 loc(fused[#loc11, #loc39, #loc10, #loc13])):
-      %899 = "arith.divf"(%arg961, %9) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%899) : (f32) -> () loc(#loc95)
+      %914 = "arith.divf"(%arg961, %9) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%914) : (f32) -> () loc(#loc95)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc95)
     %158 = "linalg.generic"(%arg37, %141) <{indexing_maps = [#map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg959: f32 loc(fused[#loc11, #loc40, #loc4, #loc13]), %arg960: f32 loc(fused[#loc11, #loc40, #loc4, #loc13])):
@@ -811,74 +811,77 @@
     }) : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc96)
     %159 = "linalg.generic"(%158, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg957: f32 loc(fused[#loc11, #loc40, #loc4, #loc13]), %arg958: f32 loc(fused[#loc11, #loc21, #loc4, #loc13])):
-      %898 = "arith.divf"(%arg957, %9) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%898) : (f32) -> () loc(#loc74)
+      %913 = "arith.divf"(%arg957, %9) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%913) : (f32) -> () loc(#loc74)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc74)
     %160 = "linalg.generic"(%159, %151, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg954: f32 loc(fused[#loc11, #loc21, #loc4, #loc13]), %arg955: f32 loc(fused[#loc11, #loc28, #loc10, #loc13]), %arg956: f32 loc(fused[#loc11, #loc41, #loc4, #loc13])):
-      %897 = "arith.divf"(%arg954, %arg955) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%897) : (f32) -> () loc(#loc97)
+      %912 = "arith.divf"(%arg954, %arg955) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%912) : (f32) -> () loc(#loc97)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc97)
     %161 = "linalg.generic"(%160, %150, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg951: f32 loc(fused[#loc11, #loc41, #loc4, #loc13]), %arg952: f32 loc(fused[#loc11, #loc37, #loc10, #loc13]), %arg953: f32 loc(fused[#loc11, #loc16, #loc4, #loc13])):
-      %896 = "arith.mulf"(%arg951, %arg952) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%896) : (f32) -> () loc(#loc98)
+      %911 = "arith.mulf"(%arg951, %arg952) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%911) : (f32) -> () loc(#loc98)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc98)
     %162 = "linalg.generic"(%161, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg949: f32 loc(fused[#loc11, #loc16, #loc4, #loc13]), %arg950: f32 loc(fused[#loc11, #loc35, #loc4, #loc13])):
-      %895 = "arith.negf"(%arg949) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
-      "linalg.yield"(%895) : (f32) -> () loc(#loc99)
+      %910 = "arith.negf"(%arg949) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
+      "linalg.yield"(%910) : (f32) -> () loc(#loc99)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc99)
     %163 = "linalg.generic"(%160, %148, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg946: f32 loc(fused[#loc11, #loc41, #loc4, #loc13]), %arg947: f32 loc(fused[#loc11, #loc37, #loc10, #loc13]), %arg948: f32 loc(fused[#loc11, #loc16, #loc4, #loc13])):
-      %894 = "arith.mulf"(%arg946, %arg947) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%894) : (f32) -> () loc(#loc98)
+      %909 = "arith.mulf"(%arg946, %arg947) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%909) : (f32) -> () loc(#loc98)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc98)
     %164 = "linalg.generic"(%163, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg944: f32 loc(fused[#loc11, #loc16, #loc4, #loc13]), %arg945: f32 loc(fused[#loc11, #loc35, #loc4, #loc13])):
-      %893 = "arith.negf"(%arg944) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
-      "linalg.yield"(%893) : (f32) -> () loc(#loc99)
+      %908 = "arith.negf"(%arg944) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
+      "linalg.yield"(%908) : (f32) -> () loc(#loc99)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc99)
     %165 = "linalg.generic"(%162, %164, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg941: f32 loc(fused[#loc11, #loc35, #loc4, #loc13]), %arg942: f32 loc(fused[#loc11, #loc35, #loc4, #loc13]), %arg943: f32 loc(fused[#loc11, #loc28, #loc4, #loc13])):
-      %892 = "arith.addf"(%arg941, %arg942) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%892) : (f32) -> () loc(#loc100)
+      %907 = "arith.addf"(%arg941, %arg942) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%907) : (f32) -> () loc(#loc100)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc100)
     %166 = "linalg.generic"(%165, %159, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg938: f32 loc(fused[#loc11, #loc28, #loc4, #loc13]), %arg939: f32 loc(fused[#loc11, #loc21, #loc4, #loc13]), %arg940: f32 loc(fused[#loc11, #loc28, #loc4, #loc13])):
-      %891 = "arith.addf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%891) : (f32) -> () loc(#loc100)
+      %906 = "arith.addf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%906) : (f32) -> () loc(#loc100)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc100)
     %167 = "linalg.generic"(%159, %144, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg935: f32 loc(fused[#loc11, #loc21, #loc4, #loc13]), %arg936: f32 loc(fused[#loc11, #loc14, #loc10, #loc13]), %arg937: f32 loc(fused[#loc11, #loc16, #loc4, #loc13])):
-      %890 = "arith.mulf"(%arg935, %arg936) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
-      "linalg.yield"(%890) : (f32) -> () loc(#loc98)
+      %905 = "arith.mulf"(%arg935, %arg936) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc98)
+      "linalg.yield"(%905) : (f32) -> () loc(#loc98)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc98)
     %168 = "linalg.generic"(%162, %167, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg932: f32 loc(fused[#loc11, #loc35, #loc4, #loc13]), %arg933: f32 loc(fused[#loc11, #loc16, #loc4, #loc13]), %arg934: f32 loc(fused[#loc11, #loc28, #loc4, #loc13])):
-      %889 = "arith.addf"(%arg932, %arg933) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%889) : (f32) -> () loc(#loc100)
+      %904 = "arith.addf"(%arg932, %arg933) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%904) : (f32) -> () loc(#loc100)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc100)
-    %169 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc101)
+    %169 = "tensor.empty"() : () -> tensor<3xi8> loc(#loc101)
     %170 = "linalg.generic"(%142, %169) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg930: f32 loc(fused[#loc11, #loc35, #loc10, #loc13]), %arg931: i1 loc(fused[#loc11, #loc42, #loc4, #loc13])):
-      %888 = "arith.cmpf"(%arg930, %1) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc101)
-      "linalg.yield"(%888) : (i1) -> () loc(#loc101)
-    }) : (tensor<3xf32>, tensor<3xi1>) -> tensor<3xi1> loc(#loc101)
+    ^bb0(%arg930: f32 loc(fused[#loc11, #loc35, #loc10, #loc13]), %arg931: i8 loc(fused[#loc11, #loc42, #loc4, #loc13])):
+      %901 = "arith.trunci"(%arg931) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc101)
+      %902 = "arith.cmpf"(%arg930, %1) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc101)
+      %903 = "arith.extui"(%902) : (i1) -> i8 loc(#loc101)
+      "linalg.yield"(%903) : (i8) -> () loc(#loc101)
+    }) : (tensor<3xf32>, tensor<3xi8>) -> tensor<3xi8> loc(#loc101)
     %171 = "linalg.generic"(%170, %166, %4, %141) <{indexing_maps = [#map7, #map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg926: i1 loc(fused[#loc11, #loc42, #loc4, #loc13]), %arg927: f32 loc(fused[#loc11, #loc28, #loc4, #loc13]), %arg928: f32 loc(fused[#loc11, #loc12, #loc4, #loc13]), %arg929: f32 loc(fused[#loc11, #loc12, #loc4, #loc13])):
-      %887 = "arith.select"(%arg926, %arg927, %arg928) : (i1, f32, f32) -> f32 loc(#loc69)
-      "linalg.yield"(%887) : (f32) -> () loc(#loc69)
-    }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc69)
+    ^bb0(%arg926: i8 loc(fused[#loc11, #loc42, #loc4, #loc13]), %arg927: f32 loc(fused[#loc11, #loc28, #loc4, #loc13]), %arg928: f32 loc(fused[#loc11, #loc12, #loc4, #loc13]), %arg929: f32 loc(fused[#loc11, #loc12, #loc4, #loc13])):
+      %899 = "arith.trunci"(%arg926) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc69)
+      %900 = "arith.select"(%899, %arg927, %arg928) : (i1, f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%900) : (f32) -> () loc(#loc69)
+    }) : (tensor<3xi8>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc69)
     %172 = "linalg.generic"(%171, %141) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg924: f32 loc(fused[#loc11, #loc12, #loc4, #loc13]), %arg925: f32 loc(fused[#loc11, #loc35, #loc4, #loc13])):
-      %886 = "arith.negf"(%arg924) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
-      "linalg.yield"(%886) : (f32) -> () loc(#loc99)
+      %898 = "arith.negf"(%arg924) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc99)
+      "linalg.yield"(%898) : (f32) -> () loc(#loc99)
     }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc99)
     %173 = "linalg.generic"(%168, %172, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg921: f32 loc(fused[#loc11, #loc28, #loc4, #loc13]), %arg922: f32 loc(fused[#loc11, #loc35, #loc4, #loc13]), %arg923: f32 loc(fused[#loc11, #loc28, #loc4, #loc13])):
-      %885 = "arith.addf"(%arg921, %arg922) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%885) : (f32) -> () loc(#loc100)
+      %897 = "arith.addf"(%arg921, %arg922) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%897) : (f32) -> () loc(#loc100)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc100)
     %174 = "tensor.expand_shape"(%173) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc102)
     %175 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc103)
@@ -888,9 +891,9 @@
     }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc103)
     %177 = "linalg.matmul"(%174, %arg4, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg916: f32 loc(unknown), %arg917: f32 loc(unknown), %arg918: f32 loc(unknown)):
-      %883 = "arith.mulf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      %884 = "arith.addf"(%arg918, %883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%884) : (f32) -> () loc(#loc103)
+      %895 = "arith.mulf"(%arg916, %arg917) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      %896 = "arith.addf"(%arg918, %895) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%896) : (f32) -> () loc(#loc103)
     }) : (tensor<3x1xf32>, tensor<1x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc103)
     %178 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc104)
     %179 = "linalg.transpose"(%174, %178) <{permutation = array<i64: 1, 0>}> ({
@@ -904,9 +907,9 @@
     }) : (f32, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc103)
     %182 = "linalg.matmul"(%179, %132, %181) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg909: f32 loc(unknown), %arg910: f32 loc(unknown), %arg911: f32 loc(unknown)):
-      %881 = "arith.mulf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      %882 = "arith.addf"(%arg911, %881) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%882) : (f32) -> () loc(#loc103)
+      %893 = "arith.mulf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      %894 = "arith.addf"(%arg911, %893) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%894) : (f32) -> () loc(#loc103)
     }) : (tensor<1x3xf32>, tensor<3x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc103)
     %183 = "tensor.empty"() : () -> tensor<1x1xf32> loc(#loc105)
     %184 = "linalg.fill"(%1, %183) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -915,33 +918,36 @@
     }) : (f32, tensor<1x1xf32>) -> tensor<1x1xf32> loc(#loc105)
     %185 = "linalg.generic"(%174, %184) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg905: f32 loc(fused[#loc2, #loc43, #loc4, #loc5]), %arg906: f32 loc(fused[#loc33, #loc44, #loc4, #loc5])):
-      %880 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%880) : (f32) -> () loc(#loc105)
+      %892 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%892) : (f32) -> () loc(#loc105)
     }) : (tensor<3x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32> loc(#loc105)
     %186 = "tensor.collapse_shape"(%185) <{reassociation = [[0, 1]]}> : (tensor<1x1xf32>) -> tensor<1xf32> loc(#loc106)
     %187 = "tensor.empty"() : () -> tensor<5xi64> loc(#loc66)
     %188 = "linalg.generic"(%187) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg904: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %878 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc66)
-      %879 = "arith.index_cast"(%878) : (index) -> i64 loc(#loc66)
-      "linalg.yield"(%879) : (i64) -> () loc(#loc66)
+      %890 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc66)
+      %891 = "arith.index_cast"(%890) : (index) -> i64 loc(#loc66)
+      "linalg.yield"(%891) : (i64) -> () loc(#loc66)
     }) : (tensor<5xi64>) -> tensor<5xi64> loc(#loc66)
     %189 = "tensor.expand_shape"(%188) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 1, 5, 1>}> : (tensor<5xi64>) -> tensor<1x5x1xi64> loc(#loc66)
-    %190 = "tensor.empty"() : () -> tensor<1x5x1xi1> loc(#loc66)
+    %190 = "tensor.empty"() : () -> tensor<1x5x1xi8> loc(#loc66)
     %191 = "linalg.generic"(%189, %190) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg902: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg903: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %877 = "arith.cmpi"(%arg902, %0) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc66)
-      "linalg.yield"(%877) : (i1) -> () loc(#loc66)
-    }) : (tensor<1x5x1xi64>, tensor<1x5x1xi1>) -> tensor<1x5x1xi1> loc(#loc66)
+    ^bb0(%arg902: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg903: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %887 = "arith.trunci"(%arg903) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc66)
+      %888 = "arith.cmpi"(%arg902, %0) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc66)
+      %889 = "arith.extui"(%888) : (i1) -> i8 loc(#loc66)
+      "linalg.yield"(%889) : (i8) -> () loc(#loc66)
+    }) : (tensor<1x5x1xi64>, tensor<1x5x1xi8>) -> tensor<1x5x1xi8> loc(#loc66)
     %192 = "linalg.generic"(%177, %129) <{indexing_maps = [#map, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg900: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg901: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
       "linalg.yield"(%arg900) : (f32) -> () loc(#loc66)
     }) : (tensor<3x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc66)
     %193 = "linalg.generic"(%191, %192, %3, %129) <{indexing_maps = [#map11, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg896: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg897: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg898: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg899: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %876 = "arith.select"(%arg896, %arg897, %arg898) : (i1, f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%876) : (f32) -> () loc(#loc66)
-    }) : (tensor<1x5x1xi1>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc66)
+    ^bb0(%arg896: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg897: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg898: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg899: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %885 = "arith.trunci"(%arg896) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc66)
+      %886 = "arith.select"(%885, %arg897, %arg898) : (i1, f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%886) : (f32) -> () loc(#loc66)
+    }) : (tensor<1x5x1xi8>, tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) -> tensor<3x5x8xf32> loc(#loc66)
     %194 = "tensor.empty"() : () -> tensor<5x3x8xf32> loc(#loc107)
     %195 = "linalg.transpose"(%193, %194) <{permutation = array<i64: 1, 0, 2>}> ({
     ^bb0(%arg894: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg895: f32 loc(fused[#loc6, #loc23, #loc4, #loc8])):
@@ -954,113 +960,113 @@
     %200 = "tensor.extract_slice"(%195) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 4, 0, 0>, static_sizes = array<i64: 1, 3, 8>, static_strides = array<i64: 1, 1, 1>}> : (tensor<5x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc108)
     %201 = "linalg.generic"(%200, %122, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg891: f32 loc(fused[#loc6, #loc45, #loc4, #loc8]), %arg892: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg893: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %875 = "arith.mulf"(%arg891, %arg892) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%875) : (f32) -> () loc(#loc109)
+      %884 = "arith.mulf"(%arg891, %arg892) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%884) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %202 = "linalg.generic"(%200, %126, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg888: f32 loc(fused[#loc6, #loc45, #loc4, #loc8]), %arg889: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg890: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %874 = "arith.mulf"(%arg888, %arg889) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%874) : (f32) -> () loc(#loc109)
+      %883 = "arith.mulf"(%arg888, %arg889) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%883) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %203 = "linalg.generic"(%126, %126, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg885: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg886: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg887: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %873 = "arith.mulf"(%arg885, %arg886) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%873) : (f32) -> () loc(#loc75)
+      %882 = "arith.mulf"(%arg885, %arg886) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%882) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %204 = "linalg.generic"(%10, %203, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg882: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg883: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg884: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %871 = "arith.sitofp"(%arg882) : (i64) -> f32 loc(#loc75)
-      %872 = "arith.subf"(%871, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%872) : (f32) -> () loc(#loc75)
+      %880 = "arith.sitofp"(%arg882) : (i64) -> f32 loc(#loc75)
+      %881 = "arith.subf"(%880, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%881) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %205 = "linalg.generic"(%201, %204, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg879: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg880: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg881: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %870 = "arith.mulf"(%arg879, %arg880) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%870) : (f32) -> () loc(#loc75)
+      %879 = "arith.mulf"(%arg879, %arg880) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%879) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %206 = "linalg.generic"(%205, %119, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg876: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg877: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg878: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %869 = "arith.mulf"(%arg876, %arg877) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%869) : (f32) -> () loc(#loc109)
+      %878 = "arith.mulf"(%arg876, %arg877) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%878) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %207 = "linalg.generic"(%205, %121, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg873: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg874: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg875: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %868 = "arith.mulf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%868) : (f32) -> () loc(#loc109)
+      %877 = "arith.mulf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%877) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %208 = "linalg.generic"(%205, %120, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg870: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg871: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg872: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %867 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%867) : (f32) -> () loc(#loc109)
+      %876 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%876) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %209 = "linalg.generic"(%205, %107, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg867: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg868: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg869: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %866 = "arith.mulf"(%arg867, %arg868) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%866) : (f32) -> () loc(#loc109)
+      %875 = "arith.mulf"(%arg867, %arg868) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%875) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %210 = "linalg.generic"(%10, %122, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg864: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg865: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg866: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %864 = "arith.sitofp"(%arg864) : (i64) -> f32 loc(#loc110)
-      %865 = "arith.subf"(%864, %arg865) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%865) : (f32) -> () loc(#loc110)
+      %873 = "arith.sitofp"(%arg864) : (i64) -> f32 loc(#loc110)
+      %874 = "arith.subf"(%873, %arg865) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%874) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %211 = "linalg.generic"(%122, %210, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg861: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg862: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg863: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %863 = "arith.mulf"(%arg861, %arg862) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%863) : (f32) -> () loc(#loc110)
+      %872 = "arith.mulf"(%arg861, %arg862) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%872) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %212 = "linalg.generic"(%202, %211, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg858: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg859: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg860: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %862 = "arith.mulf"(%arg858, %arg859) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%862) : (f32) -> () loc(#loc110)
+      %871 = "arith.mulf"(%arg858, %arg859) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%871) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %213 = "linalg.generic"(%121, %121, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg855: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg856: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg857: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %861 = "arith.mulf"(%arg855, %arg856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%861) : (f32) -> () loc(#loc75)
+      %870 = "arith.mulf"(%arg855, %arg856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%870) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %214 = "linalg.generic"(%10, %213, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg852: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg853: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg854: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %859 = "arith.sitofp"(%arg852) : (i64) -> f32 loc(#loc75)
-      %860 = "arith.subf"(%859, %arg853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%860) : (f32) -> () loc(#loc75)
+      %868 = "arith.sitofp"(%arg852) : (i64) -> f32 loc(#loc75)
+      %869 = "arith.subf"(%868, %arg853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%869) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %215 = "linalg.generic"(%206, %214, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg849: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg850: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg851: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %858 = "arith.mulf"(%arg849, %arg850) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%858) : (f32) -> () loc(#loc75)
+      %867 = "arith.mulf"(%arg849, %arg850) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%867) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %216 = "linalg.generic"(%10, %120, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg846: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg847: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg848: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %856 = "arith.sitofp"(%arg846) : (i64) -> f32 loc(#loc110)
-      %857 = "arith.subf"(%856, %arg847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%857) : (f32) -> () loc(#loc110)
+      %865 = "arith.sitofp"(%arg846) : (i64) -> f32 loc(#loc110)
+      %866 = "arith.subf"(%865, %arg847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%866) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %217 = "linalg.generic"(%120, %216, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg843: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg844: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg845: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %855 = "arith.mulf"(%arg843, %arg844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%855) : (f32) -> () loc(#loc110)
+      %864 = "arith.mulf"(%arg843, %arg844) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%864) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %218 = "linalg.generic"(%209, %217, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg840: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg841: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg842: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %854 = "arith.mulf"(%arg840, %arg841) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%854) : (f32) -> () loc(#loc110)
+      %863 = "arith.mulf"(%arg840, %arg841) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%863) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %219 = "linalg.generic"(%10, %119, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg837: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg838: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg839: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %852 = "arith.sitofp"(%arg837) : (i64) -> f32 loc(#loc110)
-      %853 = "arith.subf"(%852, %arg838) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%853) : (f32) -> () loc(#loc110)
+      %861 = "arith.sitofp"(%arg837) : (i64) -> f32 loc(#loc110)
+      %862 = "arith.subf"(%861, %arg838) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%862) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %220 = "linalg.generic"(%119, %219, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg834: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg835: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg836: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %851 = "arith.mulf"(%arg834, %arg835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%851) : (f32) -> () loc(#loc110)
+      %860 = "arith.mulf"(%arg834, %arg835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%860) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %221 = "linalg.generic"(%207, %220, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg831: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg832: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg833: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %850 = "arith.mulf"(%arg831, %arg832) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%850) : (f32) -> () loc(#loc110)
+      %859 = "arith.mulf"(%arg831, %arg832) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%859) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %222 = "tensor.concat"(%221, %218, %215, %212) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc111)
     %223 = "linalg.fill"(%1, %40) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1069,16 +1075,16 @@
     }) : (f32, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc112)
     %224 = "linalg.generic"(%222, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg827: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg828: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %849 = "arith.addf"(%arg827, %arg828) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%849) : (f32) -> () loc(#loc112)
+      %858 = "arith.addf"(%arg827, %arg828) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%858) : (f32) -> () loc(#loc112)
     }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc112)
     %225 = "tensor.collapse_shape"(%224) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %226 = "tensor.collapse_shape"(%222) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %227 = "linalg.matmul"(%226, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg824: f32 loc(unknown), %arg825: f32 loc(unknown), %arg826: f32 loc(unknown)):
-      %847 = "arith.mulf"(%arg824, %arg825) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %848 = "arith.addf"(%arg826, %847) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%848) : (f32) -> () loc(#loc67)
+      %856 = "arith.mulf"(%arg824, %arg825) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %857 = "arith.addf"(%arg826, %856) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%857) : (f32) -> () loc(#loc67)
     }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc67)
     %228 = "tensor.empty"() : () -> tensor<32x3xf32> loc(#loc114)
     %229 = "linalg.transpose"(%226, %228) <{permutation = array<i64: 1, 0>}> ({
@@ -1092,9 +1098,9 @@
     }) : (f32, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc67)
     %232 = "linalg.matmul"(%229, %110, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg817: f32 loc(unknown), %arg818: f32 loc(unknown), %arg819: f32 loc(unknown)):
-      %845 = "arith.mulf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %846 = "arith.addf"(%arg819, %845) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%846) : (f32) -> () loc(#loc67)
+      %854 = "arith.mulf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %855 = "arith.addf"(%arg819, %854) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%855) : (f32) -> () loc(#loc67)
     }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc67)
     %233 = "tensor.empty"() : () -> tensor<1x32xf32> loc(#loc112)
     %234 = "linalg.fill"(%1, %233) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -1103,144 +1109,144 @@
     }) : (f32, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
     %235 = "linalg.generic"(%226, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg813: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg814: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %844 = "arith.addf"(%arg813, %arg814) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%844) : (f32) -> () loc(#loc112)
+      %853 = "arith.addf"(%arg813, %arg814) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%853) : (f32) -> () loc(#loc112)
     }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
     %236 = "tensor.collapse_shape"(%235) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
     %237 = "tensor.expand_shape"(%227) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc113)
     %238 = "linalg.generic"(%199, %237, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg810: f32 loc(fused[#loc6, #loc45, #loc4, #loc8]), %arg811: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg812: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %843 = "arith.addf"(%arg810, %arg811) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%843) : (f32) -> () loc(#loc115)
+      %852 = "arith.addf"(%arg810, %arg811) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%852) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %239 = "linalg.generic"(%238, %104, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg807: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg808: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg809: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %842 = "arith.mulf"(%arg807, %arg808) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%842) : (f32) -> () loc(#loc109)
+      %851 = "arith.mulf"(%arg807, %arg808) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%851) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %240 = "linalg.generic"(%238, %108, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg804: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg805: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg806: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %841 = "arith.mulf"(%arg804, %arg805) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%841) : (f32) -> () loc(#loc109)
+      %850 = "arith.mulf"(%arg804, %arg805) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%850) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %241 = "linalg.generic"(%108, %108, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg801: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg802: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg803: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %840 = "arith.mulf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%840) : (f32) -> () loc(#loc75)
+      %849 = "arith.mulf"(%arg801, %arg802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%849) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %242 = "linalg.generic"(%10, %241, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg798: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg799: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg800: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %838 = "arith.sitofp"(%arg798) : (i64) -> f32 loc(#loc75)
-      %839 = "arith.subf"(%838, %arg799) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%839) : (f32) -> () loc(#loc75)
+      %847 = "arith.sitofp"(%arg798) : (i64) -> f32 loc(#loc75)
+      %848 = "arith.subf"(%847, %arg799) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%848) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %243 = "linalg.generic"(%239, %242, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg795: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg796: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg797: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %837 = "arith.mulf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%837) : (f32) -> () loc(#loc75)
+      %846 = "arith.mulf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%846) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %244 = "linalg.generic"(%208, %243, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg792: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg793: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg794: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %836 = "arith.addf"(%arg792, %arg793) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%836) : (f32) -> () loc(#loc115)
+      %845 = "arith.addf"(%arg792, %arg793) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%845) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %245 = "linalg.generic"(%244, %101, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg789: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg790: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg791: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %835 = "arith.mulf"(%arg789, %arg790) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%835) : (f32) -> () loc(#loc109)
+      %844 = "arith.mulf"(%arg789, %arg790) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%844) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %246 = "linalg.generic"(%244, %103, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg786: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg787: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg788: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %834 = "arith.mulf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%834) : (f32) -> () loc(#loc109)
+      %843 = "arith.mulf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%843) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %247 = "linalg.generic"(%244, %102, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg783: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg784: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg785: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %833 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%833) : (f32) -> () loc(#loc109)
+      %842 = "arith.mulf"(%arg783, %arg784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%842) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %248 = "linalg.generic"(%244, %89, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg780: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg781: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg782: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %832 = "arith.mulf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%832) : (f32) -> () loc(#loc109)
+      %841 = "arith.mulf"(%arg780, %arg781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%841) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %249 = "linalg.generic"(%10, %104, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg777: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg778: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg779: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %830 = "arith.sitofp"(%arg777) : (i64) -> f32 loc(#loc110)
-      %831 = "arith.subf"(%830, %arg778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%831) : (f32) -> () loc(#loc110)
+      %839 = "arith.sitofp"(%arg777) : (i64) -> f32 loc(#loc110)
+      %840 = "arith.subf"(%839, %arg778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%840) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %250 = "linalg.generic"(%104, %249, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg774: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg775: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg776: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %829 = "arith.mulf"(%arg774, %arg775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%829) : (f32) -> () loc(#loc110)
+      %838 = "arith.mulf"(%arg774, %arg775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%838) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %251 = "linalg.generic"(%240, %250, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg771: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg772: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg773: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %828 = "arith.mulf"(%arg771, %arg772) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%828) : (f32) -> () loc(#loc110)
+      %837 = "arith.mulf"(%arg771, %arg772) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%837) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %252 = "linalg.generic"(%103, %103, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg768: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg769: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg770: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %827 = "arith.mulf"(%arg768, %arg769) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%827) : (f32) -> () loc(#loc75)
+      %836 = "arith.mulf"(%arg768, %arg769) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%836) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %253 = "linalg.generic"(%10, %252, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg765: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg766: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg767: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %825 = "arith.sitofp"(%arg765) : (i64) -> f32 loc(#loc75)
-      %826 = "arith.subf"(%825, %arg766) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%826) : (f32) -> () loc(#loc75)
+      %834 = "arith.sitofp"(%arg765) : (i64) -> f32 loc(#loc75)
+      %835 = "arith.subf"(%834, %arg766) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%835) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %254 = "linalg.generic"(%245, %253, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg762: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg763: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg764: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %824 = "arith.mulf"(%arg762, %arg763) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%824) : (f32) -> () loc(#loc75)
+      %833 = "arith.mulf"(%arg762, %arg763) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%833) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %255 = "linalg.generic"(%10, %102, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg759: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg760: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg761: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %822 = "arith.sitofp"(%arg759) : (i64) -> f32 loc(#loc110)
-      %823 = "arith.subf"(%822, %arg760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%823) : (f32) -> () loc(#loc110)
+      %831 = "arith.sitofp"(%arg759) : (i64) -> f32 loc(#loc110)
+      %832 = "arith.subf"(%831, %arg760) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%832) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %256 = "linalg.generic"(%102, %255, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg756: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg757: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg758: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %821 = "arith.mulf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%821) : (f32) -> () loc(#loc110)
+      %830 = "arith.mulf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%830) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %257 = "linalg.generic"(%248, %256, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg753: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg754: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg755: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %820 = "arith.mulf"(%arg753, %arg754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%820) : (f32) -> () loc(#loc110)
+      %829 = "arith.mulf"(%arg753, %arg754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%829) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %258 = "linalg.generic"(%10, %101, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg750: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg751: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg752: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %818 = "arith.sitofp"(%arg750) : (i64) -> f32 loc(#loc110)
-      %819 = "arith.subf"(%818, %arg751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%819) : (f32) -> () loc(#loc110)
+      %827 = "arith.sitofp"(%arg750) : (i64) -> f32 loc(#loc110)
+      %828 = "arith.subf"(%827, %arg751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%828) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %259 = "linalg.generic"(%101, %258, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg747: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg748: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg749: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %817 = "arith.mulf"(%arg747, %arg748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%817) : (f32) -> () loc(#loc110)
+      %826 = "arith.mulf"(%arg747, %arg748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%826) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %260 = "linalg.generic"(%246, %259, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg744: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg745: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg746: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %816 = "arith.mulf"(%arg744, %arg745) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%816) : (f32) -> () loc(#loc110)
+      %825 = "arith.mulf"(%arg744, %arg745) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%825) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %261 = "tensor.concat"(%260, %257, %254, %251) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc111)
     %262 = "linalg.generic"(%261, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg742: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg743: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %815 = "arith.addf"(%arg742, %arg743) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%815) : (f32) -> () loc(#loc112)
+      %824 = "arith.addf"(%arg742, %arg743) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%824) : (f32) -> () loc(#loc112)
     }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc112)
     %263 = "tensor.collapse_shape"(%262) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %264 = "tensor.collapse_shape"(%261) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %265 = "linalg.matmul"(%264, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg739: f32 loc(unknown), %arg740: f32 loc(unknown), %arg741: f32 loc(unknown)):
-      %813 = "arith.mulf"(%arg739, %arg740) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %814 = "arith.addf"(%arg741, %813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%814) : (f32) -> () loc(#loc67)
+      %822 = "arith.mulf"(%arg739, %arg740) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %823 = "arith.addf"(%arg741, %822) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%823) : (f32) -> () loc(#loc67)
     }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc67)
     %266 = "linalg.transpose"(%264, %228) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg737: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg738: f32 loc(fused[#loc6, #loc25, #loc4, #loc8])):
@@ -1248,161 +1254,161 @@
     }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
     %267 = "linalg.matmul"(%266, %92, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg734: f32 loc(unknown), %arg735: f32 loc(unknown), %arg736: f32 loc(unknown)):
-      %811 = "arith.mulf"(%arg734, %arg735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %812 = "arith.addf"(%arg736, %811) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%812) : (f32) -> () loc(#loc67)
+      %820 = "arith.mulf"(%arg734, %arg735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %821 = "arith.addf"(%arg736, %820) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%821) : (f32) -> () loc(#loc67)
     }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc67)
     %268 = "linalg.generic"(%264, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg732: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg733: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %810 = "arith.addf"(%arg732, %arg733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%810) : (f32) -> () loc(#loc112)
+      %819 = "arith.addf"(%arg732, %arg733) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%819) : (f32) -> () loc(#loc112)
     }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
     %269 = "tensor.collapse_shape"(%268) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
     %270 = "tensor.empty"() : () -> tensor<32xf32> loc(#loc115)
     %271 = "linalg.generic"(%236, %269, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg729: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg730: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg731: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %809 = "arith.addf"(%arg729, %arg730) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%809) : (f32) -> () loc(#loc115)
+      %818 = "arith.addf"(%arg729, %arg730) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%818) : (f32) -> () loc(#loc115)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
     %272 = "linalg.generic"(%232, %267, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg726: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg727: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg728: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %808 = "arith.addf"(%arg726, %arg727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%808) : (f32) -> () loc(#loc115)
+      %817 = "arith.addf"(%arg726, %arg727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%817) : (f32) -> () loc(#loc115)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
     %273 = "tensor.expand_shape"(%265) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc113)
     %274 = "linalg.generic"(%198, %273, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg723: f32 loc(fused[#loc6, #loc45, #loc4, #loc8]), %arg724: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg725: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %807 = "arith.addf"(%arg723, %arg724) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%807) : (f32) -> () loc(#loc115)
+      %816 = "arith.addf"(%arg723, %arg724) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%816) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %275 = "linalg.generic"(%274, %86, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg720: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg721: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg722: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %806 = "arith.mulf"(%arg720, %arg721) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%806) : (f32) -> () loc(#loc109)
+      %815 = "arith.mulf"(%arg720, %arg721) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%815) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %276 = "linalg.generic"(%274, %90, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg717: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg718: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg719: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %805 = "arith.mulf"(%arg717, %arg718) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%805) : (f32) -> () loc(#loc109)
+      %814 = "arith.mulf"(%arg717, %arg718) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%814) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %277 = "linalg.generic"(%90, %90, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg714: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg715: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg716: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %804 = "arith.mulf"(%arg714, %arg715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%804) : (f32) -> () loc(#loc75)
+      %813 = "arith.mulf"(%arg714, %arg715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%813) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %278 = "linalg.generic"(%10, %277, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg711: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg712: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg713: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %802 = "arith.sitofp"(%arg711) : (i64) -> f32 loc(#loc75)
-      %803 = "arith.subf"(%802, %arg712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%803) : (f32) -> () loc(#loc75)
+      %811 = "arith.sitofp"(%arg711) : (i64) -> f32 loc(#loc75)
+      %812 = "arith.subf"(%811, %arg712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%812) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %279 = "linalg.generic"(%275, %278, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg708: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg709: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg710: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %801 = "arith.mulf"(%arg708, %arg709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%801) : (f32) -> () loc(#loc75)
+      %810 = "arith.mulf"(%arg708, %arg709) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%810) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %280 = "linalg.generic"(%247, %279, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg705: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg706: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg707: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %800 = "arith.addf"(%arg705, %arg706) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%800) : (f32) -> () loc(#loc115)
+      %809 = "arith.addf"(%arg705, %arg706) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%809) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %281 = "linalg.generic"(%280, %83, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg702: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg703: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg704: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %799 = "arith.mulf"(%arg702, %arg703) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%799) : (f32) -> () loc(#loc109)
+      %808 = "arith.mulf"(%arg702, %arg703) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%808) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %282 = "linalg.generic"(%280, %85, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg699: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg700: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg701: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %798 = "arith.mulf"(%arg699, %arg700) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%798) : (f32) -> () loc(#loc109)
+      %807 = "arith.mulf"(%arg699, %arg700) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%807) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %283 = "linalg.generic"(%280, %84, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg696: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg697: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg698: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %797 = "arith.mulf"(%arg696, %arg697) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%797) : (f32) -> () loc(#loc109)
+      %806 = "arith.mulf"(%arg696, %arg697) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%806) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %284 = "linalg.generic"(%280, %71, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg693: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg694: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg695: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %796 = "arith.mulf"(%arg693, %arg694) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%796) : (f32) -> () loc(#loc109)
+      %805 = "arith.mulf"(%arg693, %arg694) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%805) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %285 = "linalg.generic"(%10, %86, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg690: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg691: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg692: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %794 = "arith.sitofp"(%arg690) : (i64) -> f32 loc(#loc110)
-      %795 = "arith.subf"(%794, %arg691) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%795) : (f32) -> () loc(#loc110)
+      %803 = "arith.sitofp"(%arg690) : (i64) -> f32 loc(#loc110)
+      %804 = "arith.subf"(%803, %arg691) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%804) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %286 = "linalg.generic"(%86, %285, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg687: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg688: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg689: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %793 = "arith.mulf"(%arg687, %arg688) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%793) : (f32) -> () loc(#loc110)
+      %802 = "arith.mulf"(%arg687, %arg688) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%802) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %287 = "linalg.generic"(%276, %286, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg684: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg685: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg686: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %792 = "arith.mulf"(%arg684, %arg685) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%792) : (f32) -> () loc(#loc110)
+      %801 = "arith.mulf"(%arg684, %arg685) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%801) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %288 = "linalg.generic"(%85, %85, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg681: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg682: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg683: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %791 = "arith.mulf"(%arg681, %arg682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%791) : (f32) -> () loc(#loc75)
+      %800 = "arith.mulf"(%arg681, %arg682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%800) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %289 = "linalg.generic"(%10, %288, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg678: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg679: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg680: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %789 = "arith.sitofp"(%arg678) : (i64) -> f32 loc(#loc75)
-      %790 = "arith.subf"(%789, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%790) : (f32) -> () loc(#loc75)
+      %798 = "arith.sitofp"(%arg678) : (i64) -> f32 loc(#loc75)
+      %799 = "arith.subf"(%798, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%799) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %290 = "linalg.generic"(%281, %289, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg675: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg676: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg677: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %788 = "arith.mulf"(%arg675, %arg676) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%788) : (f32) -> () loc(#loc75)
+      %797 = "arith.mulf"(%arg675, %arg676) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%797) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %291 = "linalg.generic"(%10, %84, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg672: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg673: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg674: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %786 = "arith.sitofp"(%arg672) : (i64) -> f32 loc(#loc110)
-      %787 = "arith.subf"(%786, %arg673) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%787) : (f32) -> () loc(#loc110)
+      %795 = "arith.sitofp"(%arg672) : (i64) -> f32 loc(#loc110)
+      %796 = "arith.subf"(%795, %arg673) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%796) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %292 = "linalg.generic"(%84, %291, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg669: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg670: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg671: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %785 = "arith.mulf"(%arg669, %arg670) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%785) : (f32) -> () loc(#loc110)
+      %794 = "arith.mulf"(%arg669, %arg670) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%794) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %293 = "linalg.generic"(%284, %292, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg666: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg667: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg668: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %784 = "arith.mulf"(%arg666, %arg667) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%784) : (f32) -> () loc(#loc110)
+      %793 = "arith.mulf"(%arg666, %arg667) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%793) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %294 = "linalg.generic"(%10, %83, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg663: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg664: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg665: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %782 = "arith.sitofp"(%arg663) : (i64) -> f32 loc(#loc110)
-      %783 = "arith.subf"(%782, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%783) : (f32) -> () loc(#loc110)
+      %791 = "arith.sitofp"(%arg663) : (i64) -> f32 loc(#loc110)
+      %792 = "arith.subf"(%791, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%792) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %295 = "linalg.generic"(%83, %294, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg660: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg661: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg662: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %781 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%781) : (f32) -> () loc(#loc110)
+      %790 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%790) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %296 = "linalg.generic"(%282, %295, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg657: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg658: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg659: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %780 = "arith.mulf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%780) : (f32) -> () loc(#loc110)
+      %789 = "arith.mulf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%789) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %297 = "tensor.concat"(%296, %293, %290, %287) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc111)
     %298 = "linalg.generic"(%297, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg655: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg656: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %779 = "arith.addf"(%arg655, %arg656) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc112)
+      %788 = "arith.addf"(%arg655, %arg656) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%788) : (f32) -> () loc(#loc112)
     }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc112)
     %299 = "tensor.collapse_shape"(%298) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %300 = "tensor.collapse_shape"(%297) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %301 = "linalg.matmul"(%300, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg652: f32 loc(unknown), %arg653: f32 loc(unknown), %arg654: f32 loc(unknown)):
-      %777 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %778 = "arith.addf"(%arg654, %777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%778) : (f32) -> () loc(#loc67)
+      %786 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %787 = "arith.addf"(%arg654, %786) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc67)
     }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc67)
     %302 = "linalg.transpose"(%300, %228) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg650: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg651: f32 loc(fused[#loc6, #loc25, #loc4, #loc8])):
@@ -1410,160 +1416,160 @@
     }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
     %303 = "linalg.matmul"(%302, %74, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg647: f32 loc(unknown), %arg648: f32 loc(unknown), %arg649: f32 loc(unknown)):
-      %775 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %776 = "arith.addf"(%arg649, %775) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%776) : (f32) -> () loc(#loc67)
+      %784 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %785 = "arith.addf"(%arg649, %784) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc67)
     }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc67)
     %304 = "linalg.generic"(%300, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg645: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg646: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %774 = "arith.addf"(%arg645, %arg646) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc112)
+      %783 = "arith.addf"(%arg645, %arg646) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%783) : (f32) -> () loc(#loc112)
     }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
     %305 = "tensor.collapse_shape"(%304) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
     %306 = "linalg.generic"(%271, %305, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg642: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg643: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg644: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %773 = "arith.addf"(%arg642, %arg643) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%773) : (f32) -> () loc(#loc115)
+      %782 = "arith.addf"(%arg642, %arg643) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%782) : (f32) -> () loc(#loc115)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
     %307 = "linalg.generic"(%272, %303, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg639: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg640: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg641: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %772 = "arith.addf"(%arg639, %arg640) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%772) : (f32) -> () loc(#loc115)
+      %781 = "arith.addf"(%arg639, %arg640) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%781) : (f32) -> () loc(#loc115)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
     %308 = "tensor.expand_shape"(%301) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc113)
     %309 = "linalg.generic"(%197, %308, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg636: f32 loc(fused[#loc6, #loc45, #loc4, #loc8]), %arg637: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg638: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %771 = "arith.addf"(%arg636, %arg637) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc115)
+      %780 = "arith.addf"(%arg636, %arg637) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%780) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %310 = "linalg.generic"(%309, %68, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg633: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg634: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg635: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %770 = "arith.mulf"(%arg633, %arg634) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc109)
+      %779 = "arith.mulf"(%arg633, %arg634) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%779) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %311 = "linalg.generic"(%309, %72, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg630: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg631: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg632: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %769 = "arith.mulf"(%arg630, %arg631) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc109)
+      %778 = "arith.mulf"(%arg630, %arg631) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%778) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %312 = "linalg.generic"(%72, %72, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg627: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg628: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg629: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %768 = "arith.mulf"(%arg627, %arg628) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc75)
+      %777 = "arith.mulf"(%arg627, %arg628) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%777) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %313 = "linalg.generic"(%10, %312, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg624: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg625: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg626: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %766 = "arith.sitofp"(%arg624) : (i64) -> f32 loc(#loc75)
-      %767 = "arith.subf"(%766, %arg625) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc75)
+      %775 = "arith.sitofp"(%arg624) : (i64) -> f32 loc(#loc75)
+      %776 = "arith.subf"(%775, %arg625) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%776) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %314 = "linalg.generic"(%310, %313, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg621: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg622: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg623: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %765 = "arith.mulf"(%arg621, %arg622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc75)
+      %774 = "arith.mulf"(%arg621, %arg622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %315 = "linalg.generic"(%283, %314, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg618: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg619: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg620: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %764 = "arith.addf"(%arg618, %arg619) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%764) : (f32) -> () loc(#loc115)
+      %773 = "arith.addf"(%arg618, %arg619) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%773) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %316 = "linalg.generic"(%315, %65, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg615: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg616: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg617: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %763 = "arith.mulf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc109)
+      %772 = "arith.mulf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%772) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %317 = "linalg.generic"(%315, %67, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg612: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg613: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg614: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %762 = "arith.mulf"(%arg612, %arg613) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc109)
+      %771 = "arith.mulf"(%arg612, %arg613) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %318 = "linalg.generic"(%315, %66, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg609: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg610: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg611: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %761 = "arith.mulf"(%arg609, %arg610) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc109)
+      %770 = "arith.mulf"(%arg609, %arg610) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%770) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %319 = "linalg.generic"(%315, %53, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg606: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg607: f32 loc(fused[#loc6, #loc28, #loc10, #loc8]), %arg608: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %760 = "arith.mulf"(%arg606, %arg607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%760) : (f32) -> () loc(#loc109)
+      %769 = "arith.mulf"(%arg606, %arg607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%769) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %320 = "linalg.generic"(%10, %68, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg603: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg604: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg605: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %758 = "arith.sitofp"(%arg603) : (i64) -> f32 loc(#loc110)
-      %759 = "arith.subf"(%758, %arg604) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%759) : (f32) -> () loc(#loc110)
+      %767 = "arith.sitofp"(%arg603) : (i64) -> f32 loc(#loc110)
+      %768 = "arith.subf"(%767, %arg604) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%768) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %321 = "linalg.generic"(%68, %320, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg600: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg601: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg602: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %757 = "arith.mulf"(%arg600, %arg601) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%757) : (f32) -> () loc(#loc110)
+      %766 = "arith.mulf"(%arg600, %arg601) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%766) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %322 = "linalg.generic"(%311, %321, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg597: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg598: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg599: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %756 = "arith.mulf"(%arg597, %arg598) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%756) : (f32) -> () loc(#loc110)
+      %765 = "arith.mulf"(%arg597, %arg598) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%765) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %323 = "linalg.generic"(%67, %67, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg594: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg595: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg596: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %755 = "arith.mulf"(%arg594, %arg595) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc75)
+      %764 = "arith.mulf"(%arg594, %arg595) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%764) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %324 = "linalg.generic"(%10, %323, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg591: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg592: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg593: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %753 = "arith.sitofp"(%arg591) : (i64) -> f32 loc(#loc75)
-      %754 = "arith.subf"(%753, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%754) : (f32) -> () loc(#loc75)
+      %762 = "arith.sitofp"(%arg591) : (i64) -> f32 loc(#loc75)
+      %763 = "arith.subf"(%762, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%763) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %325 = "linalg.generic"(%316, %324, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg588: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg589: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg590: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %752 = "arith.mulf"(%arg588, %arg589) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%752) : (f32) -> () loc(#loc75)
+      %761 = "arith.mulf"(%arg588, %arg589) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%761) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %326 = "linalg.generic"(%10, %66, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg585: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg586: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg587: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %750 = "arith.sitofp"(%arg585) : (i64) -> f32 loc(#loc110)
-      %751 = "arith.subf"(%750, %arg586) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%751) : (f32) -> () loc(#loc110)
+      %759 = "arith.sitofp"(%arg585) : (i64) -> f32 loc(#loc110)
+      %760 = "arith.subf"(%759, %arg586) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%760) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %327 = "linalg.generic"(%66, %326, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg582: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg583: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg584: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %749 = "arith.mulf"(%arg582, %arg583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%749) : (f32) -> () loc(#loc110)
+      %758 = "arith.mulf"(%arg582, %arg583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%758) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %328 = "linalg.generic"(%319, %327, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg579: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg580: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg581: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %748 = "arith.mulf"(%arg579, %arg580) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%748) : (f32) -> () loc(#loc110)
+      %757 = "arith.mulf"(%arg579, %arg580) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%757) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %329 = "linalg.generic"(%10, %65, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg576: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg577: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg578: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %746 = "arith.sitofp"(%arg576) : (i64) -> f32 loc(#loc110)
-      %747 = "arith.subf"(%746, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%747) : (f32) -> () loc(#loc110)
+      %755 = "arith.sitofp"(%arg576) : (i64) -> f32 loc(#loc110)
+      %756 = "arith.subf"(%755, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%756) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %330 = "linalg.generic"(%65, %329, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg573: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg574: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg575: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %745 = "arith.mulf"(%arg573, %arg574) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%745) : (f32) -> () loc(#loc110)
+      %754 = "arith.mulf"(%arg573, %arg574) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%754) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %331 = "linalg.generic"(%317, %330, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg570: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg571: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg572: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %744 = "arith.mulf"(%arg570, %arg571) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%744) : (f32) -> () loc(#loc110)
+      %753 = "arith.mulf"(%arg570, %arg571) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%753) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %332 = "tensor.concat"(%331, %328, %325, %322) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc111)
     %333 = "linalg.generic"(%332, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg568: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg569: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %743 = "arith.addf"(%arg568, %arg569) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%743) : (f32) -> () loc(#loc112)
+      %752 = "arith.addf"(%arg568, %arg569) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%752) : (f32) -> () loc(#loc112)
     }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc112)
     %334 = "tensor.collapse_shape"(%333) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %335 = "tensor.collapse_shape"(%332) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %336 = "linalg.matmul"(%335, %arg1, %176) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg565: f32 loc(unknown), %arg566: f32 loc(unknown), %arg567: f32 loc(unknown)):
-      %741 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %742 = "arith.addf"(%arg567, %741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%742) : (f32) -> () loc(#loc67)
+      %750 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %751 = "arith.addf"(%arg567, %750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%751) : (f32) -> () loc(#loc67)
     }) : (tensor<3x32xf32>, tensor<32x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc67)
     %337 = "linalg.transpose"(%335, %228) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg563: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg564: f32 loc(fused[#loc6, #loc25, #loc4, #loc8])):
@@ -1571,147 +1577,147 @@
     }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
     %338 = "linalg.matmul"(%337, %56, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg560: f32 loc(unknown), %arg561: f32 loc(unknown), %arg562: f32 loc(unknown)):
-      %739 = "arith.mulf"(%arg560, %arg561) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %740 = "arith.addf"(%arg562, %739) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%740) : (f32) -> () loc(#loc67)
+      %748 = "arith.mulf"(%arg560, %arg561) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %749 = "arith.addf"(%arg562, %748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%749) : (f32) -> () loc(#loc67)
     }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc67)
     %339 = "linalg.generic"(%335, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg558: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg559: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %738 = "arith.addf"(%arg558, %arg559) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%738) : (f32) -> () loc(#loc112)
+      %747 = "arith.addf"(%arg558, %arg559) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%747) : (f32) -> () loc(#loc112)
     }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
     %340 = "tensor.collapse_shape"(%339) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
     %341 = "linalg.generic"(%306, %340, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg555: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg556: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg557: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %737 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%737) : (f32) -> () loc(#loc115)
+      %746 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%746) : (f32) -> () loc(#loc115)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
     %342 = "linalg.generic"(%307, %338, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg552: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg553: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg554: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %736 = "arith.addf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%736) : (f32) -> () loc(#loc115)
+      %745 = "arith.addf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%745) : (f32) -> () loc(#loc115)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
     %343 = "tensor.expand_shape"(%336) <{reassociation = [[0, 1], [2]], static_output_shape = array<i64: 1, 3, 8>}> : (tensor<3x8xf32>) -> tensor<1x3x8xf32> loc(#loc113)
     %344 = "linalg.generic"(%196, %343, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg549: f32 loc(fused[#loc6, #loc45, #loc4, #loc8]), %arg550: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg551: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %735 = "arith.addf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%735) : (f32) -> () loc(#loc115)
+      %744 = "arith.addf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%744) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %345 = "linalg.generic"(%344, %50, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg546: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg547: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg548: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %734 = "arith.mulf"(%arg546, %arg547) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%734) : (f32) -> () loc(#loc109)
+      %743 = "arith.mulf"(%arg546, %arg547) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%743) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %346 = "linalg.generic"(%344, %54, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg543: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg544: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg545: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %733 = "arith.mulf"(%arg543, %arg544) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%733) : (f32) -> () loc(#loc109)
+      %742 = "arith.mulf"(%arg543, %arg544) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%742) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %347 = "linalg.generic"(%54, %54, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg540: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg541: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg542: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %732 = "arith.mulf"(%arg540, %arg541) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%732) : (f32) -> () loc(#loc75)
+      %741 = "arith.mulf"(%arg540, %arg541) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%741) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %348 = "linalg.generic"(%10, %347, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg537: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg538: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg539: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %730 = "arith.sitofp"(%arg537) : (i64) -> f32 loc(#loc75)
-      %731 = "arith.subf"(%730, %arg538) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%731) : (f32) -> () loc(#loc75)
+      %739 = "arith.sitofp"(%arg537) : (i64) -> f32 loc(#loc75)
+      %740 = "arith.subf"(%739, %arg538) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%740) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %349 = "linalg.generic"(%345, %348, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg534: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg535: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg536: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %729 = "arith.mulf"(%arg534, %arg535) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%729) : (f32) -> () loc(#loc75)
+      %738 = "arith.mulf"(%arg534, %arg535) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%738) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %350 = "linalg.generic"(%318, %349, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg531: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg532: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg533: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %728 = "arith.addf"(%arg531, %arg532) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%728) : (f32) -> () loc(#loc115)
+      %737 = "arith.addf"(%arg531, %arg532) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%737) : (f32) -> () loc(#loc115)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc115)
     %351 = "linalg.generic"(%350, %47, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg528: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg529: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg530: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %727 = "arith.mulf"(%arg528, %arg529) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%727) : (f32) -> () loc(#loc109)
+      %736 = "arith.mulf"(%arg528, %arg529) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%736) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %352 = "linalg.generic"(%350, %49, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg525: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg526: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg527: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %726 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc109)
+      %735 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%735) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %353 = "linalg.generic"(%350, %7, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg522: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg523: f32 loc(fused[#loc6, #loc16, #loc10, #loc8]), %arg524: f32 loc(fused[#loc6, #loc16, #loc4, #loc8])):
-      %725 = "arith.mulf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%725) : (f32) -> () loc(#loc109)
+      %734 = "arith.mulf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%734) : (f32) -> () loc(#loc109)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc109)
     %354 = "linalg.generic"(%10, %50, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg519: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg520: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg521: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %723 = "arith.sitofp"(%arg519) : (i64) -> f32 loc(#loc110)
-      %724 = "arith.subf"(%723, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc110)
+      %732 = "arith.sitofp"(%arg519) : (i64) -> f32 loc(#loc110)
+      %733 = "arith.subf"(%732, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%733) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %355 = "linalg.generic"(%50, %354, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg516: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg517: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg518: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %722 = "arith.mulf"(%arg516, %arg517) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%722) : (f32) -> () loc(#loc110)
+      %731 = "arith.mulf"(%arg516, %arg517) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%731) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %356 = "linalg.generic"(%346, %355, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg513: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg514: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg515: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %721 = "arith.mulf"(%arg513, %arg514) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%721) : (f32) -> () loc(#loc110)
+      %730 = "arith.mulf"(%arg513, %arg514) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%730) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %357 = "linalg.generic"(%49, %49, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg510: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg511: f32 loc(fused[#loc6, #loc30, #loc10, #loc8]), %arg512: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %720 = "arith.mulf"(%arg510, %arg511) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%720) : (f32) -> () loc(#loc75)
+      %729 = "arith.mulf"(%arg510, %arg511) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%729) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %358 = "linalg.generic"(%10, %357, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg507: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg508: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg509: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %718 = "arith.sitofp"(%arg507) : (i64) -> f32 loc(#loc75)
-      %719 = "arith.subf"(%718, %arg508) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%719) : (f32) -> () loc(#loc75)
+      %727 = "arith.sitofp"(%arg507) : (i64) -> f32 loc(#loc75)
+      %728 = "arith.subf"(%727, %arg508) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%728) : (f32) -> () loc(#loc75)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %359 = "linalg.generic"(%351, %358, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg504: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg505: f32 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg506: f32 loc(fused[#loc6, #loc22, #loc4, #loc8])):
-      %717 = "arith.mulf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%717) : (f32) -> () loc(#loc75)
+      %726 = "arith.mulf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%726) : (f32) -> () loc(#loc75)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc75)
     %360 = "linalg.generic"(%10, %48, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg501: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg502: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg503: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %715 = "arith.sitofp"(%arg501) : (i64) -> f32 loc(#loc110)
-      %716 = "arith.subf"(%715, %arg502) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%716) : (f32) -> () loc(#loc110)
+      %724 = "arith.sitofp"(%arg501) : (i64) -> f32 loc(#loc110)
+      %725 = "arith.subf"(%724, %arg502) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%725) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %361 = "linalg.generic"(%48, %360, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg498: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg499: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg500: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %714 = "arith.mulf"(%arg498, %arg499) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%714) : (f32) -> () loc(#loc110)
+      %723 = "arith.mulf"(%arg498, %arg499) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%723) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %362 = "linalg.generic"(%353, %361, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg495: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg496: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg497: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %713 = "arith.mulf"(%arg495, %arg496) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc110)
+      %722 = "arith.mulf"(%arg495, %arg496) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%722) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %363 = "linalg.generic"(%10, %47, %46) <{indexing_maps = [#map12, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg492: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg493: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg494: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %711 = "arith.sitofp"(%arg492) : (i64) -> f32 loc(#loc110)
-      %712 = "arith.subf"(%711, %arg493) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%712) : (f32) -> () loc(#loc110)
+      %720 = "arith.sitofp"(%arg492) : (i64) -> f32 loc(#loc110)
+      %721 = "arith.subf"(%720, %arg493) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc110)
     }) : (tensor<i64>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %364 = "linalg.generic"(%47, %363, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg489: f32 loc(fused[#loc6, #loc9, #loc10, #loc8]), %arg490: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg491: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %710 = "arith.mulf"(%arg489, %arg490) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%710) : (f32) -> () loc(#loc110)
+      %719 = "arith.mulf"(%arg489, %arg490) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%719) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %365 = "linalg.generic"(%352, %364, %46) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg486: f32 loc(fused[#loc6, #loc16, #loc4, #loc8]), %arg487: f32 loc(fused[#loc6, #loc46, #loc4, #loc8]), %arg488: f32 loc(fused[#loc6, #loc46, #loc4, #loc8])):
-      %709 = "arith.mulf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%709) : (f32) -> () loc(#loc110)
+      %718 = "arith.mulf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%718) : (f32) -> () loc(#loc110)
     }) : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32> loc(#loc110)
     %366 = "tensor.concat"(%365, %362, %359, %356) <{dim = 2 : i64}> : (tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x32xf32> loc(#loc111)
     %367 = "linalg.generic"(%366, %223) <{indexing_maps = [#map5, #map13], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg484: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg485: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %708 = "arith.addf"(%arg484, %arg485) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%708) : (f32) -> () loc(#loc112)
+      %717 = "arith.addf"(%arg484, %arg485) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%717) : (f32) -> () loc(#loc112)
     }) : (tensor<1x3x32xf32>, tensor<1x3x32xf32>) -> tensor<1x3x32xf32> loc(#loc112)
     %368 = "tensor.collapse_shape"(%367) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
     %369 = "tensor.collapse_shape"(%366) <{reassociation = [[0, 1], [2]]}> : (tensor<1x3x32xf32>) -> tensor<3x32xf32> loc(#loc113)
@@ -1721,25 +1727,25 @@
     }) : (tensor<3x32xf32>, tensor<32x3xf32>) -> tensor<32x3xf32> loc(#loc114)
     %371 = "linalg.matmul"(%370, %6, %231) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg479: f32 loc(unknown), %arg480: f32 loc(unknown), %arg481: f32 loc(unknown)):
-      %706 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %707 = "arith.addf"(%arg481, %706) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%707) : (f32) -> () loc(#loc67)
+      %715 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %716 = "arith.addf"(%arg481, %715) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%716) : (f32) -> () loc(#loc67)
     }) : (tensor<32x3xf32>, tensor<3x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc67)
     %372 = "linalg.generic"(%369, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg477: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg478: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %705 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%705) : (f32) -> () loc(#loc112)
+      %714 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%714) : (f32) -> () loc(#loc112)
     }) : (tensor<3x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
     %373 = "tensor.collapse_shape"(%372) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
     %374 = "linalg.generic"(%341, %373, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg474: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg475: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg476: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %704 = "arith.addf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%704) : (f32) -> () loc(#loc115)
+      %713 = "arith.addf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%713) : (f32) -> () loc(#loc115)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc115)
     %375 = "linalg.generic"(%342, %371, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg471: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg472: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg473: f32 loc(fused[#loc6, #loc28, #loc4, #loc8])):
-      %703 = "arith.addf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc115)
+      %712 = "arith.addf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%712) : (f32) -> () loc(#loc115)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc115)
     %376 = "tensor.concat"(%368, %334, %299, %263, %225) <{dim = 0 : i64}> : (tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>) -> tensor<15x32xf32> loc(#loc116)
     %377 = "tensor.empty"() : () -> tensor<32x15xf32> loc(#loc114)
@@ -1754,667 +1760,676 @@
     }) : (f32, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc67)
     %381 = "linalg.matmul"(%378, %13, %380) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg464: f32 loc(unknown), %arg465: f32 loc(unknown), %arg466: f32 loc(unknown)):
-      %701 = "arith.mulf"(%arg464, %arg465) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      %702 = "arith.addf"(%arg466, %701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%702) : (f32) -> () loc(#loc67)
+      %710 = "arith.mulf"(%arg464, %arg465) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      %711 = "arith.addf"(%arg466, %710) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%711) : (f32) -> () loc(#loc67)
     }) : (tensor<32x15xf32>, tensor<15x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc67)
     %382 = "linalg.generic"(%376, %234) <{indexing_maps = [#map4, #map10], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg462: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg463: f32 loc(fused[#loc6, #loc44, #loc4, #loc8])):
-      %700 = "arith.addf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%700) : (f32) -> () loc(#loc112)
+      %709 = "arith.addf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%709) : (f32) -> () loc(#loc112)
     }) : (tensor<15x32xf32>, tensor<1x32xf32>) -> tensor<1x32xf32> loc(#loc112)
     %383 = "tensor.collapse_shape"(%382) <{reassociation = [[0, 1]]}> : (tensor<1x32xf32>) -> tensor<32xf32> loc(#loc113)
     %384 = "linalg.generic"(%arg6, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg460: f32 loc(fused[#loc17, #loc28, #loc19, #loc48]), %arg461: f32 loc(fused[#loc17, #loc28, #loc19, #loc48])):
-      %699 = "arith.addf"(%arg460, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%699) : (f32) -> () loc(#loc117)
+      %708 = "arith.addf"(%arg460, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%708) : (f32) -> () loc(#loc117)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc117)
     %385 = "linalg.generic"(%arg30, %arg31, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg457: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg458: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg459: f32 loc(fused[#loc17, #loc16, #loc19, #loc49])):
-      %698 = "arith.mulf"(%arg457, %arg458) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%698) : (f32) -> () loc(#loc118)
+      %707 = "arith.mulf"(%arg457, %arg458) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%707) : (f32) -> () loc(#loc118)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc118)
     %386 = "linalg.generic"(%10, %385, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg454: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg455: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg456: f32 loc(fused[#loc17, #loc50, #loc19, #loc49])):
-      %696 = "arith.sitofp"(%arg454) : (i64) -> f32 loc(#loc119)
-      %697 = "arith.subf"(%696, %arg455) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%697) : (f32) -> () loc(#loc119)
+      %705 = "arith.sitofp"(%arg454) : (i64) -> f32 loc(#loc119)
+      %706 = "arith.subf"(%705, %arg455) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%706) : (f32) -> () loc(#loc119)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc119)
     %387 = "linalg.generic"(%arg0, %386, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg451: f32 loc(fused[#loc6, #loc25, #loc10, #loc8]), %arg452: f32 loc(fused[#loc17, #loc50, #loc19, #loc49]), %arg453: f32 loc(fused[#loc17, #loc16, #loc19, #loc49])):
-      %695 = "arith.mulf"(%arg451, %arg452) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%695) : (f32) -> () loc(#loc118)
+      %704 = "arith.mulf"(%arg451, %arg452) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
+      "linalg.yield"(%704) : (f32) -> () loc(#loc118)
     }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc118)
     %388 = "linalg.generic"(%10, %arg32, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg448: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg449: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg450: f32 loc(fused[#loc17, #loc50, #loc19, #loc20])):
-      %693 = "arith.sitofp"(%arg448) : (i64) -> f32 loc(#loc120)
-      %694 = "arith.subf"(%693, %arg449) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%694) : (f32) -> () loc(#loc120)
+      %702 = "arith.sitofp"(%arg448) : (i64) -> f32 loc(#loc120)
+      %703 = "arith.subf"(%702, %arg449) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
+      "linalg.yield"(%703) : (f32) -> () loc(#loc120)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc120)
     %389 = "linalg.generic"(%388, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg446: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg447: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %692 = "math.absf"(%arg446) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc73)
-      "linalg.yield"(%692) : (f32) -> () loc(#loc73)
+      %701 = "math.absf"(%arg446) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc73)
+      "linalg.yield"(%701) : (f32) -> () loc(#loc73)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc73)
-    %390 = "tensor.empty"() : () -> tensor<i1> loc(#loc73)
+    %390 = "tensor.empty"() : () -> tensor<i8> loc(#loc73)
     %391 = "linalg.generic"(%389, %390) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg444: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg445: i1 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %690 = "arith.extf"(%arg444) : (f32) -> f64 loc(#loc73)
-      %691 = "arith.cmpf"(%690, %8) <{fastmath = #arith.fastmath<none>, predicate = 3 : i64}> : (f64, f64) -> i1 loc(#loc73)
-      "linalg.yield"(%691) : (i1) -> () loc(#loc73)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc73)
+    ^bb0(%arg444: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg445: i8 loc(fused[#loc17, #loc18, #loc19, #loc20])):
+      %697 = "arith.trunci"(%arg445) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc73)
+      %698 = "arith.extf"(%arg444) : (f32) -> f64 loc(#loc73)
+      %699 = "arith.cmpf"(%698, %8) <{fastmath = #arith.fastmath<none>, predicate = 3 : i64}> : (f64, f64) -> i1 loc(#loc73)
+      %700 = "arith.extui"(%699) : (i1) -> i8 loc(#loc73)
+      "linalg.yield"(%700) : (i8) -> () loc(#loc73)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc73)
     %392 = "linalg.generic"(%388, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg442: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg443: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %689 = "arith.subf"(%arg442, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%689) : (f32) -> () loc(#loc73)
+      %696 = "arith.subf"(%arg442, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%696) : (f32) -> () loc(#loc73)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc73)
     %393 = "linalg.generic"(%391, %392, %388, %154) <{indexing_maps = [#map9, #map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg438: i1 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg439: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg440: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg441: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %688 = "arith.select"(%arg438, %arg439, %arg440) : (i1, f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%688) : (f32) -> () loc(#loc73)
-    }) : (tensor<i1>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc73)
+    ^bb0(%arg438: i8 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg439: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg440: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg441: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
+      %694 = "arith.trunci"(%arg438) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc73)
+      %695 = "arith.select"(%694, %arg439, %arg440) : (i1, f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%695) : (f32) -> () loc(#loc73)
+    }) : (tensor<i8>, tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc73)
     %394 = "linalg.generic"(%391, %381, %arg7, %379) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg434: i1 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg435: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg436: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg437: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %687 = "arith.select"(%arg434, %arg435, %arg436) : (i1, f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%687) : (f32) -> () loc(#loc73)
-    }) : (tensor<i1>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc73)
+    ^bb0(%arg434: i8 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg435: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg436: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg437: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
+      %692 = "arith.trunci"(%arg434) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc73)
+      %693 = "arith.select"(%692, %arg435, %arg436) : (i1, f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%693) : (f32) -> () loc(#loc73)
+    }) : (tensor<i8>, tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc73)
     %395 = "linalg.generic"(%381, %arg7, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg431: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg432: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg433: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %686 = "arith.subf"(%arg431, %arg432) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%686) : (f32) -> () loc(#loc73)
+      %691 = "arith.subf"(%arg431, %arg432) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%691) : (f32) -> () loc(#loc73)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc73)
     %396 = "linalg.generic"(%393, %395, %379) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg428: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg429: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg430: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %685 = "arith.mulf"(%arg428, %arg429) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%685) : (f32) -> () loc(#loc73)
+      %690 = "arith.mulf"(%arg428, %arg429) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%690) : (f32) -> () loc(#loc73)
     }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc73)
     %397 = "linalg.generic"(%396, %394, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg425: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg426: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg427: f32 loc(fused[#loc17, #loc18, #loc19, #loc20])):
-      %684 = "arith.addf"(%arg425, %arg426) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%684) : (f32) -> () loc(#loc73)
+      %689 = "arith.addf"(%arg425, %arg426) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%689) : (f32) -> () loc(#loc73)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc73)
     %398 = "linalg.generic"(%arg8, %arg33, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg422: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg423: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg424: f32 loc(fused[#loc17, #loc16, #loc19, #loc51])):
-      %683 = "arith.mulf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%683) : (f32) -> () loc(#loc121)
+      %688 = "arith.mulf"(%arg422, %arg423) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%688) : (f32) -> () loc(#loc121)
     }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc121)
     %399 = "linalg.generic"(%10, %arg33, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg419: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg420: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg421: f32 loc(fused[#loc17, #loc50, #loc19, #loc51])):
-      %681 = "arith.sitofp"(%arg419) : (i64) -> f32 loc(#loc122)
-      %682 = "arith.subf"(%681, %arg420) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
-      "linalg.yield"(%682) : (f32) -> () loc(#loc122)
+      %686 = "arith.sitofp"(%arg419) : (i64) -> f32 loc(#loc122)
+      %687 = "arith.subf"(%686, %arg420) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
+      "linalg.yield"(%687) : (f32) -> () loc(#loc122)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc122)
     %400 = "linalg.generic"(%399, %381, %379) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg416: f32 loc(fused[#loc17, #loc50, #loc19, #loc51]), %arg417: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg418: f32 loc(fused[#loc17, #loc16, #loc19, #loc51])):
-      %680 = "arith.mulf"(%arg416, %arg417) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%680) : (f32) -> () loc(#loc121)
+      %685 = "arith.mulf"(%arg416, %arg417) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%685) : (f32) -> () loc(#loc121)
     }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc121)
     %401 = "linalg.generic"(%400, %381, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg413: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg414: f32 loc(fused[#loc6, #loc25, #loc4, #loc8]), %arg415: f32 loc(fused[#loc17, #loc16, #loc19, #loc51])):
-      %679 = "arith.mulf"(%arg413, %arg414) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%679) : (f32) -> () loc(#loc121)
+      %684 = "arith.mulf"(%arg413, %arg414) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%684) : (f32) -> () loc(#loc121)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc121)
     %402 = "linalg.generic"(%398, %401, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg410: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg411: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg412: f32 loc(fused[#loc17, #loc28, #loc19, #loc51])):
-      %678 = "arith.addf"(%arg410, %arg411) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%678) : (f32) -> () loc(#loc123)
+      %683 = "arith.addf"(%arg410, %arg411) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%683) : (f32) -> () loc(#loc123)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc123)
     %403 = "linalg.generic"(%arg32, %384, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg407: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg408: f32 loc(fused[#loc17, #loc28, #loc19, #loc48]), %arg409: f32 loc(fused[#loc17, #loc52, #loc19, #loc53])):
-      %677 = "math.powf"(%arg407, %arg408) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%677) : (f32) -> () loc(#loc124)
+      %682 = "math.powf"(%arg407, %arg408) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
+      "linalg.yield"(%682) : (f32) -> () loc(#loc124)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc124)
     %404 = "linalg.generic"(%10, %403, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg404: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg405: f32 loc(fused[#loc17, #loc52, #loc19, #loc53]), %arg406: f32 loc(fused[#loc17, #loc50, #loc19, #loc53])):
-      %675 = "arith.sitofp"(%arg404) : (i64) -> f32 loc(#loc125)
-      %676 = "arith.subf"(%675, %arg405) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
-      "linalg.yield"(%676) : (f32) -> () loc(#loc125)
+      %680 = "arith.sitofp"(%arg404) : (i64) -> f32 loc(#loc125)
+      %681 = "arith.subf"(%680, %arg405) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%681) : (f32) -> () loc(#loc125)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc125)
     %405 = "linalg.generic"(%arg33, %384, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg401: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg402: f32 loc(fused[#loc17, #loc28, #loc19, #loc48]), %arg403: f32 loc(fused[#loc17, #loc52, #loc19, #loc54])):
-      %674 = "math.powf"(%arg401, %arg402) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%674) : (f32) -> () loc(#loc126)
+      %679 = "math.powf"(%arg401, %arg402) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%679) : (f32) -> () loc(#loc126)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc126)
     %406 = "linalg.generic"(%10, %405, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg398: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg399: f32 loc(fused[#loc17, #loc52, #loc19, #loc54]), %arg400: f32 loc(fused[#loc17, #loc50, #loc19, #loc54])):
-      %672 = "arith.sitofp"(%arg398) : (i64) -> f32 loc(#loc127)
-      %673 = "arith.subf"(%672, %arg399) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
-      "linalg.yield"(%673) : (f32) -> () loc(#loc127)
+      %677 = "arith.sitofp"(%arg398) : (i64) -> f32 loc(#loc127)
+      %678 = "arith.subf"(%677, %arg399) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc127)
+      "linalg.yield"(%678) : (f32) -> () loc(#loc127)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc127)
     %407 = "linalg.generic"(%406, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg396: f32 loc(fused[#loc17, #loc50, #loc19, #loc54]), %arg397: f32 loc(fused[#loc17, #loc55, #loc19, #loc54])):
-      %671 = "math.sqrt"(%arg396) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc128)
-      "linalg.yield"(%671) : (f32) -> () loc(#loc128)
+      %676 = "math.sqrt"(%arg396) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc128)
+      "linalg.yield"(%676) : (f32) -> () loc(#loc128)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc128)
     %408 = "linalg.generic"(%arg30, %404, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg393: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg394: f32 loc(fused[#loc17, #loc50, #loc19, #loc53]), %arg395: f32 loc(fused[#loc17, #loc41, #loc19, #loc56])):
-      %670 = "arith.divf"(%arg393, %arg394) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
-      "linalg.yield"(%670) : (f32) -> () loc(#loc129)
+      %675 = "arith.divf"(%arg393, %arg394) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%675) : (f32) -> () loc(#loc129)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc129)
     %409 = "linalg.generic"(%arg9, %402, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg390: f32 loc(fused[#loc17, #loc57, #loc19, #loc58]), %arg391: f32 loc(fused[#loc17, #loc28, #loc19, #loc51]), %arg392: f32 loc(fused[#loc17, #loc57, #loc19, #loc58])):
-      %668 = "arith.cmpf"(%arg390, %arg391) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc130)
-      %669 = "arith.select"(%668, %arg390, %arg391) : (i1, f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%669) : (f32) -> () loc(#loc130)
+      %673 = "arith.cmpf"(%arg390, %arg391) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc130)
+      %674 = "arith.select"(%673, %arg390, %arg391) : (i1, f32, f32) -> f32 loc(#loc130)
+      "linalg.yield"(%674) : (f32) -> () loc(#loc130)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc130)
     %410 = "linalg.generic"(%409, %379) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg388: f32 loc(fused[#loc17, #loc57, #loc19, #loc58]), %arg389: f32 loc(fused[#loc17, #loc55, #loc19, #loc59])):
-      %667 = "math.sqrt"(%arg388) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc131)
-      "linalg.yield"(%667) : (f32) -> () loc(#loc131)
+      %672 = "math.sqrt"(%arg388) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc131)
+      "linalg.yield"(%672) : (f32) -> () loc(#loc131)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc131)
     %411 = "linalg.generic"(%410, %407, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg385: f32 loc(fused[#loc17, #loc55, #loc19, #loc59]), %arg386: f32 loc(fused[#loc17, #loc55, #loc19, #loc54]), %arg387: f32 loc(fused[#loc17, #loc41, #loc19, #loc59])):
-      %666 = "arith.divf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%666) : (f32) -> () loc(#loc132)
+      %671 = "arith.divf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%671) : (f32) -> () loc(#loc132)
     }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc132)
     %412 = "linalg.generic"(%411, %arg34, %379) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg382: f32 loc(fused[#loc17, #loc41, #loc19, #loc59]), %arg383: f32 loc(fused[#loc17, #loc28, #loc19, #loc59]), %arg384: f32 loc(fused[#loc17, #loc28, #loc19, #loc59])):
-      %665 = "arith.addf"(%arg382, %arg383) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%665) : (f32) -> () loc(#loc133)
+      %670 = "arith.addf"(%arg382, %arg383) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%670) : (f32) -> () loc(#loc133)
     }) : (tensor<32x4xf32>, tensor<f32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc133)
     %413 = "linalg.generic"(%397, %412, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg379: f32 loc(fused[#loc17, #loc18, #loc19, #loc20]), %arg380: f32 loc(fused[#loc17, #loc28, #loc19, #loc59]), %arg381: f32 loc(fused[#loc17, #loc41, #loc19, #loc60])):
-      %664 = "arith.divf"(%arg379, %arg380) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%664) : (f32) -> () loc(#loc134)
+      %669 = "arith.divf"(%arg379, %arg380) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
+      "linalg.yield"(%669) : (f32) -> () loc(#loc134)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc134)
     %414 = "linalg.generic"(%408, %413, %379) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg376: f32 loc(fused[#loc17, #loc41, #loc19, #loc56]), %arg377: f32 loc(fused[#loc17, #loc41, #loc19, #loc60]), %arg378: f32 loc(fused[#loc17, #loc16, #loc19, #loc60])):
-      %663 = "arith.mulf"(%arg376, %arg377) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
-      "linalg.yield"(%663) : (f32) -> () loc(#loc135)
+      %668 = "arith.mulf"(%arg376, %arg377) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%668) : (f32) -> () loc(#loc135)
     }) : (tensor<f32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc135)
     %415 = "linalg.generic"(%387, %414, %379) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg373: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg374: f32 loc(fused[#loc17, #loc16, #loc19, #loc60]), %arg375: f32 loc(fused[#loc17, #loc14, #loc19, #loc60])):
-      %662 = "arith.subf"(%arg373, %arg374) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%662) : (f32) -> () loc(#loc136)
+      %667 = "arith.subf"(%arg373, %arg374) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%667) : (f32) -> () loc(#loc136)
     }) : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<32x4xf32>) -> tensor<32x4xf32> loc(#loc136)
     %416 = "linalg.generic"(%arg10, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg371: f32 loc(fused[#loc61, #loc28, #loc19, #loc48]), %arg372: f32 loc(fused[#loc61, #loc28, #loc19, #loc48])):
-      %661 = "arith.addf"(%arg371, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc137)
-      "linalg.yield"(%661) : (f32) -> () loc(#loc137)
+      %666 = "arith.addf"(%arg371, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc137)
+      "linalg.yield"(%666) : (f32) -> () loc(#loc137)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc137)
     %417 = "linalg.generic"(%arg1, %386, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg368: f32 loc(fused[#loc6, #loc25, #loc10, #loc8]), %arg369: f32 loc(fused[#loc61, #loc50, #loc19, #loc49]), %arg370: f32 loc(fused[#loc61, #loc16, #loc19, #loc49])):
-      %660 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%660) : (f32) -> () loc(#loc138)
+      %665 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc138)
     }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc138)
     %418 = "linalg.generic"(%391, %375, %arg11, %230) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg364: i1 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg365: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg366: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg367: f32 loc(fused[#loc61, #loc18, #loc19, #loc20])):
-      %659 = "arith.select"(%arg364, %arg365, %arg366) : (i1, f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%659) : (f32) -> () loc(#loc140)
-    }) : (tensor<i1>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
+    ^bb0(%arg364: i8 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg365: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg366: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg367: f32 loc(fused[#loc61, #loc18, #loc19, #loc20])):
+      %663 = "arith.trunci"(%arg364) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc140)
+      %664 = "arith.select"(%663, %arg365, %arg366) : (i1, f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc140)
+    }) : (tensor<i8>, tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
     %419 = "linalg.generic"(%375, %arg11, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg361: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg362: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg363: f32 loc(fused[#loc61, #loc18, #loc19, #loc20])):
-      %658 = "arith.subf"(%arg361, %arg362) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%658) : (f32) -> () loc(#loc140)
+      %662 = "arith.subf"(%arg361, %arg362) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%662) : (f32) -> () loc(#loc140)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
     %420 = "linalg.generic"(%393, %419, %230) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg358: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg359: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg360: f32 loc(fused[#loc61, #loc18, #loc19, #loc20])):
-      %657 = "arith.mulf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%657) : (f32) -> () loc(#loc140)
+      %661 = "arith.mulf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%661) : (f32) -> () loc(#loc140)
     }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
     %421 = "linalg.generic"(%420, %418, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg355: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg356: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg357: f32 loc(fused[#loc61, #loc18, #loc19, #loc20])):
-      %656 = "arith.addf"(%arg355, %arg356) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%656) : (f32) -> () loc(#loc140)
+      %660 = "arith.addf"(%arg355, %arg356) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%660) : (f32) -> () loc(#loc140)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc140)
     %422 = "linalg.generic"(%arg12, %arg33, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg352: f32 loc(fused[#loc61, #loc16, #loc19, #loc51]), %arg353: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg354: f32 loc(fused[#loc61, #loc16, #loc19, #loc51])):
-      %655 = "arith.mulf"(%arg352, %arg353) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%655) : (f32) -> () loc(#loc141)
+      %659 = "arith.mulf"(%arg352, %arg353) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%659) : (f32) -> () loc(#loc141)
     }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc141)
     %423 = "linalg.generic"(%399, %375, %230) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg349: f32 loc(fused[#loc61, #loc50, #loc19, #loc51]), %arg350: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg351: f32 loc(fused[#loc61, #loc16, #loc19, #loc51])):
-      %654 = "arith.mulf"(%arg349, %arg350) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%654) : (f32) -> () loc(#loc141)
+      %658 = "arith.mulf"(%arg349, %arg350) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%658) : (f32) -> () loc(#loc141)
     }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc141)
     %424 = "linalg.generic"(%423, %375, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg346: f32 loc(fused[#loc61, #loc16, #loc19, #loc51]), %arg347: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg348: f32 loc(fused[#loc61, #loc16, #loc19, #loc51])):
-      %653 = "arith.mulf"(%arg346, %arg347) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%653) : (f32) -> () loc(#loc141)
+      %657 = "arith.mulf"(%arg346, %arg347) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
+      "linalg.yield"(%657) : (f32) -> () loc(#loc141)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc141)
     %425 = "linalg.generic"(%422, %424, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg343: f32 loc(fused[#loc61, #loc16, #loc19, #loc51]), %arg344: f32 loc(fused[#loc61, #loc16, #loc19, #loc51]), %arg345: f32 loc(fused[#loc61, #loc28, #loc19, #loc51])):
-      %652 = "arith.addf"(%arg343, %arg344) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%652) : (f32) -> () loc(#loc143)
+      %656 = "arith.addf"(%arg343, %arg344) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%656) : (f32) -> () loc(#loc143)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc143)
     %426 = "linalg.generic"(%arg32, %416, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg340: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg341: f32 loc(fused[#loc61, #loc28, #loc19, #loc48]), %arg342: f32 loc(fused[#loc61, #loc52, #loc19, #loc53])):
-      %651 = "math.powf"(%arg340, %arg341) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%651) : (f32) -> () loc(#loc144)
+      %655 = "math.powf"(%arg340, %arg341) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
+      "linalg.yield"(%655) : (f32) -> () loc(#loc144)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc144)
     %427 = "linalg.generic"(%10, %426, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg337: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg338: f32 loc(fused[#loc61, #loc52, #loc19, #loc53]), %arg339: f32 loc(fused[#loc61, #loc50, #loc19, #loc53])):
-      %649 = "arith.sitofp"(%arg337) : (i64) -> f32 loc(#loc145)
-      %650 = "arith.subf"(%649, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
-      "linalg.yield"(%650) : (f32) -> () loc(#loc145)
+      %653 = "arith.sitofp"(%arg337) : (i64) -> f32 loc(#loc145)
+      %654 = "arith.subf"(%653, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%654) : (f32) -> () loc(#loc145)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc145)
     %428 = "linalg.generic"(%arg33, %416, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg334: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg335: f32 loc(fused[#loc61, #loc28, #loc19, #loc48]), %arg336: f32 loc(fused[#loc61, #loc52, #loc19, #loc54])):
-      %648 = "math.powf"(%arg334, %arg335) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
-      "linalg.yield"(%648) : (f32) -> () loc(#loc146)
+      %652 = "math.powf"(%arg334, %arg335) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
+      "linalg.yield"(%652) : (f32) -> () loc(#loc146)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc146)
     %429 = "linalg.generic"(%10, %428, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg331: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg332: f32 loc(fused[#loc61, #loc52, #loc19, #loc54]), %arg333: f32 loc(fused[#loc61, #loc50, #loc19, #loc54])):
-      %646 = "arith.sitofp"(%arg331) : (i64) -> f32 loc(#loc147)
-      %647 = "arith.subf"(%646, %arg332) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
-      "linalg.yield"(%647) : (f32) -> () loc(#loc147)
+      %650 = "arith.sitofp"(%arg331) : (i64) -> f32 loc(#loc147)
+      %651 = "arith.subf"(%650, %arg332) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc147)
+      "linalg.yield"(%651) : (f32) -> () loc(#loc147)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc147)
     %430 = "linalg.generic"(%429, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg329: f32 loc(fused[#loc61, #loc50, #loc19, #loc54]), %arg330: f32 loc(fused[#loc61, #loc55, #loc19, #loc54])):
-      %645 = "math.sqrt"(%arg329) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc148)
-      "linalg.yield"(%645) : (f32) -> () loc(#loc148)
+      %649 = "math.sqrt"(%arg329) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc148)
+      "linalg.yield"(%649) : (f32) -> () loc(#loc148)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc148)
     %431 = "linalg.generic"(%arg30, %427, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg326: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg327: f32 loc(fused[#loc61, #loc50, #loc19, #loc53]), %arg328: f32 loc(fused[#loc61, #loc41, #loc19, #loc56])):
-      %644 = "arith.divf"(%arg326, %arg327) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
-      "linalg.yield"(%644) : (f32) -> () loc(#loc149)
+      %648 = "arith.divf"(%arg326, %arg327) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc149)
+      "linalg.yield"(%648) : (f32) -> () loc(#loc149)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc149)
     %432 = "linalg.generic"(%arg13, %425, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg323: f32 loc(fused[#loc61, #loc57, #loc19, #loc58]), %arg324: f32 loc(fused[#loc61, #loc28, #loc19, #loc51]), %arg325: f32 loc(fused[#loc61, #loc57, #loc19, #loc58])):
-      %642 = "arith.cmpf"(%arg323, %arg324) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc150)
-      %643 = "arith.select"(%642, %arg323, %arg324) : (i1, f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%643) : (f32) -> () loc(#loc150)
+      %646 = "arith.cmpf"(%arg323, %arg324) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc150)
+      %647 = "arith.select"(%646, %arg323, %arg324) : (i1, f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%647) : (f32) -> () loc(#loc150)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc150)
     %433 = "linalg.generic"(%432, %230) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg321: f32 loc(fused[#loc61, #loc57, #loc19, #loc58]), %arg322: f32 loc(fused[#loc61, #loc55, #loc19, #loc59])):
-      %641 = "math.sqrt"(%arg321) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc151)
-      "linalg.yield"(%641) : (f32) -> () loc(#loc151)
+      %645 = "math.sqrt"(%arg321) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc151)
+      "linalg.yield"(%645) : (f32) -> () loc(#loc151)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc151)
     %434 = "linalg.generic"(%433, %430, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg318: f32 loc(fused[#loc61, #loc55, #loc19, #loc59]), %arg319: f32 loc(fused[#loc61, #loc55, #loc19, #loc54]), %arg320: f32 loc(fused[#loc61, #loc41, #loc19, #loc59])):
-      %640 = "arith.divf"(%arg318, %arg319) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%640) : (f32) -> () loc(#loc152)
+      %644 = "arith.divf"(%arg318, %arg319) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%644) : (f32) -> () loc(#loc152)
     }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc152)
     %435 = "linalg.generic"(%434, %arg34, %230) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg315: f32 loc(fused[#loc61, #loc41, #loc19, #loc59]), %arg316: f32 loc(fused[#loc17, #loc28, #loc19, #loc59]), %arg317: f32 loc(fused[#loc61, #loc28, #loc19, #loc59])):
-      %639 = "arith.addf"(%arg315, %arg316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc153)
+      %643 = "arith.addf"(%arg315, %arg316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%643) : (f32) -> () loc(#loc153)
     }) : (tensor<32x8xf32>, tensor<f32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc153)
     %436 = "linalg.generic"(%421, %435, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg312: f32 loc(fused[#loc61, #loc18, #loc19, #loc20]), %arg313: f32 loc(fused[#loc61, #loc28, #loc19, #loc59]), %arg314: f32 loc(fused[#loc61, #loc41, #loc19, #loc60])):
-      %638 = "arith.divf"(%arg312, %arg313) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
-      "linalg.yield"(%638) : (f32) -> () loc(#loc154)
+      %642 = "arith.divf"(%arg312, %arg313) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%642) : (f32) -> () loc(#loc154)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc154)
     %437 = "linalg.generic"(%431, %436, %230) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg309: f32 loc(fused[#loc61, #loc41, #loc19, #loc56]), %arg310: f32 loc(fused[#loc61, #loc41, #loc19, #loc60]), %arg311: f32 loc(fused[#loc61, #loc16, #loc19, #loc60])):
-      %637 = "arith.mulf"(%arg309, %arg310) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc155)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc155)
+      %641 = "arith.mulf"(%arg309, %arg310) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc155)
+      "linalg.yield"(%641) : (f32) -> () loc(#loc155)
     }) : (tensor<f32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc155)
     %438 = "linalg.generic"(%417, %437, %230) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg306: f32 loc(fused[#loc61, #loc16, #loc19, #loc49]), %arg307: f32 loc(fused[#loc61, #loc16, #loc19, #loc60]), %arg308: f32 loc(fused[#loc61, #loc14, #loc19, #loc60])):
-      %636 = "arith.subf"(%arg306, %arg307) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
-      "linalg.yield"(%636) : (f32) -> () loc(#loc156)
+      %640 = "arith.subf"(%arg306, %arg307) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%640) : (f32) -> () loc(#loc156)
     }) : (tensor<32x8xf32>, tensor<32x8xf32>, tensor<32x8xf32>) -> tensor<32x8xf32> loc(#loc156)
     %439 = "linalg.generic"(%arg14, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg304: f32 loc(fused[#loc62, #loc28, #loc19, #loc48]), %arg305: f32 loc(fused[#loc62, #loc28, #loc19, #loc48])):
-      %635 = "arith.addf"(%arg304, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
-      "linalg.yield"(%635) : (f32) -> () loc(#loc157)
+      %639 = "arith.addf"(%arg304, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc157)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc157)
     %440 = "linalg.generic"(%arg2, %386, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg301: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg302: f32 loc(fused[#loc62, #loc50, #loc19, #loc49]), %arg303: f32 loc(fused[#loc62, #loc16, #loc19, #loc49])):
-      %634 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc158)
+      %638 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
+      "linalg.yield"(%638) : (f32) -> () loc(#loc158)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc158)
     %441 = "linalg.generic"(%391, %383, %arg15, %270) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg297: i1 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg298: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg299: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg300: f32 loc(fused[#loc62, #loc18, #loc19, #loc20])):
-      %633 = "arith.select"(%arg297, %arg298, %arg299) : (i1, f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc160)
-    }) : (tensor<i1>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
+    ^bb0(%arg297: i8 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg298: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg299: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg300: f32 loc(fused[#loc62, #loc18, #loc19, #loc20])):
+      %636 = "arith.trunci"(%arg297) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc160)
+      %637 = "arith.select"(%636, %arg298, %arg299) : (i1, f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc160)
+    }) : (tensor<i8>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
     %442 = "linalg.generic"(%383, %arg15, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg294: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg295: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg296: f32 loc(fused[#loc62, #loc18, #loc19, #loc20])):
-      %632 = "arith.subf"(%arg294, %arg295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc160)
+      %635 = "arith.subf"(%arg294, %arg295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%635) : (f32) -> () loc(#loc160)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
     %443 = "linalg.generic"(%393, %442, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg291: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg292: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg293: f32 loc(fused[#loc62, #loc18, #loc19, #loc20])):
-      %631 = "arith.mulf"(%arg291, %arg292) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc160)
+      %634 = "arith.mulf"(%arg291, %arg292) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%634) : (f32) -> () loc(#loc160)
     }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
     %444 = "linalg.generic"(%443, %441, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg288: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg289: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg290: f32 loc(fused[#loc62, #loc18, #loc19, #loc20])):
-      %630 = "arith.addf"(%arg288, %arg289) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc160)
+      %633 = "arith.addf"(%arg288, %arg289) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%633) : (f32) -> () loc(#loc160)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc160)
     %445 = "linalg.generic"(%arg16, %arg33, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg285: f32 loc(fused[#loc62, #loc16, #loc19, #loc51]), %arg286: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg287: f32 loc(fused[#loc62, #loc16, #loc19, #loc51])):
-      %629 = "arith.mulf"(%arg285, %arg286) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%629) : (f32) -> () loc(#loc161)
+      %632 = "arith.mulf"(%arg285, %arg286) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%632) : (f32) -> () loc(#loc161)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc161)
     %446 = "linalg.generic"(%399, %383, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg282: f32 loc(fused[#loc62, #loc50, #loc19, #loc51]), %arg283: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg284: f32 loc(fused[#loc62, #loc16, #loc19, #loc51])):
-      %628 = "arith.mulf"(%arg282, %arg283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%628) : (f32) -> () loc(#loc161)
+      %631 = "arith.mulf"(%arg282, %arg283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc161)
     }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc161)
     %447 = "linalg.generic"(%446, %383, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg279: f32 loc(fused[#loc62, #loc16, #loc19, #loc51]), %arg280: f32 loc(fused[#loc6, #loc26, #loc4, #loc8]), %arg281: f32 loc(fused[#loc62, #loc16, #loc19, #loc51])):
-      %627 = "arith.mulf"(%arg279, %arg280) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%627) : (f32) -> () loc(#loc161)
+      %630 = "arith.mulf"(%arg279, %arg280) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%630) : (f32) -> () loc(#loc161)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc161)
     %448 = "linalg.generic"(%445, %447, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg276: f32 loc(fused[#loc62, #loc16, #loc19, #loc51]), %arg277: f32 loc(fused[#loc62, #loc16, #loc19, #loc51]), %arg278: f32 loc(fused[#loc62, #loc28, #loc19, #loc51])):
-      %626 = "arith.addf"(%arg276, %arg277) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
-      "linalg.yield"(%626) : (f32) -> () loc(#loc163)
+      %629 = "arith.addf"(%arg276, %arg277) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%629) : (f32) -> () loc(#loc163)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc163)
     %449 = "linalg.generic"(%arg32, %439, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg273: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg274: f32 loc(fused[#loc62, #loc28, #loc19, #loc48]), %arg275: f32 loc(fused[#loc62, #loc52, #loc19, #loc53])):
-      %625 = "math.powf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc164)
-      "linalg.yield"(%625) : (f32) -> () loc(#loc164)
+      %628 = "math.powf"(%arg273, %arg274) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc164)
+      "linalg.yield"(%628) : (f32) -> () loc(#loc164)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc164)
     %450 = "linalg.generic"(%10, %449, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg270: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg271: f32 loc(fused[#loc62, #loc52, #loc19, #loc53]), %arg272: f32 loc(fused[#loc62, #loc50, #loc19, #loc53])):
-      %623 = "arith.sitofp"(%arg270) : (i64) -> f32 loc(#loc165)
-      %624 = "arith.subf"(%623, %arg271) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
-      "linalg.yield"(%624) : (f32) -> () loc(#loc165)
+      %626 = "arith.sitofp"(%arg270) : (i64) -> f32 loc(#loc165)
+      %627 = "arith.subf"(%626, %arg271) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%627) : (f32) -> () loc(#loc165)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc165)
     %451 = "linalg.generic"(%arg33, %439, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg267: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg268: f32 loc(fused[#loc62, #loc28, #loc19, #loc48]), %arg269: f32 loc(fused[#loc62, #loc52, #loc19, #loc54])):
-      %622 = "math.powf"(%arg267, %arg268) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%622) : (f32) -> () loc(#loc166)
+      %625 = "math.powf"(%arg267, %arg268) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
+      "linalg.yield"(%625) : (f32) -> () loc(#loc166)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc166)
     %452 = "linalg.generic"(%10, %451, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg264: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg265: f32 loc(fused[#loc62, #loc52, #loc19, #loc54]), %arg266: f32 loc(fused[#loc62, #loc50, #loc19, #loc54])):
-      %620 = "arith.sitofp"(%arg264) : (i64) -> f32 loc(#loc167)
-      %621 = "arith.subf"(%620, %arg265) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc167)
+      %623 = "arith.sitofp"(%arg264) : (i64) -> f32 loc(#loc167)
+      %624 = "arith.subf"(%623, %arg265) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
+      "linalg.yield"(%624) : (f32) -> () loc(#loc167)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc167)
     %453 = "linalg.generic"(%452, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg262: f32 loc(fused[#loc62, #loc50, #loc19, #loc54]), %arg263: f32 loc(fused[#loc62, #loc55, #loc19, #loc54])):
-      %619 = "math.sqrt"(%arg262) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc168)
-      "linalg.yield"(%619) : (f32) -> () loc(#loc168)
+      %622 = "math.sqrt"(%arg262) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc168)
+      "linalg.yield"(%622) : (f32) -> () loc(#loc168)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc168)
     %454 = "linalg.generic"(%arg30, %450, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg259: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg260: f32 loc(fused[#loc62, #loc50, #loc19, #loc53]), %arg261: f32 loc(fused[#loc62, #loc41, #loc19, #loc56])):
-      %618 = "arith.divf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc169)
+      %621 = "arith.divf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
+      "linalg.yield"(%621) : (f32) -> () loc(#loc169)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc169)
     %455 = "linalg.generic"(%arg17, %448, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg256: f32 loc(fused[#loc62, #loc57, #loc19, #loc58]), %arg257: f32 loc(fused[#loc62, #loc28, #loc19, #loc51]), %arg258: f32 loc(fused[#loc62, #loc57, #loc19, #loc58])):
-      %616 = "arith.cmpf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc170)
-      %617 = "arith.select"(%616, %arg256, %arg257) : (i1, f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc170)
+      %619 = "arith.cmpf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc170)
+      %620 = "arith.select"(%619, %arg256, %arg257) : (i1, f32, f32) -> f32 loc(#loc170)
+      "linalg.yield"(%620) : (f32) -> () loc(#loc170)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc170)
     %456 = "linalg.generic"(%455, %270) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg254: f32 loc(fused[#loc62, #loc57, #loc19, #loc58]), %arg255: f32 loc(fused[#loc62, #loc55, #loc19, #loc59])):
-      %615 = "math.sqrt"(%arg254) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc171)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc171)
+      %618 = "math.sqrt"(%arg254) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc171)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc171)
     }) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc171)
     %457 = "linalg.generic"(%456, %453, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg251: f32 loc(fused[#loc62, #loc55, #loc19, #loc59]), %arg252: f32 loc(fused[#loc62, #loc55, #loc19, #loc54]), %arg253: f32 loc(fused[#loc62, #loc41, #loc19, #loc59])):
-      %614 = "arith.divf"(%arg251, %arg252) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc172)
-      "linalg.yield"(%614) : (f32) -> () loc(#loc172)
+      %617 = "arith.divf"(%arg251, %arg252) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc172)
+      "linalg.yield"(%617) : (f32) -> () loc(#loc172)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc172)
     %458 = "linalg.generic"(%457, %arg34, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg248: f32 loc(fused[#loc62, #loc41, #loc19, #loc59]), %arg249: f32 loc(fused[#loc17, #loc28, #loc19, #loc59]), %arg250: f32 loc(fused[#loc62, #loc28, #loc19, #loc59])):
-      %613 = "arith.addf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
-      "linalg.yield"(%613) : (f32) -> () loc(#loc173)
+      %616 = "arith.addf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
+      "linalg.yield"(%616) : (f32) -> () loc(#loc173)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc173)
     %459 = "linalg.generic"(%444, %458, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg245: f32 loc(fused[#loc62, #loc18, #loc19, #loc20]), %arg246: f32 loc(fused[#loc62, #loc28, #loc19, #loc59]), %arg247: f32 loc(fused[#loc62, #loc41, #loc19, #loc60])):
-      %612 = "arith.divf"(%arg245, %arg246) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
-      "linalg.yield"(%612) : (f32) -> () loc(#loc174)
+      %615 = "arith.divf"(%arg245, %arg246) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc174)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc174)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc174)
     %460 = "linalg.generic"(%454, %459, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg242: f32 loc(fused[#loc62, #loc41, #loc19, #loc56]), %arg243: f32 loc(fused[#loc62, #loc41, #loc19, #loc60]), %arg244: f32 loc(fused[#loc62, #loc16, #loc19, #loc60])):
-      %611 = "arith.mulf"(%arg242, %arg243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%611) : (f32) -> () loc(#loc175)
+      %614 = "arith.mulf"(%arg242, %arg243) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%614) : (f32) -> () loc(#loc175)
     }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc175)
     %461 = "linalg.generic"(%440, %460, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg239: f32 loc(fused[#loc62, #loc16, #loc19, #loc49]), %arg240: f32 loc(fused[#loc62, #loc16, #loc19, #loc60]), %arg241: f32 loc(fused[#loc62, #loc14, #loc19, #loc60])):
-      %610 = "arith.subf"(%arg239, %arg240) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%610) : (f32) -> () loc(#loc176)
+      %613 = "arith.subf"(%arg239, %arg240) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%613) : (f32) -> () loc(#loc176)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc176)
     %462 = "linalg.generic"(%arg18, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg237: f32 loc(fused[#loc63, #loc28, #loc19, #loc48]), %arg238: f32 loc(fused[#loc63, #loc28, #loc19, #loc48])):
-      %609 = "arith.addf"(%arg237, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
-      "linalg.yield"(%609) : (f32) -> () loc(#loc177)
+      %612 = "arith.addf"(%arg237, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
+      "linalg.yield"(%612) : (f32) -> () loc(#loc177)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc177)
     %463 = "linalg.generic"(%arg3, %386, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg234: f32 loc(fused[#loc6, #loc15, #loc10, #loc8]), %arg235: f32 loc(fused[#loc63, #loc50, #loc19, #loc49]), %arg236: f32 loc(fused[#loc63, #loc16, #loc19, #loc49])):
-      %608 = "arith.mulf"(%arg234, %arg235) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      "linalg.yield"(%608) : (f32) -> () loc(#loc178)
+      %611 = "arith.mulf"(%arg234, %arg235) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
+      "linalg.yield"(%611) : (f32) -> () loc(#loc178)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc178)
     %464 = "linalg.generic"(%391, %374, %arg19, %270) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg230: i1 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg231: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg232: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg233: f32 loc(fused[#loc63, #loc18, #loc19, #loc20])):
-      %607 = "arith.select"(%arg230, %arg231, %arg232) : (i1, f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%607) : (f32) -> () loc(#loc180)
-    }) : (tensor<i1>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
+    ^bb0(%arg230: i8 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg231: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg232: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg233: f32 loc(fused[#loc63, #loc18, #loc19, #loc20])):
+      %609 = "arith.trunci"(%arg230) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc180)
+      %610 = "arith.select"(%609, %arg231, %arg232) : (i1, f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%610) : (f32) -> () loc(#loc180)
+    }) : (tensor<i8>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
     %465 = "linalg.generic"(%374, %arg19, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg227: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg228: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg229: f32 loc(fused[#loc63, #loc18, #loc19, #loc20])):
-      %606 = "arith.subf"(%arg227, %arg228) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc180)
+      %608 = "arith.subf"(%arg227, %arg228) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%608) : (f32) -> () loc(#loc180)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
     %466 = "linalg.generic"(%393, %465, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg224: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg225: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg226: f32 loc(fused[#loc63, #loc18, #loc19, #loc20])):
-      %605 = "arith.mulf"(%arg224, %arg225) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%605) : (f32) -> () loc(#loc180)
+      %607 = "arith.mulf"(%arg224, %arg225) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%607) : (f32) -> () loc(#loc180)
     }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
     %467 = "linalg.generic"(%466, %464, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg221: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg222: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg223: f32 loc(fused[#loc63, #loc18, #loc19, #loc20])):
-      %604 = "arith.addf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc180)
+      %606 = "arith.addf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc180)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc180)
     %468 = "linalg.generic"(%arg20, %arg33, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg218: f32 loc(fused[#loc63, #loc16, #loc19, #loc51]), %arg219: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg220: f32 loc(fused[#loc63, #loc16, #loc19, #loc51])):
-      %603 = "arith.mulf"(%arg218, %arg219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc181)
+      %605 = "arith.mulf"(%arg218, %arg219) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%605) : (f32) -> () loc(#loc181)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc181)
     %469 = "linalg.generic"(%399, %374, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg215: f32 loc(fused[#loc63, #loc50, #loc19, #loc51]), %arg216: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg217: f32 loc(fused[#loc63, #loc16, #loc19, #loc51])):
-      %602 = "arith.mulf"(%arg215, %arg216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc181)
+      %604 = "arith.mulf"(%arg215, %arg216) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc181)
     }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc181)
     %470 = "linalg.generic"(%469, %374, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg212: f32 loc(fused[#loc63, #loc16, #loc19, #loc51]), %arg213: f32 loc(fused[#loc6, #loc28, #loc4, #loc8]), %arg214: f32 loc(fused[#loc63, #loc16, #loc19, #loc51])):
-      %601 = "arith.mulf"(%arg212, %arg213) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc181)
+      %603 = "arith.mulf"(%arg212, %arg213) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc181)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc181)
     %471 = "linalg.generic"(%468, %470, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg209: f32 loc(fused[#loc63, #loc16, #loc19, #loc51]), %arg210: f32 loc(fused[#loc63, #loc16, #loc19, #loc51]), %arg211: f32 loc(fused[#loc63, #loc28, #loc19, #loc51])):
-      %600 = "arith.addf"(%arg209, %arg210) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%600) : (f32) -> () loc(#loc183)
+      %602 = "arith.addf"(%arg209, %arg210) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc183)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc183)
     %472 = "linalg.generic"(%arg32, %462, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg206: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg207: f32 loc(fused[#loc63, #loc28, #loc19, #loc48]), %arg208: f32 loc(fused[#loc63, #loc52, #loc19, #loc53])):
-      %599 = "math.powf"(%arg206, %arg207) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
-      "linalg.yield"(%599) : (f32) -> () loc(#loc184)
+      %601 = "math.powf"(%arg206, %arg207) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc184)
+      "linalg.yield"(%601) : (f32) -> () loc(#loc184)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc184)
     %473 = "linalg.generic"(%10, %472, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg203: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg204: f32 loc(fused[#loc63, #loc52, #loc19, #loc53]), %arg205: f32 loc(fused[#loc63, #loc50, #loc19, #loc53])):
-      %597 = "arith.sitofp"(%arg203) : (i64) -> f32 loc(#loc185)
-      %598 = "arith.subf"(%597, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc185)
-      "linalg.yield"(%598) : (f32) -> () loc(#loc185)
+      %599 = "arith.sitofp"(%arg203) : (i64) -> f32 loc(#loc185)
+      %600 = "arith.subf"(%599, %arg204) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc185)
+      "linalg.yield"(%600) : (f32) -> () loc(#loc185)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc185)
     %474 = "linalg.generic"(%arg33, %462, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg200: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg201: f32 loc(fused[#loc63, #loc28, #loc19, #loc48]), %arg202: f32 loc(fused[#loc63, #loc52, #loc19, #loc54])):
-      %596 = "math.powf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%596) : (f32) -> () loc(#loc186)
+      %598 = "math.powf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%598) : (f32) -> () loc(#loc186)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc186)
     %475 = "linalg.generic"(%10, %474, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg197: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg198: f32 loc(fused[#loc63, #loc52, #loc19, #loc54]), %arg199: f32 loc(fused[#loc63, #loc50, #loc19, #loc54])):
-      %594 = "arith.sitofp"(%arg197) : (i64) -> f32 loc(#loc187)
-      %595 = "arith.subf"(%594, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
-      "linalg.yield"(%595) : (f32) -> () loc(#loc187)
+      %596 = "arith.sitofp"(%arg197) : (i64) -> f32 loc(#loc187)
+      %597 = "arith.subf"(%596, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
+      "linalg.yield"(%597) : (f32) -> () loc(#loc187)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc187)
     %476 = "linalg.generic"(%475, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg195: f32 loc(fused[#loc63, #loc50, #loc19, #loc54]), %arg196: f32 loc(fused[#loc63, #loc55, #loc19, #loc54])):
-      %593 = "math.sqrt"(%arg195) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc188)
-      "linalg.yield"(%593) : (f32) -> () loc(#loc188)
+      %595 = "math.sqrt"(%arg195) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc188)
+      "linalg.yield"(%595) : (f32) -> () loc(#loc188)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc188)
     %477 = "linalg.generic"(%arg30, %473, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg192: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg193: f32 loc(fused[#loc63, #loc50, #loc19, #loc53]), %arg194: f32 loc(fused[#loc63, #loc41, #loc19, #loc56])):
-      %592 = "arith.divf"(%arg192, %arg193) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
-      "linalg.yield"(%592) : (f32) -> () loc(#loc189)
+      %594 = "arith.divf"(%arg192, %arg193) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
+      "linalg.yield"(%594) : (f32) -> () loc(#loc189)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc189)
     %478 = "linalg.generic"(%arg21, %471, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg189: f32 loc(fused[#loc63, #loc57, #loc19, #loc58]), %arg190: f32 loc(fused[#loc63, #loc28, #loc19, #loc51]), %arg191: f32 loc(fused[#loc63, #loc57, #loc19, #loc58])):
-      %590 = "arith.cmpf"(%arg189, %arg190) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc190)
-      %591 = "arith.select"(%590, %arg189, %arg190) : (i1, f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%591) : (f32) -> () loc(#loc190)
+      %592 = "arith.cmpf"(%arg189, %arg190) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc190)
+      %593 = "arith.select"(%592, %arg189, %arg190) : (i1, f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%593) : (f32) -> () loc(#loc190)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc190)
     %479 = "linalg.generic"(%478, %270) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg187: f32 loc(fused[#loc63, #loc57, #loc19, #loc58]), %arg188: f32 loc(fused[#loc63, #loc55, #loc19, #loc59])):
-      %589 = "math.sqrt"(%arg187) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc191)
-      "linalg.yield"(%589) : (f32) -> () loc(#loc191)
+      %591 = "math.sqrt"(%arg187) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc191)
+      "linalg.yield"(%591) : (f32) -> () loc(#loc191)
     }) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc191)
     %480 = "linalg.generic"(%479, %476, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg184: f32 loc(fused[#loc63, #loc55, #loc19, #loc59]), %arg185: f32 loc(fused[#loc63, #loc55, #loc19, #loc54]), %arg186: f32 loc(fused[#loc63, #loc41, #loc19, #loc59])):
-      %588 = "arith.divf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc192)
+      %590 = "arith.divf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc192)
+      "linalg.yield"(%590) : (f32) -> () loc(#loc192)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc192)
     %481 = "linalg.generic"(%480, %arg34, %270) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg181: f32 loc(fused[#loc63, #loc41, #loc19, #loc59]), %arg182: f32 loc(fused[#loc17, #loc28, #loc19, #loc59]), %arg183: f32 loc(fused[#loc63, #loc28, #loc19, #loc59])):
-      %587 = "arith.addf"(%arg181, %arg182) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc193)
+      %589 = "arith.addf"(%arg181, %arg182) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
+      "linalg.yield"(%589) : (f32) -> () loc(#loc193)
     }) : (tensor<32xf32>, tensor<f32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc193)
     %482 = "linalg.generic"(%467, %481, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg178: f32 loc(fused[#loc63, #loc18, #loc19, #loc20]), %arg179: f32 loc(fused[#loc63, #loc28, #loc19, #loc59]), %arg180: f32 loc(fused[#loc63, #loc41, #loc19, #loc60])):
-      %586 = "arith.divf"(%arg178, %arg179) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc194)
-      "linalg.yield"(%586) : (f32) -> () loc(#loc194)
+      %588 = "arith.divf"(%arg178, %arg179) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc194)
+      "linalg.yield"(%588) : (f32) -> () loc(#loc194)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc194)
     %483 = "linalg.generic"(%477, %482, %270) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg175: f32 loc(fused[#loc63, #loc41, #loc19, #loc56]), %arg176: f32 loc(fused[#loc63, #loc41, #loc19, #loc60]), %arg177: f32 loc(fused[#loc63, #loc16, #loc19, #loc60])):
-      %585 = "arith.mulf"(%arg175, %arg176) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
-      "linalg.yield"(%585) : (f32) -> () loc(#loc195)
+      %587 = "arith.mulf"(%arg175, %arg176) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc195)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc195)
     }) : (tensor<f32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc195)
     %484 = "linalg.generic"(%463, %483, %270) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg172: f32 loc(fused[#loc63, #loc16, #loc19, #loc49]), %arg173: f32 loc(fused[#loc63, #loc16, #loc19, #loc60]), %arg174: f32 loc(fused[#loc63, #loc14, #loc19, #loc60])):
-      %584 = "arith.subf"(%arg172, %arg173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
-      "linalg.yield"(%584) : (f32) -> () loc(#loc196)
+      %586 = "arith.subf"(%arg172, %arg173) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
+      "linalg.yield"(%586) : (f32) -> () loc(#loc196)
     }) : (tensor<32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> loc(#loc196)
     %485 = "linalg.generic"(%arg22, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg170: f32 loc(fused[#loc64, #loc28, #loc19, #loc48]), %arg171: f32 loc(fused[#loc64, #loc28, #loc19, #loc48])):
-      %583 = "arith.addf"(%arg170, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
-      "linalg.yield"(%583) : (f32) -> () loc(#loc197)
+      %585 = "arith.addf"(%arg170, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
+      "linalg.yield"(%585) : (f32) -> () loc(#loc197)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc197)
     %486 = "linalg.generic"(%arg4, %386, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg167: f32 loc(fused[#loc33, #loc25, #loc10, #loc5]), %arg168: f32 loc(fused[#loc64, #loc50, #loc19, #loc49]), %arg169: f32 loc(fused[#loc64, #loc16, #loc19, #loc49])):
-      %582 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%582) : (f32) -> () loc(#loc198)
+      %584 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%584) : (f32) -> () loc(#loc198)
     }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc198)
     %487 = "linalg.generic"(%391, %182, %arg23, %180) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg163: i1 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg164: f32 loc(fused[#loc33, #loc25, #loc4, #loc5]), %arg165: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg166: f32 loc(fused[#loc64, #loc18, #loc19, #loc20])):
-      %581 = "arith.select"(%arg163, %arg164, %arg165) : (i1, f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%581) : (f32) -> () loc(#loc200)
-    }) : (tensor<i1>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
+    ^bb0(%arg163: i8 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg164: f32 loc(fused[#loc33, #loc25, #loc4, #loc5]), %arg165: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg166: f32 loc(fused[#loc64, #loc18, #loc19, #loc20])):
+      %582 = "arith.trunci"(%arg163) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc200)
+      %583 = "arith.select"(%582, %arg164, %arg165) : (i1, f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%583) : (f32) -> () loc(#loc200)
+    }) : (tensor<i8>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
     %488 = "linalg.generic"(%182, %arg23, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg160: f32 loc(fused[#loc33, #loc25, #loc4, #loc5]), %arg161: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg162: f32 loc(fused[#loc64, #loc18, #loc19, #loc20])):
-      %580 = "arith.subf"(%arg160, %arg161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%580) : (f32) -> () loc(#loc200)
+      %581 = "arith.subf"(%arg160, %arg161) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%581) : (f32) -> () loc(#loc200)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
     %489 = "linalg.generic"(%393, %488, %180) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg157: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg158: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg159: f32 loc(fused[#loc64, #loc18, #loc19, #loc20])):
-      %579 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc200)
+      %580 = "arith.mulf"(%arg157, %arg158) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc200)
     }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
     %490 = "linalg.generic"(%489, %487, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg154: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg155: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg156: f32 loc(fused[#loc64, #loc18, #loc19, #loc20])):
-      %578 = "arith.addf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%578) : (f32) -> () loc(#loc200)
+      %579 = "arith.addf"(%arg154, %arg155) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%579) : (f32) -> () loc(#loc200)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc200)
     %491 = "linalg.generic"(%arg24, %arg33, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg151: f32 loc(fused[#loc64, #loc16, #loc19, #loc51]), %arg152: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg153: f32 loc(fused[#loc64, #loc16, #loc19, #loc51])):
-      %577 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc201)
+      %578 = "arith.mulf"(%arg151, %arg152) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%578) : (f32) -> () loc(#loc201)
     }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc201)
     %492 = "linalg.generic"(%399, %182, %180) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg148: f32 loc(fused[#loc64, #loc50, #loc19, #loc51]), %arg149: f32 loc(fused[#loc33, #loc25, #loc4, #loc5]), %arg150: f32 loc(fused[#loc64, #loc16, #loc19, #loc51])):
-      %576 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%576) : (f32) -> () loc(#loc201)
+      %577 = "arith.mulf"(%arg148, %arg149) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%577) : (f32) -> () loc(#loc201)
     }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc201)
     %493 = "linalg.generic"(%492, %182, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg145: f32 loc(fused[#loc64, #loc16, #loc19, #loc51]), %arg146: f32 loc(fused[#loc33, #loc25, #loc4, #loc5]), %arg147: f32 loc(fused[#loc64, #loc16, #loc19, #loc51])):
-      %575 = "arith.mulf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%575) : (f32) -> () loc(#loc201)
+      %576 = "arith.mulf"(%arg145, %arg146) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%576) : (f32) -> () loc(#loc201)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc201)
     %494 = "linalg.generic"(%491, %493, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg142: f32 loc(fused[#loc64, #loc16, #loc19, #loc51]), %arg143: f32 loc(fused[#loc64, #loc16, #loc19, #loc51]), %arg144: f32 loc(fused[#loc64, #loc28, #loc19, #loc51])):
-      %574 = "arith.addf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
-      "linalg.yield"(%574) : (f32) -> () loc(#loc203)
+      %575 = "arith.addf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
+      "linalg.yield"(%575) : (f32) -> () loc(#loc203)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc203)
     %495 = "linalg.generic"(%arg32, %485, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg139: f32 loc(fused[#loc17, #loc50, #loc19, #loc20]), %arg140: f32 loc(fused[#loc64, #loc28, #loc19, #loc48]), %arg141: f32 loc(fused[#loc64, #loc52, #loc19, #loc53])):
-      %573 = "math.powf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc204)
-      "linalg.yield"(%573) : (f32) -> () loc(#loc204)
+      %574 = "math.powf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc204)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc204)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc204)
     %496 = "linalg.generic"(%10, %495, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg136: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg137: f32 loc(fused[#loc64, #loc52, #loc19, #loc53]), %arg138: f32 loc(fused[#loc64, #loc50, #loc19, #loc53])):
-      %571 = "arith.sitofp"(%arg136) : (i64) -> f32 loc(#loc205)
-      %572 = "arith.subf"(%571, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc205)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc205)
+      %572 = "arith.sitofp"(%arg136) : (i64) -> f32 loc(#loc205)
+      %573 = "arith.subf"(%572, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc205)
+      "linalg.yield"(%573) : (f32) -> () loc(#loc205)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc205)
     %497 = "linalg.generic"(%arg33, %485, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg133: f32 loc(fused[#loc17, #loc16, #loc19, #loc51]), %arg134: f32 loc(fused[#loc64, #loc28, #loc19, #loc48]), %arg135: f32 loc(fused[#loc64, #loc52, #loc19, #loc54])):
-      %570 = "math.powf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
-      "linalg.yield"(%570) : (f32) -> () loc(#loc206)
+      %571 = "math.powf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
+      "linalg.yield"(%571) : (f32) -> () loc(#loc206)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc206)
     %498 = "linalg.generic"(%10, %497, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg130: i64 loc(fused[#loc6, #loc22, #loc4, #loc8]), %arg131: f32 loc(fused[#loc64, #loc52, #loc19, #loc54]), %arg132: f32 loc(fused[#loc64, #loc50, #loc19, #loc54])):
-      %568 = "arith.sitofp"(%arg130) : (i64) -> f32 loc(#loc207)
-      %569 = "arith.subf"(%568, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
-      "linalg.yield"(%569) : (f32) -> () loc(#loc207)
+      %569 = "arith.sitofp"(%arg130) : (i64) -> f32 loc(#loc207)
+      %570 = "arith.subf"(%569, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
+      "linalg.yield"(%570) : (f32) -> () loc(#loc207)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc207)
     %499 = "linalg.generic"(%498, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg128: f32 loc(fused[#loc64, #loc50, #loc19, #loc54]), %arg129: f32 loc(fused[#loc64, #loc55, #loc19, #loc54])):
-      %567 = "math.sqrt"(%arg128) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc208)
-      "linalg.yield"(%567) : (f32) -> () loc(#loc208)
+      %568 = "math.sqrt"(%arg128) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc208)
+      "linalg.yield"(%568) : (f32) -> () loc(#loc208)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc208)
     %500 = "linalg.generic"(%arg30, %496, %154) <{indexing_maps = [#map9, #map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg125: f32 loc(fused[#loc17, #loc16, #loc19, #loc49]), %arg126: f32 loc(fused[#loc64, #loc50, #loc19, #loc53]), %arg127: f32 loc(fused[#loc64, #loc41, #loc19, #loc56])):
-      %566 = "arith.divf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
-      "linalg.yield"(%566) : (f32) -> () loc(#loc209)
+      %567 = "arith.divf"(%arg125, %arg126) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
+      "linalg.yield"(%567) : (f32) -> () loc(#loc209)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc209)
     %501 = "linalg.generic"(%arg25, %494, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg122: f32 loc(fused[#loc64, #loc57, #loc19, #loc58]), %arg123: f32 loc(fused[#loc64, #loc28, #loc19, #loc51]), %arg124: f32 loc(fused[#loc64, #loc57, #loc19, #loc58])):
-      %564 = "arith.cmpf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc210)
-      %565 = "arith.select"(%564, %arg122, %arg123) : (i1, f32, f32) -> f32 loc(#loc210)
-      "linalg.yield"(%565) : (f32) -> () loc(#loc210)
+      %565 = "arith.cmpf"(%arg122, %arg123) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc210)
+      %566 = "arith.select"(%565, %arg122, %arg123) : (i1, f32, f32) -> f32 loc(#loc210)
+      "linalg.yield"(%566) : (f32) -> () loc(#loc210)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc210)
     %502 = "linalg.generic"(%501, %180) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg120: f32 loc(fused[#loc64, #loc57, #loc19, #loc58]), %arg121: f32 loc(fused[#loc64, #loc55, #loc19, #loc59])):
-      %563 = "math.sqrt"(%arg120) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc211)
-      "linalg.yield"(%563) : (f32) -> () loc(#loc211)
+      %564 = "math.sqrt"(%arg120) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc211)
+      "linalg.yield"(%564) : (f32) -> () loc(#loc211)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc211)
     %503 = "linalg.generic"(%502, %499, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg117: f32 loc(fused[#loc64, #loc55, #loc19, #loc59]), %arg118: f32 loc(fused[#loc64, #loc55, #loc19, #loc54]), %arg119: f32 loc(fused[#loc64, #loc41, #loc19, #loc59])):
-      %562 = "arith.divf"(%arg117, %arg118) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
-      "linalg.yield"(%562) : (f32) -> () loc(#loc212)
+      %563 = "arith.divf"(%arg117, %arg118) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc212)
+      "linalg.yield"(%563) : (f32) -> () loc(#loc212)
     }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc212)
     %504 = "linalg.generic"(%503, %arg34, %180) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg114: f32 loc(fused[#loc64, #loc41, #loc19, #loc59]), %arg115: f32 loc(fused[#loc17, #loc28, #loc19, #loc59]), %arg116: f32 loc(fused[#loc64, #loc28, #loc19, #loc59])):
-      %561 = "arith.addf"(%arg114, %arg115) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
-      "linalg.yield"(%561) : (f32) -> () loc(#loc213)
+      %562 = "arith.addf"(%arg114, %arg115) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
+      "linalg.yield"(%562) : (f32) -> () loc(#loc213)
     }) : (tensor<1x8xf32>, tensor<f32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc213)
     %505 = "linalg.generic"(%490, %504, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg111: f32 loc(fused[#loc64, #loc18, #loc19, #loc20]), %arg112: f32 loc(fused[#loc64, #loc28, #loc19, #loc59]), %arg113: f32 loc(fused[#loc64, #loc41, #loc19, #loc60])):
-      %560 = "arith.divf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc214)
-      "linalg.yield"(%560) : (f32) -> () loc(#loc214)
+      %561 = "arith.divf"(%arg111, %arg112) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc214)
+      "linalg.yield"(%561) : (f32) -> () loc(#loc214)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc214)
     %506 = "linalg.generic"(%500, %505, %180) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg108: f32 loc(fused[#loc64, #loc41, #loc19, #loc56]), %arg109: f32 loc(fused[#loc64, #loc41, #loc19, #loc60]), %arg110: f32 loc(fused[#loc64, #loc16, #loc19, #loc60])):
-      %559 = "arith.mulf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
-      "linalg.yield"(%559) : (f32) -> () loc(#loc215)
+      %560 = "arith.mulf"(%arg108, %arg109) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%560) : (f32) -> () loc(#loc215)
     }) : (tensor<f32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc215)
     %507 = "linalg.generic"(%486, %506, %180) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg105: f32 loc(fused[#loc64, #loc16, #loc19, #loc49]), %arg106: f32 loc(fused[#loc64, #loc16, #loc19, #loc60]), %arg107: f32 loc(fused[#loc64, #loc14, #loc19, #loc60])):
-      %558 = "arith.subf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%558) : (f32) -> () loc(#loc216)
+      %559 = "arith.subf"(%arg105, %arg106) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%559) : (f32) -> () loc(#loc216)
     }) : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32> loc(#loc216)
     %508 = "linalg.generic"(%arg26, %154) <{indexing_maps = [#map9, #map9], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg103: f32 loc(fused[#loc65, #loc28, #loc19, #loc48]), %arg104: f32 loc(fused[#loc65, #loc28, #loc19, #loc48])):
-      %557 = "arith.addf"(%arg103, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
-      "linalg.yield"(%557) : (f32) -> () loc(#loc217)
+      %558 = "arith.addf"(%arg103, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
+      "linalg.yield"(%558) : (f32) -> () loc(#loc217)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc217)
     %509 = "tensor.empty"() : () -> tensor<1xf32> loc(#loc218)
     %510 = "linalg.generic"(%arg5, %386, %509) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg100: f32 loc(fused[#loc33, #loc15, #loc10, #loc5]), %arg101: f32 loc(fused[#loc65, #loc50, #loc19, #loc49]), %arg102: f32 loc(fused[#loc65, #loc16, #loc19, #loc49])):
-      %556 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
-      "linalg.yield"(%556) : (f32) -> () loc(#loc218)
+      %557 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
+      "linalg.yield"(%557) : (f32) -> () loc(#loc218)
     }) : (tensor<1xf32>, tensor<f32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc218)
     %511 = "linalg.generic"(%391, %186, %arg27, %509) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg96: i1 loc(fused[#loc65, #loc18, #loc19, #loc20]), %arg97: f32 loc(fused[#loc33, #loc26, #loc4, #loc5]), %arg98: f32 loc(fused[#loc65, #loc18, #loc19, #loc20]), %arg99: f32 loc(fused[#loc65, #loc18, #loc19, #loc20])):
-      %555 = "arith.select"(%arg96, %arg97, %arg98) : (i1, f32, f32) -> f32 loc(#loc220)
-      "linalg.yield"(%555) : (f32) -> () loc(#loc220)
-    }) : (tensor<i1>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc220)
+    ^bb0(%arg96: i8 loc(fused[#loc65, #loc18, #loc19, #loc20]), %arg97: f32 loc(fused[#loc33, #loc26, #loc4, #loc5]), %arg98: f32 loc(fused[#loc65, #loc18, #loc19, #loc20]), %arg99: f32 loc(fused[#loc65, #loc18, #loc19, #loc20])):
+      %555 = "arith.trunci"(%arg96) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc220)
+      %556 = "arith.select"(%555, %arg97, %arg98) : (i1, f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%556) : (f32) -> () loc(#loc220)
+    }) : (tensor<i8>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32> loc(#loc220)
     %512 = "linalg.generic"(%186, %arg27, %509) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg93: f32 loc(fused[#loc33, #loc26, #loc4, #loc5]), %arg94: f32 loc(fused[#loc65, #loc18, #loc19, #loc20]), %arg95: f32 loc(fused[#loc65, #loc18, #loc19, #loc20])):
       %554 = "arith.subf"(%arg93, %arg94) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)

@@ -15,10 +15,10 @@
 #loc12 = loc("<optimizer>/fc3.bias")
 #loc13 = loc("aten.add.Tensor")
 #loc14 = loc("optimizer")
-#loc15 = loc("python-bindings/amp_mlir/torch/optim.py":202:0)
+#loc15 = loc("python-bindings/amp_mlir/torch/optim.py":238:0)
 #loc16 = loc("<optimizer>/fc1.weight")
 #loc17 = loc("aten.rsub.Scalar")
-#loc18 = loc("python-bindings/amp_mlir/torch/optim.py":199:0)
+#loc18 = loc("python-bindings/amp_mlir/torch/optim.py":235:0)
 #loc19 = loc("aten.t.default")
 #loc20 = loc("aten.addmm.default")
 #loc21 = loc("<root>")
@@ -30,11 +30,11 @@
 #loc27 = loc("aten.view.default")
 #loc28 = loc("aten.threshold_backward.default")
 #loc29 = loc("aten.mul.Tensor")
-#loc30 = loc("python-bindings/amp_mlir/torch/optim.py":196:0)
+#loc30 = loc("python-bindings/amp_mlir/torch/optim.py":232:0)
 #loc31 = loc("aten.eq.Scalar")
-#loc32 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
+#loc32 = loc("python-bindings/amp_mlir/torch/optim.py":237:0)
 #loc33 = loc("aten.where.self")
-#loc34 = loc("python-bindings/amp_mlir/torch/optim.py":204:0)
+#loc34 = loc("python-bindings/amp_mlir/torch/optim.py":240:0)
 #loc35 = loc("aten.sub.Tensor")
 #loc36 = loc("<optimizer>/fc1.bias")
 #loc37 = loc("<optimizer>/fc2.weight")
@@ -166,9 +166,9 @@
     }) : (f32, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %16 = "linalg.matmul"(%arg22, %12, %15) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg389: f32 loc(unknown), %arg390: f32 loc(unknown), %arg391: f32 loc(unknown)):
-      %321 = "arith.mulf"(%arg389, %arg390) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
-      %322 = "arith.addf"(%arg391, %321) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
-      "linalg.yield"(%322) : (f32) -> () loc(#loc47)
+      %368 = "arith.mulf"(%arg389, %arg390) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
+      %369 = "arith.addf"(%arg391, %368) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
+      "linalg.yield"(%369) : (f32) -> () loc(#loc47)
     }) : (tensor<?x12xf32>, tensor<12x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %17 = "linalg.generic"(%arg1, %14) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg387: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg388: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
@@ -176,14 +176,14 @@
     }) : (tensor<16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %18 = "linalg.generic"(%16, %17, %14) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg384: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg385: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg386: f32 loc(fused[#loc6, #loc20, #loc4, #loc9])):
-      %320 = "arith.addf"(%arg384, %arg385) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
-      "linalg.yield"(%320) : (f32) -> () loc(#loc47)
+      %367 = "arith.addf"(%arg384, %arg385) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc47)
+      "linalg.yield"(%367) : (f32) -> () loc(#loc47)
     }) : (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc47)
     %19 = "linalg.generic"(%18, %14) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg382: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg383: f32 loc(fused[#loc21, #loc22, #loc4, #loc9])):
-      %318 = "arith.cmpf"(%arg382, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc48)
-      %319 = "arith.select"(%318, %arg382, %3) : (i1, f32, f32) -> f32 loc(#loc48)
-      "linalg.yield"(%319) : (f32) -> () loc(#loc48)
+      %365 = "arith.cmpf"(%arg382, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc48)
+      %366 = "arith.select"(%365, %arg382, %3) : (i1, f32, f32) -> f32 loc(#loc48)
+      "linalg.yield"(%366) : (f32) -> () loc(#loc48)
     }) : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc48)
     %20 = "tensor.empty"() : () -> tensor<16x16xf32> loc(#loc49)
     %21 = "linalg.transpose"(%arg2, %20) <{permutation = array<i64: 1, 0>}> ({
@@ -192,9 +192,9 @@
     }) : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc49)
     %22 = "linalg.matmul"(%19, %21, %15) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg377: f32 loc(unknown), %arg378: f32 loc(unknown), %arg379: f32 loc(unknown)):
-      %316 = "arith.mulf"(%arg377, %arg378) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
-      %317 = "arith.addf"(%arg379, %316) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
-      "linalg.yield"(%317) : (f32) -> () loc(#loc50)
+      %363 = "arith.mulf"(%arg377, %arg378) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
+      %364 = "arith.addf"(%arg379, %363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
+      "linalg.yield"(%364) : (f32) -> () loc(#loc50)
     }) : (tensor<?x16xf32>, tensor<16x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc50)
     %23 = "linalg.generic"(%arg3, %14) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg375: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg376: f32 loc(fused[#loc23, #loc20, #loc4, #loc9])):
@@ -202,14 +202,14 @@
     }) : (tensor<16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc50)
     %24 = "linalg.generic"(%22, %23, %14) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg372: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg373: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg374: f32 loc(fused[#loc23, #loc20, #loc4, #loc9])):
-      %315 = "arith.addf"(%arg372, %arg373) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
-      "linalg.yield"(%315) : (f32) -> () loc(#loc50)
+      %362 = "arith.addf"(%arg372, %arg373) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc50)
+      "linalg.yield"(%362) : (f32) -> () loc(#loc50)
     }) : (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc50)
     %25 = "linalg.generic"(%24, %14) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg370: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg371: f32 loc(fused[#loc21, #loc22, #loc4, #loc9])):
-      %313 = "arith.cmpf"(%arg370, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc48)
-      %314 = "arith.select"(%313, %arg370, %3) : (i1, f32, f32) -> f32 loc(#loc48)
-      "linalg.yield"(%314) : (f32) -> () loc(#loc48)
+      %360 = "arith.cmpf"(%arg370, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc48)
+      %361 = "arith.select"(%360, %arg370, %3) : (i1, f32, f32) -> f32 loc(#loc48)
+      "linalg.yield"(%361) : (f32) -> () loc(#loc48)
     }) : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc48)
     %26 = "tensor.empty"() : () -> tensor<16x5xf32> loc(#loc51)
     %27 = "linalg.transpose"(%arg4, %26) <{permutation = array<i64: 1, 0>}> ({
@@ -223,9 +223,9 @@
     }) : (f32, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
     %30 = "linalg.matmul"(%25, %27, %29) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg363: f32 loc(unknown), %arg364: f32 loc(unknown), %arg365: f32 loc(unknown)):
-      %311 = "arith.mulf"(%arg363, %arg364) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
-      %312 = "arith.addf"(%arg365, %311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
-      "linalg.yield"(%312) : (f32) -> () loc(#loc52)
+      %358 = "arith.mulf"(%arg363, %arg364) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
+      %359 = "arith.addf"(%arg365, %358) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
+      "linalg.yield"(%359) : (f32) -> () loc(#loc52)
     }) : (tensor<?x16xf32>, tensor<16x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
     %31 = "linalg.generic"(%arg5, %28) <{indexing_maps = [#map3, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg361: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg362: f32 loc(fused[#loc24, #loc20, #loc4, #loc9])):
@@ -233,8 +233,8 @@
     }) : (tensor<5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
     %32 = "linalg.generic"(%30, %31, %28) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg358: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg359: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg360: f32 loc(fused[#loc24, #loc20, #loc4, #loc9])):
-      %310 = "arith.addf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
-      "linalg.yield"(%310) : (f32) -> () loc(#loc52)
+      %357 = "arith.addf"(%arg358, %arg359) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc52)
+      "linalg.yield"(%357) : (f32) -> () loc(#loc52)
     }) : (tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc52)
     %33 = "tensor.empty"(%13) : (index) -> tensor<?xi64> loc(#loc42)
     %34 = "linalg.fill"(%1, %33) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -248,23 +248,23 @@
     }) : (f32, tensor<?xf32>) -> tensor<?xf32> loc(#loc42)
     %37:2 = "linalg.generic"(%32, %36, %34) <{indexing_maps = [#map4, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
     ^bb0(%arg351: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg352: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg353: i64 loc(fused[#loc2, #loc10, #loc4, #loc5])):
-      %305 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc42)
-      %306 = "arith.index_cast"(%305) : (index) -> i64 loc(#loc42)
-      %307 = "arith.maximumf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
-      %308 = "arith.cmpf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc42)
-      %309 = "arith.select"(%308, %306, %arg353) : (i1, i64, i64) -> i64 loc(#loc42)
-      "linalg.yield"(%307, %309) : (f32, i64) -> () loc(#loc42)
+      %352 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc42)
+      %353 = "arith.index_cast"(%352) : (index) -> i64 loc(#loc42)
+      %354 = "arith.maximumf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      %355 = "arith.cmpf"(%arg351, %arg352) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc42)
+      %356 = "arith.select"(%355, %353, %arg353) : (i1, i64, i64) -> i64 loc(#loc42)
+      "linalg.yield"(%354, %356) : (f32, i64) -> () loc(#loc42)
     }) : (tensor<?x5xf32>, tensor<?xf32>, tensor<?xi64>) -> (tensor<?xf32>, tensor<?xi64>) loc(#loc42)
     %38 = "tensor.expand_shape"(%37#0, %13) <{reassociation = [[0, 1]], static_output_shape = array<i64: -9223372036854775808, 1>}> : (tensor<?xf32>, index) -> tensor<?x1xf32> loc(#loc42)
     %39 = "linalg.generic"(%32, %38, %28) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg348: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg349: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg350: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
-      %304 = "arith.subf"(%arg348, %arg349) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%304) : (f32) -> () loc(#loc42)
+      %351 = "arith.subf"(%arg348, %arg349) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      "linalg.yield"(%351) : (f32) -> () loc(#loc42)
     }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
     %40 = "linalg.generic"(%39, %28) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg346: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg347: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
-      %303 = "math.exp"(%arg346) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc42)
-      "linalg.yield"(%303) : (f32) -> () loc(#loc42)
+      %350 = "math.exp"(%arg346) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc42)
+      "linalg.yield"(%350) : (f32) -> () loc(#loc42)
     }) : (tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
     %41 = "tensor.empty"(%13) : (index) -> tensor<?x1xf32> loc(#loc42)
     %42 = "linalg.fill"(%3, %41) <{operandSegmentSizes = array<i32: 1, 1>}> ({
@@ -273,53 +273,59 @@
     }) : (f32, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc42)
     %43 = "linalg.generic"(%40, %42) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg342: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg343: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
-      %302 = "arith.addf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%302) : (f32) -> () loc(#loc42)
+      %349 = "arith.addf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      "linalg.yield"(%349) : (f32) -> () loc(#loc42)
     }) : (tensor<?x5xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc42)
     %44 = "linalg.generic"(%43, %41) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg340: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg341: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
-      %301 = "math.log"(%arg340) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc42)
-      "linalg.yield"(%301) : (f32) -> () loc(#loc42)
+      %348 = "math.log"(%arg340) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc42)
+      "linalg.yield"(%348) : (f32) -> () loc(#loc42)
     }) : (tensor<?x1xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc42)
     %45 = "linalg.generic"(%39, %44, %28) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg337: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg338: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg339: f32 loc(fused[#loc2, #loc10, #loc4, #loc5])):
-      %300 = "arith.subf"(%arg337, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
-      "linalg.yield"(%300) : (f32) -> () loc(#loc42)
+      %347 = "arith.subf"(%arg337, %arg338) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc42)
+      "linalg.yield"(%347) : (f32) -> () loc(#loc42)
     }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc42)
     %46 = "tensor.dim"(%arg23, %2) : (tensor<?xi64>, index) -> index loc(#loc40)
-    %47 = "tensor.empty"(%46) : (index) -> tensor<?xi1> loc(#loc40)
+    %47 = "tensor.empty"(%46) : (index) -> tensor<?xi8> loc(#loc40)
     %48 = "linalg.generic"(%arg23, %47) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg335: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg336: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %299 = "arith.cmpi"(%arg335, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc40)
-      "linalg.yield"(%299) : (i1) -> () loc(#loc40)
-    }) : (tensor<?xi64>, tensor<?xi1>) -> tensor<?xi1> loc(#loc40)
+    ^bb0(%arg335: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg336: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %344 = "arith.trunci"(%arg336) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc40)
+      %345 = "arith.cmpi"(%arg335, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc40)
+      %346 = "arith.extui"(%345) : (i1) -> i8 loc(#loc40)
+      "linalg.yield"(%346) : (i8) -> () loc(#loc40)
+    }) : (tensor<?xi64>, tensor<?xi8>) -> tensor<?xi8> loc(#loc40)
     %49 = "tensor.empty"(%46) : (index) -> tensor<?xi64> loc(#loc40)
     %50 = "linalg.generic"(%48, %arg23, %9, %49) <{indexing_maps = [#map7, #map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg331: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg332: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg333: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg334: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %298 = "arith.select"(%arg331, %arg332, %arg333) : (i1, i64, i64) -> i64 loc(#loc40)
-      "linalg.yield"(%298) : (i64) -> () loc(#loc40)
-    }) : (tensor<?xi1>, tensor<?xi64>, tensor<i64>, tensor<?xi64>) -> tensor<?xi64> loc(#loc40)
+    ^bb0(%arg331: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg332: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg333: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg334: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %342 = "arith.trunci"(%arg331) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc40)
+      %343 = "arith.select"(%342, %arg332, %arg333) : (i1, i64, i64) -> i64 loc(#loc40)
+      "linalg.yield"(%343) : (i64) -> () loc(#loc40)
+    }) : (tensor<?xi8>, tensor<?xi64>, tensor<i64>, tensor<?xi64>) -> tensor<?xi64> loc(#loc40)
     %51 = "tensor.expand_shape"(%50, %46) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: -9223372036854775808, 1, 1>}> : (tensor<?xi64>, index) -> tensor<?x1x1xi64> loc(#loc40)
     %52 = "tensor.empty"() : () -> tensor<5xi64> loc(#loc40)
     %53 = "linalg.generic"(%52) <{indexing_maps = [#map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
     ^bb0(%arg330: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %296 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc40)
-      %297 = "arith.index_cast"(%296) : (index) -> i64 loc(#loc40)
-      "linalg.yield"(%297) : (i64) -> () loc(#loc40)
+      %340 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc40)
+      %341 = "arith.index_cast"(%340) : (index) -> i64 loc(#loc40)
+      "linalg.yield"(%341) : (i64) -> () loc(#loc40)
     }) : (tensor<5xi64>) -> tensor<5xi64> loc(#loc40)
-    %54 = "tensor.empty"(%46) : (index) -> tensor<?x1x5xi1> loc(#loc40)
+    %54 = "tensor.empty"(%46) : (index) -> tensor<?x1x5xi8> loc(#loc40)
     %55 = "linalg.generic"(%51, %53, %54) <{indexing_maps = [#map9, #map10, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg327: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg328: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg329: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %295 = "arith.cmpi"(%arg327, %arg328) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc40)
-      "linalg.yield"(%295) : (i1) -> () loc(#loc40)
-    }) : (tensor<?x1x1xi64>, tensor<5xi64>, tensor<?x1x5xi1>) -> tensor<?x1x5xi1> loc(#loc40)
+    ^bb0(%arg327: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg328: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg329: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %337 = "arith.trunci"(%arg329) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc40)
+      %338 = "arith.cmpi"(%arg327, %arg328) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc40)
+      %339 = "arith.extui"(%338) : (i1) -> i8 loc(#loc40)
+      "linalg.yield"(%339) : (i8) -> () loc(#loc40)
+    }) : (tensor<?x1x1xi64>, tensor<5xi64>, tensor<?x1x5xi8>) -> tensor<?x1x5xi8> loc(#loc40)
     %56 = "tensor.expand_shape"(%45, %13) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: -9223372036854775808, 1, 5>}> : (tensor<?x5xf32>, index) -> tensor<?x1x5xf32> loc(#loc40)
     %57 = "tensor.empty"(%46) : (index) -> tensor<?x1x5xf32> loc(#loc40)
     %58 = "linalg.generic"(%55, %56, %6, %57) <{indexing_maps = [#map11, #map11, #map12, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg323: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg324: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg325: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg326: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %294 = "arith.select"(%arg323, %arg324, %arg325) : (i1, f32, f32) -> f32 loc(#loc40)
-      "linalg.yield"(%294) : (f32) -> () loc(#loc40)
-    }) : (tensor<?x1x5xi1>, tensor<?x1x5xf32>, tensor<f32>, tensor<?x1x5xf32>) -> tensor<?x1x5xf32> loc(#loc40)
+    ^bb0(%arg323: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg324: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg325: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg326: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %335 = "arith.trunci"(%arg323) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc40)
+      %336 = "arith.select"(%335, %arg324, %arg325) : (i1, f32, f32) -> f32 loc(#loc40)
+      "linalg.yield"(%336) : (f32) -> () loc(#loc40)
+    }) : (tensor<?x1x5xi8>, tensor<?x1x5xf32>, tensor<f32>, tensor<?x1x5xf32>) -> tensor<?x1x5xf32> loc(#loc40)
     %59 = "tensor.empty"(%46) : (index) -> tensor<?x1xf32> loc(#loc40)
     %60 = "linalg.fill"(%3, %59) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg321: f32 loc(unknown), %arg322: f32 loc(unknown)):
@@ -327,37 +333,39 @@
     }) : (f32, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc40)
     %61 = "linalg.generic"(%58, %60) <{indexing_maps = [#map11, #map2], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg319: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg320: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %293 = "arith.addf"(%arg319, %arg320) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc40)
-      "linalg.yield"(%293) : (f32) -> () loc(#loc40)
+      %334 = "arith.addf"(%arg319, %arg320) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc40)
+      "linalg.yield"(%334) : (f32) -> () loc(#loc40)
     }) : (tensor<?x1x5xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc40)
     %62 = "tensor.collapse_shape"(%61) <{reassociation = [[0, 1]]}> : (tensor<?x1xf32>) -> tensor<?xf32> loc(#loc40)
     %63 = "tensor.empty"(%46) : (index) -> tensor<?xf32> loc(#loc40)
     %64 = "linalg.generic"(%62, %63) <{indexing_maps = [#map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg317: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg318: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %292 = "arith.negf"(%arg317) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc40)
-      "linalg.yield"(%292) : (f32) -> () loc(#loc40)
+      %333 = "arith.negf"(%arg317) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc40)
+      "linalg.yield"(%333) : (f32) -> () loc(#loc40)
     }) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32> loc(#loc40)
     %65 = "linalg.generic"(%48, %64, %6, %63) <{indexing_maps = [#map7, #map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg313: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg314: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg315: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg316: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %291 = "arith.select"(%arg313, %arg314, %arg315) : (i1, f32, f32) -> f32 loc(#loc40)
-      "linalg.yield"(%291) : (f32) -> () loc(#loc40)
-    }) : (tensor<?xi1>, tensor<?xf32>, tensor<f32>, tensor<?xf32>) -> tensor<?xf32> loc(#loc40)
+    ^bb0(%arg313: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg314: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg315: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg316: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %331 = "arith.trunci"(%arg313) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc40)
+      %332 = "arith.select"(%331, %arg314, %arg315) : (i1, f32, f32) -> f32 loc(#loc40)
+      "linalg.yield"(%332) : (f32) -> () loc(#loc40)
+    }) : (tensor<?xi8>, tensor<?xf32>, tensor<f32>, tensor<?xf32>) -> tensor<?xf32> loc(#loc40)
     %66 = "tensor.empty"() : () -> tensor<i64> loc(#loc40)
     %67 = "linalg.fill"(%1, %66) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg311: i64 loc(unknown), %arg312: i64 loc(unknown)):
       "linalg.yield"(%arg311) : (i64) -> () loc(#loc40)
     }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc40)
     %68 = "linalg.generic"(%48, %67) <{indexing_maps = [#map7, #map8], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg309: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg310: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %289 = "arith.extui"(%arg309) : (i1) -> i64 loc(#loc40)
-      %290 = "arith.addi"(%289, %arg310) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc40)
-      "linalg.yield"(%290) : (i64) -> () loc(#loc40)
-    }) : (tensor<?xi1>, tensor<i64>) -> tensor<i64> loc(#loc40)
+    ^bb0(%arg309: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg310: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %328 = "arith.trunci"(%arg309) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc40)
+      %329 = "arith.extui"(%328) : (i1) -> i64 loc(#loc40)
+      %330 = "arith.addi"(%329, %arg310) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc40)
+      "linalg.yield"(%330) : (i64) -> () loc(#loc40)
+    }) : (tensor<?xi8>, tensor<i64>) -> tensor<i64> loc(#loc40)
     %69 = "tensor.empty"() : () -> tensor<f32> loc(#loc40)
     %70 = "linalg.generic"(%68, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg307: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg308: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %288 = "arith.sitofp"(%arg307) : (i64) -> f32 loc(#loc40)
-      "linalg.yield"(%288) : (f32) -> () loc(#loc40)
+      %327 = "arith.sitofp"(%arg307) : (i64) -> f32 loc(#loc40)
+      "linalg.yield"(%327) : (f32) -> () loc(#loc40)
     }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc40)
     %71 = "linalg.fill"(%3, %69) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg305: f32 loc(unknown), %arg306: f32 loc(unknown)):
@@ -365,524 +373,563 @@
     }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc40)
     %72 = "linalg.generic"(%65, %71) <{indexing_maps = [#map7, #map8], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg303: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg304: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %287 = "arith.addf"(%arg303, %arg304) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc40)
-      "linalg.yield"(%287) : (f32) -> () loc(#loc40)
+      %326 = "arith.addf"(%arg303, %arg304) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc40)
+      "linalg.yield"(%326) : (f32) -> () loc(#loc40)
     }) : (tensor<?xf32>, tensor<f32>) -> tensor<f32> loc(#loc40)
     %73 = "linalg.generic"(%72, %70, %69) <{indexing_maps = [#map13, #map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg300: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg301: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg302: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %286 = "arith.divf"(%arg300, %arg301) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc40)
-      "linalg.yield"(%286) : (f32) -> () loc(#loc40)
+      %325 = "arith.divf"(%arg300, %arg301) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc40)
+      "linalg.yield"(%325) : (f32) -> () loc(#loc40)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc40)
     %74 = "linalg.generic"(%arg24, %70, %69) <{indexing_maps = [#map13, #map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg297: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg298: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg299: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %285 = "arith.divf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
-      "linalg.yield"(%285) : (f32) -> () loc(#loc43)
+      %324 = "arith.divf"(%arg297, %arg298) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%324) : (f32) -> () loc(#loc43)
     }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc43)
     %75 = "tensor.expand_shape"(%arg23, %46) <{reassociation = [[0, 1]], static_output_shape = array<i64: -9223372036854775808, 1>}> : (tensor<?xi64>, index) -> tensor<?x1xi64> loc(#loc43)
-    %76 = "tensor.empty"(%46) : (index) -> tensor<?x1xi1> loc(#loc43)
+    %76 = "tensor.empty"(%46) : (index) -> tensor<?x1xi8> loc(#loc43)
     %77 = "linalg.generic"(%75, %76) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg295: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg296: i1 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %284 = "arith.cmpi"(%arg295, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc43)
-      "linalg.yield"(%284) : (i1) -> () loc(#loc43)
-    }) : (tensor<?x1xi64>, tensor<?x1xi1>) -> tensor<?x1xi1> loc(#loc43)
+    ^bb0(%arg295: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg296: i8 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %321 = "arith.trunci"(%arg296) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %322 = "arith.cmpi"(%arg295, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc43)
+      %323 = "arith.extui"(%322) : (i1) -> i8 loc(#loc43)
+      "linalg.yield"(%323) : (i8) -> () loc(#loc43)
+    }) : (tensor<?x1xi64>, tensor<?x1xi8>) -> tensor<?x1xi8> loc(#loc43)
     %78 = "tensor.empty"(%46) : (index) -> tensor<?x1xi64> loc(#loc43)
     %79 = "linalg.generic"(%77, %75, %9, %78) <{indexing_maps = [#map4, #map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg291: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg292: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg293: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg294: i64 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %283 = "arith.select"(%arg291, %arg292, %arg293) : (i1, i64, i64) -> i64 loc(#loc43)
-      "linalg.yield"(%283) : (i64) -> () loc(#loc43)
-    }) : (tensor<?x1xi1>, tensor<?x1xi64>, tensor<i64>, tensor<?x1xi64>) -> tensor<?x1xi64> loc(#loc43)
+    ^bb0(%arg291: i8 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg292: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg293: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg294: i64 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %319 = "arith.trunci"(%arg291) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %320 = "arith.select"(%319, %arg292, %arg293) : (i1, i64, i64) -> i64 loc(#loc43)
+      "linalg.yield"(%320) : (i64) -> () loc(#loc43)
+    }) : (tensor<?x1xi8>, tensor<?x1xi64>, tensor<i64>, tensor<?x1xi64>) -> tensor<?x1xi64> loc(#loc43)
     %80 = "linalg.generic"(%6, %28) <{indexing_maps = [#map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg289: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg290: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
       "linalg.yield"(%arg289) : (f32) -> () loc(#loc43)
     }) : (tensor<f32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
     %81 = "tensor.expand_shape"(%79, %46) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: -9223372036854775808, 1, 1>}> : (tensor<?x1xi64>, index) -> tensor<?x1x1xi64> loc(#loc43)
     %82 = "linalg.generic"(%81, %53, %54) <{indexing_maps = [#map9, #map10, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg286: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg287: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg288: i1 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %282 = "arith.cmpi"(%arg286, %arg287) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc43)
-      "linalg.yield"(%282) : (i1) -> () loc(#loc43)
-    }) : (tensor<?x1x1xi64>, tensor<5xi64>, tensor<?x1x5xi1>) -> tensor<?x1x5xi1> loc(#loc43)
-    %83 = "tensor.empty"(%46) : (index) -> tensor<?x5xi1> loc(#loc43)
-    %84 = "linalg.fill"(%5, %83) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg284: i1 loc(unknown), %arg285: i1 loc(unknown)):
-      "linalg.yield"(%arg284) : (i1) -> () loc(#loc43)
-    }) : (i1, tensor<?x5xi1>) -> tensor<?x5xi1> loc(#loc43)
-    %85 = "linalg.generic"(%82, %84) <{indexing_maps = [#map11, #map], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg282: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg283: i1 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %281 = "arith.ori"(%arg282, %arg283) : (i1, i1) -> i1 loc(#loc43)
-      "linalg.yield"(%281) : (i1) -> () loc(#loc43)
-    }) : (tensor<?x1x5xi1>, tensor<?x5xi1>) -> tensor<?x5xi1> loc(#loc43)
-    %86 = "linalg.generic"(%82, %7, %6, %57) <{indexing_maps = [#map11, #map12, #map12, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg278: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg279: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg280: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg281: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %280 = "arith.select"(%arg278, %arg279, %arg280) : (i1, f32, f32) -> f32 loc(#loc43)
-      "linalg.yield"(%280) : (f32) -> () loc(#loc43)
-    }) : (tensor<?x1x5xi1>, tensor<f32>, tensor<f32>, tensor<?x1x5xf32>) -> tensor<?x1x5xf32> loc(#loc43)
-    %87 = "tensor.empty"(%46) : (index) -> tensor<?x5xf32> loc(#loc43)
-    %88 = "linalg.fill"(%3, %87) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg286: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg287: i64 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg288: i8 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %316 = "arith.trunci"(%arg288) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %317 = "arith.cmpi"(%arg286, %arg287) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc43)
+      %318 = "arith.extui"(%317) : (i1) -> i8 loc(#loc43)
+      "linalg.yield"(%318) : (i8) -> () loc(#loc43)
+    }) : (tensor<?x1x1xi64>, tensor<5xi64>, tensor<?x1x5xi8>) -> tensor<?x1x5xi8> loc(#loc43)
+    %83 = "tensor.empty"(%46) : (index) -> tensor<?x5xi8> loc(#loc43)
+    %84 = "arith.extui"(%5) : (i1) -> i8 loc(#loc43)
+    %85 = "linalg.fill"(%84, %83) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg284: i8 loc(unknown), %arg285: i8 loc(unknown)):
+      %313 = "arith.trunci"(%arg285) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %314 = "arith.trunci"(%arg284) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %315 = "arith.extui"(%314) : (i1) -> i8 loc(#loc43)
+      "linalg.yield"(%315) : (i8) -> () loc(#loc43)
+    }) : (i8, tensor<?x5xi8>) -> tensor<?x5xi8> loc(#loc43)
+    %86 = "linalg.generic"(%82, %85) <{indexing_maps = [#map11, #map], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg282: i8 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg283: i8 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %309 = "arith.trunci"(%arg283) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %310 = "arith.trunci"(%arg282) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %311 = "arith.ori"(%310, %309) : (i1, i1) -> i1 loc(#loc43)
+      %312 = "arith.extui"(%311) : (i1) -> i8 loc(#loc43)
+      "linalg.yield"(%312) : (i8) -> () loc(#loc43)
+    }) : (tensor<?x1x5xi8>, tensor<?x5xi8>) -> tensor<?x5xi8> loc(#loc43)
+    %87 = "linalg.generic"(%82, %7, %6, %57) <{indexing_maps = [#map11, #map12, #map12, #map11], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg278: i8 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg279: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg280: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg281: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %307 = "arith.trunci"(%arg278) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %308 = "arith.select"(%307, %arg279, %arg280) : (i1, f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%308) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x1x5xi8>, tensor<f32>, tensor<f32>, tensor<?x1x5xf32>) -> tensor<?x1x5xf32> loc(#loc43)
+    %88 = "tensor.empty"(%46) : (index) -> tensor<?x5xf32> loc(#loc43)
+    %89 = "linalg.fill"(%3, %88) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg276: f32 loc(unknown), %arg277: f32 loc(unknown)):
       "linalg.yield"(%arg276) : (f32) -> () loc(#loc43)
     }) : (f32, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
-    %89 = "linalg.generic"(%86, %88) <{indexing_maps = [#map11, #map], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %90 = "linalg.generic"(%87, %89) <{indexing_maps = [#map11, #map], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg274: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg275: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %279 = "arith.addf"(%arg274, %arg275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
-      "linalg.yield"(%279) : (f32) -> () loc(#loc43)
+      %306 = "arith.addf"(%arg274, %arg275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%306) : (f32) -> () loc(#loc43)
     }) : (tensor<?x1x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
-    %90 = "linalg.generic"(%85, %89, %80, %87) <{indexing_maps = [#map4, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg270: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg271: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg272: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg273: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %278 = "arith.select"(%arg270, %arg271, %arg272) : (i1, f32, f32) -> f32 loc(#loc43)
-      "linalg.yield"(%278) : (f32) -> () loc(#loc43)
-    }) : (tensor<?x5xi1>, tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
-    %91 = "linalg.generic"(%77, %74, %6, %59) <{indexing_maps = [#map4, #map14, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg266: i1 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg267: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg268: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg269: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %277 = "arith.select"(%arg266, %arg267, %arg268) : (i1, f32, f32) -> f32 loc(#loc43)
-      "linalg.yield"(%277) : (f32) -> () loc(#loc43)
-    }) : (tensor<?x1xi1>, tensor<f32>, tensor<f32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc43)
-    %92 = "linalg.generic"(%90, %91, %87) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %91 = "linalg.generic"(%86, %90, %80, %88) <{indexing_maps = [#map4, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg270: i8 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg271: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg272: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg273: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %304 = "arith.trunci"(%arg270) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %305 = "arith.select"(%304, %arg271, %arg272) : (i1, f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%305) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x5xi8>, tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
+    %92 = "linalg.generic"(%77, %74, %6, %59) <{indexing_maps = [#map4, #map14, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg266: i8 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg267: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg268: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg269: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
+      %302 = "arith.trunci"(%arg266) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc43)
+      %303 = "arith.select"(%302, %arg267, %arg268) : (i1, f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%303) : (f32) -> () loc(#loc43)
+    }) : (tensor<?x1xi8>, tensor<f32>, tensor<f32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc43)
+    %93 = "linalg.generic"(%91, %92, %88) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg263: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg264: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg265: f32 loc(fused[#loc2, #loc11, #loc8, #loc5])):
-      %276 = "arith.mulf"(%arg263, %arg264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
-      "linalg.yield"(%276) : (f32) -> () loc(#loc43)
+      %301 = "arith.mulf"(%arg263, %arg264) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc43)
+      "linalg.yield"(%301) : (f32) -> () loc(#loc43)
     }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc43)
-    %93 = "linalg.generic"(%45, %28) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %94 = "linalg.generic"(%45, %28) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg261: f32 loc(fused[#loc2, #loc10, #loc4, #loc5]), %arg262: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
-      %275 = "math.exp"(%arg261) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc53)
-      "linalg.yield"(%275) : (f32) -> () loc(#loc53)
+      %300 = "math.exp"(%arg261) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc53)
+      "linalg.yield"(%300) : (f32) -> () loc(#loc53)
     }) : (tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc53)
-    %94 = "linalg.generic"(%92, %60) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %95 = "linalg.generic"(%93, %60) <{indexing_maps = [#map4, #map6], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg259: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg260: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
-      %274 = "arith.addf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
-      "linalg.yield"(%274) : (f32) -> () loc(#loc53)
+      %299 = "arith.addf"(%arg259, %arg260) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
+      "linalg.yield"(%299) : (f32) -> () loc(#loc53)
     }) : (tensor<?x5xf32>, tensor<?x1xf32>) -> tensor<?x1xf32> loc(#loc53)
-    %95 = "linalg.generic"(%93, %94, %28) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %96 = "linalg.generic"(%94, %95, %28) <{indexing_maps = [#map4, #map6, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg256: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg257: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg258: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
-      %273 = "arith.mulf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
-      "linalg.yield"(%273) : (f32) -> () loc(#loc53)
+      %298 = "arith.mulf"(%arg256, %arg257) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
+      "linalg.yield"(%298) : (f32) -> () loc(#loc53)
     }) : (tensor<?x5xf32>, tensor<?x1xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc53)
-    %96 = "linalg.generic"(%92, %95, %87) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %97 = "linalg.generic"(%93, %96, %88) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg253: f32 loc(fused[#loc2, #loc11, #loc8, #loc5]), %arg254: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg255: f32 loc(fused[#loc2, #loc25, #loc8, #loc5])):
-      %272 = "arith.subf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
-      "linalg.yield"(%272) : (f32) -> () loc(#loc53)
+      %297 = "arith.subf"(%arg253, %arg254) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc53)
+      "linalg.yield"(%297) : (f32) -> () loc(#loc53)
     }) : (tensor<?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>) -> tensor<?x5xf32> loc(#loc53)
-    %97 = "tensor.empty"(%46) : (index) -> tensor<?x16xf32> loc(#loc54)
-    %98 = "linalg.fill"(%3, %97) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %98 = "tensor.empty"(%46) : (index) -> tensor<?x16xf32> loc(#loc54)
+    %99 = "linalg.fill"(%3, %98) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg251: f32 loc(unknown), %arg252: f32 loc(unknown)):
       "linalg.yield"(%arg251) : (f32) -> () loc(#loc54)
     }) : (f32, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc54)
-    %99 = "linalg.matmul"(%96, %arg4, %98) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %100 = "linalg.matmul"(%97, %arg4, %99) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg248: f32 loc(unknown), %arg249: f32 loc(unknown), %arg250: f32 loc(unknown)):
-      %270 = "arith.mulf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
-      %271 = "arith.addf"(%arg250, %270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
-      "linalg.yield"(%271) : (f32) -> () loc(#loc54)
+      %295 = "arith.mulf"(%arg248, %arg249) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      %296 = "arith.addf"(%arg250, %295) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      "linalg.yield"(%296) : (f32) -> () loc(#loc54)
     }) : (tensor<?x5xf32>, tensor<5x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc54)
-    %100 = "tensor.empty"(%46) : (index) -> tensor<5x?xf32> loc(#loc55)
-    %101 = "linalg.transpose"(%96, %100) <{permutation = array<i64: 1, 0>}> ({
+    %101 = "tensor.empty"(%46) : (index) -> tensor<5x?xf32> loc(#loc55)
+    %102 = "linalg.transpose"(%97, %101) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg246: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg247: f32 loc(fused[#loc24, #loc19, #loc8, #loc9])):
       "linalg.yield"(%arg246) : (f32) -> () loc(#loc55)
     }) : (tensor<?x5xf32>, tensor<5x?xf32>) -> tensor<5x?xf32> loc(#loc55)
-    %102 = "tensor.empty"() : () -> tensor<5x16xf32> loc(#loc54)
-    %103 = "linalg.fill"(%3, %102) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %103 = "tensor.empty"() : () -> tensor<5x16xf32> loc(#loc54)
+    %104 = "linalg.fill"(%3, %103) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg244: f32 loc(unknown), %arg245: f32 loc(unknown)):
       "linalg.yield"(%arg244) : (f32) -> () loc(#loc54)
     }) : (f32, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc54)
-    %104 = "linalg.matmul"(%101, %25, %103) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %105 = "linalg.matmul"(%102, %25, %104) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg241: f32 loc(unknown), %arg242: f32 loc(unknown), %arg243: f32 loc(unknown)):
-      %268 = "arith.mulf"(%arg241, %arg242) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
-      %269 = "arith.addf"(%arg243, %268) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
-      "linalg.yield"(%269) : (f32) -> () loc(#loc54)
+      %293 = "arith.mulf"(%arg241, %arg242) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      %294 = "arith.addf"(%arg243, %293) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc54)
+      "linalg.yield"(%294) : (f32) -> () loc(#loc54)
     }) : (tensor<5x?xf32>, tensor<?x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc54)
-    %105 = "tensor.empty"() : () -> tensor<1x5xf32> loc(#loc56)
-    %106 = "linalg.fill"(%3, %105) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %106 = "tensor.empty"() : () -> tensor<1x5xf32> loc(#loc56)
+    %107 = "linalg.fill"(%3, %106) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg239: f32 loc(unknown), %arg240: f32 loc(unknown)):
       "linalg.yield"(%arg239) : (f32) -> () loc(#loc56)
     }) : (f32, tensor<1x5xf32>) -> tensor<1x5xf32> loc(#loc56)
-    %107 = "linalg.generic"(%96, %106) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %108 = "linalg.generic"(%97, %107) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg237: f32 loc(fused[#loc2, #loc25, #loc8, #loc5]), %arg238: f32 loc(fused[#loc24, #loc26, #loc8, #loc9])):
-      %267 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc56)
-      "linalg.yield"(%267) : (f32) -> () loc(#loc56)
+      %292 = "arith.addf"(%arg237, %arg238) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc56)
+      "linalg.yield"(%292) : (f32) -> () loc(#loc56)
     }) : (tensor<?x5xf32>, tensor<1x5xf32>) -> tensor<1x5xf32> loc(#loc56)
-    %108 = "tensor.collapse_shape"(%107) <{reassociation = [[0, 1]]}> : (tensor<1x5xf32>) -> tensor<5xf32> loc(#loc57)
-    %109 = "tensor.empty"(%13) : (index) -> tensor<?x16xi1> loc(#loc58)
-    %110 = "linalg.generic"(%25, %109) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg235: f32 loc(fused[#loc21, #loc22, #loc4, #loc9]), %arg236: i1 loc(fused[#loc21, #loc28, #loc8, #loc9])):
-      %266 = "arith.cmpf"(%arg235, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc58)
-      "linalg.yield"(%266) : (i1) -> () loc(#loc58)
-    }) : (tensor<?x16xf32>, tensor<?x16xi1>) -> tensor<?x16xi1> loc(#loc58)
-    %111 = "linalg.generic"(%110, %6, %99, %14) <{indexing_maps = [#map4, #map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg231: i1 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg232: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg233: f32 loc(fused[#loc24, #loc7, #loc8, #loc9]), %arg234: f32 loc(fused[#loc21, #loc28, #loc8, #loc9])):
-      %265 = "arith.select"(%arg231, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc58)
-      "linalg.yield"(%265) : (f32) -> () loc(#loc58)
-    }) : (tensor<?x16xi1>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc58)
-    %112 = "linalg.matmul"(%111, %arg2, %15) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %109 = "tensor.collapse_shape"(%108) <{reassociation = [[0, 1]]}> : (tensor<1x5xf32>) -> tensor<5xf32> loc(#loc57)
+    %110 = "tensor.empty"(%13) : (index) -> tensor<?x16xi8> loc(#loc58)
+    %111 = "linalg.generic"(%25, %110) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg235: f32 loc(fused[#loc21, #loc22, #loc4, #loc9]), %arg236: i8 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %289 = "arith.trunci"(%arg236) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc58)
+      %290 = "arith.cmpf"(%arg235, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc58)
+      %291 = "arith.extui"(%290) : (i1) -> i8 loc(#loc58)
+      "linalg.yield"(%291) : (i8) -> () loc(#loc58)
+    }) : (tensor<?x16xf32>, tensor<?x16xi8>) -> tensor<?x16xi8> loc(#loc58)
+    %112 = "linalg.generic"(%111, %6, %100, %14) <{indexing_maps = [#map4, #map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg231: i8 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg232: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg233: f32 loc(fused[#loc24, #loc7, #loc8, #loc9]), %arg234: f32 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %287 = "arith.trunci"(%arg231) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc58)
+      %288 = "arith.select"(%287, %arg232, %arg233) : (i1, f32, f32) -> f32 loc(#loc58)
+      "linalg.yield"(%288) : (f32) -> () loc(#loc58)
+    }) : (tensor<?x16xi8>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc58)
+    %113 = "linalg.matmul"(%112, %arg2, %15) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg228: f32 loc(unknown), %arg229: f32 loc(unknown), %arg230: f32 loc(unknown)):
-      %263 = "arith.mulf"(%arg228, %arg229) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
-      %264 = "arith.addf"(%arg230, %263) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
-      "linalg.yield"(%264) : (f32) -> () loc(#loc59)
+      %285 = "arith.mulf"(%arg228, %arg229) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      %286 = "arith.addf"(%arg230, %285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      "linalg.yield"(%286) : (f32) -> () loc(#loc59)
     }) : (tensor<?x16xf32>, tensor<16x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc59)
-    %113 = "tensor.empty"(%13) : (index) -> tensor<16x?xf32> loc(#loc60)
-    %114 = "linalg.transpose"(%111, %113) <{permutation = array<i64: 1, 0>}> ({
+    %114 = "tensor.empty"(%13) : (index) -> tensor<16x?xf32> loc(#loc60)
+    %115 = "linalg.transpose"(%112, %114) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg226: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg227: f32 loc(fused[#loc23, #loc19, #loc8, #loc9])):
       "linalg.yield"(%arg226) : (f32) -> () loc(#loc60)
     }) : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<16x?xf32> loc(#loc60)
-    %115 = "linalg.fill"(%3, %20) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %116 = "linalg.fill"(%3, %20) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg224: f32 loc(unknown), %arg225: f32 loc(unknown)):
       "linalg.yield"(%arg224) : (f32) -> () loc(#loc59)
     }) : (f32, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc59)
-    %116 = "linalg.matmul"(%114, %19, %115) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %117 = "linalg.matmul"(%115, %19, %116) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg221: f32 loc(unknown), %arg222: f32 loc(unknown), %arg223: f32 loc(unknown)):
-      %261 = "arith.mulf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
-      %262 = "arith.addf"(%arg223, %261) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
-      "linalg.yield"(%262) : (f32) -> () loc(#loc59)
+      %283 = "arith.mulf"(%arg221, %arg222) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      %284 = "arith.addf"(%arg223, %283) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc59)
+      "linalg.yield"(%284) : (f32) -> () loc(#loc59)
     }) : (tensor<16x?xf32>, tensor<?x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc59)
-    %117 = "tensor.empty"() : () -> tensor<1x16xf32> loc(#loc61)
-    %118 = "linalg.fill"(%3, %117) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %118 = "tensor.empty"() : () -> tensor<1x16xf32> loc(#loc61)
+    %119 = "linalg.fill"(%3, %118) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg219: f32 loc(unknown), %arg220: f32 loc(unknown)):
       "linalg.yield"(%arg219) : (f32) -> () loc(#loc61)
     }) : (f32, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc61)
-    %119 = "linalg.generic"(%111, %118) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %120 = "linalg.generic"(%112, %119) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg217: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg218: f32 loc(fused[#loc23, #loc26, #loc8, #loc9])):
-      %260 = "arith.addf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc61)
-      "linalg.yield"(%260) : (f32) -> () loc(#loc61)
+      %282 = "arith.addf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc61)
+      "linalg.yield"(%282) : (f32) -> () loc(#loc61)
     }) : (tensor<?x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc61)
-    %120 = "tensor.collapse_shape"(%119) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc62)
-    %121 = "linalg.generic"(%19, %109) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg215: f32 loc(fused[#loc21, #loc22, #loc4, #loc9]), %arg216: i1 loc(fused[#loc21, #loc28, #loc8, #loc9])):
-      %259 = "arith.cmpf"(%arg215, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc58)
-      "linalg.yield"(%259) : (i1) -> () loc(#loc58)
-    }) : (tensor<?x16xf32>, tensor<?x16xi1>) -> tensor<?x16xi1> loc(#loc58)
-    %122 = "linalg.generic"(%121, %6, %112, %14) <{indexing_maps = [#map4, #map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg211: i1 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg212: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg213: f32 loc(fused[#loc23, #loc7, #loc8, #loc9]), %arg214: f32 loc(fused[#loc21, #loc28, #loc8, #loc9])):
-      %258 = "arith.select"(%arg211, %arg212, %arg213) : (i1, f32, f32) -> f32 loc(#loc58)
-      "linalg.yield"(%258) : (f32) -> () loc(#loc58)
-    }) : (tensor<?x16xi1>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc58)
-    %123 = "linalg.transpose"(%122, %113) <{permutation = array<i64: 1, 0>}> ({
+    %121 = "tensor.collapse_shape"(%120) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc62)
+    %122 = "linalg.generic"(%19, %110) <{indexing_maps = [#map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg215: f32 loc(fused[#loc21, #loc22, #loc4, #loc9]), %arg216: i8 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %279 = "arith.trunci"(%arg216) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc58)
+      %280 = "arith.cmpf"(%arg215, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc58)
+      %281 = "arith.extui"(%280) : (i1) -> i8 loc(#loc58)
+      "linalg.yield"(%281) : (i8) -> () loc(#loc58)
+    }) : (tensor<?x16xf32>, tensor<?x16xi8>) -> tensor<?x16xi8> loc(#loc58)
+    %123 = "linalg.generic"(%122, %6, %113, %14) <{indexing_maps = [#map4, #map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg211: i8 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg212: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg213: f32 loc(fused[#loc23, #loc7, #loc8, #loc9]), %arg214: f32 loc(fused[#loc21, #loc28, #loc8, #loc9])):
+      %277 = "arith.trunci"(%arg211) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc58)
+      %278 = "arith.select"(%277, %arg212, %arg213) : (i1, f32, f32) -> f32 loc(#loc58)
+      "linalg.yield"(%278) : (f32) -> () loc(#loc58)
+    }) : (tensor<?x16xi8>, tensor<f32>, tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32> loc(#loc58)
+    %124 = "linalg.transpose"(%123, %114) <{permutation = array<i64: 1, 0>}> ({
     ^bb0(%arg209: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg210: f32 loc(fused[#loc6, #loc19, #loc8, #loc9])):
       "linalg.yield"(%arg209) : (f32) -> () loc(#loc63)
     }) : (tensor<?x16xf32>, tensor<16x?xf32>) -> tensor<16x?xf32> loc(#loc63)
-    %124 = "tensor.empty"() : () -> tensor<16x12xf32> loc(#loc41)
-    %125 = "linalg.fill"(%3, %124) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %125 = "tensor.empty"() : () -> tensor<16x12xf32> loc(#loc41)
+    %126 = "linalg.fill"(%3, %125) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg207: f32 loc(unknown), %arg208: f32 loc(unknown)):
       "linalg.yield"(%arg207) : (f32) -> () loc(#loc41)
     }) : (f32, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc41)
-    %126 = "linalg.matmul"(%123, %arg22, %125) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %127 = "linalg.matmul"(%124, %arg22, %126) <{indexing_maps = [#map, #map1, #map2], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg204: f32 loc(unknown), %arg205: f32 loc(unknown), %arg206: f32 loc(unknown)):
-      %256 = "arith.mulf"(%arg204, %arg205) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
-      %257 = "arith.addf"(%arg206, %256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
-      "linalg.yield"(%257) : (f32) -> () loc(#loc41)
+      %275 = "arith.mulf"(%arg204, %arg205) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
+      %276 = "arith.addf"(%arg206, %275) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc41)
+      "linalg.yield"(%276) : (f32) -> () loc(#loc41)
     }) : (tensor<16x?xf32>, tensor<?x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc41)
-    %127 = "linalg.generic"(%122, %118) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %128 = "linalg.generic"(%123, %119) <{indexing_maps = [#map4, #map15], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg202: f32 loc(fused[#loc21, #loc28, #loc8, #loc9]), %arg203: f32 loc(fused[#loc6, #loc26, #loc8, #loc9])):
-      %255 = "arith.addf"(%arg202, %arg203) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
-      "linalg.yield"(%255) : (f32) -> () loc(#loc64)
+      %274 = "arith.addf"(%arg202, %arg203) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc64)
+      "linalg.yield"(%274) : (f32) -> () loc(#loc64)
     }) : (tensor<?x16xf32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc(#loc64)
-    %128 = "tensor.collapse_shape"(%127) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc65)
-    %129 = "linalg.generic"(%arg19, %arg0, %124) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %129 = "tensor.collapse_shape"(%128) <{reassociation = [[0, 1]]}> : (tensor<1x16xf32>) -> tensor<16xf32> loc(#loc65)
+    %130 = "linalg.generic"(%arg19, %arg0, %125) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg199: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg200: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg201: f32 loc(fused[#loc16, #loc29, #loc14, #loc30])):
-      %254 = "arith.mulf"(%arg199, %arg200) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
-      "linalg.yield"(%254) : (f32) -> () loc(#loc66)
+      %273 = "arith.mulf"(%arg199, %arg200) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc66)
+      "linalg.yield"(%273) : (f32) -> () loc(#loc66)
     }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc66)
-    %130 = "linalg.generic"(%126, %129, %124) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %131 = "linalg.generic"(%127, %130, %125) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg196: f32 loc(fused[#loc6, #loc19, #loc8, #loc9]), %arg197: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg198: f32 loc(fused[#loc16, #loc13, #loc14, #loc30])):
-      %253 = "arith.addf"(%arg196, %arg197) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
-      "linalg.yield"(%253) : (f32) -> () loc(#loc67)
+      %272 = "arith.addf"(%arg196, %arg197) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc67)
+      "linalg.yield"(%272) : (f32) -> () loc(#loc67)
     }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc67)
-    %131 = "linalg.generic"(%arg7, %arg20, %124) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %132 = "linalg.generic"(%arg7, %arg20, %125) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg193: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg194: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg195: f32 loc(fused[#loc16, #loc29, #loc14, #loc18])):
-      %252 = "arith.mulf"(%arg193, %arg194) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%252) : (f32) -> () loc(#loc68)
+      %271 = "arith.mulf"(%arg193, %arg194) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%271) : (f32) -> () loc(#loc68)
     }) : (tensor<16x12xf32>, tensor<f32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc68)
-    %132 = "linalg.generic"(%10, %arg21, %69) <{indexing_maps = [#map13, #map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %133 = "linalg.generic"(%10, %arg21, %69) <{indexing_maps = [#map13, #map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg190: i64 loc(fused[#loc16, #loc17, #loc14, #loc18]), %arg191: f32 loc(fused[#loc16, #loc17, #loc14, #loc18]), %arg192: f32 loc(fused[#loc16, #loc17, #loc14, #loc18])):
-      %250 = "arith.sitofp"(%arg190) : (i64) -> f32 loc(#loc45)
-      %251 = "arith.subf"(%250, %arg191) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc45)
-      "linalg.yield"(%251) : (f32) -> () loc(#loc45)
+      %269 = "arith.sitofp"(%arg190) : (i64) -> f32 loc(#loc45)
+      %270 = "arith.subf"(%269, %arg191) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc45)
+      "linalg.yield"(%270) : (f32) -> () loc(#loc45)
     }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc45)
-    %133 = "linalg.generic"(%132, %130, %124) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %134 = "linalg.generic"(%133, %131, %125) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg187: f32 loc(fused[#loc16, #loc17, #loc14, #loc18]), %arg188: f32 loc(fused[#loc16, #loc13, #loc14, #loc30]), %arg189: f32 loc(fused[#loc16, #loc29, #loc14, #loc18])):
-      %249 = "arith.mulf"(%arg187, %arg188) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
-      "linalg.yield"(%249) : (f32) -> () loc(#loc68)
+      %268 = "arith.mulf"(%arg187, %arg188) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc68)
+      "linalg.yield"(%268) : (f32) -> () loc(#loc68)
     }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc68)
-    %134 = "linalg.generic"(%131, %133, %124) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %135 = "linalg.generic"(%132, %134, %125) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg184: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg185: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg186: f32 loc(fused[#loc16, #loc13, #loc14, #loc18])):
-      %248 = "arith.addf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
-      "linalg.yield"(%248) : (f32) -> () loc(#loc69)
+      %267 = "arith.addf"(%arg184, %arg185) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc69)
+      "linalg.yield"(%267) : (f32) -> () loc(#loc69)
     }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc69)
-    %135 = "tensor.empty"() : () -> tensor<i1> loc(#loc70)
-    %136 = "linalg.generic"(%arg6, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg182: f32 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg183: i1 loc(fused[#loc16, #loc31, #loc14, #loc32])):
-      %247 = "arith.cmpf"(%arg182, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc70)
-      "linalg.yield"(%247) : (i1) -> () loc(#loc70)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc70)
-    %137 = "linalg.generic"(%136, %130, %134, %124) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg178: i1 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg179: f32 loc(fused[#loc16, #loc13, #loc14, #loc30]), %arg180: f32 loc(fused[#loc16, #loc13, #loc14, #loc18]), %arg181: f32 loc(fused[#loc16, #loc33, #loc14, #loc32])):
-      %246 = "arith.select"(%arg178, %arg179, %arg180) : (i1, f32, f32) -> f32 loc(#loc71)
-      "linalg.yield"(%246) : (f32) -> () loc(#loc71)
-    }) : (tensor<i1>, tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc71)
-    %138 = "linalg.generic"(%arg6, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %136 = "tensor.empty"() : () -> tensor<i8> loc(#loc70)
+    %137 = "linalg.generic"(%arg6, %136) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg182: f32 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg183: i8 loc(fused[#loc16, #loc31, #loc14, #loc32])):
+      %264 = "arith.trunci"(%arg183) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc70)
+      %265 = "arith.cmpf"(%arg182, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc70)
+      %266 = "arith.extui"(%265) : (i1) -> i8 loc(#loc70)
+      "linalg.yield"(%266) : (i8) -> () loc(#loc70)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc70)
+    %138 = "linalg.generic"(%137, %131, %135, %125) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg178: i8 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg179: f32 loc(fused[#loc16, #loc13, #loc14, #loc30]), %arg180: f32 loc(fused[#loc16, #loc13, #loc14, #loc18]), %arg181: f32 loc(fused[#loc16, #loc33, #loc14, #loc32])):
+      %262 = "arith.trunci"(%arg178) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc71)
+      %263 = "arith.select"(%262, %arg179, %arg180) : (i1, f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%263) : (f32) -> () loc(#loc71)
+    }) : (tensor<i8>, tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc71)
+    %139 = "linalg.generic"(%arg6, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg176: f32 loc(fused[#loc16, #loc31, #loc14, #loc32]), %arg177: f32 loc(fused[#loc16, #loc13, #loc14, #loc15])):
-      %245 = "arith.addf"(%arg176, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%245) : (f32) -> () loc(#loc72)
+      %261 = "arith.addf"(%arg176, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%261) : (f32) -> () loc(#loc72)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc72)
-    %139 = "linalg.generic"(%arg18, %137, %124) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %140 = "linalg.generic"(%arg18, %138, %125) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg173: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg174: f32 loc(fused[#loc16, #loc33, #loc14, #loc32]), %arg175: f32 loc(fused[#loc16, #loc29, #loc14, #loc34])):
-      %244 = "arith.mulf"(%arg173, %arg174) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%244) : (f32) -> () loc(#loc73)
+      %260 = "arith.mulf"(%arg173, %arg174) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%260) : (f32) -> () loc(#loc73)
     }) : (tensor<f32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc73)
-    %140 = "linalg.generic"(%arg0, %139, %124) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %141 = "linalg.generic"(%arg0, %140, %125) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg170: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg171: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg172: f32 loc(fused[#loc16, #loc35, #loc14, #loc34])):
-      %243 = "arith.subf"(%arg170, %arg171) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%243) : (f32) -> () loc(#loc74)
+      %259 = "arith.subf"(%arg170, %arg171) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%259) : (f32) -> () loc(#loc74)
     }) : (tensor<16x12xf32>, tensor<16x12xf32>, tensor<16x12xf32>) -> tensor<16x12xf32> loc(#loc74)
-    %141 = "tensor.empty"() : () -> tensor<16xf32> loc(#loc75)
-    %142 = "linalg.generic"(%arg19, %arg1, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %142 = "tensor.empty"() : () -> tensor<16xf32> loc(#loc75)
+    %143 = "linalg.generic"(%arg19, %arg1, %142) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg167: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg168: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg169: f32 loc(fused[#loc36, #loc29, #loc14, #loc30])):
-      %242 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%242) : (f32) -> () loc(#loc75)
+      %258 = "arith.mulf"(%arg167, %arg168) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%258) : (f32) -> () loc(#loc75)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc75)
-    %143 = "linalg.generic"(%128, %142, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %144 = "linalg.generic"(%129, %143, %142) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg164: f32 loc(fused[#loc6, #loc27, #loc8, #loc9]), %arg165: f32 loc(fused[#loc36, #loc29, #loc14, #loc30]), %arg166: f32 loc(fused[#loc36, #loc13, #loc14, #loc30])):
-      %241 = "arith.addf"(%arg164, %arg165) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%241) : (f32) -> () loc(#loc76)
+      %257 = "arith.addf"(%arg164, %arg165) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%257) : (f32) -> () loc(#loc76)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc76)
-    %144 = "linalg.generic"(%arg9, %arg20, %141) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %145 = "linalg.generic"(%arg9, %arg20, %142) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg161: f32 loc(fused[#loc36, #loc29, #loc14, #loc18]), %arg162: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg163: f32 loc(fused[#loc36, #loc29, #loc14, #loc18])):
-      %240 = "arith.mulf"(%arg161, %arg162) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%240) : (f32) -> () loc(#loc77)
+      %256 = "arith.mulf"(%arg161, %arg162) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%256) : (f32) -> () loc(#loc77)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc77)
-    %145 = "linalg.generic"(%132, %143, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %146 = "linalg.generic"(%133, %144, %142) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg158: f32 loc(fused[#loc36, #loc17, #loc14, #loc18]), %arg159: f32 loc(fused[#loc36, #loc13, #loc14, #loc30]), %arg160: f32 loc(fused[#loc36, #loc29, #loc14, #loc18])):
-      %239 = "arith.mulf"(%arg158, %arg159) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%239) : (f32) -> () loc(#loc77)
+      %255 = "arith.mulf"(%arg158, %arg159) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%255) : (f32) -> () loc(#loc77)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc77)
-    %146 = "linalg.generic"(%144, %145, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %147 = "linalg.generic"(%145, %146, %142) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg155: f32 loc(fused[#loc36, #loc29, #loc14, #loc18]), %arg156: f32 loc(fused[#loc36, #loc29, #loc14, #loc18]), %arg157: f32 loc(fused[#loc36, #loc13, #loc14, #loc18])):
-      %238 = "arith.addf"(%arg155, %arg156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%238) : (f32) -> () loc(#loc79)
+      %254 = "arith.addf"(%arg155, %arg156) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      "linalg.yield"(%254) : (f32) -> () loc(#loc79)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc79)
-    %147 = "linalg.generic"(%arg8, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg153: f32 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg154: i1 loc(fused[#loc36, #loc31, #loc14, #loc32])):
-      %237 = "arith.cmpf"(%arg153, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc80)
-      "linalg.yield"(%237) : (i1) -> () loc(#loc80)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc80)
-    %148 = "linalg.generic"(%147, %143, %146, %141) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg149: i1 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg150: f32 loc(fused[#loc36, #loc13, #loc14, #loc30]), %arg151: f32 loc(fused[#loc36, #loc13, #loc14, #loc18]), %arg152: f32 loc(fused[#loc36, #loc33, #loc14, #loc32])):
-      %236 = "arith.select"(%arg149, %arg150, %arg151) : (i1, f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%236) : (f32) -> () loc(#loc81)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc81)
-    %149 = "linalg.generic"(%arg8, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %148 = "linalg.generic"(%arg8, %136) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg153: f32 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg154: i8 loc(fused[#loc36, #loc31, #loc14, #loc32])):
+      %251 = "arith.trunci"(%arg154) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc80)
+      %252 = "arith.cmpf"(%arg153, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc80)
+      %253 = "arith.extui"(%252) : (i1) -> i8 loc(#loc80)
+      "linalg.yield"(%253) : (i8) -> () loc(#loc80)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc80)
+    %149 = "linalg.generic"(%148, %144, %147, %142) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg149: i8 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg150: f32 loc(fused[#loc36, #loc13, #loc14, #loc30]), %arg151: f32 loc(fused[#loc36, #loc13, #loc14, #loc18]), %arg152: f32 loc(fused[#loc36, #loc33, #loc14, #loc32])):
+      %249 = "arith.trunci"(%arg149) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc81)
+      %250 = "arith.select"(%249, %arg150, %arg151) : (i1, f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%250) : (f32) -> () loc(#loc81)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc81)
+    %150 = "linalg.generic"(%arg8, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg147: f32 loc(fused[#loc36, #loc31, #loc14, #loc32]), %arg148: f32 loc(fused[#loc36, #loc13, #loc14, #loc15])):
-      %235 = "arith.addf"(%arg147, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%235) : (f32) -> () loc(#loc82)
+      %248 = "arith.addf"(%arg147, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%248) : (f32) -> () loc(#loc82)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc82)
-    %150 = "linalg.generic"(%arg18, %148, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %151 = "linalg.generic"(%arg18, %149, %142) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg144: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg145: f32 loc(fused[#loc36, #loc33, #loc14, #loc32]), %arg146: f32 loc(fused[#loc36, #loc29, #loc14, #loc34])):
-      %234 = "arith.mulf"(%arg144, %arg145) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%234) : (f32) -> () loc(#loc83)
+      %247 = "arith.mulf"(%arg144, %arg145) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%247) : (f32) -> () loc(#loc83)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc83)
-    %151 = "linalg.generic"(%arg1, %150, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %152 = "linalg.generic"(%arg1, %151, %142) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg141: f32 loc(fused[#loc6, #loc20, #loc4, #loc9]), %arg142: f32 loc(fused[#loc36, #loc29, #loc14, #loc34]), %arg143: f32 loc(fused[#loc36, #loc35, #loc14, #loc34])):
-      %233 = "arith.subf"(%arg141, %arg142) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
-      "linalg.yield"(%233) : (f32) -> () loc(#loc84)
+      %246 = "arith.subf"(%arg141, %arg142) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
+      "linalg.yield"(%246) : (f32) -> () loc(#loc84)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc84)
-    %152 = "linalg.generic"(%arg19, %arg2, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %153 = "linalg.generic"(%arg19, %arg2, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg138: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg139: f32 loc(fused[#loc23, #loc19, #loc4, #loc9]), %arg140: f32 loc(fused[#loc37, #loc29, #loc14, #loc30])):
-      %232 = "arith.mulf"(%arg138, %arg139) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%232) : (f32) -> () loc(#loc85)
+      %245 = "arith.mulf"(%arg138, %arg139) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%245) : (f32) -> () loc(#loc85)
     }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc85)
-    %153 = "linalg.generic"(%116, %152, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %154 = "linalg.generic"(%117, %153, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg135: f32 loc(fused[#loc23, #loc19, #loc8, #loc9]), %arg136: f32 loc(fused[#loc37, #loc29, #loc14, #loc30]), %arg137: f32 loc(fused[#loc37, #loc13, #loc14, #loc30])):
-      %231 = "arith.addf"(%arg135, %arg136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%231) : (f32) -> () loc(#loc86)
+      %244 = "arith.addf"(%arg135, %arg136) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%244) : (f32) -> () loc(#loc86)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc86)
-    %154 = "linalg.generic"(%arg11, %arg20, %20) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %155 = "linalg.generic"(%arg11, %arg20, %20) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg132: f32 loc(fused[#loc37, #loc29, #loc14, #loc18]), %arg133: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg134: f32 loc(fused[#loc37, #loc29, #loc14, #loc18])):
-      %230 = "arith.mulf"(%arg132, %arg133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%230) : (f32) -> () loc(#loc87)
+      %243 = "arith.mulf"(%arg132, %arg133) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%243) : (f32) -> () loc(#loc87)
     }) : (tensor<16x16xf32>, tensor<f32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc87)
-    %155 = "linalg.generic"(%132, %153, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %156 = "linalg.generic"(%133, %154, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg129: f32 loc(fused[#loc37, #loc17, #loc14, #loc18]), %arg130: f32 loc(fused[#loc37, #loc13, #loc14, #loc30]), %arg131: f32 loc(fused[#loc37, #loc29, #loc14, #loc18])):
-      %229 = "arith.mulf"(%arg129, %arg130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%229) : (f32) -> () loc(#loc87)
+      %242 = "arith.mulf"(%arg129, %arg130) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%242) : (f32) -> () loc(#loc87)
     }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc87)
-    %156 = "linalg.generic"(%154, %155, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %157 = "linalg.generic"(%155, %156, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg126: f32 loc(fused[#loc37, #loc29, #loc14, #loc18]), %arg127: f32 loc(fused[#loc37, #loc29, #loc14, #loc18]), %arg128: f32 loc(fused[#loc37, #loc13, #loc14, #loc18])):
-      %228 = "arith.addf"(%arg126, %arg127) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
-      "linalg.yield"(%228) : (f32) -> () loc(#loc89)
+      %241 = "arith.addf"(%arg126, %arg127) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc89)
+      "linalg.yield"(%241) : (f32) -> () loc(#loc89)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc89)
-    %157 = "linalg.generic"(%arg10, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg124: f32 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg125: i1 loc(fused[#loc37, #loc31, #loc14, #loc32])):
-      %227 = "arith.cmpf"(%arg124, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc90)
-      "linalg.yield"(%227) : (i1) -> () loc(#loc90)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc90)
-    %158 = "linalg.generic"(%157, %153, %156, %20) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg120: i1 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg121: f32 loc(fused[#loc37, #loc13, #loc14, #loc30]), %arg122: f32 loc(fused[#loc37, #loc13, #loc14, #loc18]), %arg123: f32 loc(fused[#loc37, #loc33, #loc14, #loc32])):
-      %226 = "arith.select"(%arg120, %arg121, %arg122) : (i1, f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%226) : (f32) -> () loc(#loc91)
-    }) : (tensor<i1>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc91)
-    %159 = "linalg.generic"(%arg10, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %158 = "linalg.generic"(%arg10, %136) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg124: f32 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg125: i8 loc(fused[#loc37, #loc31, #loc14, #loc32])):
+      %238 = "arith.trunci"(%arg125) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc90)
+      %239 = "arith.cmpf"(%arg124, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc90)
+      %240 = "arith.extui"(%239) : (i1) -> i8 loc(#loc90)
+      "linalg.yield"(%240) : (i8) -> () loc(#loc90)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc90)
+    %159 = "linalg.generic"(%158, %154, %157, %20) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg120: i8 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg121: f32 loc(fused[#loc37, #loc13, #loc14, #loc30]), %arg122: f32 loc(fused[#loc37, #loc13, #loc14, #loc18]), %arg123: f32 loc(fused[#loc37, #loc33, #loc14, #loc32])):
+      %236 = "arith.trunci"(%arg120) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc91)
+      %237 = "arith.select"(%236, %arg121, %arg122) : (i1, f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%237) : (f32) -> () loc(#loc91)
+    }) : (tensor<i8>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc91)
+    %160 = "linalg.generic"(%arg10, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg118: f32 loc(fused[#loc37, #loc31, #loc14, #loc32]), %arg119: f32 loc(fused[#loc37, #loc13, #loc14, #loc15])):
-      %225 = "arith.addf"(%arg118, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%225) : (f32) -> () loc(#loc92)
+      %235 = "arith.addf"(%arg118, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%235) : (f32) -> () loc(#loc92)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc92)
-    %160 = "linalg.generic"(%arg18, %158, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %161 = "linalg.generic"(%arg18, %159, %20) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg115: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg116: f32 loc(fused[#loc37, #loc33, #loc14, #loc32]), %arg117: f32 loc(fused[#loc37, #loc29, #loc14, #loc34])):
-      %224 = "arith.mulf"(%arg115, %arg116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%224) : (f32) -> () loc(#loc93)
+      %234 = "arith.mulf"(%arg115, %arg116) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%234) : (f32) -> () loc(#loc93)
     }) : (tensor<f32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc93)
-    %161 = "linalg.generic"(%arg2, %160, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %162 = "linalg.generic"(%arg2, %161, %20) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg112: f32 loc(fused[#loc23, #loc19, #loc4, #loc9]), %arg113: f32 loc(fused[#loc37, #loc29, #loc14, #loc34]), %arg114: f32 loc(fused[#loc37, #loc35, #loc14, #loc34])):
-      %223 = "arith.subf"(%arg112, %arg113) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%223) : (f32) -> () loc(#loc94)
+      %233 = "arith.subf"(%arg112, %arg113) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%233) : (f32) -> () loc(#loc94)
     }) : (tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc(#loc94)
-    %162 = "linalg.generic"(%arg19, %arg3, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %163 = "linalg.generic"(%arg19, %arg3, %142) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg109: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg110: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg111: f32 loc(fused[#loc38, #loc29, #loc14, #loc30])):
-      %222 = "arith.mulf"(%arg109, %arg110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%222) : (f32) -> () loc(#loc95)
+      %232 = "arith.mulf"(%arg109, %arg110) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%232) : (f32) -> () loc(#loc95)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc95)
-    %163 = "linalg.generic"(%120, %162, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %164 = "linalg.generic"(%121, %163, %142) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg106: f32 loc(fused[#loc23, #loc27, #loc8, #loc9]), %arg107: f32 loc(fused[#loc38, #loc29, #loc14, #loc30]), %arg108: f32 loc(fused[#loc38, #loc13, #loc14, #loc30])):
-      %221 = "arith.addf"(%arg106, %arg107) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%221) : (f32) -> () loc(#loc96)
+      %231 = "arith.addf"(%arg106, %arg107) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%231) : (f32) -> () loc(#loc96)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc96)
-    %164 = "linalg.generic"(%arg13, %arg20, %141) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %165 = "linalg.generic"(%arg13, %arg20, %142) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg103: f32 loc(fused[#loc38, #loc29, #loc14, #loc18]), %arg104: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg105: f32 loc(fused[#loc38, #loc29, #loc14, #loc18])):
-      %220 = "arith.mulf"(%arg103, %arg104) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%220) : (f32) -> () loc(#loc97)
+      %230 = "arith.mulf"(%arg103, %arg104) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%230) : (f32) -> () loc(#loc97)
     }) : (tensor<16xf32>, tensor<f32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc97)
-    %165 = "linalg.generic"(%132, %163, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %166 = "linalg.generic"(%133, %164, %142) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg100: f32 loc(fused[#loc38, #loc17, #loc14, #loc18]), %arg101: f32 loc(fused[#loc38, #loc13, #loc14, #loc30]), %arg102: f32 loc(fused[#loc38, #loc29, #loc14, #loc18])):
-      %219 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%219) : (f32) -> () loc(#loc97)
+      %229 = "arith.mulf"(%arg100, %arg101) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
+      "linalg.yield"(%229) : (f32) -> () loc(#loc97)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc97)
-    %166 = "linalg.generic"(%164, %165, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %167 = "linalg.generic"(%165, %166, %142) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg97: f32 loc(fused[#loc38, #loc29, #loc14, #loc18]), %arg98: f32 loc(fused[#loc38, #loc29, #loc14, #loc18]), %arg99: f32 loc(fused[#loc38, #loc13, #loc14, #loc18])):
-      %218 = "arith.addf"(%arg97, %arg98) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
-      "linalg.yield"(%218) : (f32) -> () loc(#loc99)
+      %228 = "arith.addf"(%arg97, %arg98) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%228) : (f32) -> () loc(#loc99)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc99)
-    %167 = "linalg.generic"(%arg12, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg95: f32 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg96: i1 loc(fused[#loc38, #loc31, #loc14, #loc32])):
-      %217 = "arith.cmpf"(%arg95, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc100)
-      "linalg.yield"(%217) : (i1) -> () loc(#loc100)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc100)
-    %168 = "linalg.generic"(%167, %163, %166, %141) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg91: i1 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg92: f32 loc(fused[#loc38, #loc13, #loc14, #loc30]), %arg93: f32 loc(fused[#loc38, #loc13, #loc14, #loc18]), %arg94: f32 loc(fused[#loc38, #loc33, #loc14, #loc32])):
-      %216 = "arith.select"(%arg91, %arg92, %arg93) : (i1, f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%216) : (f32) -> () loc(#loc101)
-    }) : (tensor<i1>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc101)
-    %169 = "linalg.generic"(%arg12, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %168 = "linalg.generic"(%arg12, %136) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg95: f32 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg96: i8 loc(fused[#loc38, #loc31, #loc14, #loc32])):
+      %225 = "arith.trunci"(%arg96) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc100)
+      %226 = "arith.cmpf"(%arg95, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc100)
+      %227 = "arith.extui"(%226) : (i1) -> i8 loc(#loc100)
+      "linalg.yield"(%227) : (i8) -> () loc(#loc100)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc100)
+    %169 = "linalg.generic"(%168, %164, %167, %142) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg91: i8 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg92: f32 loc(fused[#loc38, #loc13, #loc14, #loc30]), %arg93: f32 loc(fused[#loc38, #loc13, #loc14, #loc18]), %arg94: f32 loc(fused[#loc38, #loc33, #loc14, #loc32])):
+      %223 = "arith.trunci"(%arg91) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc101)
+      %224 = "arith.select"(%223, %arg92, %arg93) : (i1, f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%224) : (f32) -> () loc(#loc101)
+    }) : (tensor<i8>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc101)
+    %170 = "linalg.generic"(%arg12, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg89: f32 loc(fused[#loc38, #loc31, #loc14, #loc32]), %arg90: f32 loc(fused[#loc38, #loc13, #loc14, #loc15])):
-      %215 = "arith.addf"(%arg89, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%215) : (f32) -> () loc(#loc102)
+      %222 = "arith.addf"(%arg89, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%222) : (f32) -> () loc(#loc102)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc102)
-    %170 = "linalg.generic"(%arg18, %168, %141) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %171 = "linalg.generic"(%arg18, %169, %142) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg86: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg87: f32 loc(fused[#loc38, #loc33, #loc14, #loc32]), %arg88: f32 loc(fused[#loc38, #loc29, #loc14, #loc34])):
-      %214 = "arith.mulf"(%arg86, %arg87) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%214) : (f32) -> () loc(#loc103)
+      %221 = "arith.mulf"(%arg86, %arg87) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%221) : (f32) -> () loc(#loc103)
     }) : (tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc103)
-    %171 = "linalg.generic"(%arg3, %170, %141) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %172 = "linalg.generic"(%arg3, %171, %142) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg83: f32 loc(fused[#loc23, #loc20, #loc4, #loc9]), %arg84: f32 loc(fused[#loc38, #loc29, #loc14, #loc34]), %arg85: f32 loc(fused[#loc38, #loc35, #loc14, #loc34])):
-      %213 = "arith.subf"(%arg83, %arg84) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%213) : (f32) -> () loc(#loc104)
+      %220 = "arith.subf"(%arg83, %arg84) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%220) : (f32) -> () loc(#loc104)
     }) : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc(#loc104)
-    %172 = "linalg.generic"(%arg19, %arg4, %102) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %173 = "linalg.generic"(%arg19, %arg4, %103) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg80: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg81: f32 loc(fused[#loc24, #loc19, #loc4, #loc9]), %arg82: f32 loc(fused[#loc39, #loc29, #loc14, #loc30])):
-      %212 = "arith.mulf"(%arg80, %arg81) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%212) : (f32) -> () loc(#loc105)
+      %219 = "arith.mulf"(%arg80, %arg81) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%219) : (f32) -> () loc(#loc105)
     }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc105)
-    %173 = "linalg.generic"(%104, %172, %102) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %174 = "linalg.generic"(%105, %173, %103) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg77: f32 loc(fused[#loc24, #loc19, #loc8, #loc9]), %arg78: f32 loc(fused[#loc39, #loc29, #loc14, #loc30]), %arg79: f32 loc(fused[#loc39, #loc13, #loc14, #loc30])):
-      %211 = "arith.addf"(%arg77, %arg78) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%211) : (f32) -> () loc(#loc106)
+      %218 = "arith.addf"(%arg77, %arg78) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%218) : (f32) -> () loc(#loc106)
     }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc106)
-    %174 = "linalg.generic"(%arg15, %arg20, %102) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %175 = "linalg.generic"(%arg15, %arg20, %103) <{indexing_maps = [#map4, #map14, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg74: f32 loc(fused[#loc39, #loc29, #loc14, #loc18]), %arg75: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg76: f32 loc(fused[#loc39, #loc29, #loc14, #loc18])):
-      %210 = "arith.mulf"(%arg74, %arg75) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%210) : (f32) -> () loc(#loc107)
+      %217 = "arith.mulf"(%arg74, %arg75) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%217) : (f32) -> () loc(#loc107)
     }) : (tensor<5x16xf32>, tensor<f32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc107)
-    %175 = "linalg.generic"(%132, %173, %102) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %176 = "linalg.generic"(%133, %174, %103) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg71: f32 loc(fused[#loc39, #loc17, #loc14, #loc18]), %arg72: f32 loc(fused[#loc39, #loc13, #loc14, #loc30]), %arg73: f32 loc(fused[#loc39, #loc29, #loc14, #loc18])):
-      %209 = "arith.mulf"(%arg71, %arg72) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%209) : (f32) -> () loc(#loc107)
+      %216 = "arith.mulf"(%arg71, %arg72) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
+      "linalg.yield"(%216) : (f32) -> () loc(#loc107)
     }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc107)
-    %176 = "linalg.generic"(%174, %175, %102) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %177 = "linalg.generic"(%175, %176, %103) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg68: f32 loc(fused[#loc39, #loc29, #loc14, #loc18]), %arg69: f32 loc(fused[#loc39, #loc29, #loc14, #loc18]), %arg70: f32 loc(fused[#loc39, #loc13, #loc14, #loc18])):
-      %208 = "arith.addf"(%arg68, %arg69) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
-      "linalg.yield"(%208) : (f32) -> () loc(#loc109)
+      %215 = "arith.addf"(%arg68, %arg69) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%215) : (f32) -> () loc(#loc109)
     }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc109)
-    %177 = "linalg.generic"(%arg14, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg66: f32 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg67: i1 loc(fused[#loc39, #loc31, #loc14, #loc32])):
-      %207 = "arith.cmpf"(%arg66, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc110)
-      "linalg.yield"(%207) : (i1) -> () loc(#loc110)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc110)
-    %178 = "linalg.generic"(%177, %173, %176, %102) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg62: i1 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg63: f32 loc(fused[#loc39, #loc13, #loc14, #loc30]), %arg64: f32 loc(fused[#loc39, #loc13, #loc14, #loc18]), %arg65: f32 loc(fused[#loc39, #loc33, #loc14, #loc32])):
-      %206 = "arith.select"(%arg62, %arg63, %arg64) : (i1, f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%206) : (f32) -> () loc(#loc111)
-    }) : (tensor<i1>, tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc111)
-    %179 = "linalg.generic"(%arg14, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %178 = "linalg.generic"(%arg14, %136) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg66: f32 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg67: i8 loc(fused[#loc39, #loc31, #loc14, #loc32])):
+      %212 = "arith.trunci"(%arg67) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc110)
+      %213 = "arith.cmpf"(%arg66, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc110)
+      %214 = "arith.extui"(%213) : (i1) -> i8 loc(#loc110)
+      "linalg.yield"(%214) : (i8) -> () loc(#loc110)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc110)
+    %179 = "linalg.generic"(%178, %174, %177, %103) <{indexing_maps = [#map14, #map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg62: i8 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg63: f32 loc(fused[#loc39, #loc13, #loc14, #loc30]), %arg64: f32 loc(fused[#loc39, #loc13, #loc14, #loc18]), %arg65: f32 loc(fused[#loc39, #loc33, #loc14, #loc32])):
+      %210 = "arith.trunci"(%arg62) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc111)
+      %211 = "arith.select"(%210, %arg63, %arg64) : (i1, f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%211) : (f32) -> () loc(#loc111)
+    }) : (tensor<i8>, tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc111)
+    %180 = "linalg.generic"(%arg14, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg60: f32 loc(fused[#loc39, #loc31, #loc14, #loc32]), %arg61: f32 loc(fused[#loc39, #loc13, #loc14, #loc15])):
-      %205 = "arith.addf"(%arg60, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%205) : (f32) -> () loc(#loc112)
+      %209 = "arith.addf"(%arg60, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%209) : (f32) -> () loc(#loc112)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc112)
-    %180 = "linalg.generic"(%arg18, %178, %102) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %181 = "linalg.generic"(%arg18, %179, %103) <{indexing_maps = [#map14, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg57: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg58: f32 loc(fused[#loc39, #loc33, #loc14, #loc32]), %arg59: f32 loc(fused[#loc39, #loc29, #loc14, #loc34])):
-      %204 = "arith.mulf"(%arg57, %arg58) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%204) : (f32) -> () loc(#loc113)
+      %208 = "arith.mulf"(%arg57, %arg58) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
+      "linalg.yield"(%208) : (f32) -> () loc(#loc113)
     }) : (tensor<f32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc113)
-    %181 = "linalg.generic"(%arg4, %180, %102) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %182 = "linalg.generic"(%arg4, %181, %103) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg54: f32 loc(fused[#loc24, #loc19, #loc4, #loc9]), %arg55: f32 loc(fused[#loc39, #loc29, #loc14, #loc34]), %arg56: f32 loc(fused[#loc39, #loc35, #loc14, #loc34])):
-      %203 = "arith.subf"(%arg54, %arg55) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
-      "linalg.yield"(%203) : (f32) -> () loc(#loc114)
+      %207 = "arith.subf"(%arg54, %arg55) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc114)
+      "linalg.yield"(%207) : (f32) -> () loc(#loc114)
     }) : (tensor<5x16xf32>, tensor<5x16xf32>, tensor<5x16xf32>) -> tensor<5x16xf32> loc(#loc114)
-    %182 = "tensor.empty"() : () -> tensor<5xf32> loc(#loc115)
-    %183 = "linalg.generic"(%arg19, %arg5, %182) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %183 = "tensor.empty"() : () -> tensor<5xf32> loc(#loc115)
+    %184 = "linalg.generic"(%arg19, %arg5, %183) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg51: f32 loc(fused[#loc16, #loc29, #loc14, #loc30]), %arg52: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg53: f32 loc(fused[#loc12, #loc29, #loc14, #loc30])):
-      %202 = "arith.mulf"(%arg51, %arg52) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
-      "linalg.yield"(%202) : (f32) -> () loc(#loc115)
+      %206 = "arith.mulf"(%arg51, %arg52) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%206) : (f32) -> () loc(#loc115)
     }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc115)
-    %184 = "linalg.generic"(%108, %183, %182) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %185 = "linalg.generic"(%109, %184, %183) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg48: f32 loc(fused[#loc24, #loc27, #loc8, #loc9]), %arg49: f32 loc(fused[#loc12, #loc29, #loc14, #loc30]), %arg50: f32 loc(fused[#loc12, #loc13, #loc14, #loc30])):
-      %201 = "arith.addf"(%arg48, %arg49) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%201) : (f32) -> () loc(#loc116)
+      %205 = "arith.addf"(%arg48, %arg49) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%205) : (f32) -> () loc(#loc116)
     }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc116)
-    %185 = "linalg.generic"(%arg17, %arg20, %182) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %186 = "linalg.generic"(%arg17, %arg20, %183) <{indexing_maps = [#map7, #map8, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg45: f32 loc(fused[#loc12, #loc29, #loc14, #loc18]), %arg46: f32 loc(fused[#loc16, #loc29, #loc14, #loc18]), %arg47: f32 loc(fused[#loc12, #loc29, #loc14, #loc18])):
-      %200 = "arith.mulf"(%arg45, %arg46) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%200) : (f32) -> () loc(#loc117)
+      %204 = "arith.mulf"(%arg45, %arg46) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%204) : (f32) -> () loc(#loc117)
     }) : (tensor<5xf32>, tensor<f32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc117)
-    %186 = "linalg.generic"(%132, %184, %182) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %187 = "linalg.generic"(%133, %185, %183) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg42: f32 loc(fused[#loc12, #loc17, #loc14, #loc18]), %arg43: f32 loc(fused[#loc12, #loc13, #loc14, #loc30]), %arg44: f32 loc(fused[#loc12, #loc29, #loc14, #loc18])):
-      %199 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%199) : (f32) -> () loc(#loc117)
+      %203 = "arith.mulf"(%arg42, %arg43) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%203) : (f32) -> () loc(#loc117)
     }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc117)
-    %187 = "linalg.generic"(%185, %186, %182) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %188 = "linalg.generic"(%186, %187, %183) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg39: f32 loc(fused[#loc12, #loc29, #loc14, #loc18]), %arg40: f32 loc(fused[#loc12, #loc29, #loc14, #loc18]), %arg41: f32 loc(fused[#loc12, #loc13, #loc14, #loc18])):
-      %198 = "arith.addf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
-      "linalg.yield"(%198) : (f32) -> () loc(#loc119)
+      %202 = "arith.addf"(%arg39, %arg40) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%202) : (f32) -> () loc(#loc119)
     }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc119)
-    %188 = "linalg.generic"(%arg16, %135) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg37: f32 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg38: i1 loc(fused[#loc12, #loc31, #loc14, #loc32])):
-      %197 = "arith.cmpf"(%arg37, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc120)
-      "linalg.yield"(%197) : (i1) -> () loc(#loc120)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc120)
-    %189 = "linalg.generic"(%188, %184, %187, %182) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg33: i1 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg34: f32 loc(fused[#loc12, #loc13, #loc14, #loc30]), %arg35: f32 loc(fused[#loc12, #loc13, #loc14, #loc18]), %arg36: f32 loc(fused[#loc12, #loc33, #loc14, #loc32])):
-      %196 = "arith.select"(%arg33, %arg34, %arg35) : (i1, f32, f32) -> f32 loc(#loc121)
-      "linalg.yield"(%196) : (f32) -> () loc(#loc121)
-    }) : (tensor<i1>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc121)
-    %190 = "linalg.generic"(%arg16, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    %189 = "linalg.generic"(%arg16, %136) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg37: f32 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg38: i8 loc(fused[#loc12, #loc31, #loc14, #loc32])):
+      %199 = "arith.trunci"(%arg38) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc120)
+      %200 = "arith.cmpf"(%arg37, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc120)
+      %201 = "arith.extui"(%200) : (i1) -> i8 loc(#loc120)
+      "linalg.yield"(%201) : (i8) -> () loc(#loc120)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc120)
+    %190 = "linalg.generic"(%189, %185, %188, %183) <{indexing_maps = [#map8, #map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg33: i8 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg34: f32 loc(fused[#loc12, #loc13, #loc14, #loc30]), %arg35: f32 loc(fused[#loc12, #loc13, #loc14, #loc18]), %arg36: f32 loc(fused[#loc12, #loc33, #loc14, #loc32])):
+      %197 = "arith.trunci"(%arg33) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc121)
+      %198 = "arith.select"(%197, %arg34, %arg35) : (i1, f32, f32) -> f32 loc(#loc121)
+      "linalg.yield"(%198) : (f32) -> () loc(#loc121)
+    }) : (tensor<i8>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc121)
+    %191 = "linalg.generic"(%arg16, %69) <{indexing_maps = [#map13, #map13], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg31: f32 loc(fused[#loc12, #loc31, #loc14, #loc32]), %arg32: f32 loc(fused[#loc12, #loc13, #loc14, #loc15])):
-      %195 = "arith.addf"(%arg31, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc44)
-      "linalg.yield"(%195) : (f32) -> () loc(#loc44)
+      %196 = "arith.addf"(%arg31, %8) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc44)
+      "linalg.yield"(%196) : (f32) -> () loc(#loc44)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc44)
-    %191 = "linalg.generic"(%arg18, %189, %182) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %192 = "linalg.generic"(%arg18, %190, %183) <{indexing_maps = [#map8, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg28: f32 loc(fused[#loc16, #loc29, #loc14, #loc34]), %arg29: f32 loc(fused[#loc12, #loc33, #loc14, #loc32]), %arg30: f32 loc(fused[#loc12, #loc29, #loc14, #loc34])):
-      %194 = "arith.mulf"(%arg28, %arg29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
-      "linalg.yield"(%194) : (f32) -> () loc(#loc122)
+      %195 = "arith.mulf"(%arg28, %arg29) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc122)
+      "linalg.yield"(%195) : (f32) -> () loc(#loc122)
     }) : (tensor<f32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc122)
-    %192 = "linalg.generic"(%arg5, %191, %182) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    %193 = "linalg.generic"(%arg5, %192, %183) <{indexing_maps = [#map7, #map7, #map7], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
     ^bb0(%arg25: f32 loc(fused[#loc24, #loc20, #loc4, #loc9]), %arg26: f32 loc(fused[#loc12, #loc29, #loc14, #loc34]), %arg27: f32 loc(fused[#loc12, #loc35, #loc14, #loc34])):
-      %193 = "arith.subf"(%arg25, %arg26) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%193) : (f32) -> () loc(#loc123)
+      %194 = "arith.subf"(%arg25, %arg26) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%194) : (f32) -> () loc(#loc123)
     }) : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32> loc(#loc123)
-    "func.return"(%73, %126, %128, %116, %120, %104, %108, %140, %151, %161, %171, %181, %192, %138, %137, %149, %148, %159, %158, %169, %168, %179, %178, %190, %189) : (tensor<f32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<f32>, tensor<16x12xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<5x16xf32>, tensor<f32>, tensor<5xf32>) -> () loc(#loc1)
+    "func.return"(%73, %127, %129, %117, %121, %105, %109, %141, %152, %162, %172, %182, %193, %139, %138, %150, %149, %160, %159, %170, %169, %180, %179, %191, %190) : (tensor<f32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<16x12xf32>, tensor<16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<5x16xf32>, tensor<5xf32>, tensor<f32>, tensor<16x12xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<16x16xf32>, tensor<f32>, tensor<16xf32>, tensor<f32>, tensor<5x16xf32>, tensor<f32>, tensor<5xf32>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
 #loc41 = loc(fused[#loc6, #loc7, #loc8, #loc9])

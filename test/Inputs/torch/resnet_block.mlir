@@ -7,56 +7,56 @@
 #loc4 = loc("forward")
 #loc5 = loc("test/python/torch/zoo.py":41:0)
 #loc6 = loc("layer1.0.downsample.1")
-#loc7 = loc("aten.pow.Tensor_Scalar")
-#loc8 = loc("backward")
-#loc9 = loc("test/python/torch/zoo.py":124:0)
-#loc10 = loc("aten.add.Tensor")
-#loc11 = loc("stem")
-#loc12 = loc("aten.convolution_backward.default")
-#loc13 = loc("test/python/torch/zoo.py":140:0)
-#loc14 = loc("aten._log_softmax.default")
-#loc15 = loc("aten.nll_loss_backward.default")
-#loc16 = loc("aten.mul.Tensor")
-#loc17 = loc("aten.div.Scalar")
-#loc18 = loc("layer1.0.bn2")
-#loc19 = loc("aten.div.Tensor")
-#loc20 = loc("test/python/torch/zoo.py":126:0)
-#loc21 = loc("pool")
-#loc22 = loc("aten.mul.Scalar")
-#loc23 = loc("layer1.0.conv1")
-#loc24 = loc("test/python/torch/zoo.py":125:0)
-#loc25 = loc("layer1.0.downsample.0")
-#loc26 = loc("<optimizer>/stem.weight")
-#loc27 = loc("optimizer")
-#loc28 = loc("python-bindings/amp_mlir/torch/optim.py":202:0)
-#loc29 = loc("aten.rsub.Scalar")
-#loc30 = loc("python-bindings/amp_mlir/torch/optim.py":199:0)
-#loc31 = loc("aten.convolution.default")
-#loc32 = loc("aten.mean.dim")
-#loc33 = loc("aten.sub.Tensor")
-#loc34 = loc("aten.rsqrt.default")
-#loc35 = loc("aten.view.default")
-#loc36 = loc("aten.sum.dim_IntList")
-#loc37 = loc("layer1.0.bn1")
-#loc38 = loc("layer1.0.relu")
-#loc39 = loc("aten.relu.default")
-#loc40 = loc("layer1.0.conv2")
-#loc41 = loc("layer1.0")
-#loc42 = loc("test/python/torch/zoo.py":127:0)
-#loc43 = loc("test/python/torch/zoo.py":128:0)
-#loc45 = loc("test/python/torch/zoo.py":141:0)
-#loc46 = loc("fc")
-#loc47 = loc("aten.t.default")
-#loc48 = loc("aten.addmm.default")
-#loc49 = loc("aten._log_softmax_backward_data.default")
-#loc51 = loc("aten.expand.default")
-#loc52 = loc("aten.threshold_backward.default")
+#loc7 = loc("aten.add.Tensor")
+#loc8 = loc("test/python/torch/zoo.py":124:0)
+#loc9 = loc("stem")
+#loc10 = loc("aten.convolution_backward.default")
+#loc11 = loc("backward")
+#loc12 = loc("test/python/torch/zoo.py":140:0)
+#loc13 = loc("aten._log_softmax.default")
+#loc14 = loc("aten.nll_loss_backward.default")
+#loc15 = loc("aten.mul.Tensor")
+#loc16 = loc("aten.div.Scalar")
+#loc17 = loc("layer1.0.bn2")
+#loc18 = loc("aten.div.Tensor")
+#loc19 = loc("test/python/torch/zoo.py":126:0)
+#loc20 = loc("pool")
+#loc21 = loc("aten.mul.Scalar")
+#loc22 = loc("layer1.0.conv1")
+#loc23 = loc("test/python/torch/zoo.py":125:0)
+#loc24 = loc("layer1.0.downsample.0")
+#loc25 = loc("<optimizer>/stem.weight")
+#loc26 = loc("optimizer")
+#loc27 = loc("python-bindings/amp_mlir/torch/optim.py":238:0)
+#loc28 = loc("aten.rsub.Scalar")
+#loc29 = loc("python-bindings/amp_mlir/torch/optim.py":235:0)
+#loc30 = loc("aten.convolution.default")
+#loc31 = loc("aten.mean.dim")
+#loc32 = loc("aten.sub.Tensor")
+#loc33 = loc("aten.rsqrt.default")
+#loc34 = loc("aten.view.default")
+#loc35 = loc("aten.sum.dim_IntList")
+#loc36 = loc("layer1.0.bn1")
+#loc37 = loc("layer1.0.relu")
+#loc38 = loc("aten.relu.default")
+#loc39 = loc("layer1.0.conv2")
+#loc40 = loc("layer1.0")
+#loc41 = loc("test/python/torch/zoo.py":127:0)
+#loc42 = loc("test/python/torch/zoo.py":128:0)
+#loc44 = loc("test/python/torch/zoo.py":141:0)
+#loc45 = loc("fc")
+#loc46 = loc("aten.t.default")
+#loc47 = loc("aten.addmm.default")
+#loc48 = loc("aten._log_softmax_backward_data.default")
+#loc50 = loc("aten.expand.default")
+#loc51 = loc("aten.threshold_backward.default")
+#loc52 = loc("aten.pow.Tensor_Scalar")
 #loc53 = loc("aten.neg.default")
-#loc54 = loc("python-bindings/amp_mlir/torch/optim.py":196:0)
+#loc54 = loc("python-bindings/amp_mlir/torch/optim.py":232:0)
 #loc55 = loc("aten.eq.Scalar")
-#loc56 = loc("python-bindings/amp_mlir/torch/optim.py":201:0)
+#loc56 = loc("python-bindings/amp_mlir/torch/optim.py":237:0)
 #loc57 = loc("aten.where.self")
-#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":204:0)
+#loc58 = loc("python-bindings/amp_mlir/torch/optim.py":240:0)
 #loc59 = loc("<optimizer>/layer1.0.conv1.weight")
 #loc60 = loc("<optimizer>/layer1.0.bn1.weight")
 #loc61 = loc("<optimizer>/layer1.0.bn1.bias")
@@ -96,2051 +96,2130 @@
 #map25 = affine_map<(d0, d1, d2, d3) -> ()>
 #map26 = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5 * 2, d3 + d6 * 2)>
 #loc70 = loc(fused[#loc2, #loc3, #loc4, #loc5])
-#loc71 = loc(fused[#loc6, #loc7, #loc8, #loc9])
-#loc72 = loc(fused[#loc6, #loc10, #loc4, #loc9])
-#loc73 = loc(fused[#loc11, #loc12, #loc8, #loc13])
-#loc74 = loc(fused[#loc2, #loc14, #loc4, #loc5])
-#loc75 = loc(fused[#loc2, #loc15, #loc8, #loc5])
-#loc76 = loc(fused[#loc6, #loc16, #loc4, #loc9])
-#loc77 = loc(fused[#loc6, #loc17, #loc8, #loc9])
-#loc78 = loc(fused[#loc18, #loc19, #loc4, #loc20])
-#loc79 = loc(fused[#loc21, #loc17, #loc8, #loc13])
-#loc80 = loc(fused[#loc18, #loc22, #loc8, #loc20])
-#loc81 = loc(fused[#loc23, #loc12, #loc8, #loc24])
-#loc82 = loc(fused[#loc25, #loc12, #loc8, #loc9])
-#loc83 = loc(fused[#loc26, #loc10, #loc27, #loc28])
-#loc84 = loc(fused[#loc26, #loc29, #loc27, #loc30])
-#loc85 = loc(fused[#loc11, #loc31, #loc4, #loc13])
-#loc86 = loc(fused[#loc25, #loc31, #loc4, #loc9])
-#loc87 = loc(fused[#loc6, #loc32, #loc4, #loc9])
-#loc88 = loc(fused[#loc6, #loc33, #loc4, #loc9])
-#loc89 = loc(fused[#loc6, #loc34, #loc4, #loc9])
-#loc90 = loc(fused[#loc6, #loc35, #loc4, #loc9])
-#loc91 = loc(fused[#loc6, #loc36, #loc4, #loc9])
-#loc92 = loc(fused[#loc6, #loc19, #loc4, #loc9])
-#loc93 = loc(fused[#loc23, #loc31, #loc4, #loc24])
-#loc94 = loc(fused[#loc37, #loc10, #loc4, #loc24])
-#loc95 = loc(fused[#loc37, #loc32, #loc4, #loc24])
-#loc96 = loc(fused[#loc37, #loc33, #loc4, #loc24])
-#loc97 = loc(fused[#loc37, #loc16, #loc4, #loc24])
-#loc98 = loc(fused[#loc37, #loc34, #loc4, #loc24])
-#loc99 = loc(fused[#loc37, #loc35, #loc4, #loc24])
-#loc100 = loc(fused[#loc37, #loc36, #loc4, #loc24])
-#loc101 = loc(fused[#loc37, #loc19, #loc4, #loc24])
-#loc102 = loc(fused[#loc38, #loc39, #loc4, #loc24])
-#loc103 = loc(fused[#loc40, #loc31, #loc4, #loc20])
-#loc104 = loc(fused[#loc18, #loc10, #loc4, #loc20])
-#loc105 = loc(fused[#loc18, #loc32, #loc4, #loc20])
-#loc106 = loc(fused[#loc18, #loc33, #loc4, #loc20])
-#loc107 = loc(fused[#loc18, #loc16, #loc4, #loc20])
-#loc108 = loc(fused[#loc18, #loc34, #loc4, #loc20])
-#loc109 = loc(fused[#loc18, #loc35, #loc4, #loc20])
-#loc110 = loc(fused[#loc18, #loc36, #loc4, #loc20])
-#loc111 = loc(fused[#loc41, #loc10, #loc4, #loc42])
-#loc112 = loc(fused[#loc38, #loc39, #loc4, #loc43])
-#loc113 = loc(fused[#loc21, #loc32, #loc4, #loc13])
-#loc115 = loc(fused[#loc46, #loc47, #loc4, #loc45])
-#loc116 = loc(fused[#loc46, #loc48, #loc4, #loc45])
-#loc117 = loc(fused[#loc2, #loc49, #loc8, #loc5])
-#loc119 = loc(fused[#loc46, #loc47, #loc8, #loc45])
-#loc120 = loc(fused[#loc46, #loc36, #loc8, #loc45])
-#loc121 = loc(fused[#loc46, #loc35, #loc8, #loc45])
-#loc122 = loc(fused[#loc21, #loc51, #loc8, #loc13])
-#loc123 = loc(fused[#loc38, #loc52, #loc8, #loc43])
-#loc124 = loc(fused[#loc18, #loc36, #loc8, #loc20])
-#loc125 = loc(fused[#loc18, #loc35, #loc8, #loc20])
-#loc126 = loc(fused[#loc18, #loc16, #loc8, #loc20])
-#loc127 = loc(fused[#loc18, #loc7, #loc8, #loc20])
-#loc128 = loc(fused[#loc18, #loc51, #loc8, #loc20])
-#loc129 = loc(fused[#loc18, #loc17, #loc8, #loc20])
-#loc130 = loc(fused[#loc18, #loc10, #loc8, #loc20])
-#loc131 = loc(fused[#loc18, #loc53, #loc8, #loc20])
-#loc132 = loc(fused[#loc40, #loc12, #loc8, #loc20])
-#loc133 = loc(fused[#loc38, #loc52, #loc8, #loc24])
-#loc134 = loc(fused[#loc37, #loc36, #loc8, #loc24])
-#loc135 = loc(fused[#loc37, #loc35, #loc8, #loc24])
-#loc136 = loc(fused[#loc37, #loc16, #loc8, #loc24])
-#loc137 = loc(fused[#loc37, #loc7, #loc8, #loc24])
-#loc138 = loc(fused[#loc37, #loc22, #loc8, #loc24])
-#loc139 = loc(fused[#loc37, #loc51, #loc8, #loc24])
-#loc140 = loc(fused[#loc37, #loc17, #loc8, #loc24])
-#loc141 = loc(fused[#loc37, #loc10, #loc8, #loc24])
-#loc142 = loc(fused[#loc37, #loc53, #loc8, #loc24])
-#loc143 = loc(fused[#loc6, #loc16, #loc8, #loc9])
-#loc144 = loc(fused[#loc6, #loc36, #loc8, #loc9])
-#loc145 = loc(fused[#loc6, #loc35, #loc8, #loc9])
-#loc146 = loc(fused[#loc6, #loc22, #loc8, #loc9])
-#loc147 = loc(fused[#loc6, #loc51, #loc8, #loc9])
-#loc148 = loc(fused[#loc6, #loc10, #loc8, #loc9])
-#loc149 = loc(fused[#loc6, #loc53, #loc8, #loc9])
-#loc150 = loc(fused[#loc25, #loc10, #loc8, #loc9])
-#loc151 = loc(fused[#loc26, #loc16, #loc27, #loc54])
-#loc152 = loc(fused[#loc26, #loc10, #loc27, #loc54])
-#loc153 = loc(fused[#loc26, #loc16, #loc27, #loc30])
-#loc154 = loc(fused[#loc26, #loc10, #loc27, #loc30])
-#loc155 = loc(fused[#loc26, #loc55, #loc27, #loc56])
-#loc156 = loc(fused[#loc26, #loc57, #loc27, #loc56])
-#loc157 = loc(fused[#loc26, #loc16, #loc27, #loc58])
-#loc158 = loc(fused[#loc26, #loc33, #loc27, #loc58])
-#loc159 = loc(fused[#loc59, #loc16, #loc27, #loc54])
-#loc160 = loc(fused[#loc59, #loc10, #loc27, #loc54])
-#loc161 = loc(fused[#loc59, #loc16, #loc27, #loc30])
-#loc162 = loc(fused[#loc59, #loc29, #loc27, #loc30])
-#loc163 = loc(fused[#loc59, #loc10, #loc27, #loc30])
-#loc164 = loc(fused[#loc59, #loc55, #loc27, #loc56])
-#loc165 = loc(fused[#loc59, #loc57, #loc27, #loc56])
-#loc166 = loc(fused[#loc59, #loc10, #loc27, #loc28])
-#loc167 = loc(fused[#loc59, #loc16, #loc27, #loc58])
-#loc168 = loc(fused[#loc59, #loc33, #loc27, #loc58])
-#loc169 = loc(fused[#loc60, #loc16, #loc27, #loc54])
-#loc170 = loc(fused[#loc60, #loc10, #loc27, #loc54])
-#loc171 = loc(fused[#loc60, #loc16, #loc27, #loc30])
-#loc172 = loc(fused[#loc60, #loc29, #loc27, #loc30])
-#loc173 = loc(fused[#loc60, #loc10, #loc27, #loc30])
-#loc174 = loc(fused[#loc60, #loc55, #loc27, #loc56])
-#loc175 = loc(fused[#loc60, #loc57, #loc27, #loc56])
-#loc176 = loc(fused[#loc60, #loc10, #loc27, #loc28])
-#loc177 = loc(fused[#loc60, #loc16, #loc27, #loc58])
-#loc178 = loc(fused[#loc60, #loc33, #loc27, #loc58])
-#loc179 = loc(fused[#loc61, #loc16, #loc27, #loc54])
-#loc180 = loc(fused[#loc61, #loc10, #loc27, #loc54])
-#loc181 = loc(fused[#loc61, #loc16, #loc27, #loc30])
-#loc182 = loc(fused[#loc61, #loc29, #loc27, #loc30])
-#loc183 = loc(fused[#loc61, #loc10, #loc27, #loc30])
-#loc184 = loc(fused[#loc61, #loc55, #loc27, #loc56])
-#loc185 = loc(fused[#loc61, #loc57, #loc27, #loc56])
-#loc186 = loc(fused[#loc61, #loc10, #loc27, #loc28])
-#loc187 = loc(fused[#loc61, #loc16, #loc27, #loc58])
-#loc188 = loc(fused[#loc61, #loc33, #loc27, #loc58])
-#loc189 = loc(fused[#loc62, #loc16, #loc27, #loc54])
-#loc190 = loc(fused[#loc62, #loc10, #loc27, #loc54])
-#loc191 = loc(fused[#loc62, #loc16, #loc27, #loc30])
-#loc192 = loc(fused[#loc62, #loc29, #loc27, #loc30])
-#loc193 = loc(fused[#loc62, #loc10, #loc27, #loc30])
-#loc194 = loc(fused[#loc62, #loc55, #loc27, #loc56])
-#loc195 = loc(fused[#loc62, #loc57, #loc27, #loc56])
-#loc196 = loc(fused[#loc62, #loc10, #loc27, #loc28])
-#loc197 = loc(fused[#loc62, #loc16, #loc27, #loc58])
-#loc198 = loc(fused[#loc62, #loc33, #loc27, #loc58])
-#loc199 = loc(fused[#loc63, #loc16, #loc27, #loc54])
-#loc200 = loc(fused[#loc63, #loc10, #loc27, #loc54])
-#loc201 = loc(fused[#loc63, #loc16, #loc27, #loc30])
-#loc202 = loc(fused[#loc63, #loc29, #loc27, #loc30])
-#loc203 = loc(fused[#loc63, #loc10, #loc27, #loc30])
-#loc204 = loc(fused[#loc63, #loc55, #loc27, #loc56])
-#loc205 = loc(fused[#loc63, #loc57, #loc27, #loc56])
-#loc206 = loc(fused[#loc63, #loc10, #loc27, #loc28])
-#loc207 = loc(fused[#loc63, #loc16, #loc27, #loc58])
-#loc208 = loc(fused[#loc63, #loc33, #loc27, #loc58])
-#loc209 = loc(fused[#loc64, #loc16, #loc27, #loc54])
-#loc210 = loc(fused[#loc64, #loc10, #loc27, #loc54])
-#loc211 = loc(fused[#loc64, #loc16, #loc27, #loc30])
-#loc212 = loc(fused[#loc64, #loc29, #loc27, #loc30])
-#loc213 = loc(fused[#loc64, #loc10, #loc27, #loc30])
-#loc214 = loc(fused[#loc64, #loc55, #loc27, #loc56])
-#loc215 = loc(fused[#loc64, #loc57, #loc27, #loc56])
-#loc216 = loc(fused[#loc64, #loc10, #loc27, #loc28])
-#loc217 = loc(fused[#loc64, #loc16, #loc27, #loc58])
-#loc218 = loc(fused[#loc64, #loc33, #loc27, #loc58])
-#loc219 = loc(fused[#loc65, #loc16, #loc27, #loc54])
-#loc220 = loc(fused[#loc65, #loc10, #loc27, #loc54])
-#loc221 = loc(fused[#loc65, #loc16, #loc27, #loc30])
-#loc222 = loc(fused[#loc65, #loc29, #loc27, #loc30])
-#loc223 = loc(fused[#loc65, #loc10, #loc27, #loc30])
-#loc224 = loc(fused[#loc65, #loc55, #loc27, #loc56])
-#loc225 = loc(fused[#loc65, #loc57, #loc27, #loc56])
-#loc226 = loc(fused[#loc65, #loc10, #loc27, #loc28])
-#loc227 = loc(fused[#loc65, #loc16, #loc27, #loc58])
-#loc228 = loc(fused[#loc65, #loc33, #loc27, #loc58])
-#loc229 = loc(fused[#loc66, #loc16, #loc27, #loc54])
-#loc230 = loc(fused[#loc66, #loc10, #loc27, #loc54])
-#loc231 = loc(fused[#loc66, #loc16, #loc27, #loc30])
-#loc232 = loc(fused[#loc66, #loc29, #loc27, #loc30])
-#loc233 = loc(fused[#loc66, #loc10, #loc27, #loc30])
-#loc234 = loc(fused[#loc66, #loc55, #loc27, #loc56])
-#loc235 = loc(fused[#loc66, #loc57, #loc27, #loc56])
-#loc236 = loc(fused[#loc66, #loc10, #loc27, #loc28])
-#loc237 = loc(fused[#loc66, #loc16, #loc27, #loc58])
-#loc238 = loc(fused[#loc66, #loc33, #loc27, #loc58])
-#loc239 = loc(fused[#loc67, #loc16, #loc27, #loc54])
-#loc240 = loc(fused[#loc67, #loc10, #loc27, #loc54])
-#loc241 = loc(fused[#loc67, #loc16, #loc27, #loc30])
-#loc242 = loc(fused[#loc67, #loc29, #loc27, #loc30])
-#loc243 = loc(fused[#loc67, #loc10, #loc27, #loc30])
-#loc244 = loc(fused[#loc67, #loc55, #loc27, #loc56])
-#loc245 = loc(fused[#loc67, #loc57, #loc27, #loc56])
-#loc246 = loc(fused[#loc67, #loc10, #loc27, #loc28])
-#loc247 = loc(fused[#loc67, #loc16, #loc27, #loc58])
-#loc248 = loc(fused[#loc67, #loc33, #loc27, #loc58])
-#loc249 = loc(fused[#loc68, #loc16, #loc27, #loc54])
-#loc250 = loc(fused[#loc68, #loc10, #loc27, #loc54])
-#loc251 = loc(fused[#loc68, #loc16, #loc27, #loc30])
-#loc252 = loc(fused[#loc68, #loc29, #loc27, #loc30])
-#loc253 = loc(fused[#loc68, #loc10, #loc27, #loc30])
-#loc254 = loc(fused[#loc68, #loc55, #loc27, #loc56])
-#loc255 = loc(fused[#loc68, #loc57, #loc27, #loc56])
-#loc256 = loc(fused[#loc68, #loc10, #loc27, #loc28])
-#loc257 = loc(fused[#loc68, #loc16, #loc27, #loc58])
-#loc258 = loc(fused[#loc68, #loc33, #loc27, #loc58])
-#loc259 = loc(fused[#loc69, #loc16, #loc27, #loc54])
-#loc260 = loc(fused[#loc69, #loc10, #loc27, #loc54])
-#loc261 = loc(fused[#loc69, #loc16, #loc27, #loc30])
-#loc262 = loc(fused[#loc69, #loc29, #loc27, #loc30])
-#loc263 = loc(fused[#loc69, #loc10, #loc27, #loc30])
-#loc264 = loc(fused[#loc69, #loc55, #loc27, #loc56])
-#loc265 = loc(fused[#loc69, #loc57, #loc27, #loc56])
-#loc266 = loc(fused[#loc69, #loc10, #loc27, #loc28])
-#loc267 = loc(fused[#loc69, #loc16, #loc27, #loc58])
-#loc268 = loc(fused[#loc69, #loc33, #loc27, #loc58])
+#loc71 = loc(fused[#loc6, #loc7, #loc4, #loc8])
+#loc72 = loc(fused[#loc9, #loc10, #loc11, #loc12])
+#loc73 = loc(fused[#loc2, #loc13, #loc4, #loc5])
+#loc74 = loc(fused[#loc2, #loc14, #loc11, #loc5])
+#loc75 = loc(fused[#loc6, #loc15, #loc4, #loc8])
+#loc76 = loc(fused[#loc6, #loc16, #loc11, #loc8])
+#loc77 = loc(fused[#loc17, #loc18, #loc4, #loc19])
+#loc78 = loc(fused[#loc20, #loc16, #loc11, #loc12])
+#loc79 = loc(fused[#loc17, #loc21, #loc11, #loc19])
+#loc80 = loc(fused[#loc22, #loc10, #loc11, #loc23])
+#loc81 = loc(fused[#loc24, #loc10, #loc11, #loc8])
+#loc82 = loc(fused[#loc25, #loc7, #loc26, #loc27])
+#loc83 = loc(fused[#loc25, #loc28, #loc26, #loc29])
+#loc84 = loc(fused[#loc9, #loc30, #loc4, #loc12])
+#loc85 = loc(fused[#loc24, #loc30, #loc4, #loc8])
+#loc86 = loc(fused[#loc6, #loc31, #loc4, #loc8])
+#loc87 = loc(fused[#loc6, #loc32, #loc4, #loc8])
+#loc88 = loc(fused[#loc6, #loc33, #loc4, #loc8])
+#loc89 = loc(fused[#loc6, #loc34, #loc4, #loc8])
+#loc90 = loc(fused[#loc6, #loc35, #loc4, #loc8])
+#loc91 = loc(fused[#loc6, #loc18, #loc4, #loc8])
+#loc92 = loc(fused[#loc22, #loc30, #loc4, #loc23])
+#loc93 = loc(fused[#loc36, #loc7, #loc4, #loc23])
+#loc94 = loc(fused[#loc36, #loc31, #loc4, #loc23])
+#loc95 = loc(fused[#loc36, #loc32, #loc4, #loc23])
+#loc96 = loc(fused[#loc36, #loc15, #loc4, #loc23])
+#loc97 = loc(fused[#loc36, #loc33, #loc4, #loc23])
+#loc98 = loc(fused[#loc36, #loc34, #loc4, #loc23])
+#loc99 = loc(fused[#loc36, #loc35, #loc4, #loc23])
+#loc100 = loc(fused[#loc36, #loc18, #loc4, #loc23])
+#loc101 = loc(fused[#loc37, #loc38, #loc4, #loc23])
+#loc102 = loc(fused[#loc39, #loc30, #loc4, #loc19])
+#loc103 = loc(fused[#loc17, #loc7, #loc4, #loc19])
+#loc104 = loc(fused[#loc17, #loc31, #loc4, #loc19])
+#loc105 = loc(fused[#loc17, #loc32, #loc4, #loc19])
+#loc106 = loc(fused[#loc17, #loc15, #loc4, #loc19])
+#loc107 = loc(fused[#loc17, #loc33, #loc4, #loc19])
+#loc108 = loc(fused[#loc17, #loc34, #loc4, #loc19])
+#loc109 = loc(fused[#loc17, #loc35, #loc4, #loc19])
+#loc110 = loc(fused[#loc40, #loc7, #loc4, #loc41])
+#loc111 = loc(fused[#loc37, #loc38, #loc4, #loc42])
+#loc112 = loc(fused[#loc20, #loc31, #loc4, #loc12])
+#loc114 = loc(fused[#loc45, #loc46, #loc4, #loc44])
+#loc115 = loc(fused[#loc45, #loc47, #loc4, #loc44])
+#loc116 = loc(fused[#loc2, #loc48, #loc11, #loc5])
+#loc118 = loc(fused[#loc45, #loc46, #loc11, #loc44])
+#loc119 = loc(fused[#loc45, #loc35, #loc11, #loc44])
+#loc120 = loc(fused[#loc45, #loc34, #loc11, #loc44])
+#loc121 = loc(fused[#loc20, #loc50, #loc11, #loc12])
+#loc122 = loc(fused[#loc37, #loc51, #loc11, #loc42])
+#loc123 = loc(fused[#loc17, #loc35, #loc11, #loc19])
+#loc124 = loc(fused[#loc17, #loc34, #loc11, #loc19])
+#loc125 = loc(fused[#loc17, #loc15, #loc11, #loc19])
+#loc126 = loc(fused[#loc17, #loc52, #loc11, #loc19])
+#loc127 = loc(fused[#loc17, #loc50, #loc11, #loc19])
+#loc128 = loc(fused[#loc17, #loc16, #loc11, #loc19])
+#loc129 = loc(fused[#loc17, #loc7, #loc11, #loc19])
+#loc130 = loc(fused[#loc17, #loc53, #loc11, #loc19])
+#loc131 = loc(fused[#loc39, #loc10, #loc11, #loc19])
+#loc132 = loc(fused[#loc37, #loc51, #loc11, #loc23])
+#loc133 = loc(fused[#loc36, #loc35, #loc11, #loc23])
+#loc134 = loc(fused[#loc36, #loc34, #loc11, #loc23])
+#loc135 = loc(fused[#loc36, #loc15, #loc11, #loc23])
+#loc136 = loc(fused[#loc36, #loc52, #loc11, #loc23])
+#loc137 = loc(fused[#loc36, #loc21, #loc11, #loc23])
+#loc138 = loc(fused[#loc36, #loc50, #loc11, #loc23])
+#loc139 = loc(fused[#loc36, #loc16, #loc11, #loc23])
+#loc140 = loc(fused[#loc36, #loc7, #loc11, #loc23])
+#loc141 = loc(fused[#loc36, #loc53, #loc11, #loc23])
+#loc142 = loc(fused[#loc6, #loc15, #loc11, #loc8])
+#loc143 = loc(fused[#loc6, #loc35, #loc11, #loc8])
+#loc144 = loc(fused[#loc6, #loc34, #loc11, #loc8])
+#loc145 = loc(fused[#loc6, #loc52, #loc11, #loc8])
+#loc146 = loc(fused[#loc6, #loc21, #loc11, #loc8])
+#loc147 = loc(fused[#loc6, #loc50, #loc11, #loc8])
+#loc148 = loc(fused[#loc6, #loc7, #loc11, #loc8])
+#loc149 = loc(fused[#loc6, #loc53, #loc11, #loc8])
+#loc150 = loc(fused[#loc24, #loc7, #loc11, #loc8])
+#loc151 = loc(fused[#loc25, #loc15, #loc26, #loc54])
+#loc152 = loc(fused[#loc25, #loc7, #loc26, #loc54])
+#loc153 = loc(fused[#loc25, #loc15, #loc26, #loc29])
+#loc154 = loc(fused[#loc25, #loc7, #loc26, #loc29])
+#loc155 = loc(fused[#loc25, #loc55, #loc26, #loc56])
+#loc156 = loc(fused[#loc25, #loc57, #loc26, #loc56])
+#loc157 = loc(fused[#loc25, #loc15, #loc26, #loc58])
+#loc158 = loc(fused[#loc25, #loc32, #loc26, #loc58])
+#loc159 = loc(fused[#loc59, #loc15, #loc26, #loc54])
+#loc160 = loc(fused[#loc59, #loc7, #loc26, #loc54])
+#loc161 = loc(fused[#loc59, #loc15, #loc26, #loc29])
+#loc162 = loc(fused[#loc59, #loc28, #loc26, #loc29])
+#loc163 = loc(fused[#loc59, #loc7, #loc26, #loc29])
+#loc164 = loc(fused[#loc59, #loc55, #loc26, #loc56])
+#loc165 = loc(fused[#loc59, #loc57, #loc26, #loc56])
+#loc166 = loc(fused[#loc59, #loc7, #loc26, #loc27])
+#loc167 = loc(fused[#loc59, #loc15, #loc26, #loc58])
+#loc168 = loc(fused[#loc59, #loc32, #loc26, #loc58])
+#loc169 = loc(fused[#loc60, #loc15, #loc26, #loc54])
+#loc170 = loc(fused[#loc60, #loc7, #loc26, #loc54])
+#loc171 = loc(fused[#loc60, #loc15, #loc26, #loc29])
+#loc172 = loc(fused[#loc60, #loc28, #loc26, #loc29])
+#loc173 = loc(fused[#loc60, #loc7, #loc26, #loc29])
+#loc174 = loc(fused[#loc60, #loc55, #loc26, #loc56])
+#loc175 = loc(fused[#loc60, #loc57, #loc26, #loc56])
+#loc176 = loc(fused[#loc60, #loc7, #loc26, #loc27])
+#loc177 = loc(fused[#loc60, #loc15, #loc26, #loc58])
+#loc178 = loc(fused[#loc60, #loc32, #loc26, #loc58])
+#loc179 = loc(fused[#loc61, #loc15, #loc26, #loc54])
+#loc180 = loc(fused[#loc61, #loc7, #loc26, #loc54])
+#loc181 = loc(fused[#loc61, #loc15, #loc26, #loc29])
+#loc182 = loc(fused[#loc61, #loc28, #loc26, #loc29])
+#loc183 = loc(fused[#loc61, #loc7, #loc26, #loc29])
+#loc184 = loc(fused[#loc61, #loc55, #loc26, #loc56])
+#loc185 = loc(fused[#loc61, #loc57, #loc26, #loc56])
+#loc186 = loc(fused[#loc61, #loc7, #loc26, #loc27])
+#loc187 = loc(fused[#loc61, #loc15, #loc26, #loc58])
+#loc188 = loc(fused[#loc61, #loc32, #loc26, #loc58])
+#loc189 = loc(fused[#loc62, #loc15, #loc26, #loc54])
+#loc190 = loc(fused[#loc62, #loc7, #loc26, #loc54])
+#loc191 = loc(fused[#loc62, #loc15, #loc26, #loc29])
+#loc192 = loc(fused[#loc62, #loc28, #loc26, #loc29])
+#loc193 = loc(fused[#loc62, #loc7, #loc26, #loc29])
+#loc194 = loc(fused[#loc62, #loc55, #loc26, #loc56])
+#loc195 = loc(fused[#loc62, #loc57, #loc26, #loc56])
+#loc196 = loc(fused[#loc62, #loc7, #loc26, #loc27])
+#loc197 = loc(fused[#loc62, #loc15, #loc26, #loc58])
+#loc198 = loc(fused[#loc62, #loc32, #loc26, #loc58])
+#loc199 = loc(fused[#loc63, #loc15, #loc26, #loc54])
+#loc200 = loc(fused[#loc63, #loc7, #loc26, #loc54])
+#loc201 = loc(fused[#loc63, #loc15, #loc26, #loc29])
+#loc202 = loc(fused[#loc63, #loc28, #loc26, #loc29])
+#loc203 = loc(fused[#loc63, #loc7, #loc26, #loc29])
+#loc204 = loc(fused[#loc63, #loc55, #loc26, #loc56])
+#loc205 = loc(fused[#loc63, #loc57, #loc26, #loc56])
+#loc206 = loc(fused[#loc63, #loc7, #loc26, #loc27])
+#loc207 = loc(fused[#loc63, #loc15, #loc26, #loc58])
+#loc208 = loc(fused[#loc63, #loc32, #loc26, #loc58])
+#loc209 = loc(fused[#loc64, #loc15, #loc26, #loc54])
+#loc210 = loc(fused[#loc64, #loc7, #loc26, #loc54])
+#loc211 = loc(fused[#loc64, #loc15, #loc26, #loc29])
+#loc212 = loc(fused[#loc64, #loc28, #loc26, #loc29])
+#loc213 = loc(fused[#loc64, #loc7, #loc26, #loc29])
+#loc214 = loc(fused[#loc64, #loc55, #loc26, #loc56])
+#loc215 = loc(fused[#loc64, #loc57, #loc26, #loc56])
+#loc216 = loc(fused[#loc64, #loc7, #loc26, #loc27])
+#loc217 = loc(fused[#loc64, #loc15, #loc26, #loc58])
+#loc218 = loc(fused[#loc64, #loc32, #loc26, #loc58])
+#loc219 = loc(fused[#loc65, #loc15, #loc26, #loc54])
+#loc220 = loc(fused[#loc65, #loc7, #loc26, #loc54])
+#loc221 = loc(fused[#loc65, #loc15, #loc26, #loc29])
+#loc222 = loc(fused[#loc65, #loc28, #loc26, #loc29])
+#loc223 = loc(fused[#loc65, #loc7, #loc26, #loc29])
+#loc224 = loc(fused[#loc65, #loc55, #loc26, #loc56])
+#loc225 = loc(fused[#loc65, #loc57, #loc26, #loc56])
+#loc226 = loc(fused[#loc65, #loc7, #loc26, #loc27])
+#loc227 = loc(fused[#loc65, #loc15, #loc26, #loc58])
+#loc228 = loc(fused[#loc65, #loc32, #loc26, #loc58])
+#loc229 = loc(fused[#loc66, #loc15, #loc26, #loc54])
+#loc230 = loc(fused[#loc66, #loc7, #loc26, #loc54])
+#loc231 = loc(fused[#loc66, #loc15, #loc26, #loc29])
+#loc232 = loc(fused[#loc66, #loc28, #loc26, #loc29])
+#loc233 = loc(fused[#loc66, #loc7, #loc26, #loc29])
+#loc234 = loc(fused[#loc66, #loc55, #loc26, #loc56])
+#loc235 = loc(fused[#loc66, #loc57, #loc26, #loc56])
+#loc236 = loc(fused[#loc66, #loc7, #loc26, #loc27])
+#loc237 = loc(fused[#loc66, #loc15, #loc26, #loc58])
+#loc238 = loc(fused[#loc66, #loc32, #loc26, #loc58])
+#loc239 = loc(fused[#loc67, #loc15, #loc26, #loc54])
+#loc240 = loc(fused[#loc67, #loc7, #loc26, #loc54])
+#loc241 = loc(fused[#loc67, #loc15, #loc26, #loc29])
+#loc242 = loc(fused[#loc67, #loc28, #loc26, #loc29])
+#loc243 = loc(fused[#loc67, #loc7, #loc26, #loc29])
+#loc244 = loc(fused[#loc67, #loc55, #loc26, #loc56])
+#loc245 = loc(fused[#loc67, #loc57, #loc26, #loc56])
+#loc246 = loc(fused[#loc67, #loc7, #loc26, #loc27])
+#loc247 = loc(fused[#loc67, #loc15, #loc26, #loc58])
+#loc248 = loc(fused[#loc67, #loc32, #loc26, #loc58])
+#loc249 = loc(fused[#loc68, #loc15, #loc26, #loc54])
+#loc250 = loc(fused[#loc68, #loc7, #loc26, #loc54])
+#loc251 = loc(fused[#loc68, #loc15, #loc26, #loc29])
+#loc252 = loc(fused[#loc68, #loc28, #loc26, #loc29])
+#loc253 = loc(fused[#loc68, #loc7, #loc26, #loc29])
+#loc254 = loc(fused[#loc68, #loc55, #loc26, #loc56])
+#loc255 = loc(fused[#loc68, #loc57, #loc26, #loc56])
+#loc256 = loc(fused[#loc68, #loc7, #loc26, #loc27])
+#loc257 = loc(fused[#loc68, #loc15, #loc26, #loc58])
+#loc258 = loc(fused[#loc68, #loc32, #loc26, #loc58])
+#loc259 = loc(fused[#loc69, #loc15, #loc26, #loc54])
+#loc260 = loc(fused[#loc69, #loc7, #loc26, #loc54])
+#loc261 = loc(fused[#loc69, #loc15, #loc26, #loc29])
+#loc262 = loc(fused[#loc69, #loc28, #loc26, #loc29])
+#loc263 = loc(fused[#loc69, #loc7, #loc26, #loc29])
+#loc264 = loc(fused[#loc69, #loc55, #loc26, #loc56])
+#loc265 = loc(fused[#loc69, #loc57, #loc26, #loc56])
+#loc266 = loc(fused[#loc69, #loc7, #loc26, #loc27])
+#loc267 = loc(fused[#loc69, #loc15, #loc26, #loc58])
+#loc268 = loc(fused[#loc69, #loc32, #loc26, #loc58])
 "builtin.module"() ({
   "func.func"() <{arg_attrs = [{amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.init = "ones", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.init = "zeros", amp.name = "layer1.0.downsample.1.num_batches_tracked"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.init = "zeros", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.lr", amp.value = 5.000000e-02 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.weight_decay", amp.value = 5.000000e-04 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.momentum", amp.value = 0.899999976 : f32}, {amp.import_role = "hyperparameter", amp.name = "param_groups.0.dampening", amp.value = 0.000000e+00 : f32}, {amp.import_role = "data", amp.name = "input0"}, {amp.import_role = "data", amp.name = "input1"}, {amp.import_role = "seed", amp.name = "seed"}], function_type = (tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<3x3x8x8xf32>, tensor<3xi64>, tensor<f32>) -> (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>), res_attrs = [{amp.import_role = "loss", amp.name = "loss"}, {amp.import_role = "gradient", amp.name = "stem.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "gradient", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "gradient", amp.name = "fc.weight"}, {amp.import_role = "gradient", amp.name = "fc.bias"}, {amp.import_role = "parameter", amp.name = "stem.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn1.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.conv2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.bn2.bias"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.0.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.weight"}, {amp.import_role = "parameter", amp.name = "layer1.0.downsample.1.bias"}, {amp.import_role = "parameter", amp.name = "fc.weight"}, {amp.import_role = "parameter", amp.name = "fc.bias"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.stem.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.conv2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.bn2.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.0.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.layer1.0.downsample.1.bias.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.weight.momentum_buffer"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.step"}, {amp.import_role = "optimizer_state", amp.name = "optimizer.state.fc.bias.momentum_buffer"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn1.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.bn2.num_batches_tracked"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_mean"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.running_var"}, {amp.import_role = "buffer", amp.name = "layer1.0.downsample.1.num_batches_tracked"}], sym_name = "train_step"}> ({
   ^bb0(%arg0: tensor<4x3x3x3xf32> loc("train_step"), %arg1: tensor<8x4x3x3xf32> loc("train_step"), %arg2: tensor<8xf32> loc("train_step"), %arg3: tensor<8xf32> loc("train_step"), %arg4: tensor<8x8x3x3xf32> loc("train_step"), %arg5: tensor<8xf32> loc("train_step"), %arg6: tensor<8xf32> loc("train_step"), %arg7: tensor<8x4x1x1xf32> loc("train_step"), %arg8: tensor<8xf32> loc("train_step"), %arg9: tensor<8xf32> loc("train_step"), %arg10: tensor<3x8xf32> loc("train_step"), %arg11: tensor<3xf32> loc("train_step"), %arg12: tensor<8xf32> loc("train_step"), %arg13: tensor<8xf32> loc("train_step"), %arg14: tensor<i64> loc("train_step"), %arg15: tensor<8xf32> loc("train_step"), %arg16: tensor<8xf32> loc("train_step"), %arg17: tensor<i64> loc("train_step"), %arg18: tensor<8xf32> loc("train_step"), %arg19: tensor<8xf32> loc("train_step"), %arg20: tensor<i64> loc("train_step"), %arg21: tensor<f32> loc("train_step"), %arg22: tensor<4x3x3x3xf32> loc("train_step"), %arg23: tensor<f32> loc("train_step"), %arg24: tensor<8x4x3x3xf32> loc("train_step"), %arg25: tensor<f32> loc("train_step"), %arg26: tensor<8xf32> loc("train_step"), %arg27: tensor<f32> loc("train_step"), %arg28: tensor<8xf32> loc("train_step"), %arg29: tensor<f32> loc("train_step"), %arg30: tensor<8x8x3x3xf32> loc("train_step"), %arg31: tensor<f32> loc("train_step"), %arg32: tensor<8xf32> loc("train_step"), %arg33: tensor<f32> loc("train_step"), %arg34: tensor<8xf32> loc("train_step"), %arg35: tensor<f32> loc("train_step"), %arg36: tensor<8x4x1x1xf32> loc("train_step"), %arg37: tensor<f32> loc("train_step"), %arg38: tensor<8xf32> loc("train_step"), %arg39: tensor<f32> loc("train_step"), %arg40: tensor<8xf32> loc("train_step"), %arg41: tensor<f32> loc("train_step"), %arg42: tensor<3x8xf32> loc("train_step"), %arg43: tensor<f32> loc("train_step"), %arg44: tensor<3xf32> loc("train_step"), %arg45: tensor<f32> loc("train_step"), %arg46: tensor<f32> loc("train_step"), %arg47: tensor<f32> loc("train_step"), %arg48: tensor<f32> loc("train_step"), %arg49: tensor<3x3x8x8xf32> loc("train_step"), %arg50: tensor<3xi64> loc("train_step"), %arg51: tensor<f32> loc("train_step")):
     %0 = "arith.constant"() <{value = -100 : i64}> : () -> i64 loc(#loc70)
-    %1 = "arith.constant"() <{value = 3 : i64}> : () -> i64 loc(#loc71)
-    %2 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc70)
-    %3 = "arith.constant"() <{value = 1 : i64}> : () -> i64 loc(#loc72)
-    %4 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc73)
-    %5 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc74)
-    %6 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc75)
-    %7 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x3xf32>}> : () -> tensor<3x3xf32> loc(#loc75)
-    %8 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc70)
-    %9 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc75)
-    %10 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc76)
-    %11 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc76)
-    %12 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc72)
-    %13 = "arith.constant"() <{value = 4.800000e+01 : f32}> : () -> f32 loc(#loc77)
-    %14 = "arith.constant"() <{value = 4.700000e+01 : f32}> : () -> f32 loc(#loc78)
-    %15 = "arith.constant"() <{value = 1.600000e+01 : f32}> : () -> f32 loc(#loc79)
-    %16 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc80)
-    %17 = "arith.constant"() <{value = 2 : index}> : () -> index loc(#loc81)
-    %18 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc82)
-    %19 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc83)
-    %20 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc70)
-    %21 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc84)
-    %22 = "tensor.pad"(%arg49) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg950: index loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg951: index loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg952: index loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg953: index loc(fused[#loc11, #loc31, #loc4, #loc13])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc85)
-    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc85)
-    %23 = "tensor.empty"() : () -> tensor<3x4x8x8xf32> loc(#loc85)
-    %24 = "linalg.fill"(%4, %23) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %1 = "arith.constant"() <{value = 0 : i64}> : () -> i64 loc(#loc70)
+    %2 = "arith.constant"() <{value = 1 : i64}> : () -> i64 loc(#loc71)
+    %3 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc72)
+    %4 = "arith.constant"() <{value = 0xFF800000 : f32}> : () -> f32 loc(#loc73)
+    %5 = "arith.constant"() <{value = false}> : () -> i1 loc(#loc74)
+    %6 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<3x3xf32>}> : () -> tensor<3x3xf32> loc(#loc74)
+    %7 = "arith.constant"() <{value = dense<0.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc70)
+    %8 = "arith.constant"() <{value = dense<-1.000000e+00> : tensor<f32>}> : () -> tensor<f32> loc(#loc74)
+    %9 = "arith.constant"() <{value = 9.000000e-01 : f64}> : () -> f64 loc(#loc75)
+    %10 = "arith.constant"() <{value = 1.000000e-01 : f64}> : () -> f64 loc(#loc75)
+    %11 = "arith.constant"() <{value = 1.000000e-05 : f64}> : () -> f64 loc(#loc71)
+    %12 = "arith.constant"() <{value = 4.800000e+01 : f32}> : () -> f32 loc(#loc76)
+    %13 = "arith.constant"() <{value = 4.700000e+01 : f32}> : () -> f32 loc(#loc77)
+    %14 = "arith.constant"() <{value = 1.600000e+01 : f32}> : () -> f32 loc(#loc78)
+    %15 = "arith.constant"() <{value = -5.000000e-01 : f32}> : () -> f32 loc(#loc79)
+    %16 = "arith.constant"() <{value = 2 : index}> : () -> index loc(#loc80)
+    %17 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc81)
+    %18 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32 loc(#loc82)
+    %19 = "arith.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64> loc(#loc70)
+    %20 = "arith.constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64> loc(#loc83)
+    %21 = "tensor.pad"(%arg49) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg962: index loc(fused[#loc9, #loc30, #loc4, #loc12]), %arg963: index loc(fused[#loc9, #loc30, #loc4, #loc12]), %arg964: index loc(fused[#loc9, #loc30, #loc4, #loc12]), %arg965: index loc(fused[#loc9, #loc30, #loc4, #loc12])):
+      "tensor.yield"(%3) : (f32) -> () loc(#loc84)
+    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc84)
+    %22 = "tensor.empty"() : () -> tensor<3x4x8x8xf32> loc(#loc84)
+    %23 = "linalg.fill"(%3, %22) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg960: f32 loc(unknown), %arg961: f32 loc(unknown)):
+      "linalg.yield"(%arg960) : (f32) -> () loc(#loc84)
+    }) : (f32, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc84)
+    %24 = "linalg.conv_2d_nchw_fchw"(%21, %arg0, %23) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg957: f32 loc(unknown), %arg958: f32 loc(unknown), %arg959: f32 loc(unknown)):
+      %872 = "arith.mulf"(%arg957, %arg958) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
+      %873 = "arith.addf"(%arg959, %872) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
+      "linalg.yield"(%873) : (f32) -> () loc(#loc84)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc84)
+    %25 = "tensor.empty"() : () -> tensor<3x8x4x4xf32> loc(#loc85)
+    %26 = "linalg.fill"(%3, %25) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg955: f32 loc(unknown), %arg956: f32 loc(unknown)):
+      "linalg.yield"(%arg955) : (f32) -> () loc(#loc85)
+    }) : (f32, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc85)
+    %27 = "linalg.conv_2d_nchw_fchw"(%24, %arg7, %26) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
+    ^bb0(%arg952: f32 loc(unknown), %arg953: f32 loc(unknown), %arg954: f32 loc(unknown)):
+      %870 = "arith.mulf"(%arg952, %arg953) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      %871 = "arith.addf"(%arg954, %870) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
+      "linalg.yield"(%871) : (f32) -> () loc(#loc85)
+    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc85)
+    %28 = "tensor.empty"() : () -> tensor<i64> loc(#loc71)
+    %29 = "linalg.generic"(%arg20, %28) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg950: i64 loc(fused[#loc6, #loc7, #loc4, #loc8]), %arg951: i64 loc(fused[#loc6, #loc7, #loc4, #loc8])):
+      %869 = "arith.addi"(%arg950, %2) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc71)
+      "linalg.yield"(%869) : (i64) -> () loc(#loc71)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc71)
+    %30 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc86)
+    %31 = "linalg.fill"(%3, %30) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg948: f32 loc(unknown), %arg949: f32 loc(unknown)):
-      "linalg.yield"(%arg948) : (f32) -> () loc(#loc85)
-    }) : (f32, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc85)
-    %25 = "linalg.conv_2d_nchw_fchw"(%22, %arg0, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg945: f32 loc(unknown), %arg946: f32 loc(unknown), %arg947: f32 loc(unknown)):
-      %802 = "arith.mulf"(%arg945, %arg946) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      %803 = "arith.addf"(%arg947, %802) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc85)
-      "linalg.yield"(%803) : (f32) -> () loc(#loc85)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc85)
-    %26 = "tensor.empty"() : () -> tensor<3x8x4x4xf32> loc(#loc86)
-    %27 = "linalg.fill"(%4, %26) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg943: f32 loc(unknown), %arg944: f32 loc(unknown)):
-      "linalg.yield"(%arg943) : (f32) -> () loc(#loc86)
-    }) : (f32, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc86)
-    %28 = "linalg.conv_2d_nchw_fchw"(%25, %arg7, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
-    ^bb0(%arg940: f32 loc(unknown), %arg941: f32 loc(unknown), %arg942: f32 loc(unknown)):
-      %800 = "arith.mulf"(%arg940, %arg941) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      %801 = "arith.addf"(%arg942, %800) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
-      "linalg.yield"(%801) : (f32) -> () loc(#loc86)
-    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x8x8xf32>, tensor<8x4x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc86)
-    %29 = "tensor.empty"() : () -> tensor<i64> loc(#loc72)
-    %30 = "linalg.generic"(%arg20, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg938: i64 loc(fused[#loc6, #loc10, #loc4, #loc9]), %arg939: i64 loc(fused[#loc6, #loc10, #loc4, #loc9])):
-      %799 = "arith.addi"(%arg938, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc72)
-      "linalg.yield"(%799) : (i64) -> () loc(#loc72)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc72)
-    %31 = "tensor.empty"() : () -> tensor<1x8x1x1xf32> loc(#loc87)
-    %32 = "linalg.fill"(%4, %31) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg936: f32 loc(unknown), %arg937: f32 loc(unknown)):
-      "linalg.yield"(%arg936) : (f32) -> () loc(#loc87)
-    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
-    %33 = "linalg.generic"(%28, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg934: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg935: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
-      %798 = "arith.addf"(%arg934, %arg935) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%798) : (f32) -> () loc(#loc87)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
-    %34 = "linalg.generic"(%33, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg932: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg933: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
-      %797 = "arith.divf"(%arg932, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%797) : (f32) -> () loc(#loc87)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
-    %35 = "linalg.generic"(%28, %34, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg929: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg930: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg931: f32 loc(fused[#loc6, #loc33, #loc4, #loc9])):
-      %796 = "arith.subf"(%arg929, %arg930) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc88)
-      "linalg.yield"(%796) : (f32) -> () loc(#loc88)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc88)
-    %36 = "linalg.generic"(%35, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg926: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg927: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg928: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
-      %795 = "arith.mulf"(%arg926, %arg927) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%795) : (f32) -> () loc(#loc76)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
-    %37 = "linalg.generic"(%36, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg924: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg925: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
-      %794 = "arith.addf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%794) : (f32) -> () loc(#loc87)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
-    %38 = "linalg.generic"(%37, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg922: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg923: f32 loc(fused[#loc6, #loc32, #loc4, #loc9])):
-      %793 = "arith.divf"(%arg922, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
-      "linalg.yield"(%793) : (f32) -> () loc(#loc87)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc87)
-    %39 = "linalg.generic"(%38, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg920: f32 loc(fused[#loc6, #loc32, #loc4, #loc9]), %arg921: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
-      %791 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc72)
-      %792 = "arith.addf"(%arg920, %791) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%792) : (f32) -> () loc(#loc72)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc72)
-    %40 = "linalg.generic"(%39, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg918: f32 loc(fused[#loc6, #loc10, #loc4, #loc9]), %arg919: f32 loc(fused[#loc6, #loc34, #loc4, #loc9])):
-      %790 = "math.rsqrt"(%arg918) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc89)
-      "linalg.yield"(%790) : (f32) -> () loc(#loc89)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
-    %41 = "linalg.generic"(%35, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg915: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg916: f32 loc(fused[#loc6, #loc34, #loc4, #loc9]), %arg917: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
-      %789 = "arith.mulf"(%arg915, %arg916) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%789) : (f32) -> () loc(#loc76)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
-    %42 = "tensor.expand_shape"(%arg8) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
-    %43 = "linalg.generic"(%41, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg912: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg913: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg914: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
-      %788 = "arith.mulf"(%arg912, %arg913) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%788) : (f32) -> () loc(#loc76)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
-    %44 = "tensor.expand_shape"(%arg9) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc90)
-    %45 = "linalg.generic"(%43, %44, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg909: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg910: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg911: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
-      %787 = "arith.addf"(%arg909, %arg910) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%787) : (f32) -> () loc(#loc72)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc72)
-    %46 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc91)
-    %47 = "linalg.fill"(%4, %46) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg907: f32 loc(unknown), %arg908: f32 loc(unknown)):
-      "linalg.yield"(%arg907) : (f32) -> () loc(#loc91)
-    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
-    %48 = "linalg.generic"(%36, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg905: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg906: f32 loc(fused[#loc6, #loc36, #loc4, #loc9])):
-      %786 = "arith.addf"(%arg905, %arg906) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
-      "linalg.yield"(%786) : (f32) -> () loc(#loc91)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
-    %49 = "linalg.generic"(%48, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg903: f32 loc(fused[#loc6, #loc36, #loc4, #loc9]), %arg904: f32 loc(fused[#loc6, #loc19, #loc4, #loc9])):
-      %785 = "arith.divf"(%arg903, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
-      "linalg.yield"(%785) : (f32) -> () loc(#loc92)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc92)
-    %50 = "tensor.collapse_shape"(%34) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc90)
-    %51 = "linalg.generic"(%50, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg901: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg902: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
-      %783 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc76)
-      %784 = "arith.mulf"(%arg901, %783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%784) : (f32) -> () loc(#loc76)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
-    %52 = "linalg.generic"(%arg18, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg899: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg900: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
-      %781 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc76)
-      %782 = "arith.mulf"(%arg899, %781) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%782) : (f32) -> () loc(#loc76)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
-    %53 = "linalg.generic"(%51, %52, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg896: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg897: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg898: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
-      %780 = "arith.addf"(%arg896, %arg897) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%780) : (f32) -> () loc(#loc72)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc72)
-    %54 = "linalg.generic"(%49, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg894: f32 loc(fused[#loc6, #loc19, #loc4, #loc9]), %arg895: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
-      %778 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc76)
-      %779 = "arith.mulf"(%arg894, %778) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%779) : (f32) -> () loc(#loc76)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
-    %55 = "linalg.generic"(%arg19, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg892: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg893: f32 loc(fused[#loc6, #loc16, #loc4, #loc9])):
-      %776 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc76)
-      %777 = "arith.mulf"(%arg892, %776) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
-      "linalg.yield"(%777) : (f32) -> () loc(#loc76)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc76)
-    %56 = "linalg.generic"(%54, %55, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg889: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg890: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg891: f32 loc(fused[#loc6, #loc10, #loc4, #loc9])):
-      %775 = "arith.addf"(%arg889, %arg890) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
-      "linalg.yield"(%775) : (f32) -> () loc(#loc72)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc72)
-    %57 = "tensor.pad"(%25) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg885: index loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg886: index loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg887: index loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg888: index loc(fused[#loc23, #loc31, #loc4, #loc24])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc93)
-    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc93)
-    %58 = "linalg.conv_2d_nchw_fchw"(%57, %arg1, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
-    ^bb0(%arg882: f32 loc(unknown), %arg883: f32 loc(unknown), %arg884: f32 loc(unknown)):
-      %773 = "arith.mulf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      %774 = "arith.addf"(%arg884, %773) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
-      "linalg.yield"(%774) : (f32) -> () loc(#loc93)
-    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc93)
-    %59 = "linalg.generic"(%arg14, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg880: i64 loc(fused[#loc37, #loc10, #loc4, #loc24]), %arg881: i64 loc(fused[#loc37, #loc10, #loc4, #loc24])):
-      %772 = "arith.addi"(%arg880, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc94)
-      "linalg.yield"(%772) : (i64) -> () loc(#loc94)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc94)
-    %60 = "linalg.generic"(%58, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg878: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg879: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
-      %771 = "arith.addf"(%arg878, %arg879) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%771) : (f32) -> () loc(#loc95)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
-    %61 = "linalg.generic"(%60, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg876: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg877: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
-      %770 = "arith.divf"(%arg876, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%770) : (f32) -> () loc(#loc95)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
-    %62 = "linalg.generic"(%58, %61, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg873: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg874: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg875: f32 loc(fused[#loc37, #loc33, #loc4, #loc24])):
-      %769 = "arith.subf"(%arg873, %arg874) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
-      "linalg.yield"(%769) : (f32) -> () loc(#loc96)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc96)
-    %63 = "linalg.generic"(%62, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg870: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg871: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg872: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
-      %768 = "arith.mulf"(%arg870, %arg871) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%768) : (f32) -> () loc(#loc97)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
-    %64 = "linalg.generic"(%63, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg868: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg869: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
-      %767 = "arith.addf"(%arg868, %arg869) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%767) : (f32) -> () loc(#loc95)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
-    %65 = "linalg.generic"(%64, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg866: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg867: f32 loc(fused[#loc37, #loc32, #loc4, #loc24])):
-      %766 = "arith.divf"(%arg866, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
-      "linalg.yield"(%766) : (f32) -> () loc(#loc95)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc95)
-    %66 = "linalg.generic"(%65, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg864: f32 loc(fused[#loc37, #loc32, #loc4, #loc24]), %arg865: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
-      %764 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc94)
-      %765 = "arith.addf"(%arg864, %764) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%765) : (f32) -> () loc(#loc94)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc94)
-    %67 = "linalg.generic"(%66, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg862: f32 loc(fused[#loc37, #loc10, #loc4, #loc24]), %arg863: f32 loc(fused[#loc37, #loc34, #loc4, #loc24])):
-      %763 = "math.rsqrt"(%arg862) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc98)
-      "linalg.yield"(%763) : (f32) -> () loc(#loc98)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc98)
-    %68 = "linalg.generic"(%62, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg859: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg860: f32 loc(fused[#loc37, #loc34, #loc4, #loc24]), %arg861: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
-      %762 = "arith.mulf"(%arg859, %arg860) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%762) : (f32) -> () loc(#loc97)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
-    %69 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc99)
-    %70 = "linalg.generic"(%68, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg856: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg857: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg858: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
-      %761 = "arith.mulf"(%arg856, %arg857) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%761) : (f32) -> () loc(#loc97)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc97)
-    %71 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc99)
-    %72 = "linalg.generic"(%70, %71, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg853: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg854: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg855: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
-      %760 = "arith.addf"(%arg853, %arg854) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%760) : (f32) -> () loc(#loc94)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc94)
-    %73 = "linalg.generic"(%63, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg851: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg852: f32 loc(fused[#loc37, #loc36, #loc4, #loc24])):
-      %759 = "arith.addf"(%arg851, %arg852) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
-      "linalg.yield"(%759) : (f32) -> () loc(#loc100)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc100)
-    %74 = "linalg.generic"(%73, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg849: f32 loc(fused[#loc37, #loc36, #loc4, #loc24]), %arg850: f32 loc(fused[#loc37, #loc19, #loc4, #loc24])):
-      %758 = "arith.divf"(%arg849, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc101)
-      "linalg.yield"(%758) : (f32) -> () loc(#loc101)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc101)
-    %75 = "tensor.collapse_shape"(%61) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc99)
-    %76 = "linalg.generic"(%75, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg847: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg848: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
-      %756 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc97)
-      %757 = "arith.mulf"(%arg847, %756) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%757) : (f32) -> () loc(#loc97)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
-    %77 = "linalg.generic"(%arg12, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg845: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg846: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
-      %754 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc97)
-      %755 = "arith.mulf"(%arg845, %754) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%755) : (f32) -> () loc(#loc97)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
-    %78 = "linalg.generic"(%76, %77, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg842: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg843: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg844: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
-      %753 = "arith.addf"(%arg842, %arg843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%753) : (f32) -> () loc(#loc94)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
-    %79 = "linalg.generic"(%74, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg840: f32 loc(fused[#loc37, #loc19, #loc4, #loc24]), %arg841: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
-      %751 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc97)
-      %752 = "arith.mulf"(%arg840, %751) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%752) : (f32) -> () loc(#loc97)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
-    %80 = "linalg.generic"(%arg13, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg838: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg839: f32 loc(fused[#loc37, #loc16, #loc4, #loc24])):
-      %749 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc97)
-      %750 = "arith.mulf"(%arg838, %749) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc97)
-      "linalg.yield"(%750) : (f32) -> () loc(#loc97)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc97)
-    %81 = "linalg.generic"(%79, %80, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg835: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg836: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg837: f32 loc(fused[#loc37, #loc10, #loc4, #loc24])):
-      %748 = "arith.addf"(%arg835, %arg836) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
-      "linalg.yield"(%748) : (f32) -> () loc(#loc94)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc94)
-    %82 = "linalg.generic"(%72, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg833: f32 loc(fused[#loc37, #loc10, #loc4, #loc24]), %arg834: f32 loc(fused[#loc38, #loc39, #loc4, #loc24])):
-      %746 = "arith.cmpf"(%arg833, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc102)
-      %747 = "arith.select"(%746, %arg833, %4) : (i1, f32, f32) -> f32 loc(#loc102)
-      "linalg.yield"(%747) : (f32) -> () loc(#loc102)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc102)
-    %83 = "tensor.pad"(%82) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg829: index loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg830: index loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg831: index loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg832: index loc(fused[#loc40, #loc31, #loc4, #loc20])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc103)
-    }) : (tensor<3x8x4x4xf32>) -> tensor<3x8x6x6xf32> loc(#loc103)
-    %84 = "linalg.conv_2d_nchw_fchw"(%83, %arg4, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg826: f32 loc(unknown), %arg827: f32 loc(unknown), %arg828: f32 loc(unknown)):
-      %744 = "arith.mulf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      %745 = "arith.addf"(%arg828, %744) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
-      "linalg.yield"(%745) : (f32) -> () loc(#loc103)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc103)
-    %85 = "linalg.generic"(%arg17, %29) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg824: i64 loc(fused[#loc18, #loc10, #loc4, #loc20]), %arg825: i64 loc(fused[#loc18, #loc10, #loc4, #loc20])):
-      %743 = "arith.addi"(%arg824, %3) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc104)
-      "linalg.yield"(%743) : (i64) -> () loc(#loc104)
-    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc104)
-    %86 = "linalg.generic"(%84, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg822: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg823: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
-      %742 = "arith.addf"(%arg822, %arg823) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%742) : (f32) -> () loc(#loc105)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
-    %87 = "linalg.generic"(%86, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg820: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg821: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
-      %741 = "arith.divf"(%arg820, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%741) : (f32) -> () loc(#loc105)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
-    %88 = "linalg.generic"(%84, %87, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg817: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg818: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg819: f32 loc(fused[#loc18, #loc33, #loc4, #loc20])):
-      %740 = "arith.subf"(%arg817, %arg818) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
-      "linalg.yield"(%740) : (f32) -> () loc(#loc106)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc106)
-    %89 = "linalg.generic"(%88, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg814: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg815: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg816: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
-      %739 = "arith.mulf"(%arg814, %arg815) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%739) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc107)
-    %90 = "linalg.generic"(%89, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg812: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg813: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
-      %738 = "arith.addf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%738) : (f32) -> () loc(#loc105)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
-    %91 = "linalg.generic"(%90, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg810: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg811: f32 loc(fused[#loc18, #loc32, #loc4, #loc20])):
-      %737 = "arith.divf"(%arg810, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
-      "linalg.yield"(%737) : (f32) -> () loc(#loc105)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc105)
-    %92 = "linalg.generic"(%91, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg808: f32 loc(fused[#loc18, #loc32, #loc4, #loc20]), %arg809: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
-      %735 = "arith.truncf"(%12) : (f64) -> f32 loc(#loc104)
-      %736 = "arith.addf"(%arg808, %735) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%736) : (f32) -> () loc(#loc104)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc104)
-    %93 = "linalg.generic"(%92, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg806: f32 loc(fused[#loc18, #loc10, #loc4, #loc20]), %arg807: f32 loc(fused[#loc18, #loc34, #loc4, #loc20])):
-      %734 = "math.rsqrt"(%arg806) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc108)
-      "linalg.yield"(%734) : (f32) -> () loc(#loc108)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc108)
-    %94 = "linalg.generic"(%88, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg803: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg804: f32 loc(fused[#loc18, #loc34, #loc4, #loc20]), %arg805: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
-      %733 = "arith.mulf"(%arg803, %arg804) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%733) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc107)
-    %95 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc109)
-    %96 = "linalg.generic"(%94, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg800: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg801: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg802: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
-      %732 = "arith.mulf"(%arg800, %arg801) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%732) : (f32) -> () loc(#loc107)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc107)
-    %97 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc109)
-    %98 = "linalg.generic"(%96, %97, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg797: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg798: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg799: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
-      %731 = "arith.addf"(%arg797, %arg798) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%731) : (f32) -> () loc(#loc104)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc104)
-    %99 = "linalg.generic"(%89, %47) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg795: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg796: f32 loc(fused[#loc18, #loc36, #loc4, #loc20])):
-      %730 = "arith.addf"(%arg795, %arg796) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
-      "linalg.yield"(%730) : (f32) -> () loc(#loc110)
-    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc110)
-    %100 = "linalg.generic"(%99, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg793: f32 loc(fused[#loc18, #loc36, #loc4, #loc20]), %arg794: f32 loc(fused[#loc18, #loc19, #loc4, #loc20])):
-      %729 = "arith.divf"(%arg793, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
-      "linalg.yield"(%729) : (f32) -> () loc(#loc78)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc78)
-    %101 = "tensor.collapse_shape"(%87) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc109)
-    %102 = "linalg.generic"(%101, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg791: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg792: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
-      %727 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc107)
-      %728 = "arith.mulf"(%arg791, %727) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%728) : (f32) -> () loc(#loc107)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
-    %103 = "linalg.generic"(%arg15, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg789: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg790: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
-      %725 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc107)
-      %726 = "arith.mulf"(%arg789, %725) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%726) : (f32) -> () loc(#loc107)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
-    %104 = "linalg.generic"(%102, %103, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg786: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg787: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg788: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
-      %724 = "arith.addf"(%arg786, %arg787) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%724) : (f32) -> () loc(#loc104)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
-    %105 = "linalg.generic"(%100, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg784: f32 loc(fused[#loc18, #loc19, #loc4, #loc20]), %arg785: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
-      %722 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc107)
-      %723 = "arith.mulf"(%arg784, %722) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%723) : (f32) -> () loc(#loc107)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
-    %106 = "linalg.generic"(%arg16, %46) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg782: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg783: f32 loc(fused[#loc18, #loc16, #loc4, #loc20])):
-      %720 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc107)
-      %721 = "arith.mulf"(%arg782, %720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc107)
-      "linalg.yield"(%721) : (f32) -> () loc(#loc107)
-    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc107)
-    %107 = "linalg.generic"(%105, %106, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg779: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg780: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg781: f32 loc(fused[#loc18, #loc10, #loc4, #loc20])):
-      %719 = "arith.addf"(%arg779, %arg780) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
-      "linalg.yield"(%719) : (f32) -> () loc(#loc104)
-    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc104)
-    %108 = "linalg.generic"(%98, %45, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg776: f32 loc(fused[#loc18, #loc10, #loc4, #loc20]), %arg777: f32 loc(fused[#loc6, #loc10, #loc4, #loc9]), %arg778: f32 loc(fused[#loc41, #loc10, #loc4, #loc42])):
-      %718 = "arith.addf"(%arg776, %arg777) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc111)
-      "linalg.yield"(%718) : (f32) -> () loc(#loc111)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc111)
-    %109 = "linalg.generic"(%108, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg774: f32 loc(fused[#loc41, #loc10, #loc4, #loc42]), %arg775: f32 loc(fused[#loc38, #loc39, #loc4, #loc43])):
-      %716 = "arith.cmpf"(%arg774, %4) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc112)
-      %717 = "arith.select"(%716, %arg774, %4) : (i1, f32, f32) -> f32 loc(#loc112)
-      "linalg.yield"(%717) : (f32) -> () loc(#loc112)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc112)
-    %110 = "tensor.empty"() : () -> tensor<3x8x1x1xf32> loc(#loc113)
-    %111 = "linalg.fill"(%4, %110) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg772: f32 loc(unknown), %arg773: f32 loc(unknown)):
-      "linalg.yield"(%arg772) : (f32) -> () loc(#loc113)
-    }) : (f32, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc113)
-    %112 = "linalg.generic"(%109, %111) <{indexing_maps = [#map5, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg770: f32 loc(fused[#loc38, #loc39, #loc4, #loc43]), %arg771: f32 loc(fused[#loc21, #loc32, #loc4, #loc13])):
-      %715 = "arith.addf"(%arg770, %arg771) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%715) : (f32) -> () loc(#loc113)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc113)
-    %113 = "linalg.generic"(%112, %110) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg768: f32 loc(fused[#loc21, #loc32, #loc4, #loc13]), %arg769: f32 loc(fused[#loc21, #loc32, #loc4, #loc13])):
-      %714 = "arith.divf"(%arg768, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc113)
-      "linalg.yield"(%714) : (f32) -> () loc(#loc113)
-    }) : (tensor<3x8x1x1xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc113)
-    %114 = "tensor.collapse_shape"(%113) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<3x8x1x1xf32>) -> tensor<3x8xf32> loc(#loc114)
-    %115 = "tensor.empty"() : () -> tensor<8x3xf32> loc(#loc115)
-    %116 = "linalg.transpose"(%arg10, %115) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg766: f32 loc(fused[#loc46, #loc47, #loc4, #loc45]), %arg767: f32 loc(fused[#loc46, #loc47, #loc4, #loc45])):
-      "linalg.yield"(%arg766) : (f32) -> () loc(#loc115)
-    }) : (tensor<3x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32> loc(#loc115)
-    %117 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc116)
-    %118 = "linalg.fill"(%4, %117) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg764: f32 loc(unknown), %arg765: f32 loc(unknown)):
-      "linalg.yield"(%arg764) : (f32) -> () loc(#loc116)
-    }) : (f32, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
-    %119 = "linalg.matmul"(%114, %116, %118) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg761: f32 loc(unknown), %arg762: f32 loc(unknown), %arg763: f32 loc(unknown)):
-      %712 = "arith.mulf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      %713 = "arith.addf"(%arg763, %712) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%713) : (f32) -> () loc(#loc116)
-    }) : (tensor<3x8xf32>, tensor<8x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
-    %120 = "linalg.generic"(%arg11, %117) <{indexing_maps = [#map13, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg759: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg760: f32 loc(fused[#loc46, #loc48, #loc4, #loc45])):
-      "linalg.yield"(%arg759) : (f32) -> () loc(#loc116)
-    }) : (tensor<3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
-    %121 = "linalg.generic"(%119, %120, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg756: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg757: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg758: f32 loc(fused[#loc46, #loc48, #loc4, #loc45])):
-      %711 = "arith.addf"(%arg756, %arg757) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
-      "linalg.yield"(%711) : (f32) -> () loc(#loc116)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
-    %122 = "tensor.empty"() : () -> tensor<3xi64> loc(#loc74)
-    %123 = "linalg.fill"(%2, %122) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg754: i64 loc(unknown), %arg755: i64 loc(unknown)):
-      "linalg.yield"(%arg754) : (i64) -> () loc(#loc74)
-    }) : (i64, tensor<3xi64>) -> tensor<3xi64> loc(#loc74)
-    %124 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc74)
-    %125 = "linalg.fill"(%5, %124) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg752: f32 loc(unknown), %arg753: f32 loc(unknown)):
-      "linalg.yield"(%arg752) : (f32) -> () loc(#loc74)
-    }) : (f32, tensor<3xf32>) -> tensor<3xf32> loc(#loc74)
-    %126:2 = "linalg.generic"(%121, %125, %123) <{indexing_maps = [#map14, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
-    ^bb0(%arg749: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg750: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg751: i64 loc(fused[#loc2, #loc14, #loc4, #loc5])):
-      %706 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc74)
-      %707 = "arith.index_cast"(%706) : (index) -> i64 loc(#loc74)
-      %708 = "arith.maximumf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      %709 = "arith.cmpf"(%arg749, %arg750) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc74)
-      %710 = "arith.select"(%709, %707, %arg751) : (i1, i64, i64) -> i64 loc(#loc74)
-      "linalg.yield"(%708, %710) : (f32, i64) -> () loc(#loc74)
-    }) : (tensor<3x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3xi64>) loc(#loc74)
-    %127 = "tensor.expand_shape"(%126#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc74)
-    %128 = "linalg.generic"(%121, %127, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg746: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg747: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg748: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
-      %705 = "arith.subf"(%arg746, %arg747) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%705) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
-    %129 = "linalg.generic"(%128, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg744: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg745: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
-      %704 = "math.exp"(%arg744) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      "linalg.yield"(%704) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
-    %130 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc74)
-    %131 = "linalg.fill"(%4, %130) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg742: f32 loc(unknown), %arg743: f32 loc(unknown)):
-      "linalg.yield"(%arg742) : (f32) -> () loc(#loc74)
-    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc74)
-    %132 = "linalg.generic"(%129, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg740: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg741: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
-      %703 = "arith.addf"(%arg740, %arg741) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%703) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc74)
-    %133 = "linalg.generic"(%132, %130) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg738: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg739: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
-      %702 = "math.log"(%arg738) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc74)
-      "linalg.yield"(%702) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc74)
-    %134 = "linalg.generic"(%128, %133, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg735: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg736: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg737: f32 loc(fused[#loc2, #loc14, #loc4, #loc5])):
-      %701 = "arith.subf"(%arg735, %arg736) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
-      "linalg.yield"(%701) : (f32) -> () loc(#loc74)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
-    %135 = "tensor.empty"() : () -> tensor<3xi1> loc(#loc70)
-    %136 = "linalg.generic"(%arg50, %135) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg733: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg734: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %700 = "arith.cmpi"(%arg733, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc70)
-      "linalg.yield"(%700) : (i1) -> () loc(#loc70)
-    }) : (tensor<3xi64>, tensor<3xi1>) -> tensor<3xi1> loc(#loc70)
-    %137 = "linalg.generic"(%136, %arg50, %20, %122) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg729: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg730: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg731: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg732: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %699 = "arith.select"(%arg729, %arg730, %arg731) : (i1, i64, i64) -> i64 loc(#loc70)
-      "linalg.yield"(%699) : (i64) -> () loc(#loc70)
-    }) : (tensor<3xi1>, tensor<3xi64>, tensor<i64>, tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
-    %138 = "tensor.expand_shape"(%137) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3xi64>) -> tensor<3x1x1xi64> loc(#loc70)
-    %139 = "linalg.generic"(%122) <{indexing_maps = [#map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg728: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %697 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc70)
-      %698 = "arith.index_cast"(%697) : (index) -> i64 loc(#loc70)
-      "linalg.yield"(%698) : (i64) -> () loc(#loc70)
-    }) : (tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
-    %140 = "tensor.empty"() : () -> tensor<3x1x3xi1> loc(#loc70)
-    %141 = "linalg.generic"(%138, %139, %140) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg725: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg726: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg727: i1 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %696 = "arith.cmpi"(%arg725, %arg726) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc70)
-      "linalg.yield"(%696) : (i1) -> () loc(#loc70)
-    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc70)
-    %142 = "tensor.expand_shape"(%134) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 3>}> : (tensor<3x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
-    %143 = "tensor.empty"() : () -> tensor<3x1x3xf32> loc(#loc70)
-    %144 = "linalg.generic"(%141, %142, %8, %143) <{indexing_maps = [#map20, #map20, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg721: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg722: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg723: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg724: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %695 = "arith.select"(%arg721, %arg722, %arg723) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%695) : (f32) -> () loc(#loc70)
-    }) : (tensor<3x1x3xi1>, tensor<3x1x3xf32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
-    %145 = "linalg.generic"(%144, %131) <{indexing_maps = [#map20, #map12], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg719: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg720: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %694 = "arith.addf"(%arg719, %arg720) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%694) : (f32) -> () loc(#loc70)
-    }) : (tensor<3x1x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc70)
-    %146 = "tensor.collapse_shape"(%145) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc70)
-    %147 = "linalg.generic"(%146, %124) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg717: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg718: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %693 = "arith.negf"(%arg717) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc70)
-      "linalg.yield"(%693) : (f32) -> () loc(#loc70)
-    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
-    %148 = "linalg.generic"(%136, %147, %8, %124) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg713: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg714: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg715: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg716: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %692 = "arith.select"(%arg713, %arg714, %arg715) : (i1, f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%692) : (f32) -> () loc(#loc70)
-    }) : (tensor<3xi1>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
-    %149 = "linalg.fill"(%2, %29) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg711: i64 loc(unknown), %arg712: i64 loc(unknown)):
-      "linalg.yield"(%arg711) : (i64) -> () loc(#loc70)
-    }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc70)
-    %150 = "linalg.generic"(%136, %149) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg709: i1 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg710: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %690 = "arith.extui"(%arg709) : (i1) -> i64 loc(#loc70)
-      %691 = "arith.addi"(%690, %arg710) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc70)
-      "linalg.yield"(%691) : (i64) -> () loc(#loc70)
-    }) : (tensor<3xi1>, tensor<i64>) -> tensor<i64> loc(#loc70)
-    %151 = "tensor.empty"() : () -> tensor<f32> loc(#loc70)
-    %152 = "linalg.generic"(%150, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg707: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg708: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %689 = "arith.sitofp"(%arg707) : (i64) -> f32 loc(#loc70)
-      "linalg.yield"(%689) : (f32) -> () loc(#loc70)
-    }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc70)
-    %153 = "linalg.fill"(%4, %151) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg705: f32 loc(unknown), %arg706: f32 loc(unknown)):
-      "linalg.yield"(%arg705) : (f32) -> () loc(#loc70)
-    }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc70)
-    %154 = "linalg.generic"(%148, %153) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg703: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg704: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %688 = "arith.addf"(%arg703, %arg704) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%688) : (f32) -> () loc(#loc70)
-    }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc70)
-    %155 = "linalg.generic"(%154, %152, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg700: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg701: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg702: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
-      %687 = "arith.divf"(%arg700, %arg701) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
-      "linalg.yield"(%687) : (f32) -> () loc(#loc70)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc70)
-    %156 = "linalg.generic"(%arg51, %152, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg697: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg698: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg699: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %686 = "arith.divf"(%arg697, %arg698) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%686) : (f32) -> () loc(#loc75)
-    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc75)
-    %157 = "tensor.expand_shape"(%arg50) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xi64>) -> tensor<3x1xi64> loc(#loc75)
-    %158 = "tensor.empty"() : () -> tensor<3x1xi1> loc(#loc75)
-    %159 = "linalg.generic"(%157, %158) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg695: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg696: i1 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %685 = "arith.cmpi"(%arg695, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc75)
-      "linalg.yield"(%685) : (i1) -> () loc(#loc75)
-    }) : (tensor<3x1xi64>, tensor<3x1xi1>) -> tensor<3x1xi1> loc(#loc75)
-    %160 = "tensor.empty"() : () -> tensor<3x1xi64> loc(#loc75)
-    %161 = "linalg.generic"(%159, %157, %20, %160) <{indexing_maps = [#map14, #map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg691: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg692: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg693: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg694: i64 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %684 = "arith.select"(%arg691, %arg692, %arg693) : (i1, i64, i64) -> i64 loc(#loc75)
-      "linalg.yield"(%684) : (i64) -> () loc(#loc75)
-    }) : (tensor<3x1xi1>, tensor<3x1xi64>, tensor<i64>, tensor<3x1xi64>) -> tensor<3x1xi64> loc(#loc75)
-    %162 = "tensor.expand_shape"(%161) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3x1xi64>) -> tensor<3x1x1xi64> loc(#loc75)
-    %163 = "linalg.generic"(%162, %139, %140) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg688: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg689: i64 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg690: i1 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %683 = "arith.cmpi"(%arg688, %arg689) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc75)
-      "linalg.yield"(%683) : (i1) -> () loc(#loc75)
-    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi1>) -> tensor<3x1x3xi1> loc(#loc75)
-    %164 = "tensor.empty"() : () -> tensor<3x3xi1> loc(#loc75)
-    %165 = "linalg.fill"(%6, %164) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg686: i1 loc(unknown), %arg687: i1 loc(unknown)):
-      "linalg.yield"(%arg686) : (i1) -> () loc(#loc75)
-    }) : (i1, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc75)
-    %166 = "linalg.generic"(%163, %165) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg684: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg685: i1 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %682 = "arith.ori"(%arg684, %arg685) : (i1, i1) -> i1 loc(#loc75)
-      "linalg.yield"(%682) : (i1) -> () loc(#loc75)
-    }) : (tensor<3x1x3xi1>, tensor<3x3xi1>) -> tensor<3x3xi1> loc(#loc75)
-    %167 = "linalg.generic"(%163, %9, %8, %143) <{indexing_maps = [#map20, #map21, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg680: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg681: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg682: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg683: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %681 = "arith.select"(%arg680, %arg681, %arg682) : (i1, f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%681) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x1x3xi1>, tensor<f32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc75)
-    %168 = "linalg.generic"(%167, %118) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg678: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg679: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %680 = "arith.addf"(%arg678, %arg679) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%680) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x1x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc75)
-    %169 = "linalg.generic"(%166, %168, %7, %117) <{indexing_maps = [#map14, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg674: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg675: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg676: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg677: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %679 = "arith.select"(%arg674, %arg675, %arg676) : (i1, f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%679) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x3xi1>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc75)
-    %170 = "linalg.generic"(%159, %156, %8, %130) <{indexing_maps = [#map14, #map22, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg670: i1 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg671: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg672: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg673: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %678 = "arith.select"(%arg670, %arg671, %arg672) : (i1, f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%678) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x1xi1>, tensor<f32>, tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc75)
-    %171 = "linalg.generic"(%169, %170, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg667: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg668: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg669: f32 loc(fused[#loc2, #loc15, #loc8, #loc5])):
-      %677 = "arith.mulf"(%arg667, %arg668) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
-      "linalg.yield"(%677) : (f32) -> () loc(#loc75)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc75)
-    %172 = "linalg.generic"(%134, %117) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg665: f32 loc(fused[#loc2, #loc14, #loc4, #loc5]), %arg666: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
-      %676 = "math.exp"(%arg665) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc117)
-      "linalg.yield"(%676) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc117)
-    %173 = "linalg.generic"(%171, %131) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg663: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg664: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
-      %675 = "arith.addf"(%arg663, %arg664) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%675) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc117)
-    %174 = "linalg.generic"(%172, %173, %117) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg660: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg661: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg662: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
-      %674 = "arith.mulf"(%arg660, %arg661) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%674) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc117)
-    %175 = "linalg.generic"(%171, %174, %117) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg657: f32 loc(fused[#loc2, #loc15, #loc8, #loc5]), %arg658: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg659: f32 loc(fused[#loc2, #loc49, #loc8, #loc5])):
-      %673 = "arith.subf"(%arg657, %arg658) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
-      "linalg.yield"(%673) : (f32) -> () loc(#loc117)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc117)
-    %176 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc118)
-    %177 = "linalg.fill"(%4, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg655: f32 loc(unknown), %arg656: f32 loc(unknown)):
-      "linalg.yield"(%arg655) : (f32) -> () loc(#loc118)
-    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc118)
-    %178 = "linalg.matmul"(%175, %arg10, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg652: f32 loc(unknown), %arg653: f32 loc(unknown), %arg654: f32 loc(unknown)):
-      %671 = "arith.mulf"(%arg652, %arg653) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      %672 = "arith.addf"(%arg654, %671) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%672) : (f32) -> () loc(#loc118)
-    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc118)
-    %179 = "linalg.transpose"(%175, %117) <{permutation = array<i64: 1, 0>}> ({
-    ^bb0(%arg650: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg651: f32 loc(fused[#loc46, #loc47, #loc8, #loc45])):
-      "linalg.yield"(%arg650) : (f32) -> () loc(#loc119)
-    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc119)
-    %180 = "linalg.matmul"(%179, %114, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg647: f32 loc(unknown), %arg648: f32 loc(unknown), %arg649: f32 loc(unknown)):
-      %669 = "arith.mulf"(%arg647, %arg648) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      %670 = "arith.addf"(%arg649, %669) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc118)
-      "linalg.yield"(%670) : (f32) -> () loc(#loc118)
-    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc118)
-    %181 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc120)
-    %182 = "linalg.fill"(%4, %181) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg645: f32 loc(unknown), %arg646: f32 loc(unknown)):
-      "linalg.yield"(%arg645) : (f32) -> () loc(#loc120)
-    }) : (f32, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc120)
-    %183 = "linalg.generic"(%175, %182) <{indexing_maps = [#map14, #map23], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg643: f32 loc(fused[#loc2, #loc49, #loc8, #loc5]), %arg644: f32 loc(fused[#loc46, #loc36, #loc8, #loc45])):
-      %668 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc120)
-      "linalg.yield"(%668) : (f32) -> () loc(#loc120)
-    }) : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc120)
-    %184 = "tensor.collapse_shape"(%183) <{reassociation = [[0, 1]]}> : (tensor<1x3xf32>) -> tensor<3xf32> loc(#loc121)
-    %185 = "linalg.generic"(%178, %26) <{indexing_maps = [#map24, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg641: f32 loc(fused[#loc21, #loc51, #loc8, #loc13]), %arg642: f32 loc(fused[#loc21, #loc51, #loc8, #loc13])):
-      "linalg.yield"(%arg641) : (f32) -> () loc(#loc122)
-    }) : (tensor<3x8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
-    %186 = "linalg.generic"(%185, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg639: f32 loc(fused[#loc21, #loc51, #loc8, #loc13]), %arg640: f32 loc(fused[#loc21, #loc17, #loc8, #loc13])):
-      %667 = "arith.divf"(%arg639, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
-      "linalg.yield"(%667) : (f32) -> () loc(#loc79)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc79)
-    %187 = "tensor.empty"() : () -> tensor<3x8x4x4xi1> loc(#loc123)
-    %188 = "linalg.generic"(%109, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg637: f32 loc(fused[#loc38, #loc39, #loc4, #loc43]), %arg638: i1 loc(fused[#loc38, #loc52, #loc8, #loc43])):
-      %666 = "arith.cmpf"(%arg637, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc123)
-      "linalg.yield"(%666) : (i1) -> () loc(#loc123)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc123)
-    %189 = "linalg.generic"(%188, %8, %186, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg633: i1 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg634: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg635: f32 loc(fused[#loc21, #loc17, #loc8, #loc13]), %arg636: f32 loc(fused[#loc38, #loc52, #loc8, #loc43])):
-      %665 = "arith.select"(%arg633, %arg634, %arg635) : (i1, f32, f32) -> f32 loc(#loc123)
-      "linalg.yield"(%665) : (f32) -> () loc(#loc123)
-    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc123)
-    %190 = "linalg.generic"(%189, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg631: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg632: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
-      %664 = "arith.addf"(%arg631, %arg632) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%664) : (f32) -> () loc(#loc124)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
-    %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc125)
-    %192 = "linalg.generic"(%189, %94, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg628: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg629: f32 loc(fused[#loc18, #loc16, #loc4, #loc20]), %arg630: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
-      %663 = "arith.mulf"(%arg628, %arg629) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%663) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
-    %193 = "linalg.generic"(%189, %95, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg625: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg626: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg627: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
-      %662 = "arith.mulf"(%arg625, %arg626) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%662) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
-    %194 = "linalg.generic"(%192, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg623: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg624: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
-      %661 = "arith.addf"(%arg623, %arg624) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%661) : (f32) -> () loc(#loc124)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
-    %195 = "tensor.collapse_shape"(%194) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc125)
-    %196 = "linalg.generic"(%193, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg620: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg621: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg622: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
-      %660 = "arith.mulf"(%arg620, %arg621) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%660) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
-    %197 = "linalg.generic"(%193, %93, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg617: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg618: f32 loc(fused[#loc18, #loc34, #loc4, #loc20]), %arg619: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
-      %659 = "arith.mulf"(%arg617, %arg618) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%659) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
-    %198 = "linalg.generic"(%196, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg615: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg616: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
-      %658 = "arith.addf"(%arg615, %arg616) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%658) : (f32) -> () loc(#loc124)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
-    %199 = "linalg.generic"(%93, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg613: f32 loc(fused[#loc18, #loc34, #loc4, #loc20]), %arg614: f32 loc(fused[#loc18, #loc7, #loc8, #loc20])):
-      %657 = "math.fpowi"(%arg613, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc127)
-      "linalg.yield"(%657) : (f32) -> () loc(#loc127)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc127)
-    %200 = "linalg.generic"(%198, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg611: f32 loc(fused[#loc18, #loc36, #loc8, #loc20]), %arg612: f32 loc(fused[#loc18, #loc22, #loc8, #loc20])):
-      %656 = "arith.mulf"(%arg611, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
-      "linalg.yield"(%656) : (f32) -> () loc(#loc80)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc80)
-    %201 = "linalg.generic"(%200, %199, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg608: f32 loc(fused[#loc18, #loc22, #loc8, #loc20]), %arg609: f32 loc(fused[#loc18, #loc7, #loc8, #loc20]), %arg610: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
-      %655 = "arith.mulf"(%arg608, %arg609) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%655) : (f32) -> () loc(#loc126)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc126)
-    %202 = "tensor.collapse_shape"(%201) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc128)
-    %203 = "linalg.generic"(%202, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg606: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg607: f32 loc(fused[#loc18, #loc51, #loc8, #loc20])):
-      "linalg.yield"(%arg606) : (f32) -> () loc(#loc128)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc128)
-    %204 = "linalg.generic"(%203, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg604: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg605: f32 loc(fused[#loc18, #loc17, #loc8, #loc20])):
-      %654 = "arith.divf"(%arg604, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
-      "linalg.yield"(%654) : (f32) -> () loc(#loc129)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc129)
-    %205 = "linalg.generic"(%204, %88, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg601: f32 loc(fused[#loc18, #loc17, #loc8, #loc20]), %arg602: f32 loc(fused[#loc18, #loc33, #loc4, #loc20]), %arg603: f32 loc(fused[#loc18, #loc16, #loc8, #loc20])):
-      %653 = "arith.mulf"(%arg601, %arg602) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
-      "linalg.yield"(%653) : (f32) -> () loc(#loc126)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc126)
-    %206 = "linalg.generic"(%197, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg598: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg599: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg600: f32 loc(fused[#loc18, #loc10, #loc8, #loc20])):
-      %652 = "arith.addf"(%arg598, %arg599) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%652) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %207 = "linalg.generic"(%206, %205, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg595: f32 loc(fused[#loc18, #loc10, #loc8, #loc20]), %arg596: f32 loc(fused[#loc18, #loc16, #loc8, #loc20]), %arg597: f32 loc(fused[#loc18, #loc10, #loc8, #loc20])):
-      %651 = "arith.addf"(%arg595, %arg596) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%651) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %208 = "linalg.generic"(%207, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg593: f32 loc(fused[#loc18, #loc10, #loc8, #loc20]), %arg594: f32 loc(fused[#loc18, #loc53, #loc8, #loc20])):
-      %650 = "arith.negf"(%arg593) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc131)
-      "linalg.yield"(%650) : (f32) -> () loc(#loc131)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc131)
-    %209 = "linalg.generic"(%208, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg591: f32 loc(fused[#loc18, #loc53, #loc8, #loc20]), %arg592: f32 loc(fused[#loc18, #loc36, #loc8, #loc20])):
-      %649 = "arith.addf"(%arg591, %arg592) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc124)
-      "linalg.yield"(%649) : (f32) -> () loc(#loc124)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc124)
-    %210 = "tensor.collapse_shape"(%209) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc128)
-    %211 = "linalg.generic"(%210, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg589: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg590: f32 loc(fused[#loc18, #loc51, #loc8, #loc20])):
-      "linalg.yield"(%arg589) : (f32) -> () loc(#loc128)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc128)
-    %212 = "linalg.generic"(%211, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg587: f32 loc(fused[#loc18, #loc51, #loc8, #loc20]), %arg588: f32 loc(fused[#loc18, #loc17, #loc8, #loc20])):
-      %648 = "arith.divf"(%arg587, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
-      "linalg.yield"(%648) : (f32) -> () loc(#loc129)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc129)
-    %213 = "linalg.generic"(%207, %212, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg584: f32 loc(fused[#loc18, #loc10, #loc8, #loc20]), %arg585: f32 loc(fused[#loc18, #loc17, #loc8, #loc20]), %arg586: f32 loc(fused[#loc18, #loc10, #loc8, #loc20])):
-      %647 = "arith.addf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc130)
-      "linalg.yield"(%647) : (f32) -> () loc(#loc130)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
-    %214 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc132)
-    %215 = "linalg.fill"(%4, %214) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg582: f32 loc(unknown), %arg583: f32 loc(unknown)):
-      "linalg.yield"(%arg582) : (f32) -> () loc(#loc132)
-    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
-    %216 = "linalg.generic"(%215) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg581: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
-      %640 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc132)
-      %641 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc132)
-      %642 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc132)
-      %643 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc132)
-      %644 = "arith.subi"(%17, %642) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc132)
-      %645 = "arith.subi"(%17, %643) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc132)
-      %646 = "tensor.extract"(%arg4, %641, %640, %644, %645) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc132)
-      "linalg.yield"(%646) : (f32) -> () loc(#loc132)
-    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
-    %217 = "tensor.empty"() : () -> tensor<3x8x6x6xf32> loc(#loc132)
-    %218 = "linalg.fill"(%4, %217) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg579: f32 loc(unknown), %arg580: f32 loc(unknown)):
-      "linalg.yield"(%arg579) : (f32) -> () loc(#loc132)
-    }) : (f32, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc132)
-    %219 = "tensor.insert_slice"(%213, %218) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<3x8x4x4xf32>, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc132)
-    %220 = "linalg.conv_2d_nchw_fchw"(%219, %216, %27) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg576: f32 loc(unknown), %arg577: f32 loc(unknown), %arg578: f32 loc(unknown)):
-      %638 = "arith.mulf"(%arg576, %arg577) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      %639 = "arith.addf"(%arg578, %638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%639) : (f32) -> () loc(#loc132)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc132)
-    %221 = "tensor.expand_shape"(%82) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc132)
-    %222 = "tensor.empty"() : () -> tensor<8x1x3x4x4xf32> loc(#loc132)
-    %223 = "linalg.transpose"(%221, %222) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg574: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg575: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
-      "linalg.yield"(%arg574) : (f32) -> () loc(#loc132)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<8x1x3x4x4xf32>) -> tensor<8x1x3x4x4xf32> loc(#loc132)
-    %224 = "tensor.collapse_shape"(%223) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc132)
-    %225 = "tensor.expand_shape"(%213) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc132)
-    %226 = "tensor.empty"() : () -> tensor<1x8x3x4x4xf32> loc(#loc132)
-    %227 = "linalg.transpose"(%225, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg572: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg573: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
-      "linalg.yield"(%arg572) : (f32) -> () loc(#loc132)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc132)
-    %228 = "tensor.collapse_shape"(%227) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc132)
-    %229 = "tensor.pad"(%224) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg568: index loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg569: index loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg570: index loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg571: index loc(fused[#loc40, #loc12, #loc8, #loc20])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc132)
-    }) : (tensor<8x3x4x4xf32>) -> tensor<8x3x6x6xf32> loc(#loc132)
-    %230 = "linalg.conv_2d_nchw_fchw"(%229, %228, %215) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg565: f32 loc(unknown), %arg566: f32 loc(unknown), %arg567: f32 loc(unknown)):
-      %636 = "arith.mulf"(%arg565, %arg566) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      %637 = "arith.addf"(%arg567, %636) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc132)
-      "linalg.yield"(%637) : (f32) -> () loc(#loc132)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x3x6x6xf32>, tensor<8x3x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
-    %231 = "linalg.transpose"(%230, %214) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg563: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg564: f32 loc(fused[#loc40, #loc12, #loc8, #loc20])):
-      "linalg.yield"(%arg563) : (f32) -> () loc(#loc132)
-    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc132)
-    %232 = "linalg.generic"(%82, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg561: f32 loc(fused[#loc38, #loc39, #loc4, #loc24]), %arg562: i1 loc(fused[#loc38, #loc52, #loc8, #loc24])):
-      %635 = "arith.cmpf"(%arg561, %4) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc133)
-      "linalg.yield"(%635) : (i1) -> () loc(#loc133)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi1>) -> tensor<3x8x4x4xi1> loc(#loc133)
-    %233 = "linalg.generic"(%232, %8, %220, %26) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg557: i1 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg558: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg559: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg560: f32 loc(fused[#loc38, #loc52, #loc8, #loc24])):
-      %634 = "arith.select"(%arg557, %arg558, %arg559) : (i1, f32, f32) -> f32 loc(#loc133)
-      "linalg.yield"(%634) : (f32) -> () loc(#loc133)
-    }) : (tensor<3x8x4x4xi1>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc133)
-    %234 = "linalg.generic"(%233, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg555: f32 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg556: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
-      %633 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%633) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
-    %235 = "tensor.collapse_shape"(%234) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc135)
-    %236 = "linalg.generic"(%233, %68, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg552: f32 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg553: f32 loc(fused[#loc37, #loc16, #loc4, #loc24]), %arg554: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
-      %632 = "arith.mulf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%632) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
-    %237 = "linalg.generic"(%233, %69, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg549: f32 loc(fused[#loc38, #loc52, #loc8, #loc24]), %arg550: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg551: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
-      %631 = "arith.mulf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%631) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
-    %238 = "linalg.generic"(%236, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg547: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg548: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
-      %630 = "arith.addf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%630) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
-    %239 = "tensor.collapse_shape"(%238) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc135)
-    %240 = "linalg.generic"(%237, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg544: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg545: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg546: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
-      %629 = "arith.mulf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%629) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
-    %241 = "linalg.generic"(%237, %67, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg541: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg542: f32 loc(fused[#loc37, #loc34, #loc4, #loc24]), %arg543: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
-      %628 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%628) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
-    %242 = "linalg.generic"(%240, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg539: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg540: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
-      %627 = "arith.addf"(%arg539, %arg540) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%627) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
-    %243 = "linalg.generic"(%67, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg537: f32 loc(fused[#loc37, #loc34, #loc4, #loc24]), %arg538: f32 loc(fused[#loc37, #loc7, #loc8, #loc24])):
-      %626 = "math.fpowi"(%arg537, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc137)
-      "linalg.yield"(%626) : (f32) -> () loc(#loc137)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc137)
-    %244 = "linalg.generic"(%242, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg535: f32 loc(fused[#loc37, #loc36, #loc8, #loc24]), %arg536: f32 loc(fused[#loc37, #loc22, #loc8, #loc24])):
-      %625 = "arith.mulf"(%arg535, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc138)
-      "linalg.yield"(%625) : (f32) -> () loc(#loc138)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc138)
-    %245 = "linalg.generic"(%244, %243, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg532: f32 loc(fused[#loc37, #loc22, #loc8, #loc24]), %arg533: f32 loc(fused[#loc37, #loc7, #loc8, #loc24]), %arg534: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
-      %624 = "arith.mulf"(%arg532, %arg533) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%624) : (f32) -> () loc(#loc136)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc136)
-    %246 = "tensor.collapse_shape"(%245) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc139)
-    %247 = "linalg.generic"(%246, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg530: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg531: f32 loc(fused[#loc37, #loc51, #loc8, #loc24])):
-      "linalg.yield"(%arg530) : (f32) -> () loc(#loc139)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc139)
-    %248 = "linalg.generic"(%247, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg528: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg529: f32 loc(fused[#loc37, #loc17, #loc8, #loc24])):
-      %623 = "arith.divf"(%arg528, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%623) : (f32) -> () loc(#loc140)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc140)
-    %249 = "linalg.generic"(%248, %62, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg525: f32 loc(fused[#loc37, #loc17, #loc8, #loc24]), %arg526: f32 loc(fused[#loc37, #loc33, #loc4, #loc24]), %arg527: f32 loc(fused[#loc37, #loc16, #loc8, #loc24])):
-      %622 = "arith.mulf"(%arg525, %arg526) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
-      "linalg.yield"(%622) : (f32) -> () loc(#loc136)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc136)
-    %250 = "linalg.generic"(%241, %249, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg522: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg523: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg524: f32 loc(fused[#loc37, #loc10, #loc8, #loc24])):
-      %621 = "arith.addf"(%arg522, %arg523) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%621) : (f32) -> () loc(#loc141)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc141)
-    %251 = "linalg.generic"(%250, %249, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg519: f32 loc(fused[#loc37, #loc10, #loc8, #loc24]), %arg520: f32 loc(fused[#loc37, #loc16, #loc8, #loc24]), %arg521: f32 loc(fused[#loc37, #loc10, #loc8, #loc24])):
-      %620 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%620) : (f32) -> () loc(#loc141)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc141)
-    %252 = "linalg.generic"(%251, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg517: f32 loc(fused[#loc37, #loc10, #loc8, #loc24]), %arg518: f32 loc(fused[#loc37, #loc53, #loc8, #loc24])):
-      %619 = "arith.negf"(%arg517) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc142)
-      "linalg.yield"(%619) : (f32) -> () loc(#loc142)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc142)
-    %253 = "linalg.generic"(%252, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg515: f32 loc(fused[#loc37, #loc53, #loc8, #loc24]), %arg516: f32 loc(fused[#loc37, #loc36, #loc8, #loc24])):
-      %618 = "arith.addf"(%arg515, %arg516) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc134)
-      "linalg.yield"(%618) : (f32) -> () loc(#loc134)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc134)
-    %254 = "tensor.collapse_shape"(%253) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc139)
-    %255 = "linalg.generic"(%254, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg513: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg514: f32 loc(fused[#loc37, #loc51, #loc8, #loc24])):
-      "linalg.yield"(%arg513) : (f32) -> () loc(#loc139)
-    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc139)
-    %256 = "linalg.generic"(%255, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg511: f32 loc(fused[#loc37, #loc51, #loc8, #loc24]), %arg512: f32 loc(fused[#loc37, #loc17, #loc8, #loc24])):
-      %617 = "arith.divf"(%arg511, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
-      "linalg.yield"(%617) : (f32) -> () loc(#loc140)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc140)
-    %257 = "linalg.generic"(%251, %256, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg508: f32 loc(fused[#loc37, #loc10, #loc8, #loc24]), %arg509: f32 loc(fused[#loc37, #loc17, #loc8, #loc24]), %arg510: f32 loc(fused[#loc37, #loc10, #loc8, #loc24])):
-      %616 = "arith.addf"(%arg508, %arg509) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc141)
-      "linalg.yield"(%616) : (f32) -> () loc(#loc141)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc141)
-    %258 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc81)
-    %259 = "linalg.fill"(%4, %258) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg506: f32 loc(unknown), %arg507: f32 loc(unknown)):
-      "linalg.yield"(%arg506) : (f32) -> () loc(#loc81)
-    }) : (f32, tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc81)
-    %260 = "linalg.generic"(%259) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg505: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
-      %609 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc81)
-      %610 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc81)
-      %611 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc81)
-      %612 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc81)
-      %613 = "arith.subi"(%17, %611) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc81)
-      %614 = "arith.subi"(%17, %612) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc81)
-      %615 = "tensor.extract"(%arg1, %610, %609, %613, %614) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc81)
-      "linalg.yield"(%615) : (f32) -> () loc(#loc81)
-    }) : (tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc81)
-    %261 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc81)
-    %262 = "linalg.fill"(%4, %261) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg503: f32 loc(unknown), %arg504: f32 loc(unknown)):
-      "linalg.yield"(%arg503) : (f32) -> () loc(#loc81)
-    }) : (f32, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc81)
-    %263 = "tensor.insert_slice"(%257, %262) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc81)
-    %264 = "linalg.conv_2d_nchw_fchw"(%263, %260, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg500: f32 loc(unknown), %arg501: f32 loc(unknown), %arg502: f32 loc(unknown)):
-      %607 = "arith.mulf"(%arg500, %arg501) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      %608 = "arith.addf"(%arg502, %607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%608) : (f32) -> () loc(#loc81)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x10x10xf32>, tensor<4x8x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc81)
-    %265 = "tensor.expand_shape"(%25) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc81)
-    %266 = "tensor.empty"() : () -> tensor<4x1x3x8x8xf32> loc(#loc81)
-    %267 = "linalg.transpose"(%265, %266) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg498: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg499: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
-      "linalg.yield"(%arg498) : (f32) -> () loc(#loc81)
-    }) : (tensor<3x1x4x8x8xf32>, tensor<4x1x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc81)
-    %268 = "tensor.collapse_shape"(%267) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<4x1x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc81)
-    %269 = "tensor.expand_shape"(%257) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc81)
-    %270 = "linalg.transpose"(%269, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg496: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg497: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
-      "linalg.yield"(%arg496) : (f32) -> () loc(#loc81)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc81)
-    %271 = "tensor.collapse_shape"(%270) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc81)
-    %272 = "tensor.pad"(%268) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg492: index loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg493: index loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg494: index loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg495: index loc(fused[#loc23, #loc12, #loc8, #loc24])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc81)
-    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc81)
-    %273 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc81)
-    %274 = "linalg.fill"(%4, %273) <{operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg490: f32 loc(unknown), %arg491: f32 loc(unknown)):
-      "linalg.yield"(%arg490) : (f32) -> () loc(#loc81)
-    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc81)
-    %275 = "linalg.conv_2d_nchw_fchw"(%272, %271, %274) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
-    ^bb0(%arg487: f32 loc(unknown), %arg488: f32 loc(unknown), %arg489: f32 loc(unknown)):
-      %605 = "arith.mulf"(%arg487, %arg488) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      %606 = "arith.addf"(%arg489, %605) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
-      "linalg.yield"(%606) : (f32) -> () loc(#loc81)
-    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc81)
-    %276 = "tensor.extract_slice"(%275) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x3x4xf32> loc(#loc81)
-    %277 = "tensor.extract_slice"(%276) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x3x4xf32>) -> tensor<4x8x3x3xf32> loc(#loc81)
-    %278 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc81)
-    %279 = "linalg.transpose"(%277, %278) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg485: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg486: f32 loc(fused[#loc23, #loc12, #loc8, #loc24])):
-      "linalg.yield"(%arg485) : (f32) -> () loc(#loc81)
-    }) : (tensor<4x8x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc81)
-    %280 = "linalg.generic"(%189, %41, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg482: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg483: f32 loc(fused[#loc6, #loc16, #loc4, #loc9]), %arg484: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
-      %604 = "arith.mulf"(%arg482, %arg483) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%604) : (f32) -> () loc(#loc143)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
-    %281 = "linalg.generic"(%189, %42, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg479: f32 loc(fused[#loc38, #loc52, #loc8, #loc43]), %arg480: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg481: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
-      %603 = "arith.mulf"(%arg479, %arg480) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%603) : (f32) -> () loc(#loc143)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
-    %282 = "linalg.generic"(%280, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg477: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg478: f32 loc(fused[#loc6, #loc36, #loc8, #loc9])):
-      %602 = "arith.addf"(%arg477, %arg478) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%602) : (f32) -> () loc(#loc144)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc144)
-    %283 = "tensor.collapse_shape"(%282) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc145)
-    %284 = "linalg.generic"(%281, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg474: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg475: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg476: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
-      %601 = "arith.mulf"(%arg474, %arg475) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%601) : (f32) -> () loc(#loc143)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
-    %285 = "linalg.generic"(%281, %40, %26) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg471: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg472: f32 loc(fused[#loc6, #loc34, #loc4, #loc9]), %arg473: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
-      %600 = "arith.mulf"(%arg471, %arg472) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%600) : (f32) -> () loc(#loc143)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
-    %286 = "linalg.generic"(%284, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg469: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg470: f32 loc(fused[#loc6, #loc36, #loc8, #loc9])):
-      %599 = "arith.addf"(%arg469, %arg470) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%599) : (f32) -> () loc(#loc144)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc144)
-    %287 = "linalg.generic"(%40, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg467: f32 loc(fused[#loc6, #loc34, #loc4, #loc9]), %arg468: f32 loc(fused[#loc6, #loc7, #loc8, #loc9])):
-      %598 = "math.fpowi"(%arg467, %1) <{fastmath = #arith.fastmath<none>}> : (f32, i64) -> f32 loc(#loc71)
-      "linalg.yield"(%598) : (f32) -> () loc(#loc71)
+      "linalg.yield"(%arg948) : (f32) -> () loc(#loc86)
+    }) : (f32, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    %32 = "linalg.generic"(%27, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg946: f32 loc(fused[#loc24, #loc30, #loc4, #loc8]), %arg947: f32 loc(fused[#loc6, #loc31, #loc4, #loc8])):
+      %868 = "arith.addf"(%arg946, %arg947) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%868) : (f32) -> () loc(#loc86)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    %33 = "linalg.generic"(%32, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg944: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg945: f32 loc(fused[#loc6, #loc31, #loc4, #loc8])):
+      %867 = "arith.divf"(%arg944, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%867) : (f32) -> () loc(#loc86)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    %34 = "linalg.generic"(%27, %33, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg941: f32 loc(fused[#loc24, #loc30, #loc4, #loc8]), %arg942: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg943: f32 loc(fused[#loc6, #loc32, #loc4, #loc8])):
+      %866 = "arith.subf"(%arg941, %arg942) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc87)
+      "linalg.yield"(%866) : (f32) -> () loc(#loc87)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc87)
+    %35 = "linalg.generic"(%34, %34, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg938: f32 loc(fused[#loc6, #loc32, #loc4, #loc8]), %arg939: f32 loc(fused[#loc6, #loc32, #loc4, #loc8]), %arg940: f32 loc(fused[#loc6, #loc15, #loc4, #loc8])):
+      %865 = "arith.mulf"(%arg938, %arg939) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%865) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc75)
+    %36 = "linalg.generic"(%35, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg936: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg937: f32 loc(fused[#loc6, #loc31, #loc4, #loc8])):
+      %864 = "arith.addf"(%arg936, %arg937) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%864) : (f32) -> () loc(#loc86)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    %37 = "linalg.generic"(%36, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg934: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg935: f32 loc(fused[#loc6, #loc31, #loc4, #loc8])):
+      %863 = "arith.divf"(%arg934, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc86)
+      "linalg.yield"(%863) : (f32) -> () loc(#loc86)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc86)
+    %38 = "linalg.generic"(%37, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg932: f32 loc(fused[#loc6, #loc31, #loc4, #loc8]), %arg933: f32 loc(fused[#loc6, #loc7, #loc4, #loc8])):
+      %861 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc71)
+      %862 = "arith.addf"(%arg932, %861) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%862) : (f32) -> () loc(#loc71)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc71)
-    %288 = "linalg.generic"(%286, %31) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg465: f32 loc(fused[#loc6, #loc36, #loc8, #loc9]), %arg466: f32 loc(fused[#loc6, #loc22, #loc8, #loc9])):
-      %597 = "arith.mulf"(%arg465, %16) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
-      "linalg.yield"(%597) : (f32) -> () loc(#loc146)
+    %39 = "linalg.generic"(%38, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg930: f32 loc(fused[#loc6, #loc7, #loc4, #loc8]), %arg931: f32 loc(fused[#loc6, #loc33, #loc4, #loc8])):
+      %860 = "math.rsqrt"(%arg930) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc88)
+      "linalg.yield"(%860) : (f32) -> () loc(#loc88)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc88)
+    %40 = "linalg.generic"(%34, %39, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg927: f32 loc(fused[#loc6, #loc32, #loc4, #loc8]), %arg928: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg929: f32 loc(fused[#loc6, #loc15, #loc4, #loc8])):
+      %859 = "arith.mulf"(%arg927, %arg928) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%859) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc75)
+    %41 = "tensor.expand_shape"(%arg8) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
+    %42 = "linalg.generic"(%40, %41, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg924: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg925: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg926: f32 loc(fused[#loc6, #loc15, #loc4, #loc8])):
+      %858 = "arith.mulf"(%arg924, %arg925) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%858) : (f32) -> () loc(#loc75)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc75)
+    %43 = "tensor.expand_shape"(%arg9) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc89)
+    %44 = "linalg.generic"(%42, %43, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg921: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg922: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg923: f32 loc(fused[#loc6, #loc7, #loc4, #loc8])):
+      %857 = "arith.addf"(%arg921, %arg922) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%857) : (f32) -> () loc(#loc71)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc71)
+    %45 = "tensor.empty"() : () -> tensor<8xf32> loc(#loc90)
+    %46 = "linalg.fill"(%3, %45) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg919: f32 loc(unknown), %arg920: f32 loc(unknown)):
+      "linalg.yield"(%arg919) : (f32) -> () loc(#loc90)
+    }) : (f32, tensor<8xf32>) -> tensor<8xf32> loc(#loc90)
+    %47 = "linalg.generic"(%35, %46) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg917: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg918: f32 loc(fused[#loc6, #loc35, #loc4, #loc8])):
+      %856 = "arith.addf"(%arg917, %arg918) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc90)
+      "linalg.yield"(%856) : (f32) -> () loc(#loc90)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc90)
+    %48 = "linalg.generic"(%47, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg915: f32 loc(fused[#loc6, #loc35, #loc4, #loc8]), %arg916: f32 loc(fused[#loc6, #loc18, #loc4, #loc8])):
+      %855 = "arith.divf"(%arg915, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc91)
+      "linalg.yield"(%855) : (f32) -> () loc(#loc91)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc91)
+    %49 = "tensor.collapse_shape"(%33) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc89)
+    %50 = "linalg.generic"(%49, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg913: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg914: f32 loc(fused[#loc6, #loc15, #loc4, #loc8])):
+      %853 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc75)
+      %854 = "arith.mulf"(%arg913, %853) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%854) : (f32) -> () loc(#loc75)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc75)
+    %51 = "linalg.generic"(%arg18, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg911: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg912: f32 loc(fused[#loc6, #loc15, #loc4, #loc8])):
+      %851 = "arith.truncf"(%9) : (f64) -> f32 loc(#loc75)
+      %852 = "arith.mulf"(%arg911, %851) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%852) : (f32) -> () loc(#loc75)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc75)
+    %52 = "linalg.generic"(%50, %51, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg908: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg909: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg910: f32 loc(fused[#loc6, #loc7, #loc4, #loc8])):
+      %850 = "arith.addf"(%arg908, %arg909) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%850) : (f32) -> () loc(#loc71)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc71)
+    %53 = "linalg.generic"(%48, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg906: f32 loc(fused[#loc6, #loc18, #loc4, #loc8]), %arg907: f32 loc(fused[#loc6, #loc15, #loc4, #loc8])):
+      %848 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc75)
+      %849 = "arith.mulf"(%arg906, %848) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%849) : (f32) -> () loc(#loc75)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc75)
+    %54 = "linalg.generic"(%arg19, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg904: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg905: f32 loc(fused[#loc6, #loc15, #loc4, #loc8])):
+      %846 = "arith.truncf"(%9) : (f64) -> f32 loc(#loc75)
+      %847 = "arith.mulf"(%arg904, %846) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc75)
+      "linalg.yield"(%847) : (f32) -> () loc(#loc75)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc75)
+    %55 = "linalg.generic"(%53, %54, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg901: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg902: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg903: f32 loc(fused[#loc6, #loc7, #loc4, #loc8])):
+      %845 = "arith.addf"(%arg901, %arg902) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc71)
+      "linalg.yield"(%845) : (f32) -> () loc(#loc71)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc71)
+    %56 = "tensor.pad"(%24) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg897: index loc(fused[#loc22, #loc30, #loc4, #loc23]), %arg898: index loc(fused[#loc22, #loc30, #loc4, #loc23]), %arg899: index loc(fused[#loc22, #loc30, #loc4, #loc23]), %arg900: index loc(fused[#loc22, #loc30, #loc4, #loc23])):
+      "tensor.yield"(%3) : (f32) -> () loc(#loc92)
+    }) : (tensor<3x4x8x8xf32>) -> tensor<3x4x10x10xf32> loc(#loc92)
+    %57 = "linalg.conv_2d_nchw_fchw"(%56, %arg1, %26) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<2> : vector<2xi64>}> ({
+    ^bb0(%arg894: f32 loc(unknown), %arg895: f32 loc(unknown), %arg896: f32 loc(unknown)):
+      %843 = "arith.mulf"(%arg894, %arg895) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      %844 = "arith.addf"(%arg896, %843) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc92)
+      "linalg.yield"(%844) : (f32) -> () loc(#loc92)
+    }) {linalg.memoized_indexing_maps = [#map3, #map1, #map2]} : (tensor<3x4x10x10xf32>, tensor<8x4x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc92)
+    %58 = "linalg.generic"(%arg14, %28) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg892: i64 loc(fused[#loc36, #loc7, #loc4, #loc23]), %arg893: i64 loc(fused[#loc36, #loc7, #loc4, #loc23])):
+      %842 = "arith.addi"(%arg892, %2) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc93)
+      "linalg.yield"(%842) : (i64) -> () loc(#loc93)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc93)
+    %59 = "linalg.generic"(%57, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg890: f32 loc(fused[#loc22, #loc30, #loc4, #loc23]), %arg891: f32 loc(fused[#loc36, #loc31, #loc4, #loc23])):
+      %841 = "arith.addf"(%arg890, %arg891) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%841) : (f32) -> () loc(#loc94)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc94)
+    %60 = "linalg.generic"(%59, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg888: f32 loc(fused[#loc36, #loc31, #loc4, #loc23]), %arg889: f32 loc(fused[#loc36, #loc31, #loc4, #loc23])):
+      %840 = "arith.divf"(%arg888, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%840) : (f32) -> () loc(#loc94)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc94)
+    %61 = "linalg.generic"(%57, %60, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg885: f32 loc(fused[#loc22, #loc30, #loc4, #loc23]), %arg886: f32 loc(fused[#loc36, #loc31, #loc4, #loc23]), %arg887: f32 loc(fused[#loc36, #loc32, #loc4, #loc23])):
+      %839 = "arith.subf"(%arg885, %arg886) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc95)
+      "linalg.yield"(%839) : (f32) -> () loc(#loc95)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc95)
+    %62 = "linalg.generic"(%61, %61, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg882: f32 loc(fused[#loc36, #loc32, #loc4, #loc23]), %arg883: f32 loc(fused[#loc36, #loc32, #loc4, #loc23]), %arg884: f32 loc(fused[#loc36, #loc15, #loc4, #loc23])):
+      %838 = "arith.mulf"(%arg882, %arg883) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%838) : (f32) -> () loc(#loc96)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc96)
+    %63 = "linalg.generic"(%62, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg880: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg881: f32 loc(fused[#loc36, #loc31, #loc4, #loc23])):
+      %837 = "arith.addf"(%arg880, %arg881) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%837) : (f32) -> () loc(#loc94)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc94)
+    %64 = "linalg.generic"(%63, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg878: f32 loc(fused[#loc36, #loc31, #loc4, #loc23]), %arg879: f32 loc(fused[#loc36, #loc31, #loc4, #loc23])):
+      %836 = "arith.divf"(%arg878, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc94)
+      "linalg.yield"(%836) : (f32) -> () loc(#loc94)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc94)
+    %65 = "linalg.generic"(%64, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg876: f32 loc(fused[#loc36, #loc31, #loc4, #loc23]), %arg877: f32 loc(fused[#loc36, #loc7, #loc4, #loc23])):
+      %834 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc93)
+      %835 = "arith.addf"(%arg876, %834) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%835) : (f32) -> () loc(#loc93)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc93)
+    %66 = "linalg.generic"(%65, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg874: f32 loc(fused[#loc36, #loc7, #loc4, #loc23]), %arg875: f32 loc(fused[#loc36, #loc33, #loc4, #loc23])):
+      %833 = "math.rsqrt"(%arg874) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc97)
+      "linalg.yield"(%833) : (f32) -> () loc(#loc97)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc97)
+    %67 = "linalg.generic"(%61, %66, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg871: f32 loc(fused[#loc36, #loc32, #loc4, #loc23]), %arg872: f32 loc(fused[#loc36, #loc33, #loc4, #loc23]), %arg873: f32 loc(fused[#loc36, #loc15, #loc4, #loc23])):
+      %832 = "arith.mulf"(%arg871, %arg872) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%832) : (f32) -> () loc(#loc96)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc96)
+    %68 = "tensor.expand_shape"(%arg2) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc98)
+    %69 = "linalg.generic"(%67, %68, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg868: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg869: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg870: f32 loc(fused[#loc36, #loc15, #loc4, #loc23])):
+      %831 = "arith.mulf"(%arg868, %arg869) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%831) : (f32) -> () loc(#loc96)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc96)
+    %70 = "tensor.expand_shape"(%arg3) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc98)
+    %71 = "linalg.generic"(%69, %70, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg865: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg866: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg867: f32 loc(fused[#loc36, #loc7, #loc4, #loc23])):
+      %830 = "arith.addf"(%arg865, %arg866) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%830) : (f32) -> () loc(#loc93)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc93)
+    %72 = "linalg.generic"(%62, %46) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg863: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg864: f32 loc(fused[#loc36, #loc35, #loc4, #loc23])):
+      %829 = "arith.addf"(%arg863, %arg864) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc99)
+      "linalg.yield"(%829) : (f32) -> () loc(#loc99)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc99)
+    %73 = "linalg.generic"(%72, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg861: f32 loc(fused[#loc36, #loc35, #loc4, #loc23]), %arg862: f32 loc(fused[#loc36, #loc18, #loc4, #loc23])):
+      %828 = "arith.divf"(%arg861, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc100)
+      "linalg.yield"(%828) : (f32) -> () loc(#loc100)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc100)
+    %74 = "tensor.collapse_shape"(%60) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc98)
+    %75 = "linalg.generic"(%74, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg859: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg860: f32 loc(fused[#loc36, #loc15, #loc4, #loc23])):
+      %826 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc96)
+      %827 = "arith.mulf"(%arg859, %826) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%827) : (f32) -> () loc(#loc96)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc96)
+    %76 = "linalg.generic"(%arg12, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg857: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg858: f32 loc(fused[#loc36, #loc15, #loc4, #loc23])):
+      %824 = "arith.truncf"(%9) : (f64) -> f32 loc(#loc96)
+      %825 = "arith.mulf"(%arg857, %824) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%825) : (f32) -> () loc(#loc96)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc96)
+    %77 = "linalg.generic"(%75, %76, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg854: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg855: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg856: f32 loc(fused[#loc36, #loc7, #loc4, #loc23])):
+      %823 = "arith.addf"(%arg854, %arg855) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%823) : (f32) -> () loc(#loc93)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc93)
+    %78 = "linalg.generic"(%73, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg852: f32 loc(fused[#loc36, #loc18, #loc4, #loc23]), %arg853: f32 loc(fused[#loc36, #loc15, #loc4, #loc23])):
+      %821 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc96)
+      %822 = "arith.mulf"(%arg852, %821) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%822) : (f32) -> () loc(#loc96)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc96)
+    %79 = "linalg.generic"(%arg13, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg850: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg851: f32 loc(fused[#loc36, #loc15, #loc4, #loc23])):
+      %819 = "arith.truncf"(%9) : (f64) -> f32 loc(#loc96)
+      %820 = "arith.mulf"(%arg850, %819) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc96)
+      "linalg.yield"(%820) : (f32) -> () loc(#loc96)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc96)
+    %80 = "linalg.generic"(%78, %79, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg847: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg848: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg849: f32 loc(fused[#loc36, #loc7, #loc4, #loc23])):
+      %818 = "arith.addf"(%arg847, %arg848) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc93)
+      "linalg.yield"(%818) : (f32) -> () loc(#loc93)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc93)
+    %81 = "linalg.generic"(%71, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg845: f32 loc(fused[#loc36, #loc7, #loc4, #loc23]), %arg846: f32 loc(fused[#loc37, #loc38, #loc4, #loc23])):
+      %816 = "arith.cmpf"(%arg845, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc101)
+      %817 = "arith.select"(%816, %arg845, %3) : (i1, f32, f32) -> f32 loc(#loc101)
+      "linalg.yield"(%817) : (f32) -> () loc(#loc101)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc101)
+    %82 = "tensor.pad"(%81) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg841: index loc(fused[#loc39, #loc30, #loc4, #loc19]), %arg842: index loc(fused[#loc39, #loc30, #loc4, #loc19]), %arg843: index loc(fused[#loc39, #loc30, #loc4, #loc19]), %arg844: index loc(fused[#loc39, #loc30, #loc4, #loc19])):
+      "tensor.yield"(%3) : (f32) -> () loc(#loc102)
+    }) : (tensor<3x8x4x4xf32>) -> tensor<3x8x6x6xf32> loc(#loc102)
+    %83 = "linalg.conv_2d_nchw_fchw"(%82, %arg4, %26) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg838: f32 loc(unknown), %arg839: f32 loc(unknown), %arg840: f32 loc(unknown)):
+      %814 = "arith.mulf"(%arg838, %arg839) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      %815 = "arith.addf"(%arg840, %814) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc102)
+      "linalg.yield"(%815) : (f32) -> () loc(#loc102)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc102)
+    %84 = "linalg.generic"(%arg17, %28) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg836: i64 loc(fused[#loc17, #loc7, #loc4, #loc19]), %arg837: i64 loc(fused[#loc17, #loc7, #loc4, #loc19])):
+      %813 = "arith.addi"(%arg836, %2) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc103)
+      "linalg.yield"(%813) : (i64) -> () loc(#loc103)
+    }) : (tensor<i64>, tensor<i64>) -> tensor<i64> loc(#loc103)
+    %85 = "linalg.generic"(%83, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg834: f32 loc(fused[#loc39, #loc30, #loc4, #loc19]), %arg835: f32 loc(fused[#loc17, #loc31, #loc4, #loc19])):
+      %812 = "arith.addf"(%arg834, %arg835) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%812) : (f32) -> () loc(#loc104)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc104)
+    %86 = "linalg.generic"(%85, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg832: f32 loc(fused[#loc17, #loc31, #loc4, #loc19]), %arg833: f32 loc(fused[#loc17, #loc31, #loc4, #loc19])):
+      %811 = "arith.divf"(%arg832, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%811) : (f32) -> () loc(#loc104)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc104)
+    %87 = "linalg.generic"(%83, %86, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg829: f32 loc(fused[#loc39, #loc30, #loc4, #loc19]), %arg830: f32 loc(fused[#loc17, #loc31, #loc4, #loc19]), %arg831: f32 loc(fused[#loc17, #loc32, #loc4, #loc19])):
+      %810 = "arith.subf"(%arg829, %arg830) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc105)
+      "linalg.yield"(%810) : (f32) -> () loc(#loc105)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc105)
+    %88 = "linalg.generic"(%87, %87, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg826: f32 loc(fused[#loc17, #loc32, #loc4, #loc19]), %arg827: f32 loc(fused[#loc17, #loc32, #loc4, #loc19]), %arg828: f32 loc(fused[#loc17, #loc15, #loc4, #loc19])):
+      %809 = "arith.mulf"(%arg826, %arg827) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%809) : (f32) -> () loc(#loc106)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc106)
+    %89 = "linalg.generic"(%88, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg824: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg825: f32 loc(fused[#loc17, #loc31, #loc4, #loc19])):
+      %808 = "arith.addf"(%arg824, %arg825) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%808) : (f32) -> () loc(#loc104)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc104)
+    %90 = "linalg.generic"(%89, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg822: f32 loc(fused[#loc17, #loc31, #loc4, #loc19]), %arg823: f32 loc(fused[#loc17, #loc31, #loc4, #loc19])):
+      %807 = "arith.divf"(%arg822, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc104)
+      "linalg.yield"(%807) : (f32) -> () loc(#loc104)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc104)
+    %91 = "linalg.generic"(%90, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg820: f32 loc(fused[#loc17, #loc31, #loc4, #loc19]), %arg821: f32 loc(fused[#loc17, #loc7, #loc4, #loc19])):
+      %805 = "arith.truncf"(%11) : (f64) -> f32 loc(#loc103)
+      %806 = "arith.addf"(%arg820, %805) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%806) : (f32) -> () loc(#loc103)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc103)
+    %92 = "linalg.generic"(%91, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg818: f32 loc(fused[#loc17, #loc7, #loc4, #loc19]), %arg819: f32 loc(fused[#loc17, #loc33, #loc4, #loc19])):
+      %804 = "math.rsqrt"(%arg818) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc107)
+      "linalg.yield"(%804) : (f32) -> () loc(#loc107)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc107)
+    %93 = "linalg.generic"(%87, %92, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg815: f32 loc(fused[#loc17, #loc32, #loc4, #loc19]), %arg816: f32 loc(fused[#loc17, #loc33, #loc4, #loc19]), %arg817: f32 loc(fused[#loc17, #loc15, #loc4, #loc19])):
+      %803 = "arith.mulf"(%arg815, %arg816) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%803) : (f32) -> () loc(#loc106)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc106)
+    %94 = "tensor.expand_shape"(%arg5) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc108)
+    %95 = "linalg.generic"(%93, %94, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg812: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg813: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg814: f32 loc(fused[#loc17, #loc15, #loc4, #loc19])):
+      %802 = "arith.mulf"(%arg812, %arg813) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%802) : (f32) -> () loc(#loc106)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc106)
+    %96 = "tensor.expand_shape"(%arg6) <{reassociation = [[0, 1, 2, 3]], static_output_shape = array<i64: 1, 8, 1, 1>}> : (tensor<8xf32>) -> tensor<1x8x1x1xf32> loc(#loc108)
+    %97 = "linalg.generic"(%95, %96, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg809: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg810: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg811: f32 loc(fused[#loc17, #loc7, #loc4, #loc19])):
+      %801 = "arith.addf"(%arg809, %arg810) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%801) : (f32) -> () loc(#loc103)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc103)
+    %98 = "linalg.generic"(%88, %46) <{indexing_maps = [#map5, #map7], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg807: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg808: f32 loc(fused[#loc17, #loc35, #loc4, #loc19])):
+      %800 = "arith.addf"(%arg807, %arg808) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc109)
+      "linalg.yield"(%800) : (f32) -> () loc(#loc109)
+    }) : (tensor<3x8x4x4xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc109)
+    %99 = "linalg.generic"(%98, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg805: f32 loc(fused[#loc17, #loc35, #loc4, #loc19]), %arg806: f32 loc(fused[#loc17, #loc18, #loc4, #loc19])):
+      %799 = "arith.divf"(%arg805, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
+      "linalg.yield"(%799) : (f32) -> () loc(#loc77)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc77)
+    %100 = "tensor.collapse_shape"(%86) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc108)
+    %101 = "linalg.generic"(%100, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg803: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg804: f32 loc(fused[#loc17, #loc15, #loc4, #loc19])):
+      %797 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc106)
+      %798 = "arith.mulf"(%arg803, %797) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%798) : (f32) -> () loc(#loc106)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc106)
+    %102 = "linalg.generic"(%arg15, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg801: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg802: f32 loc(fused[#loc17, #loc15, #loc4, #loc19])):
+      %795 = "arith.truncf"(%9) : (f64) -> f32 loc(#loc106)
+      %796 = "arith.mulf"(%arg801, %795) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%796) : (f32) -> () loc(#loc106)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc106)
+    %103 = "linalg.generic"(%101, %102, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg798: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg799: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg800: f32 loc(fused[#loc17, #loc7, #loc4, #loc19])):
+      %794 = "arith.addf"(%arg798, %arg799) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%794) : (f32) -> () loc(#loc103)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc103)
+    %104 = "linalg.generic"(%99, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg796: f32 loc(fused[#loc17, #loc18, #loc4, #loc19]), %arg797: f32 loc(fused[#loc17, #loc15, #loc4, #loc19])):
+      %792 = "arith.truncf"(%10) : (f64) -> f32 loc(#loc106)
+      %793 = "arith.mulf"(%arg796, %792) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%793) : (f32) -> () loc(#loc106)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc106)
+    %105 = "linalg.generic"(%arg16, %45) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg794: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg795: f32 loc(fused[#loc17, #loc15, #loc4, #loc19])):
+      %790 = "arith.truncf"(%9) : (f64) -> f32 loc(#loc106)
+      %791 = "arith.mulf"(%arg794, %790) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc106)
+      "linalg.yield"(%791) : (f32) -> () loc(#loc106)
+    }) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc106)
+    %106 = "linalg.generic"(%104, %105, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg791: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg792: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg793: f32 loc(fused[#loc17, #loc7, #loc4, #loc19])):
+      %789 = "arith.addf"(%arg791, %arg792) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc103)
+      "linalg.yield"(%789) : (f32) -> () loc(#loc103)
+    }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc103)
+    %107 = "linalg.generic"(%97, %44, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg788: f32 loc(fused[#loc17, #loc7, #loc4, #loc19]), %arg789: f32 loc(fused[#loc6, #loc7, #loc4, #loc8]), %arg790: f32 loc(fused[#loc40, #loc7, #loc4, #loc41])):
+      %788 = "arith.addf"(%arg788, %arg789) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc110)
+      "linalg.yield"(%788) : (f32) -> () loc(#loc110)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc110)
+    %108 = "linalg.generic"(%107, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg786: f32 loc(fused[#loc40, #loc7, #loc4, #loc41]), %arg787: f32 loc(fused[#loc37, #loc38, #loc4, #loc42])):
+      %786 = "arith.cmpf"(%arg786, %3) <{fastmath = #arith.fastmath<none>, predicate = 9 : i64}> : (f32, f32) -> i1 loc(#loc111)
+      %787 = "arith.select"(%786, %arg786, %3) : (i1, f32, f32) -> f32 loc(#loc111)
+      "linalg.yield"(%787) : (f32) -> () loc(#loc111)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc111)
+    %109 = "tensor.empty"() : () -> tensor<3x8x1x1xf32> loc(#loc112)
+    %110 = "linalg.fill"(%3, %109) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg784: f32 loc(unknown), %arg785: f32 loc(unknown)):
+      "linalg.yield"(%arg784) : (f32) -> () loc(#loc112)
+    }) : (f32, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc112)
+    %111 = "linalg.generic"(%108, %110) <{indexing_maps = [#map5, #map9], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg782: f32 loc(fused[#loc37, #loc38, #loc4, #loc42]), %arg783: f32 loc(fused[#loc20, #loc31, #loc4, #loc12])):
+      %785 = "arith.addf"(%arg782, %arg783) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%785) : (f32) -> () loc(#loc112)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc112)
+    %112 = "linalg.generic"(%111, %109) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg780: f32 loc(fused[#loc20, #loc31, #loc4, #loc12]), %arg781: f32 loc(fused[#loc20, #loc31, #loc4, #loc12])):
+      %784 = "arith.divf"(%arg780, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc112)
+      "linalg.yield"(%784) : (f32) -> () loc(#loc112)
+    }) : (tensor<3x8x1x1xf32>, tensor<3x8x1x1xf32>) -> tensor<3x8x1x1xf32> loc(#loc112)
+    %113 = "tensor.collapse_shape"(%112) <{reassociation = [[0], [1, 2, 3]]}> : (tensor<3x8x1x1xf32>) -> tensor<3x8xf32> loc(#loc113)
+    %114 = "tensor.empty"() : () -> tensor<8x3xf32> loc(#loc114)
+    %115 = "linalg.transpose"(%arg10, %114) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg778: f32 loc(fused[#loc45, #loc46, #loc4, #loc44]), %arg779: f32 loc(fused[#loc45, #loc46, #loc4, #loc44])):
+      "linalg.yield"(%arg778) : (f32) -> () loc(#loc114)
+    }) : (tensor<3x8xf32>, tensor<8x3xf32>) -> tensor<8x3xf32> loc(#loc114)
+    %116 = "tensor.empty"() : () -> tensor<3x3xf32> loc(#loc115)
+    %117 = "linalg.fill"(%3, %116) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg776: f32 loc(unknown), %arg777: f32 loc(unknown)):
+      "linalg.yield"(%arg776) : (f32) -> () loc(#loc115)
+    }) : (f32, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc115)
+    %118 = "linalg.matmul"(%113, %115, %117) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg773: f32 loc(unknown), %arg774: f32 loc(unknown), %arg775: f32 loc(unknown)):
+      %782 = "arith.mulf"(%arg773, %arg774) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      %783 = "arith.addf"(%arg775, %782) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%783) : (f32) -> () loc(#loc115)
+    }) : (tensor<3x8xf32>, tensor<8x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc115)
+    %119 = "linalg.generic"(%arg11, %116) <{indexing_maps = [#map13, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg771: f32 loc(fused[#loc45, #loc47, #loc4, #loc44]), %arg772: f32 loc(fused[#loc45, #loc47, #loc4, #loc44])):
+      "linalg.yield"(%arg771) : (f32) -> () loc(#loc115)
+    }) : (tensor<3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc115)
+    %120 = "linalg.generic"(%118, %119, %116) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg768: f32 loc(fused[#loc45, #loc47, #loc4, #loc44]), %arg769: f32 loc(fused[#loc45, #loc47, #loc4, #loc44]), %arg770: f32 loc(fused[#loc45, #loc47, #loc4, #loc44])):
+      %781 = "arith.addf"(%arg768, %arg769) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc115)
+      "linalg.yield"(%781) : (f32) -> () loc(#loc115)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc115)
+    %121 = "tensor.empty"() : () -> tensor<3xi64> loc(#loc73)
+    %122 = "linalg.fill"(%1, %121) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg766: i64 loc(unknown), %arg767: i64 loc(unknown)):
+      "linalg.yield"(%arg766) : (i64) -> () loc(#loc73)
+    }) : (i64, tensor<3xi64>) -> tensor<3xi64> loc(#loc73)
+    %123 = "tensor.empty"() : () -> tensor<3xf32> loc(#loc73)
+    %124 = "linalg.fill"(%4, %123) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg764: f32 loc(unknown), %arg765: f32 loc(unknown)):
+      "linalg.yield"(%arg764) : (f32) -> () loc(#loc73)
+    }) : (f32, tensor<3xf32>) -> tensor<3xf32> loc(#loc73)
+    %125:2 = "linalg.generic"(%120, %124, %122) <{indexing_maps = [#map14, #map15, #map15], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 2>}> ({
+    ^bb0(%arg761: f32 loc(fused[#loc45, #loc47, #loc4, #loc44]), %arg762: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg763: i64 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %776 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc73)
+      %777 = "arith.index_cast"(%776) : (index) -> i64 loc(#loc73)
+      %778 = "arith.maximumf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      %779 = "arith.cmpf"(%arg761, %arg762) <{fastmath = #arith.fastmath<none>, predicate = 2 : i64}> : (f32, f32) -> i1 loc(#loc73)
+      %780 = "arith.select"(%779, %777, %arg763) : (i1, i64, i64) -> i64 loc(#loc73)
+      "linalg.yield"(%778, %780) : (f32, i64) -> () loc(#loc73)
+    }) : (tensor<3x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3xi64>) loc(#loc73)
+    %126 = "tensor.expand_shape"(%125#0) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xf32>) -> tensor<3x1xf32> loc(#loc73)
+    %127 = "linalg.generic"(%120, %126, %116) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg758: f32 loc(fused[#loc45, #loc47, #loc4, #loc44]), %arg759: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg760: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %775 = "arith.subf"(%arg758, %arg759) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%775) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc73)
+    %128 = "linalg.generic"(%127, %116) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg756: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg757: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %774 = "math.exp"(%arg756) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc73)
+      "linalg.yield"(%774) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc73)
+    %129 = "tensor.empty"() : () -> tensor<3x1xf32> loc(#loc73)
+    %130 = "linalg.fill"(%3, %129) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg754: f32 loc(unknown), %arg755: f32 loc(unknown)):
+      "linalg.yield"(%arg754) : (f32) -> () loc(#loc73)
+    }) : (f32, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc73)
+    %131 = "linalg.generic"(%128, %130) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg752: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg753: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %773 = "arith.addf"(%arg752, %arg753) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%773) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc73)
+    %132 = "linalg.generic"(%131, %129) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg750: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg751: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %772 = "math.log"(%arg750) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc73)
+      "linalg.yield"(%772) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc73)
+    %133 = "linalg.generic"(%127, %132, %116) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg747: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg748: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg749: f32 loc(fused[#loc2, #loc13, #loc4, #loc5])):
+      %771 = "arith.subf"(%arg747, %arg748) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
+      "linalg.yield"(%771) : (f32) -> () loc(#loc73)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc73)
+    %134 = "tensor.empty"() : () -> tensor<3xi8> loc(#loc70)
+    %135 = "linalg.generic"(%arg50, %134) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg745: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg746: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %768 = "arith.trunci"(%arg746) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc70)
+      %769 = "arith.cmpi"(%arg745, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc70)
+      %770 = "arith.extui"(%769) : (i1) -> i8 loc(#loc70)
+      "linalg.yield"(%770) : (i8) -> () loc(#loc70)
+    }) : (tensor<3xi64>, tensor<3xi8>) -> tensor<3xi8> loc(#loc70)
+    %136 = "linalg.generic"(%135, %arg50, %19, %121) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg741: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg742: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg743: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg744: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %766 = "arith.trunci"(%arg741) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc70)
+      %767 = "arith.select"(%766, %arg742, %arg743) : (i1, i64, i64) -> i64 loc(#loc70)
+      "linalg.yield"(%767) : (i64) -> () loc(#loc70)
+    }) : (tensor<3xi8>, tensor<3xi64>, tensor<i64>, tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
+    %137 = "tensor.expand_shape"(%136) <{reassociation = [[0, 1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3xi64>) -> tensor<3x1x1xi64> loc(#loc70)
+    %138 = "linalg.generic"(%121) <{indexing_maps = [#map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg740: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %764 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc70)
+      %765 = "arith.index_cast"(%764) : (index) -> i64 loc(#loc70)
+      "linalg.yield"(%765) : (i64) -> () loc(#loc70)
+    }) : (tensor<3xi64>) -> tensor<3xi64> loc(#loc70)
+    %139 = "tensor.empty"() : () -> tensor<3x1x3xi8> loc(#loc70)
+    %140 = "linalg.generic"(%137, %138, %139) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg737: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg738: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg739: i8 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %761 = "arith.trunci"(%arg739) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc70)
+      %762 = "arith.cmpi"(%arg737, %arg738) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc70)
+      %763 = "arith.extui"(%762) : (i1) -> i8 loc(#loc70)
+      "linalg.yield"(%763) : (i8) -> () loc(#loc70)
+    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi8>) -> tensor<3x1x3xi8> loc(#loc70)
+    %141 = "tensor.expand_shape"(%133) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 3>}> : (tensor<3x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
+    %142 = "tensor.empty"() : () -> tensor<3x1x3xf32> loc(#loc70)
+    %143 = "linalg.generic"(%140, %141, %7, %142) <{indexing_maps = [#map20, #map20, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg733: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg734: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg735: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg736: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %759 = "arith.trunci"(%arg733) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc70)
+      %760 = "arith.select"(%759, %arg734, %arg735) : (i1, f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%760) : (f32) -> () loc(#loc70)
+    }) : (tensor<3x1x3xi8>, tensor<3x1x3xf32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc70)
+    %144 = "linalg.generic"(%143, %130) <{indexing_maps = [#map20, #map12], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg731: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg732: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %758 = "arith.addf"(%arg731, %arg732) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%758) : (f32) -> () loc(#loc70)
+    }) : (tensor<3x1x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc70)
+    %145 = "tensor.collapse_shape"(%144) <{reassociation = [[0, 1]]}> : (tensor<3x1xf32>) -> tensor<3xf32> loc(#loc70)
+    %146 = "linalg.generic"(%145, %123) <{indexing_maps = [#map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg729: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg730: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %757 = "arith.negf"(%arg729) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc70)
+      "linalg.yield"(%757) : (f32) -> () loc(#loc70)
+    }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
+    %147 = "linalg.generic"(%135, %146, %7, %123) <{indexing_maps = [#map8, #map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg725: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg726: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg727: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg728: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %755 = "arith.trunci"(%arg725) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc70)
+      %756 = "arith.select"(%755, %arg726, %arg727) : (i1, f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%756) : (f32) -> () loc(#loc70)
+    }) : (tensor<3xi8>, tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc70)
+    %148 = "linalg.fill"(%1, %28) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg723: i64 loc(unknown), %arg724: i64 loc(unknown)):
+      "linalg.yield"(%arg723) : (i64) -> () loc(#loc70)
+    }) : (i64, tensor<i64>) -> tensor<i64> loc(#loc70)
+    %149 = "linalg.generic"(%135, %148) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg721: i8 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg722: i64 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %752 = "arith.trunci"(%arg721) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc70)
+      %753 = "arith.extui"(%752) : (i1) -> i64 loc(#loc70)
+      %754 = "arith.addi"(%753, %arg722) <{overflowFlags = #arith.overflow<none>}> : (i64, i64) -> i64 loc(#loc70)
+      "linalg.yield"(%754) : (i64) -> () loc(#loc70)
+    }) : (tensor<3xi8>, tensor<i64>) -> tensor<i64> loc(#loc70)
+    %150 = "tensor.empty"() : () -> tensor<f32> loc(#loc70)
+    %151 = "linalg.generic"(%149, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg719: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg720: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %751 = "arith.sitofp"(%arg719) : (i64) -> f32 loc(#loc70)
+      "linalg.yield"(%751) : (f32) -> () loc(#loc70)
+    }) : (tensor<i64>, tensor<f32>) -> tensor<f32> loc(#loc70)
+    %152 = "linalg.fill"(%3, %150) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg717: f32 loc(unknown), %arg718: f32 loc(unknown)):
+      "linalg.yield"(%arg717) : (f32) -> () loc(#loc70)
+    }) : (f32, tensor<f32>) -> tensor<f32> loc(#loc70)
+    %153 = "linalg.generic"(%147, %152) <{indexing_maps = [#map8, #map17], iterator_types = [#linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg715: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg716: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %750 = "arith.addf"(%arg715, %arg716) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%750) : (f32) -> () loc(#loc70)
+    }) : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc70)
+    %154 = "linalg.generic"(%153, %151, %150) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg712: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg713: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg714: f32 loc(fused[#loc2, #loc3, #loc4, #loc5])):
+      %749 = "arith.divf"(%arg712, %arg713) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc70)
+      "linalg.yield"(%749) : (f32) -> () loc(#loc70)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc70)
+    %155 = "linalg.generic"(%arg51, %151, %150) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg709: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg710: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg711: f32 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %748 = "arith.divf"(%arg709, %arg710) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%748) : (f32) -> () loc(#loc74)
+    }) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc74)
+    %156 = "tensor.expand_shape"(%arg50) <{reassociation = [[0, 1]], static_output_shape = array<i64: 3, 1>}> : (tensor<3xi64>) -> tensor<3x1xi64> loc(#loc74)
+    %157 = "tensor.empty"() : () -> tensor<3x1xi8> loc(#loc74)
+    %158 = "linalg.generic"(%156, %157) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg707: i64 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg708: i8 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %745 = "arith.trunci"(%arg708) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %746 = "arith.cmpi"(%arg707, %0) <{predicate = 1 : i64}> : (i64, i64) -> i1 loc(#loc74)
+      %747 = "arith.extui"(%746) : (i1) -> i8 loc(#loc74)
+      "linalg.yield"(%747) : (i8) -> () loc(#loc74)
+    }) : (tensor<3x1xi64>, tensor<3x1xi8>) -> tensor<3x1xi8> loc(#loc74)
+    %159 = "tensor.empty"() : () -> tensor<3x1xi64> loc(#loc74)
+    %160 = "linalg.generic"(%158, %156, %19, %159) <{indexing_maps = [#map14, #map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg703: i8 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg704: i64 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg705: i64 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg706: i64 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %743 = "arith.trunci"(%arg703) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %744 = "arith.select"(%743, %arg704, %arg705) : (i1, i64, i64) -> i64 loc(#loc74)
+      "linalg.yield"(%744) : (i64) -> () loc(#loc74)
+    }) : (tensor<3x1xi8>, tensor<3x1xi64>, tensor<i64>, tensor<3x1xi64>) -> tensor<3x1xi64> loc(#loc74)
+    %161 = "tensor.expand_shape"(%160) <{reassociation = [[0], [1, 2]], static_output_shape = array<i64: 3, 1, 1>}> : (tensor<3x1xi64>) -> tensor<3x1x1xi64> loc(#loc74)
+    %162 = "linalg.generic"(%161, %138, %139) <{indexing_maps = [#map18, #map19, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg700: i64 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg701: i64 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg702: i8 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %740 = "arith.trunci"(%arg702) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %741 = "arith.cmpi"(%arg700, %arg701) <{predicate = 0 : i64}> : (i64, i64) -> i1 loc(#loc74)
+      %742 = "arith.extui"(%741) : (i1) -> i8 loc(#loc74)
+      "linalg.yield"(%742) : (i8) -> () loc(#loc74)
+    }) : (tensor<3x1x1xi64>, tensor<3xi64>, tensor<3x1x3xi8>) -> tensor<3x1x3xi8> loc(#loc74)
+    %163 = "tensor.empty"() : () -> tensor<3x3xi8> loc(#loc74)
+    %164 = "arith.extui"(%5) : (i1) -> i8 loc(#loc74)
+    %165 = "linalg.fill"(%164, %163) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg698: i8 loc(unknown), %arg699: i8 loc(unknown)):
+      %737 = "arith.trunci"(%arg699) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %738 = "arith.trunci"(%arg698) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %739 = "arith.extui"(%738) : (i1) -> i8 loc(#loc74)
+      "linalg.yield"(%739) : (i8) -> () loc(#loc74)
+    }) : (i8, tensor<3x3xi8>) -> tensor<3x3xi8> loc(#loc74)
+    %166 = "linalg.generic"(%162, %165) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg696: i8 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg697: i8 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %733 = "arith.trunci"(%arg697) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %734 = "arith.trunci"(%arg696) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %735 = "arith.ori"(%734, %733) : (i1, i1) -> i1 loc(#loc74)
+      %736 = "arith.extui"(%735) : (i1) -> i8 loc(#loc74)
+      "linalg.yield"(%736) : (i8) -> () loc(#loc74)
+    }) : (tensor<3x1x3xi8>, tensor<3x3xi8>) -> tensor<3x3xi8> loc(#loc74)
+    %167 = "linalg.generic"(%162, %8, %7, %142) <{indexing_maps = [#map20, #map21, #map21, #map20], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg692: i8 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg693: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg694: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg695: f32 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %731 = "arith.trunci"(%arg692) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %732 = "arith.select"(%731, %arg693, %arg694) : (i1, f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%732) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x1x3xi8>, tensor<f32>, tensor<f32>, tensor<3x1x3xf32>) -> tensor<3x1x3xf32> loc(#loc74)
+    %168 = "linalg.generic"(%167, %117) <{indexing_maps = [#map20, #map10], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg690: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg691: f32 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %730 = "arith.addf"(%arg690, %arg691) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%730) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x1x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
+    %169 = "linalg.generic"(%166, %168, %6, %116) <{indexing_maps = [#map14, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg686: i8 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg687: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg688: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg689: f32 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %728 = "arith.trunci"(%arg686) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %729 = "arith.select"(%728, %arg687, %arg688) : (i1, f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%729) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x3xi8>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
+    %170 = "linalg.generic"(%158, %155, %7, %129) <{indexing_maps = [#map14, #map22, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg682: i8 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg683: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg684: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg685: f32 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %726 = "arith.trunci"(%arg682) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc74)
+      %727 = "arith.select"(%726, %arg683, %arg684) : (i1, f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%727) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x1xi8>, tensor<f32>, tensor<f32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc74)
+    %171 = "linalg.generic"(%169, %170, %116) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg679: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg680: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg681: f32 loc(fused[#loc2, #loc14, #loc11, #loc5])):
+      %725 = "arith.mulf"(%arg679, %arg680) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc74)
+      "linalg.yield"(%725) : (f32) -> () loc(#loc74)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc74)
+    %172 = "linalg.generic"(%133, %116) <{indexing_maps = [#map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg677: f32 loc(fused[#loc2, #loc13, #loc4, #loc5]), %arg678: f32 loc(fused[#loc2, #loc48, #loc11, #loc5])):
+      %724 = "math.exp"(%arg677) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc116)
+      "linalg.yield"(%724) : (f32) -> () loc(#loc116)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
+    %173 = "linalg.generic"(%171, %130) <{indexing_maps = [#map14, #map16], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg675: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg676: f32 loc(fused[#loc2, #loc48, #loc11, #loc5])):
+      %723 = "arith.addf"(%arg675, %arg676) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%723) : (f32) -> () loc(#loc116)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32> loc(#loc116)
+    %174 = "linalg.generic"(%172, %173, %116) <{indexing_maps = [#map14, #map16, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg672: f32 loc(fused[#loc2, #loc48, #loc11, #loc5]), %arg673: f32 loc(fused[#loc2, #loc48, #loc11, #loc5]), %arg674: f32 loc(fused[#loc2, #loc48, #loc11, #loc5])):
+      %722 = "arith.mulf"(%arg672, %arg673) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%722) : (f32) -> () loc(#loc116)
+    }) : (tensor<3x3xf32>, tensor<3x1xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
+    %175 = "linalg.generic"(%171, %174, %116) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg669: f32 loc(fused[#loc2, #loc14, #loc11, #loc5]), %arg670: f32 loc(fused[#loc2, #loc48, #loc11, #loc5]), %arg671: f32 loc(fused[#loc2, #loc48, #loc11, #loc5])):
+      %721 = "arith.subf"(%arg669, %arg670) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc116)
+      "linalg.yield"(%721) : (f32) -> () loc(#loc116)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc116)
+    %176 = "tensor.empty"() : () -> tensor<3x8xf32> loc(#loc117)
+    %177 = "linalg.fill"(%3, %176) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg667: f32 loc(unknown), %arg668: f32 loc(unknown)):
+      "linalg.yield"(%arg667) : (f32) -> () loc(#loc117)
+    }) : (f32, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc117)
+    %178 = "linalg.matmul"(%175, %arg10, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg664: f32 loc(unknown), %arg665: f32 loc(unknown), %arg666: f32 loc(unknown)):
+      %719 = "arith.mulf"(%arg664, %arg665) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      %720 = "arith.addf"(%arg666, %719) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%720) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc117)
+    %179 = "linalg.transpose"(%175, %116) <{permutation = array<i64: 1, 0>}> ({
+    ^bb0(%arg662: f32 loc(fused[#loc2, #loc48, #loc11, #loc5]), %arg663: f32 loc(fused[#loc45, #loc46, #loc11, #loc44])):
+      "linalg.yield"(%arg662) : (f32) -> () loc(#loc118)
+    }) : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32> loc(#loc118)
+    %180 = "linalg.matmul"(%179, %113, %177) <{indexing_maps = [#map10, #map11, #map12], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg659: f32 loc(unknown), %arg660: f32 loc(unknown), %arg661: f32 loc(unknown)):
+      %717 = "arith.mulf"(%arg659, %arg660) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      %718 = "arith.addf"(%arg661, %717) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc117)
+      "linalg.yield"(%718) : (f32) -> () loc(#loc117)
+    }) : (tensor<3x3xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc117)
+    %181 = "tensor.empty"() : () -> tensor<1x3xf32> loc(#loc119)
+    %182 = "linalg.fill"(%3, %181) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg657: f32 loc(unknown), %arg658: f32 loc(unknown)):
+      "linalg.yield"(%arg657) : (f32) -> () loc(#loc119)
+    }) : (f32, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc119)
+    %183 = "linalg.generic"(%175, %182) <{indexing_maps = [#map14, #map23], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg655: f32 loc(fused[#loc2, #loc48, #loc11, #loc5]), %arg656: f32 loc(fused[#loc45, #loc35, #loc11, #loc44])):
+      %716 = "arith.addf"(%arg655, %arg656) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc119)
+      "linalg.yield"(%716) : (f32) -> () loc(#loc119)
+    }) : (tensor<3x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32> loc(#loc119)
+    %184 = "tensor.collapse_shape"(%183) <{reassociation = [[0, 1]]}> : (tensor<1x3xf32>) -> tensor<3xf32> loc(#loc120)
+    %185 = "linalg.generic"(%178, %25) <{indexing_maps = [#map24, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg653: f32 loc(fused[#loc20, #loc50, #loc11, #loc12]), %arg654: f32 loc(fused[#loc20, #loc50, #loc11, #loc12])):
+      "linalg.yield"(%arg653) : (f32) -> () loc(#loc121)
+    }) : (tensor<3x8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc121)
+    %186 = "linalg.generic"(%185, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg651: f32 loc(fused[#loc20, #loc50, #loc11, #loc12]), %arg652: f32 loc(fused[#loc20, #loc16, #loc11, #loc12])):
+      %715 = "arith.divf"(%arg651, %14) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc78)
+      "linalg.yield"(%715) : (f32) -> () loc(#loc78)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc78)
+    %187 = "tensor.empty"() : () -> tensor<3x8x4x4xi8> loc(#loc122)
+    %188 = "linalg.generic"(%108, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg649: f32 loc(fused[#loc37, #loc38, #loc4, #loc42]), %arg650: i8 loc(fused[#loc37, #loc51, #loc11, #loc42])):
+      %712 = "arith.trunci"(%arg650) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc122)
+      %713 = "arith.cmpf"(%arg649, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc122)
+      %714 = "arith.extui"(%713) : (i1) -> i8 loc(#loc122)
+      "linalg.yield"(%714) : (i8) -> () loc(#loc122)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi8>) -> tensor<3x8x4x4xi8> loc(#loc122)
+    %189 = "linalg.generic"(%188, %7, %186, %25) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg645: i8 loc(fused[#loc37, #loc51, #loc11, #loc42]), %arg646: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg647: f32 loc(fused[#loc20, #loc16, #loc11, #loc12]), %arg648: f32 loc(fused[#loc37, #loc51, #loc11, #loc42])):
+      %710 = "arith.trunci"(%arg645) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc122)
+      %711 = "arith.select"(%710, %arg646, %arg647) : (i1, f32, f32) -> f32 loc(#loc122)
+      "linalg.yield"(%711) : (f32) -> () loc(#loc122)
+    }) : (tensor<3x8x4x4xi8>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc122)
+    %190 = "linalg.generic"(%189, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg643: f32 loc(fused[#loc37, #loc51, #loc11, #loc42]), %arg644: f32 loc(fused[#loc17, #loc35, #loc11, #loc19])):
+      %709 = "arith.addf"(%arg643, %arg644) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%709) : (f32) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc123)
+    %191 = "tensor.collapse_shape"(%190) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc124)
+    %192 = "linalg.generic"(%189, %93, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg640: f32 loc(fused[#loc37, #loc51, #loc11, #loc42]), %arg641: f32 loc(fused[#loc17, #loc15, #loc4, #loc19]), %arg642: f32 loc(fused[#loc17, #loc15, #loc11, #loc19])):
+      %708 = "arith.mulf"(%arg640, %arg641) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%708) : (f32) -> () loc(#loc125)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
+    %193 = "linalg.generic"(%189, %94, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg637: f32 loc(fused[#loc37, #loc51, #loc11, #loc42]), %arg638: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg639: f32 loc(fused[#loc17, #loc15, #loc11, #loc19])):
+      %707 = "arith.mulf"(%arg637, %arg638) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%707) : (f32) -> () loc(#loc125)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
+    %194 = "linalg.generic"(%192, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg635: f32 loc(fused[#loc17, #loc15, #loc11, #loc19]), %arg636: f32 loc(fused[#loc17, #loc35, #loc11, #loc19])):
+      %706 = "arith.addf"(%arg635, %arg636) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%706) : (f32) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc123)
+    %195 = "tensor.collapse_shape"(%194) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc124)
+    %196 = "linalg.generic"(%193, %87, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg632: f32 loc(fused[#loc17, #loc15, #loc11, #loc19]), %arg633: f32 loc(fused[#loc17, #loc32, #loc4, #loc19]), %arg634: f32 loc(fused[#loc17, #loc15, #loc11, #loc19])):
+      %705 = "arith.mulf"(%arg632, %arg633) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%705) : (f32) -> () loc(#loc125)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
+    %197 = "linalg.generic"(%193, %92, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg629: f32 loc(fused[#loc17, #loc15, #loc11, #loc19]), %arg630: f32 loc(fused[#loc17, #loc33, #loc4, #loc19]), %arg631: f32 loc(fused[#loc17, #loc15, #loc11, #loc19])):
+      %704 = "arith.mulf"(%arg629, %arg630) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%704) : (f32) -> () loc(#loc125)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
+    %198 = "linalg.generic"(%196, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg627: f32 loc(fused[#loc17, #loc15, #loc11, #loc19]), %arg628: f32 loc(fused[#loc17, #loc35, #loc11, #loc19])):
+      %703 = "arith.addf"(%arg627, %arg628) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%703) : (f32) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc123)
+    %199 = "linalg.generic"(%92, %92, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg624: f32 loc(fused[#loc17, #loc33, #loc4, #loc19]), %arg625: f32 loc(fused[#loc17, #loc33, #loc4, #loc19]), %arg626: f32 loc(fused[#loc17, #loc52, #loc11, #loc19])):
+      %702 = "arith.mulf"(%arg624, %arg625) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%702) : (f32) -> () loc(#loc126)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc126)
+    %200 = "linalg.generic"(%199, %92, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg621: f32 loc(fused[#loc17, #loc52, #loc11, #loc19]), %arg622: f32 loc(fused[#loc17, #loc33, #loc4, #loc19]), %arg623: f32 loc(fused[#loc17, #loc52, #loc11, #loc19])):
+      %701 = "arith.mulf"(%arg621, %arg622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc126)
+      "linalg.yield"(%701) : (f32) -> () loc(#loc126)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc126)
+    %201 = "linalg.generic"(%198, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg619: f32 loc(fused[#loc17, #loc35, #loc11, #loc19]), %arg620: f32 loc(fused[#loc17, #loc21, #loc11, #loc19])):
+      %700 = "arith.mulf"(%arg619, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc79)
+      "linalg.yield"(%700) : (f32) -> () loc(#loc79)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc79)
+    %202 = "linalg.generic"(%201, %200, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg616: f32 loc(fused[#loc17, #loc21, #loc11, #loc19]), %arg617: f32 loc(fused[#loc17, #loc52, #loc11, #loc19]), %arg618: f32 loc(fused[#loc17, #loc15, #loc11, #loc19])):
+      %699 = "arith.mulf"(%arg616, %arg617) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%699) : (f32) -> () loc(#loc125)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc125)
+    %203 = "tensor.collapse_shape"(%202) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc127)
+    %204 = "linalg.generic"(%203, %25) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg614: f32 loc(fused[#loc17, #loc50, #loc11, #loc19]), %arg615: f32 loc(fused[#loc17, #loc50, #loc11, #loc19])):
+      "linalg.yield"(%arg614) : (f32) -> () loc(#loc127)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc127)
+    %205 = "linalg.generic"(%204, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg612: f32 loc(fused[#loc17, #loc50, #loc11, #loc19]), %arg613: f32 loc(fused[#loc17, #loc16, #loc11, #loc19])):
+      %698 = "arith.divf"(%arg612, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%698) : (f32) -> () loc(#loc128)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc128)
+    %206 = "linalg.generic"(%205, %87, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg609: f32 loc(fused[#loc17, #loc16, #loc11, #loc19]), %arg610: f32 loc(fused[#loc17, #loc32, #loc4, #loc19]), %arg611: f32 loc(fused[#loc17, #loc15, #loc11, #loc19])):
+      %697 = "arith.mulf"(%arg609, %arg610) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc125)
+      "linalg.yield"(%697) : (f32) -> () loc(#loc125)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc125)
+    %207 = "linalg.generic"(%197, %206, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg606: f32 loc(fused[#loc17, #loc15, #loc11, #loc19]), %arg607: f32 loc(fused[#loc17, #loc15, #loc11, #loc19]), %arg608: f32 loc(fused[#loc17, #loc7, #loc11, #loc19])):
+      %696 = "arith.addf"(%arg606, %arg607) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%696) : (f32) -> () loc(#loc129)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc129)
+    %208 = "linalg.generic"(%207, %206, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg603: f32 loc(fused[#loc17, #loc7, #loc11, #loc19]), %arg604: f32 loc(fused[#loc17, #loc15, #loc11, #loc19]), %arg605: f32 loc(fused[#loc17, #loc7, #loc11, #loc19])):
+      %695 = "arith.addf"(%arg603, %arg604) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%695) : (f32) -> () loc(#loc129)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc129)
+    %209 = "linalg.generic"(%208, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg601: f32 loc(fused[#loc17, #loc7, #loc11, #loc19]), %arg602: f32 loc(fused[#loc17, #loc53, #loc11, #loc19])):
+      %694 = "arith.negf"(%arg601) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc130)
+      "linalg.yield"(%694) : (f32) -> () loc(#loc130)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc130)
+    %210 = "linalg.generic"(%209, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg599: f32 loc(fused[#loc17, #loc53, #loc11, #loc19]), %arg600: f32 loc(fused[#loc17, #loc35, #loc11, #loc19])):
+      %693 = "arith.addf"(%arg599, %arg600) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc123)
+      "linalg.yield"(%693) : (f32) -> () loc(#loc123)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc123)
+    %211 = "tensor.collapse_shape"(%210) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc127)
+    %212 = "linalg.generic"(%211, %25) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg597: f32 loc(fused[#loc17, #loc50, #loc11, #loc19]), %arg598: f32 loc(fused[#loc17, #loc50, #loc11, #loc19])):
+      "linalg.yield"(%arg597) : (f32) -> () loc(#loc127)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc127)
+    %213 = "linalg.generic"(%212, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg595: f32 loc(fused[#loc17, #loc50, #loc11, #loc19]), %arg596: f32 loc(fused[#loc17, #loc16, #loc11, #loc19])):
+      %692 = "arith.divf"(%arg595, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc128)
+      "linalg.yield"(%692) : (f32) -> () loc(#loc128)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc128)
+    %214 = "linalg.generic"(%208, %213, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg592: f32 loc(fused[#loc17, #loc7, #loc11, #loc19]), %arg593: f32 loc(fused[#loc17, #loc16, #loc11, #loc19]), %arg594: f32 loc(fused[#loc17, #loc7, #loc11, #loc19])):
+      %691 = "arith.addf"(%arg592, %arg593) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc129)
+      "linalg.yield"(%691) : (f32) -> () loc(#loc129)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc129)
+    %215 = "tensor.empty"() : () -> tensor<8x8x3x3xf32> loc(#loc131)
+    %216 = "linalg.fill"(%3, %215) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg590: f32 loc(unknown), %arg591: f32 loc(unknown)):
+      "linalg.yield"(%arg590) : (f32) -> () loc(#loc131)
+    }) : (f32, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc131)
+    %217 = "linalg.generic"(%216) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg589: f32 loc(fused[#loc39, #loc10, #loc11, #loc19])):
+      %684 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc131)
+      %685 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc131)
+      %686 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc131)
+      %687 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc131)
+      %688 = "arith.subi"(%16, %686) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc131)
+      %689 = "arith.subi"(%16, %687) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc131)
+      %690 = "tensor.extract"(%arg4, %685, %684, %688, %689) : (tensor<8x8x3x3xf32>, index, index, index, index) -> f32 loc(#loc131)
+      "linalg.yield"(%690) : (f32) -> () loc(#loc131)
+    }) : (tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc131)
+    %218 = "tensor.empty"() : () -> tensor<3x8x6x6xf32> loc(#loc131)
+    %219 = "linalg.fill"(%3, %218) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg587: f32 loc(unknown), %arg588: f32 loc(unknown)):
+      "linalg.yield"(%arg587) : (f32) -> () loc(#loc131)
+    }) : (f32, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc131)
+    %220 = "tensor.insert_slice"(%214, %219) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<3x8x4x4xf32>, tensor<3x8x6x6xf32>) -> tensor<3x8x6x6xf32> loc(#loc131)
+    %221 = "linalg.conv_2d_nchw_fchw"(%220, %217, %26) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg584: f32 loc(unknown), %arg585: f32 loc(unknown), %arg586: f32 loc(unknown)):
+      %682 = "arith.mulf"(%arg584, %arg585) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
+      %683 = "arith.addf"(%arg586, %682) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
+      "linalg.yield"(%683) : (f32) -> () loc(#loc131)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x6x6xf32>, tensor<8x8x3x3xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc131)
+    %222 = "tensor.expand_shape"(%81) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc131)
+    %223 = "tensor.empty"() : () -> tensor<8x1x3x4x4xf32> loc(#loc131)
+    %224 = "linalg.transpose"(%222, %223) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg582: f32 loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg583: f32 loc(fused[#loc39, #loc10, #loc11, #loc19])):
+      "linalg.yield"(%arg582) : (f32) -> () loc(#loc131)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<8x1x3x4x4xf32>) -> tensor<8x1x3x4x4xf32> loc(#loc131)
+    %225 = "tensor.collapse_shape"(%224) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<8x1x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc131)
+    %226 = "tensor.expand_shape"(%214) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc131)
+    %227 = "tensor.empty"() : () -> tensor<1x8x3x4x4xf32> loc(#loc131)
+    %228 = "linalg.transpose"(%226, %227) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg580: f32 loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg581: f32 loc(fused[#loc39, #loc10, #loc11, #loc19])):
+      "linalg.yield"(%arg580) : (f32) -> () loc(#loc131)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc131)
+    %229 = "tensor.collapse_shape"(%228) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc131)
+    %230 = "tensor.pad"(%225) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg576: index loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg577: index loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg578: index loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg579: index loc(fused[#loc39, #loc10, #loc11, #loc19])):
+      "tensor.yield"(%3) : (f32) -> () loc(#loc131)
+    }) : (tensor<8x3x4x4xf32>) -> tensor<8x3x6x6xf32> loc(#loc131)
+    %231 = "linalg.conv_2d_nchw_fchw"(%230, %229, %216) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg573: f32 loc(unknown), %arg574: f32 loc(unknown), %arg575: f32 loc(unknown)):
+      %680 = "arith.mulf"(%arg573, %arg574) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
+      %681 = "arith.addf"(%arg575, %680) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc131)
+      "linalg.yield"(%681) : (f32) -> () loc(#loc131)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<8x3x6x6xf32>, tensor<8x3x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc131)
+    %232 = "linalg.transpose"(%231, %215) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg571: f32 loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg572: f32 loc(fused[#loc39, #loc10, #loc11, #loc19])):
+      "linalg.yield"(%arg571) : (f32) -> () loc(#loc131)
+    }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc131)
+    %233 = "linalg.generic"(%81, %187) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg569: f32 loc(fused[#loc37, #loc38, #loc4, #loc23]), %arg570: i8 loc(fused[#loc37, #loc51, #loc11, #loc23])):
+      %677 = "arith.trunci"(%arg570) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc132)
+      %678 = "arith.cmpf"(%arg569, %3) <{fastmath = #arith.fastmath<none>, predicate = 5 : i64}> : (f32, f32) -> i1 loc(#loc132)
+      %679 = "arith.extui"(%678) : (i1) -> i8 loc(#loc132)
+      "linalg.yield"(%679) : (i8) -> () loc(#loc132)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xi8>) -> tensor<3x8x4x4xi8> loc(#loc132)
+    %234 = "linalg.generic"(%233, %7, %221, %25) <{indexing_maps = [#map5, #map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg565: i8 loc(fused[#loc37, #loc51, #loc11, #loc23]), %arg566: f32 loc(fused[#loc2, #loc3, #loc4, #loc5]), %arg567: f32 loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg568: f32 loc(fused[#loc37, #loc51, #loc11, #loc23])):
+      %675 = "arith.trunci"(%arg565) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc132)
+      %676 = "arith.select"(%675, %arg566, %arg567) : (i1, f32, f32) -> f32 loc(#loc132)
+      "linalg.yield"(%676) : (f32) -> () loc(#loc132)
+    }) : (tensor<3x8x4x4xi8>, tensor<f32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc132)
+    %235 = "linalg.generic"(%234, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg563: f32 loc(fused[#loc37, #loc51, #loc11, #loc23]), %arg564: f32 loc(fused[#loc36, #loc35, #loc11, #loc23])):
+      %674 = "arith.addf"(%arg563, %arg564) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%674) : (f32) -> () loc(#loc133)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc133)
+    %236 = "tensor.collapse_shape"(%235) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc134)
+    %237 = "linalg.generic"(%234, %67, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg560: f32 loc(fused[#loc37, #loc51, #loc11, #loc23]), %arg561: f32 loc(fused[#loc36, #loc15, #loc4, #loc23]), %arg562: f32 loc(fused[#loc36, #loc15, #loc11, #loc23])):
+      %673 = "arith.mulf"(%arg560, %arg561) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%673) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    %238 = "linalg.generic"(%234, %68, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg557: f32 loc(fused[#loc37, #loc51, #loc11, #loc23]), %arg558: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg559: f32 loc(fused[#loc36, #loc15, #loc11, #loc23])):
+      %672 = "arith.mulf"(%arg557, %arg558) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%672) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    %239 = "linalg.generic"(%237, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg555: f32 loc(fused[#loc36, #loc15, #loc11, #loc23]), %arg556: f32 loc(fused[#loc36, #loc35, #loc11, #loc23])):
+      %671 = "arith.addf"(%arg555, %arg556) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%671) : (f32) -> () loc(#loc133)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc133)
+    %240 = "tensor.collapse_shape"(%239) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc134)
+    %241 = "linalg.generic"(%238, %61, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg552: f32 loc(fused[#loc36, #loc15, #loc11, #loc23]), %arg553: f32 loc(fused[#loc36, #loc32, #loc4, #loc23]), %arg554: f32 loc(fused[#loc36, #loc15, #loc11, #loc23])):
+      %670 = "arith.mulf"(%arg552, %arg553) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%670) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    %242 = "linalg.generic"(%238, %66, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg549: f32 loc(fused[#loc36, #loc15, #loc11, #loc23]), %arg550: f32 loc(fused[#loc36, #loc33, #loc4, #loc23]), %arg551: f32 loc(fused[#loc36, #loc15, #loc11, #loc23])):
+      %669 = "arith.mulf"(%arg549, %arg550) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%669) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    %243 = "linalg.generic"(%241, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg547: f32 loc(fused[#loc36, #loc15, #loc11, #loc23]), %arg548: f32 loc(fused[#loc36, #loc35, #loc11, #loc23])):
+      %668 = "arith.addf"(%arg547, %arg548) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%668) : (f32) -> () loc(#loc133)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc133)
+    %244 = "linalg.generic"(%66, %66, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg544: f32 loc(fused[#loc36, #loc33, #loc4, #loc23]), %arg545: f32 loc(fused[#loc36, #loc33, #loc4, #loc23]), %arg546: f32 loc(fused[#loc36, #loc52, #loc11, #loc23])):
+      %667 = "arith.mulf"(%arg544, %arg545) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%667) : (f32) -> () loc(#loc136)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc136)
+    %245 = "linalg.generic"(%244, %66, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg541: f32 loc(fused[#loc36, #loc52, #loc11, #loc23]), %arg542: f32 loc(fused[#loc36, #loc33, #loc4, #loc23]), %arg543: f32 loc(fused[#loc36, #loc52, #loc11, #loc23])):
+      %666 = "arith.mulf"(%arg541, %arg542) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc136)
+      "linalg.yield"(%666) : (f32) -> () loc(#loc136)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc136)
+    %246 = "linalg.generic"(%243, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg539: f32 loc(fused[#loc36, #loc35, #loc11, #loc23]), %arg540: f32 loc(fused[#loc36, #loc21, #loc11, #loc23])):
+      %665 = "arith.mulf"(%arg539, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc137)
+      "linalg.yield"(%665) : (f32) -> () loc(#loc137)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc137)
+    %247 = "linalg.generic"(%246, %245, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg536: f32 loc(fused[#loc36, #loc21, #loc11, #loc23]), %arg537: f32 loc(fused[#loc36, #loc52, #loc11, #loc23]), %arg538: f32 loc(fused[#loc36, #loc15, #loc11, #loc23])):
+      %664 = "arith.mulf"(%arg536, %arg537) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%664) : (f32) -> () loc(#loc135)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc135)
+    %248 = "tensor.collapse_shape"(%247) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc138)
+    %249 = "linalg.generic"(%248, %25) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg534: f32 loc(fused[#loc36, #loc50, #loc11, #loc23]), %arg535: f32 loc(fused[#loc36, #loc50, #loc11, #loc23])):
+      "linalg.yield"(%arg534) : (f32) -> () loc(#loc138)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    %250 = "linalg.generic"(%249, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg532: f32 loc(fused[#loc36, #loc50, #loc11, #loc23]), %arg533: f32 loc(fused[#loc36, #loc16, #loc11, #loc23])):
+      %663 = "arith.divf"(%arg532, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%663) : (f32) -> () loc(#loc139)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc139)
+    %251 = "linalg.generic"(%250, %61, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg529: f32 loc(fused[#loc36, #loc16, #loc11, #loc23]), %arg530: f32 loc(fused[#loc36, #loc32, #loc4, #loc23]), %arg531: f32 loc(fused[#loc36, #loc15, #loc11, #loc23])):
+      %662 = "arith.mulf"(%arg529, %arg530) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc135)
+      "linalg.yield"(%662) : (f32) -> () loc(#loc135)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc135)
+    %252 = "linalg.generic"(%242, %251, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg526: f32 loc(fused[#loc36, #loc15, #loc11, #loc23]), %arg527: f32 loc(fused[#loc36, #loc15, #loc11, #loc23]), %arg528: f32 loc(fused[#loc36, #loc7, #loc11, #loc23])):
+      %661 = "arith.addf"(%arg526, %arg527) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%661) : (f32) -> () loc(#loc140)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc140)
+    %253 = "linalg.generic"(%252, %251, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg523: f32 loc(fused[#loc36, #loc7, #loc11, #loc23]), %arg524: f32 loc(fused[#loc36, #loc15, #loc11, #loc23]), %arg525: f32 loc(fused[#loc36, #loc7, #loc11, #loc23])):
+      %660 = "arith.addf"(%arg523, %arg524) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%660) : (f32) -> () loc(#loc140)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc140)
+    %254 = "linalg.generic"(%253, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg521: f32 loc(fused[#loc36, #loc7, #loc11, #loc23]), %arg522: f32 loc(fused[#loc36, #loc53, #loc11, #loc23])):
+      %659 = "arith.negf"(%arg521) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc141)
+      "linalg.yield"(%659) : (f32) -> () loc(#loc141)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc141)
+    %255 = "linalg.generic"(%254, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg519: f32 loc(fused[#loc36, #loc53, #loc11, #loc23]), %arg520: f32 loc(fused[#loc36, #loc35, #loc11, #loc23])):
+      %658 = "arith.addf"(%arg519, %arg520) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc133)
+      "linalg.yield"(%658) : (f32) -> () loc(#loc133)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc133)
+    %256 = "tensor.collapse_shape"(%255) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc138)
+    %257 = "linalg.generic"(%256, %25) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg517: f32 loc(fused[#loc36, #loc50, #loc11, #loc23]), %arg518: f32 loc(fused[#loc36, #loc50, #loc11, #loc23])):
+      "linalg.yield"(%arg517) : (f32) -> () loc(#loc138)
+    }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc138)
+    %258 = "linalg.generic"(%257, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg515: f32 loc(fused[#loc36, #loc50, #loc11, #loc23]), %arg516: f32 loc(fused[#loc36, #loc16, #loc11, #loc23])):
+      %657 = "arith.divf"(%arg515, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc139)
+      "linalg.yield"(%657) : (f32) -> () loc(#loc139)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc139)
+    %259 = "linalg.generic"(%253, %258, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg512: f32 loc(fused[#loc36, #loc7, #loc11, #loc23]), %arg513: f32 loc(fused[#loc36, #loc16, #loc11, #loc23]), %arg514: f32 loc(fused[#loc36, #loc7, #loc11, #loc23])):
+      %656 = "arith.addf"(%arg512, %arg513) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc140)
+      "linalg.yield"(%656) : (f32) -> () loc(#loc140)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc140)
+    %260 = "tensor.empty"() : () -> tensor<4x8x3x3xf32> loc(#loc80)
+    %261 = "linalg.fill"(%3, %260) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg510: f32 loc(unknown), %arg511: f32 loc(unknown)):
+      "linalg.yield"(%arg510) : (f32) -> () loc(#loc80)
+    }) : (f32, tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc80)
+    %262 = "linalg.generic"(%261) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg509: f32 loc(fused[#loc22, #loc10, #loc11, #loc23])):
+      %649 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc80)
+      %650 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc80)
+      %651 = "linalg.index"() <{dim = 2 : i64}> : () -> index loc(#loc80)
+      %652 = "linalg.index"() <{dim = 3 : i64}> : () -> index loc(#loc80)
+      %653 = "arith.subi"(%16, %651) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc80)
+      %654 = "arith.subi"(%16, %652) <{overflowFlags = #arith.overflow<none>}> : (index, index) -> index loc(#loc80)
+      %655 = "tensor.extract"(%arg1, %650, %649, %653, %654) : (tensor<8x4x3x3xf32>, index, index, index, index) -> f32 loc(#loc80)
+      "linalg.yield"(%655) : (f32) -> () loc(#loc80)
+    }) : (tensor<4x8x3x3xf32>) -> tensor<4x8x3x3xf32> loc(#loc80)
+    %263 = "tensor.empty"() : () -> tensor<3x8x10x10xf32> loc(#loc80)
+    %264 = "linalg.fill"(%3, %263) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg507: f32 loc(unknown), %arg508: f32 loc(unknown)):
+      "linalg.yield"(%arg507) : (f32) -> () loc(#loc80)
+    }) : (f32, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc80)
+    %265 = "tensor.insert_slice"(%259, %264) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 1, 1>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x10x10xf32>) -> tensor<3x8x10x10xf32> loc(#loc80)
+    %266 = "linalg.conv_2d_nchw_fchw"(%265, %262, %23) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg504: f32 loc(unknown), %arg505: f32 loc(unknown), %arg506: f32 loc(unknown)):
+      %647 = "arith.mulf"(%arg504, %arg505) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %648 = "arith.addf"(%arg506, %647) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%648) : (f32) -> () loc(#loc80)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x10x10xf32>, tensor<4x8x3x3xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc80)
+    %267 = "tensor.expand_shape"(%24) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc80)
+    %268 = "tensor.empty"() : () -> tensor<4x1x3x8x8xf32> loc(#loc80)
+    %269 = "linalg.transpose"(%267, %268) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg502: f32 loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg503: f32 loc(fused[#loc22, #loc10, #loc11, #loc23])):
+      "linalg.yield"(%arg502) : (f32) -> () loc(#loc80)
+    }) : (tensor<3x1x4x8x8xf32>, tensor<4x1x3x8x8xf32>) -> tensor<4x1x3x8x8xf32> loc(#loc80)
+    %270 = "tensor.collapse_shape"(%269) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<4x1x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc80)
+    %271 = "tensor.expand_shape"(%259) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc80)
+    %272 = "linalg.transpose"(%271, %227) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg500: f32 loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg501: f32 loc(fused[#loc22, #loc10, #loc11, #loc23])):
+      "linalg.yield"(%arg500) : (f32) -> () loc(#loc80)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc80)
+    %273 = "tensor.collapse_shape"(%272) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc80)
+    %274 = "tensor.pad"(%270) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg496: index loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg497: index loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg498: index loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg499: index loc(fused[#loc22, #loc10, #loc11, #loc23])):
+      "tensor.yield"(%3) : (f32) -> () loc(#loc80)
+    }) : (tensor<4x3x8x8xf32>) -> tensor<4x3x10x10xf32> loc(#loc80)
+    %275 = "tensor.empty"() : () -> tensor<4x8x4x4xf32> loc(#loc80)
+    %276 = "linalg.fill"(%3, %275) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg494: f32 loc(unknown), %arg495: f32 loc(unknown)):
+      "linalg.yield"(%arg494) : (f32) -> () loc(#loc80)
+    }) : (f32, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc80)
+    %277 = "linalg.conv_2d_nchw_fchw"(%274, %273, %276) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+    ^bb0(%arg491: f32 loc(unknown), %arg492: f32 loc(unknown), %arg493: f32 loc(unknown)):
+      %645 = "arith.mulf"(%arg491, %arg492) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      %646 = "arith.addf"(%arg493, %645) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc80)
+      "linalg.yield"(%646) : (f32) -> () loc(#loc80)
+    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x10x10xf32>, tensor<8x3x4x4xf32>, tensor<4x8x4x4xf32>) -> tensor<4x8x4x4xf32> loc(#loc80)
+    %278 = "tensor.extract_slice"(%277) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 4>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x4x4xf32>) -> tensor<4x8x3x4xf32> loc(#loc80)
+    %279 = "tensor.extract_slice"(%278) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 3, 3>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x3x4xf32>) -> tensor<4x8x3x3xf32> loc(#loc80)
+    %280 = "tensor.empty"() : () -> tensor<8x4x3x3xf32> loc(#loc80)
+    %281 = "linalg.transpose"(%279, %280) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg489: f32 loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg490: f32 loc(fused[#loc22, #loc10, #loc11, #loc23])):
+      "linalg.yield"(%arg489) : (f32) -> () loc(#loc80)
+    }) : (tensor<4x8x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc80)
+    %282 = "linalg.generic"(%189, %40, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg486: f32 loc(fused[#loc37, #loc51, #loc11, #loc42]), %arg487: f32 loc(fused[#loc6, #loc15, #loc4, #loc8]), %arg488: f32 loc(fused[#loc6, #loc15, #loc11, #loc8])):
+      %644 = "arith.mulf"(%arg486, %arg487) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%644) : (f32) -> () loc(#loc142)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc142)
+    %283 = "linalg.generic"(%189, %41, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg483: f32 loc(fused[#loc37, #loc51, #loc11, #loc42]), %arg484: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg485: f32 loc(fused[#loc6, #loc15, #loc11, #loc8])):
+      %643 = "arith.mulf"(%arg483, %arg484) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%643) : (f32) -> () loc(#loc142)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc142)
+    %284 = "linalg.generic"(%282, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg481: f32 loc(fused[#loc6, #loc15, #loc11, #loc8]), %arg482: f32 loc(fused[#loc6, #loc35, #loc11, #loc8])):
+      %642 = "arith.addf"(%arg481, %arg482) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%642) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc143)
+    %285 = "tensor.collapse_shape"(%284) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc144)
+    %286 = "linalg.generic"(%283, %34, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg478: f32 loc(fused[#loc6, #loc15, #loc11, #loc8]), %arg479: f32 loc(fused[#loc6, #loc32, #loc4, #loc8]), %arg480: f32 loc(fused[#loc6, #loc15, #loc11, #loc8])):
+      %641 = "arith.mulf"(%arg478, %arg479) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%641) : (f32) -> () loc(#loc142)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc142)
+    %287 = "linalg.generic"(%283, %39, %25) <{indexing_maps = [#map5, #map6, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg475: f32 loc(fused[#loc6, #loc15, #loc11, #loc8]), %arg476: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg477: f32 loc(fused[#loc6, #loc15, #loc11, #loc8])):
+      %640 = "arith.mulf"(%arg475, %arg476) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%640) : (f32) -> () loc(#loc142)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc142)
+    %288 = "linalg.generic"(%286, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg473: f32 loc(fused[#loc6, #loc15, #loc11, #loc8]), %arg474: f32 loc(fused[#loc6, #loc35, #loc11, #loc8])):
+      %639 = "arith.addf"(%arg473, %arg474) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%639) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc143)
+    %289 = "linalg.generic"(%39, %39, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg470: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg471: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg472: f32 loc(fused[#loc6, #loc52, #loc11, #loc8])):
+      %638 = "arith.mulf"(%arg470, %arg471) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%638) : (f32) -> () loc(#loc145)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc145)
+    %290 = "linalg.generic"(%289, %39, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg467: f32 loc(fused[#loc6, #loc52, #loc11, #loc8]), %arg468: f32 loc(fused[#loc6, #loc33, #loc4, #loc8]), %arg469: f32 loc(fused[#loc6, #loc52, #loc11, #loc8])):
+      %637 = "arith.mulf"(%arg467, %arg468) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc145)
+      "linalg.yield"(%637) : (f32) -> () loc(#loc145)
+    }) {amp.precision = "f32"} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc145)
+    %291 = "linalg.generic"(%288, %30) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg465: f32 loc(fused[#loc6, #loc35, #loc11, #loc8]), %arg466: f32 loc(fused[#loc6, #loc21, #loc11, #loc8])):
+      %636 = "arith.mulf"(%arg465, %15) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc146)
+      "linalg.yield"(%636) : (f32) -> () loc(#loc146)
     }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc146)
-    %289 = "linalg.generic"(%288, %287, %31) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg462: f32 loc(fused[#loc6, #loc22, #loc8, #loc9]), %arg463: f32 loc(fused[#loc6, #loc7, #loc8, #loc9]), %arg464: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
-      %596 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%596) : (f32) -> () loc(#loc143)
-    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc143)
-    %290 = "tensor.collapse_shape"(%289) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc147)
-    %291 = "linalg.generic"(%290, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg460: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg461: f32 loc(fused[#loc6, #loc51, #loc8, #loc9])):
+    %292 = "linalg.generic"(%291, %290, %30) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg462: f32 loc(fused[#loc6, #loc21, #loc11, #loc8]), %arg463: f32 loc(fused[#loc6, #loc52, #loc11, #loc8]), %arg464: f32 loc(fused[#loc6, #loc15, #loc11, #loc8])):
+      %635 = "arith.mulf"(%arg462, %arg463) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%635) : (f32) -> () loc(#loc142)
+    }) : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc142)
+    %293 = "tensor.collapse_shape"(%292) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc147)
+    %294 = "linalg.generic"(%293, %25) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg460: f32 loc(fused[#loc6, #loc50, #loc11, #loc8]), %arg461: f32 loc(fused[#loc6, #loc50, #loc11, #loc8])):
       "linalg.yield"(%arg460) : (f32) -> () loc(#loc147)
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc147)
-    %292 = "linalg.generic"(%291, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg458: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg459: f32 loc(fused[#loc6, #loc17, #loc8, #loc9])):
-      %595 = "arith.divf"(%arg458, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%595) : (f32) -> () loc(#loc77)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
-    %293 = "linalg.generic"(%292, %35, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg455: f32 loc(fused[#loc6, #loc17, #loc8, #loc9]), %arg456: f32 loc(fused[#loc6, #loc33, #loc4, #loc9]), %arg457: f32 loc(fused[#loc6, #loc16, #loc8, #loc9])):
-      %594 = "arith.mulf"(%arg455, %arg456) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
-      "linalg.yield"(%594) : (f32) -> () loc(#loc143)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc143)
-    %294 = "linalg.generic"(%285, %293, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg452: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg453: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg454: f32 loc(fused[#loc6, #loc10, #loc8, #loc9])):
-      %593 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
-      "linalg.yield"(%593) : (f32) -> () loc(#loc148)
+    %295 = "linalg.generic"(%294, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg458: f32 loc(fused[#loc6, #loc50, #loc11, #loc8]), %arg459: f32 loc(fused[#loc6, #loc16, #loc11, #loc8])):
+      %634 = "arith.divf"(%arg458, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%634) : (f32) -> () loc(#loc76)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
+    %296 = "linalg.generic"(%295, %34, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg455: f32 loc(fused[#loc6, #loc16, #loc11, #loc8]), %arg456: f32 loc(fused[#loc6, #loc32, #loc4, #loc8]), %arg457: f32 loc(fused[#loc6, #loc15, #loc11, #loc8])):
+      %633 = "arith.mulf"(%arg455, %arg456) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc142)
+      "linalg.yield"(%633) : (f32) -> () loc(#loc142)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc142)
+    %297 = "linalg.generic"(%287, %296, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg452: f32 loc(fused[#loc6, #loc15, #loc11, #loc8]), %arg453: f32 loc(fused[#loc6, #loc15, #loc11, #loc8]), %arg454: f32 loc(fused[#loc6, #loc7, #loc11, #loc8])):
+      %632 = "arith.addf"(%arg452, %arg453) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%632) : (f32) -> () loc(#loc148)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc148)
-    %295 = "linalg.generic"(%294, %293, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg449: f32 loc(fused[#loc6, #loc10, #loc8, #loc9]), %arg450: f32 loc(fused[#loc6, #loc16, #loc8, #loc9]), %arg451: f32 loc(fused[#loc6, #loc10, #loc8, #loc9])):
-      %592 = "arith.addf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
-      "linalg.yield"(%592) : (f32) -> () loc(#loc148)
+    %298 = "linalg.generic"(%297, %296, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg449: f32 loc(fused[#loc6, #loc7, #loc11, #loc8]), %arg450: f32 loc(fused[#loc6, #loc15, #loc11, #loc8]), %arg451: f32 loc(fused[#loc6, #loc7, #loc11, #loc8])):
+      %631 = "arith.addf"(%arg449, %arg450) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%631) : (f32) -> () loc(#loc148)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc148)
-    %296 = "linalg.generic"(%295, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg447: f32 loc(fused[#loc6, #loc10, #loc8, #loc9]), %arg448: f32 loc(fused[#loc6, #loc53, #loc8, #loc9])):
-      %591 = "arith.negf"(%arg447) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc149)
-      "linalg.yield"(%591) : (f32) -> () loc(#loc149)
+    %299 = "linalg.generic"(%298, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg447: f32 loc(fused[#loc6, #loc7, #loc11, #loc8]), %arg448: f32 loc(fused[#loc6, #loc53, #loc11, #loc8])):
+      %630 = "arith.negf"(%arg447) <{fastmath = #arith.fastmath<none>}> : (f32) -> f32 loc(#loc149)
+      "linalg.yield"(%630) : (f32) -> () loc(#loc149)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc149)
-    %297 = "linalg.generic"(%296, %32) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg445: f32 loc(fused[#loc6, #loc53, #loc8, #loc9]), %arg446: f32 loc(fused[#loc6, #loc36, #loc8, #loc9])):
-      %590 = "arith.addf"(%arg445, %arg446) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc144)
-      "linalg.yield"(%590) : (f32) -> () loc(#loc144)
-    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc144)
-    %298 = "tensor.collapse_shape"(%297) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc147)
-    %299 = "linalg.generic"(%298, %26) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg443: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg444: f32 loc(fused[#loc6, #loc51, #loc8, #loc9])):
+    %300 = "linalg.generic"(%299, %31) <{indexing_maps = [#map5, #map6], iterator_types = [#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>, #linalg.iterator_type<reduction>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg445: f32 loc(fused[#loc6, #loc53, #loc11, #loc8]), %arg446: f32 loc(fused[#loc6, #loc35, #loc11, #loc8])):
+      %629 = "arith.addf"(%arg445, %arg446) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc143)
+      "linalg.yield"(%629) : (f32) -> () loc(#loc143)
+    }) : (tensor<3x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc(#loc143)
+    %301 = "tensor.collapse_shape"(%300) <{reassociation = [[0, 1, 2, 3]]}> : (tensor<1x8x1x1xf32>) -> tensor<8xf32> loc(#loc147)
+    %302 = "linalg.generic"(%301, %25) <{indexing_maps = [#map7, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg443: f32 loc(fused[#loc6, #loc50, #loc11, #loc8]), %arg444: f32 loc(fused[#loc6, #loc50, #loc11, #loc8])):
       "linalg.yield"(%arg443) : (f32) -> () loc(#loc147)
     }) : (tensor<8xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc147)
-    %300 = "linalg.generic"(%299, %26) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg441: f32 loc(fused[#loc6, #loc51, #loc8, #loc9]), %arg442: f32 loc(fused[#loc6, #loc17, #loc8, #loc9])):
-      %589 = "arith.divf"(%arg441, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc77)
-      "linalg.yield"(%589) : (f32) -> () loc(#loc77)
-    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc77)
-    %301 = "linalg.generic"(%295, %300, %26) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg438: f32 loc(fused[#loc6, #loc10, #loc8, #loc9]), %arg439: f32 loc(fused[#loc6, #loc17, #loc8, #loc9]), %arg440: f32 loc(fused[#loc6, #loc10, #loc8, #loc9])):
-      %588 = "arith.addf"(%arg438, %arg439) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
-      "linalg.yield"(%588) : (f32) -> () loc(#loc148)
+    %303 = "linalg.generic"(%302, %25) <{indexing_maps = [#map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg441: f32 loc(fused[#loc6, #loc50, #loc11, #loc8]), %arg442: f32 loc(fused[#loc6, #loc16, #loc11, #loc8])):
+      %628 = "arith.divf"(%arg441, %12) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc76)
+      "linalg.yield"(%628) : (f32) -> () loc(#loc76)
+    }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc76)
+    %304 = "linalg.generic"(%298, %303, %25) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg438: f32 loc(fused[#loc6, #loc7, #loc11, #loc8]), %arg439: f32 loc(fused[#loc6, #loc16, #loc11, #loc8]), %arg440: f32 loc(fused[#loc6, #loc7, #loc11, #loc8])):
+      %627 = "arith.addf"(%arg438, %arg439) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc148)
+      "linalg.yield"(%627) : (f32) -> () loc(#loc148)
     }) : (tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>, tensor<3x8x4x4xf32>) -> tensor<3x8x4x4xf32> loc(#loc148)
-    %302 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc82)
-    %303 = "linalg.fill"(%4, %302) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %305 = "tensor.empty"() : () -> tensor<4x8x1x1xf32> loc(#loc81)
+    %306 = "linalg.fill"(%3, %305) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg436: f32 loc(unknown), %arg437: f32 loc(unknown)):
-      "linalg.yield"(%arg436) : (f32) -> () loc(#loc82)
-    }) : (f32, tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc82)
-    %304 = "linalg.generic"(%303) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
-    ^bb0(%arg435: f32 loc(fused[#loc25, #loc12, #loc8, #loc9])):
-      %585 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc82)
-      %586 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc82)
-      %587 = "tensor.extract"(%arg7, %586, %585, %18, %18) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc82)
-      "linalg.yield"(%587) : (f32) -> () loc(#loc82)
-    }) : (tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc82)
-    %305 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc82)
-    %306 = "linalg.fill"(%4, %305) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+      "linalg.yield"(%arg436) : (f32) -> () loc(#loc81)
+    }) : (f32, tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc81)
+    %307 = "linalg.generic"(%306) <{indexing_maps = [#map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 0, 1>}> ({
+    ^bb0(%arg435: f32 loc(fused[#loc24, #loc10, #loc11, #loc8])):
+      %624 = "linalg.index"() <{dim = 0 : i64}> : () -> index loc(#loc81)
+      %625 = "linalg.index"() <{dim = 1 : i64}> : () -> index loc(#loc81)
+      %626 = "tensor.extract"(%arg7, %625, %624, %17, %17) : (tensor<8x4x1x1xf32>, index, index, index, index) -> f32 loc(#loc81)
+      "linalg.yield"(%626) : (f32) -> () loc(#loc81)
+    }) : (tensor<4x8x1x1xf32>) -> tensor<4x8x1x1xf32> loc(#loc81)
+    %308 = "tensor.empty"() : () -> tensor<3x8x8x8xf32> loc(#loc81)
+    %309 = "linalg.fill"(%3, %308) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg433: f32 loc(unknown), %arg434: f32 loc(unknown)):
-      "linalg.yield"(%arg433) : (f32) -> () loc(#loc82)
-    }) : (f32, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc82)
-    %307 = "tensor.insert_slice"(%301, %306) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc82)
-    %308 = "linalg.conv_2d_nchw_fchw"(%307, %304, %24) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+      "linalg.yield"(%arg433) : (f32) -> () loc(#loc81)
+    }) : (f32, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc81)
+    %310 = "tensor.insert_slice"(%304, %309) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 3, 8, 4, 4>, static_strides = array<i64: 1, 1, 2, 2>}> : (tensor<3x8x4x4xf32>, tensor<3x8x8x8xf32>) -> tensor<3x8x8x8xf32> loc(#loc81)
+    %311 = "linalg.conv_2d_nchw_fchw"(%310, %307, %23) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg430: f32 loc(unknown), %arg431: f32 loc(unknown), %arg432: f32 loc(unknown)):
-      %583 = "arith.mulf"(%arg430, %arg431) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      %584 = "arith.addf"(%arg432, %583) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%584) : (f32) -> () loc(#loc82)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x8x8xf32>, tensor<4x8x1x1xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc82)
-    %309 = "tensor.expand_shape"(%301) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc82)
-    %310 = "linalg.transpose"(%309, %226) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg428: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg429: f32 loc(fused[#loc25, #loc12, #loc8, #loc9])):
-      "linalg.yield"(%arg428) : (f32) -> () loc(#loc82)
-    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc82)
-    %311 = "tensor.collapse_shape"(%310) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc82)
-    %312 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc82)
-    %313 = "linalg.fill"(%4, %312) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+      %622 = "arith.mulf"(%arg430, %arg431) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      %623 = "arith.addf"(%arg432, %622) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%623) : (f32) -> () loc(#loc81)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x8x8x8xf32>, tensor<4x8x1x1xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc81)
+    %312 = "tensor.expand_shape"(%304) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 8, 4, 4>}> : (tensor<3x8x4x4xf32>) -> tensor<3x1x8x4x4xf32> loc(#loc81)
+    %313 = "linalg.transpose"(%312, %227) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg428: f32 loc(fused[#loc24, #loc10, #loc11, #loc8]), %arg429: f32 loc(fused[#loc24, #loc10, #loc11, #loc8])):
+      "linalg.yield"(%arg428) : (f32) -> () loc(#loc81)
+    }) : (tensor<3x1x8x4x4xf32>, tensor<1x8x3x4x4xf32>) -> tensor<1x8x3x4x4xf32> loc(#loc81)
+    %314 = "tensor.collapse_shape"(%313) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x8x3x4x4xf32>) -> tensor<8x3x4x4xf32> loc(#loc81)
+    %315 = "tensor.empty"() : () -> tensor<4x8x2x2xf32> loc(#loc81)
+    %316 = "linalg.fill"(%3, %315) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg426: f32 loc(unknown), %arg427: f32 loc(unknown)):
-      "linalg.yield"(%arg426) : (f32) -> () loc(#loc82)
-    }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc82)
-    %314 = "linalg.conv_2d_nchw_fchw"(%268, %311, %313) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+      "linalg.yield"(%arg426) : (f32) -> () loc(#loc81)
+    }) : (f32, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc81)
+    %317 = "linalg.conv_2d_nchw_fchw"(%270, %314, %316) <{dilations = dense<2> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg423: f32 loc(unknown), %arg424: f32 loc(unknown), %arg425: f32 loc(unknown)):
-      %581 = "arith.mulf"(%arg423, %arg424) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      %582 = "arith.addf"(%arg425, %581) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
-      "linalg.yield"(%582) : (f32) -> () loc(#loc82)
-    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x8x8xf32>, tensor<8x3x4x4xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc82)
-    %315 = "tensor.extract_slice"(%314) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x1x2xf32> loc(#loc82)
-    %316 = "tensor.extract_slice"(%315) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x1x2xf32>) -> tensor<4x8x1x1xf32> loc(#loc82)
-    %317 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc82)
-    %318 = "linalg.transpose"(%316, %317) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg421: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg422: f32 loc(fused[#loc25, #loc12, #loc8, #loc9])):
-      "linalg.yield"(%arg421) : (f32) -> () loc(#loc82)
-    }) : (tensor<4x8x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc82)
-    %319 = "linalg.generic"(%264, %308, %23) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg418: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg419: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg420: f32 loc(fused[#loc25, #loc10, #loc8, #loc9])):
-      %580 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
-      "linalg.yield"(%580) : (f32) -> () loc(#loc150)
+      %620 = "arith.mulf"(%arg423, %arg424) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      %621 = "arith.addf"(%arg425, %620) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc81)
+      "linalg.yield"(%621) : (f32) -> () loc(#loc81)
+    }) {linalg.memoized_indexing_maps = [#map26, #map1, #map2]} : (tensor<4x3x8x8xf32>, tensor<8x3x4x4xf32>, tensor<4x8x2x2xf32>) -> tensor<4x8x2x2xf32> loc(#loc81)
+    %318 = "tensor.extract_slice"(%317) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 2>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x2x2xf32>) -> tensor<4x8x1x2xf32> loc(#loc81)
+    %319 = "tensor.extract_slice"(%318) <{operandSegmentSizes = array<i32: 1, 0, 0, 0>, static_offsets = array<i64: 0, 0, 0, 0>, static_sizes = array<i64: 4, 8, 1, 1>, static_strides = array<i64: 1, 1, 1, 1>}> : (tensor<4x8x1x2xf32>) -> tensor<4x8x1x1xf32> loc(#loc81)
+    %320 = "tensor.empty"() : () -> tensor<8x4x1x1xf32> loc(#loc81)
+    %321 = "linalg.transpose"(%319, %320) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg421: f32 loc(fused[#loc24, #loc10, #loc11, #loc8]), %arg422: f32 loc(fused[#loc24, #loc10, #loc11, #loc8])):
+      "linalg.yield"(%arg421) : (f32) -> () loc(#loc81)
+    }) : (tensor<4x8x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc81)
+    %322 = "linalg.generic"(%266, %311, %22) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg418: f32 loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg419: f32 loc(fused[#loc24, #loc10, #loc11, #loc8]), %arg420: f32 loc(fused[#loc24, #loc7, #loc11, #loc8])):
+      %619 = "arith.addf"(%arg418, %arg419) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc150)
+      "linalg.yield"(%619) : (f32) -> () loc(#loc150)
     }) : (tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>, tensor<3x4x8x8xf32>) -> tensor<3x4x8x8xf32> loc(#loc150)
-    %320 = "tensor.expand_shape"(%arg49) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 3, 8, 8>}> : (tensor<3x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc73)
-    %321 = "tensor.empty"() : () -> tensor<3x1x3x8x8xf32> loc(#loc73)
-    %322 = "linalg.transpose"(%320, %321) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
-    ^bb0(%arg416: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg417: f32 loc(fused[#loc11, #loc12, #loc8, #loc13])):
-      "linalg.yield"(%arg416) : (f32) -> () loc(#loc73)
-    }) : (tensor<3x1x3x8x8xf32>, tensor<3x1x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc73)
-    %323 = "tensor.collapse_shape"(%322) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc73)
-    %324 = "tensor.expand_shape"(%319) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc73)
-    %325 = "tensor.empty"() : () -> tensor<1x4x3x8x8xf32> loc(#loc73)
-    %326 = "linalg.transpose"(%324, %325) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
-    ^bb0(%arg414: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg415: f32 loc(fused[#loc11, #loc12, #loc8, #loc13])):
-      "linalg.yield"(%arg414) : (f32) -> () loc(#loc73)
-    }) : (tensor<3x1x4x8x8xf32>, tensor<1x4x3x8x8xf32>) -> tensor<1x4x3x8x8xf32> loc(#loc73)
-    %327 = "tensor.collapse_shape"(%326) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc73)
-    %328 = "tensor.pad"(%323) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
-    ^bb0(%arg410: index loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg411: index loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg412: index loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg413: index loc(fused[#loc11, #loc12, #loc8, #loc13])):
-      "tensor.yield"(%4) : (f32) -> () loc(#loc73)
-    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc73)
-    %329 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc73)
-    %330 = "linalg.fill"(%4, %329) <{operandSegmentSizes = array<i32: 1, 1>}> ({
+    %323 = "tensor.expand_shape"(%arg49) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 3, 8, 8>}> : (tensor<3x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc72)
+    %324 = "tensor.empty"() : () -> tensor<3x1x3x8x8xf32> loc(#loc72)
+    %325 = "linalg.transpose"(%323, %324) <{permutation = array<i64: 2, 1, 0, 3, 4>}> ({
+    ^bb0(%arg416: f32 loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg417: f32 loc(fused[#loc9, #loc10, #loc11, #loc12])):
+      "linalg.yield"(%arg416) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x1x3x8x8xf32>, tensor<3x1x3x8x8xf32>) -> tensor<3x1x3x8x8xf32> loc(#loc72)
+    %326 = "tensor.collapse_shape"(%325) <{reassociation = [[0], [1, 2], [3], [4]]}> : (tensor<3x1x3x8x8xf32>) -> tensor<3x3x8x8xf32> loc(#loc72)
+    %327 = "tensor.expand_shape"(%322) <{reassociation = [[0], [1, 2], [3], [4]], static_output_shape = array<i64: 3, 1, 4, 8, 8>}> : (tensor<3x4x8x8xf32>) -> tensor<3x1x4x8x8xf32> loc(#loc72)
+    %328 = "tensor.empty"() : () -> tensor<1x4x3x8x8xf32> loc(#loc72)
+    %329 = "linalg.transpose"(%327, %328) <{permutation = array<i64: 1, 2, 0, 3, 4>}> ({
+    ^bb0(%arg414: f32 loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg415: f32 loc(fused[#loc9, #loc10, #loc11, #loc12])):
+      "linalg.yield"(%arg414) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x1x4x8x8xf32>, tensor<1x4x3x8x8xf32>) -> tensor<1x4x3x8x8xf32> loc(#loc72)
+    %330 = "tensor.collapse_shape"(%329) <{reassociation = [[0, 1], [2], [3], [4]]}> : (tensor<1x4x3x8x8xf32>) -> tensor<4x3x8x8xf32> loc(#loc72)
+    %331 = "tensor.pad"(%326) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_high = array<i64: 0, 0, 1, 1>, static_low = array<i64: 0, 0, 1, 1>}> ({
+    ^bb0(%arg410: index loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg411: index loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg412: index loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg413: index loc(fused[#loc9, #loc10, #loc11, #loc12])):
+      "tensor.yield"(%3) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x3x8x8xf32>) -> tensor<3x3x10x10xf32> loc(#loc72)
+    %332 = "tensor.empty"() : () -> tensor<3x4x3x3xf32> loc(#loc72)
+    %333 = "linalg.fill"(%3, %332) <{operandSegmentSizes = array<i32: 1, 1>}> ({
     ^bb0(%arg408: f32 loc(unknown), %arg409: f32 loc(unknown)):
-      "linalg.yield"(%arg408) : (f32) -> () loc(#loc73)
-    }) : (f32, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc73)
-    %331 = "linalg.conv_2d_nchw_fchw"(%328, %327, %330) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
+      "linalg.yield"(%arg408) : (f32) -> () loc(#loc72)
+    }) : (f32, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc72)
+    %334 = "linalg.conv_2d_nchw_fchw"(%331, %330, %333) <{dilations = dense<1> : vector<2xi64>, operandSegmentSizes = array<i32: 2, 1>, strides = dense<1> : vector<2xi64>}> ({
     ^bb0(%arg405: f32 loc(unknown), %arg406: f32 loc(unknown), %arg407: f32 loc(unknown)):
-      %578 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      %579 = "arith.addf"(%arg407, %578) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc73)
-      "linalg.yield"(%579) : (f32) -> () loc(#loc73)
-    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc73)
-    %332 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc73)
-    %333 = "linalg.transpose"(%331, %332) <{permutation = array<i64: 1, 0, 2, 3>}> ({
-    ^bb0(%arg403: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg404: f32 loc(fused[#loc11, #loc12, #loc8, #loc13])):
-      "linalg.yield"(%arg403) : (f32) -> () loc(#loc73)
-    }) : (tensor<3x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc73)
-    %334 = "linalg.generic"(%arg46, %arg0, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg400: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg401: f32 loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg402: f32 loc(fused[#loc26, #loc16, #loc27, #loc54])):
-      %577 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
-      "linalg.yield"(%577) : (f32) -> () loc(#loc151)
+      %617 = "arith.mulf"(%arg405, %arg406) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      %618 = "arith.addf"(%arg407, %617) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc72)
+      "linalg.yield"(%618) : (f32) -> () loc(#loc72)
+    }) {linalg.memoized_indexing_maps = [#map, #map1, #map2]} : (tensor<3x3x10x10xf32>, tensor<4x3x8x8xf32>, tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32> loc(#loc72)
+    %335 = "tensor.empty"() : () -> tensor<4x3x3x3xf32> loc(#loc72)
+    %336 = "linalg.transpose"(%334, %335) <{permutation = array<i64: 1, 0, 2, 3>}> ({
+    ^bb0(%arg403: f32 loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg404: f32 loc(fused[#loc9, #loc10, #loc11, #loc12])):
+      "linalg.yield"(%arg403) : (f32) -> () loc(#loc72)
+    }) : (tensor<3x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc72)
+    %337 = "linalg.generic"(%arg46, %arg0, %335) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg400: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg401: f32 loc(fused[#loc9, #loc30, #loc4, #loc12]), %arg402: f32 loc(fused[#loc25, #loc15, #loc26, #loc54])):
+      %616 = "arith.mulf"(%arg400, %arg401) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc151)
+      "linalg.yield"(%616) : (f32) -> () loc(#loc151)
     }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc151)
-    %335 = "linalg.generic"(%333, %334, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg397: f32 loc(fused[#loc11, #loc12, #loc8, #loc13]), %arg398: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg399: f32 loc(fused[#loc26, #loc10, #loc27, #loc54])):
-      %576 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
-      "linalg.yield"(%576) : (f32) -> () loc(#loc152)
+    %338 = "linalg.generic"(%336, %337, %335) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg397: f32 loc(fused[#loc9, #loc10, #loc11, #loc12]), %arg398: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg399: f32 loc(fused[#loc25, #loc7, #loc26, #loc54])):
+      %615 = "arith.addf"(%arg397, %arg398) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc152)
+      "linalg.yield"(%615) : (f32) -> () loc(#loc152)
     }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc152)
-    %336 = "linalg.generic"(%arg22, %arg47, %332) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg394: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg395: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg396: f32 loc(fused[#loc26, #loc16, #loc27, #loc30])):
-      %575 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%575) : (f32) -> () loc(#loc153)
+    %339 = "linalg.generic"(%arg22, %arg47, %335) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg394: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg395: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg396: f32 loc(fused[#loc25, #loc15, #loc26, #loc29])):
+      %614 = "arith.mulf"(%arg394, %arg395) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%614) : (f32) -> () loc(#loc153)
     }) : (tensor<4x3x3x3xf32>, tensor<f32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc153)
-    %337 = "linalg.generic"(%21, %arg48, %151) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg391: i64 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg392: f32 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg393: f32 loc(fused[#loc26, #loc29, #loc27, #loc30])):
-      %573 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc84)
-      %574 = "arith.subf"(%573, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc84)
-      "linalg.yield"(%574) : (f32) -> () loc(#loc84)
-    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc84)
-    %338 = "linalg.generic"(%337, %335, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg388: f32 loc(fused[#loc26, #loc29, #loc27, #loc30]), %arg389: f32 loc(fused[#loc26, #loc10, #loc27, #loc54]), %arg390: f32 loc(fused[#loc26, #loc16, #loc27, #loc30])):
-      %572 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
-      "linalg.yield"(%572) : (f32) -> () loc(#loc153)
+    %340 = "linalg.generic"(%20, %arg48, %150) <{indexing_maps = [#map4, #map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg391: i64 loc(fused[#loc25, #loc28, #loc26, #loc29]), %arg392: f32 loc(fused[#loc25, #loc28, #loc26, #loc29]), %arg393: f32 loc(fused[#loc25, #loc28, #loc26, #loc29])):
+      %612 = "arith.sitofp"(%arg391) : (i64) -> f32 loc(#loc83)
+      %613 = "arith.subf"(%612, %arg392) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
+      "linalg.yield"(%613) : (f32) -> () loc(#loc83)
+    }) : (tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc83)
+    %341 = "linalg.generic"(%340, %338, %335) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg388: f32 loc(fused[#loc25, #loc28, #loc26, #loc29]), %arg389: f32 loc(fused[#loc25, #loc7, #loc26, #loc54]), %arg390: f32 loc(fused[#loc25, #loc15, #loc26, #loc29])):
+      %611 = "arith.mulf"(%arg388, %arg389) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc153)
+      "linalg.yield"(%611) : (f32) -> () loc(#loc153)
     }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc153)
-    %339 = "linalg.generic"(%336, %338, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg385: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg386: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg387: f32 loc(fused[#loc26, #loc10, #loc27, #loc30])):
-      %571 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
-      "linalg.yield"(%571) : (f32) -> () loc(#loc154)
+    %342 = "linalg.generic"(%339, %341, %335) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg385: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg386: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg387: f32 loc(fused[#loc25, #loc7, #loc26, #loc29])):
+      %610 = "arith.addf"(%arg385, %arg386) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc154)
+      "linalg.yield"(%610) : (f32) -> () loc(#loc154)
     }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc154)
-    %340 = "tensor.empty"() : () -> tensor<i1> loc(#loc155)
-    %341 = "linalg.generic"(%arg21, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg383: f32 loc(fused[#loc26, #loc55, #loc27, #loc56]), %arg384: i1 loc(fused[#loc26, #loc55, #loc27, #loc56])):
-      %570 = "arith.cmpf"(%arg383, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc155)
-      "linalg.yield"(%570) : (i1) -> () loc(#loc155)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc155)
-    %342 = "linalg.generic"(%341, %335, %339, %332) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg379: i1 loc(fused[#loc26, #loc55, #loc27, #loc56]), %arg380: f32 loc(fused[#loc26, #loc10, #loc27, #loc54]), %arg381: f32 loc(fused[#loc26, #loc10, #loc27, #loc30]), %arg382: f32 loc(fused[#loc26, #loc57, #loc27, #loc56])):
-      %569 = "arith.select"(%arg379, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc156)
-      "linalg.yield"(%569) : (f32) -> () loc(#loc156)
-    }) : (tensor<i1>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc156)
-    %343 = "linalg.generic"(%arg21, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg377: f32 loc(fused[#loc26, #loc55, #loc27, #loc56]), %arg378: f32 loc(fused[#loc26, #loc10, #loc27, #loc28])):
-      %568 = "arith.addf"(%arg377, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc83)
-      "linalg.yield"(%568) : (f32) -> () loc(#loc83)
-    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc83)
-    %344 = "linalg.generic"(%arg45, %342, %332) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg374: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg375: f32 loc(fused[#loc26, #loc57, #loc27, #loc56]), %arg376: f32 loc(fused[#loc26, #loc16, #loc27, #loc58])):
-      %567 = "arith.mulf"(%arg374, %arg375) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
-      "linalg.yield"(%567) : (f32) -> () loc(#loc157)
+    %343 = "tensor.empty"() : () -> tensor<i8> loc(#loc155)
+    %344 = "linalg.generic"(%arg21, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg383: f32 loc(fused[#loc25, #loc55, #loc26, #loc56]), %arg384: i8 loc(fused[#loc25, #loc55, #loc26, #loc56])):
+      %607 = "arith.trunci"(%arg384) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc155)
+      %608 = "arith.cmpf"(%arg383, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc155)
+      %609 = "arith.extui"(%608) : (i1) -> i8 loc(#loc155)
+      "linalg.yield"(%609) : (i8) -> () loc(#loc155)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc155)
+    %345 = "linalg.generic"(%344, %338, %342, %335) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg379: i8 loc(fused[#loc25, #loc55, #loc26, #loc56]), %arg380: f32 loc(fused[#loc25, #loc7, #loc26, #loc54]), %arg381: f32 loc(fused[#loc25, #loc7, #loc26, #loc29]), %arg382: f32 loc(fused[#loc25, #loc57, #loc26, #loc56])):
+      %605 = "arith.trunci"(%arg379) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc156)
+      %606 = "arith.select"(%605, %arg380, %arg381) : (i1, f32, f32) -> f32 loc(#loc156)
+      "linalg.yield"(%606) : (f32) -> () loc(#loc156)
+    }) : (tensor<i8>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc156)
+    %346 = "linalg.generic"(%arg21, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg377: f32 loc(fused[#loc25, #loc55, #loc26, #loc56]), %arg378: f32 loc(fused[#loc25, #loc7, #loc26, #loc27])):
+      %604 = "arith.addf"(%arg377, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc82)
+      "linalg.yield"(%604) : (f32) -> () loc(#loc82)
+    }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc82)
+    %347 = "linalg.generic"(%arg45, %345, %335) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg374: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg375: f32 loc(fused[#loc25, #loc57, #loc26, #loc56]), %arg376: f32 loc(fused[#loc25, #loc15, #loc26, #loc58])):
+      %603 = "arith.mulf"(%arg374, %arg375) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc157)
+      "linalg.yield"(%603) : (f32) -> () loc(#loc157)
     }) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc157)
-    %345 = "linalg.generic"(%arg0, %344, %332) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg371: f32 loc(fused[#loc11, #loc31, #loc4, #loc13]), %arg372: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg373: f32 loc(fused[#loc26, #loc33, #loc27, #loc58])):
-      %566 = "arith.subf"(%arg371, %arg372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
-      "linalg.yield"(%566) : (f32) -> () loc(#loc158)
+    %348 = "linalg.generic"(%arg0, %347, %335) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg371: f32 loc(fused[#loc9, #loc30, #loc4, #loc12]), %arg372: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg373: f32 loc(fused[#loc25, #loc32, #loc26, #loc58])):
+      %602 = "arith.subf"(%arg371, %arg372) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc158)
+      "linalg.yield"(%602) : (f32) -> () loc(#loc158)
     }) : (tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> loc(#loc158)
-    %346 = "linalg.generic"(%arg46, %arg1, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg368: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg369: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg370: f32 loc(fused[#loc59, #loc16, #loc27, #loc54])):
-      %565 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
-      "linalg.yield"(%565) : (f32) -> () loc(#loc159)
+    %349 = "linalg.generic"(%arg46, %arg1, %280) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg368: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg369: f32 loc(fused[#loc22, #loc30, #loc4, #loc23]), %arg370: f32 loc(fused[#loc59, #loc15, #loc26, #loc54])):
+      %601 = "arith.mulf"(%arg368, %arg369) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc159)
+      "linalg.yield"(%601) : (f32) -> () loc(#loc159)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc159)
-    %347 = "linalg.generic"(%279, %346, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg365: f32 loc(fused[#loc23, #loc12, #loc8, #loc24]), %arg366: f32 loc(fused[#loc59, #loc16, #loc27, #loc54]), %arg367: f32 loc(fused[#loc59, #loc10, #loc27, #loc54])):
-      %564 = "arith.addf"(%arg365, %arg366) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
-      "linalg.yield"(%564) : (f32) -> () loc(#loc160)
+    %350 = "linalg.generic"(%281, %349, %280) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg365: f32 loc(fused[#loc22, #loc10, #loc11, #loc23]), %arg366: f32 loc(fused[#loc59, #loc15, #loc26, #loc54]), %arg367: f32 loc(fused[#loc59, #loc7, #loc26, #loc54])):
+      %600 = "arith.addf"(%arg365, %arg366) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc160)
+      "linalg.yield"(%600) : (f32) -> () loc(#loc160)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc160)
-    %348 = "linalg.generic"(%arg24, %arg47, %278) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg362: f32 loc(fused[#loc59, #loc16, #loc27, #loc30]), %arg363: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg364: f32 loc(fused[#loc59, #loc16, #loc27, #loc30])):
-      %563 = "arith.mulf"(%arg362, %arg363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%563) : (f32) -> () loc(#loc161)
+    %351 = "linalg.generic"(%arg24, %arg47, %280) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg362: f32 loc(fused[#loc59, #loc15, #loc26, #loc29]), %arg363: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg364: f32 loc(fused[#loc59, #loc15, #loc26, #loc29])):
+      %599 = "arith.mulf"(%arg362, %arg363) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%599) : (f32) -> () loc(#loc161)
     }) : (tensor<8x4x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
-    %349 = "linalg.generic"(%337, %347, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg359: f32 loc(fused[#loc59, #loc29, #loc27, #loc30]), %arg360: f32 loc(fused[#loc59, #loc10, #loc27, #loc54]), %arg361: f32 loc(fused[#loc59, #loc16, #loc27, #loc30])):
-      %562 = "arith.mulf"(%arg359, %arg360) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
-      "linalg.yield"(%562) : (f32) -> () loc(#loc161)
+    %352 = "linalg.generic"(%340, %350, %280) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg359: f32 loc(fused[#loc59, #loc28, #loc26, #loc29]), %arg360: f32 loc(fused[#loc59, #loc7, #loc26, #loc54]), %arg361: f32 loc(fused[#loc59, #loc15, #loc26, #loc29])):
+      %598 = "arith.mulf"(%arg359, %arg360) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc161)
+      "linalg.yield"(%598) : (f32) -> () loc(#loc161)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc161)
-    %350 = "linalg.generic"(%348, %349, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg356: f32 loc(fused[#loc59, #loc16, #loc27, #loc30]), %arg357: f32 loc(fused[#loc59, #loc16, #loc27, #loc30]), %arg358: f32 loc(fused[#loc59, #loc10, #loc27, #loc30])):
-      %561 = "arith.addf"(%arg356, %arg357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
-      "linalg.yield"(%561) : (f32) -> () loc(#loc163)
+    %353 = "linalg.generic"(%351, %352, %280) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg356: f32 loc(fused[#loc59, #loc15, #loc26, #loc29]), %arg357: f32 loc(fused[#loc59, #loc15, #loc26, #loc29]), %arg358: f32 loc(fused[#loc59, #loc7, #loc26, #loc29])):
+      %597 = "arith.addf"(%arg356, %arg357) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc163)
+      "linalg.yield"(%597) : (f32) -> () loc(#loc163)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc163)
-    %351 = "linalg.generic"(%arg23, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg354: f32 loc(fused[#loc59, #loc55, #loc27, #loc56]), %arg355: i1 loc(fused[#loc59, #loc55, #loc27, #loc56])):
-      %560 = "arith.cmpf"(%arg354, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc164)
-      "linalg.yield"(%560) : (i1) -> () loc(#loc164)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc164)
-    %352 = "linalg.generic"(%351, %347, %350, %278) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg350: i1 loc(fused[#loc59, #loc55, #loc27, #loc56]), %arg351: f32 loc(fused[#loc59, #loc10, #loc27, #loc54]), %arg352: f32 loc(fused[#loc59, #loc10, #loc27, #loc30]), %arg353: f32 loc(fused[#loc59, #loc57, #loc27, #loc56])):
-      %559 = "arith.select"(%arg350, %arg351, %arg352) : (i1, f32, f32) -> f32 loc(#loc165)
-      "linalg.yield"(%559) : (f32) -> () loc(#loc165)
-    }) : (tensor<i1>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc165)
-    %353 = "linalg.generic"(%arg23, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg348: f32 loc(fused[#loc59, #loc55, #loc27, #loc56]), %arg349: f32 loc(fused[#loc59, #loc10, #loc27, #loc28])):
-      %558 = "arith.addf"(%arg348, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
-      "linalg.yield"(%558) : (f32) -> () loc(#loc166)
+    %354 = "linalg.generic"(%arg23, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg354: f32 loc(fused[#loc59, #loc55, #loc26, #loc56]), %arg355: i8 loc(fused[#loc59, #loc55, #loc26, #loc56])):
+      %594 = "arith.trunci"(%arg355) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc164)
+      %595 = "arith.cmpf"(%arg354, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc164)
+      %596 = "arith.extui"(%595) : (i1) -> i8 loc(#loc164)
+      "linalg.yield"(%596) : (i8) -> () loc(#loc164)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc164)
+    %355 = "linalg.generic"(%354, %350, %353, %280) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg350: i8 loc(fused[#loc59, #loc55, #loc26, #loc56]), %arg351: f32 loc(fused[#loc59, #loc7, #loc26, #loc54]), %arg352: f32 loc(fused[#loc59, #loc7, #loc26, #loc29]), %arg353: f32 loc(fused[#loc59, #loc57, #loc26, #loc56])):
+      %592 = "arith.trunci"(%arg350) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc165)
+      %593 = "arith.select"(%592, %arg351, %arg352) : (i1, f32, f32) -> f32 loc(#loc165)
+      "linalg.yield"(%593) : (f32) -> () loc(#loc165)
+    }) : (tensor<i8>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc165)
+    %356 = "linalg.generic"(%arg23, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg348: f32 loc(fused[#loc59, #loc55, #loc26, #loc56]), %arg349: f32 loc(fused[#loc59, #loc7, #loc26, #loc27])):
+      %591 = "arith.addf"(%arg348, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc166)
+      "linalg.yield"(%591) : (f32) -> () loc(#loc166)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc166)
-    %354 = "linalg.generic"(%arg45, %352, %278) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg345: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg346: f32 loc(fused[#loc59, #loc57, #loc27, #loc56]), %arg347: f32 loc(fused[#loc59, #loc16, #loc27, #loc58])):
-      %557 = "arith.mulf"(%arg345, %arg346) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
-      "linalg.yield"(%557) : (f32) -> () loc(#loc167)
+    %357 = "linalg.generic"(%arg45, %355, %280) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg345: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg346: f32 loc(fused[#loc59, #loc57, #loc26, #loc56]), %arg347: f32 loc(fused[#loc59, #loc15, #loc26, #loc58])):
+      %590 = "arith.mulf"(%arg345, %arg346) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc167)
+      "linalg.yield"(%590) : (f32) -> () loc(#loc167)
     }) : (tensor<f32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc167)
-    %355 = "linalg.generic"(%arg1, %354, %278) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg342: f32 loc(fused[#loc23, #loc31, #loc4, #loc24]), %arg343: f32 loc(fused[#loc59, #loc16, #loc27, #loc58]), %arg344: f32 loc(fused[#loc59, #loc33, #loc27, #loc58])):
-      %556 = "arith.subf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
-      "linalg.yield"(%556) : (f32) -> () loc(#loc168)
+    %358 = "linalg.generic"(%arg1, %357, %280) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg342: f32 loc(fused[#loc22, #loc30, #loc4, #loc23]), %arg343: f32 loc(fused[#loc59, #loc15, #loc26, #loc58]), %arg344: f32 loc(fused[#loc59, #loc32, #loc26, #loc58])):
+      %589 = "arith.subf"(%arg342, %arg343) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc168)
+      "linalg.yield"(%589) : (f32) -> () loc(#loc168)
     }) : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xf32> loc(#loc168)
-    %356 = "linalg.generic"(%arg46, %arg2, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg339: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg340: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg341: f32 loc(fused[#loc60, #loc16, #loc27, #loc54])):
-      %555 = "arith.mulf"(%arg339, %arg340) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
-      "linalg.yield"(%555) : (f32) -> () loc(#loc169)
+    %359 = "linalg.generic"(%arg46, %arg2, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg339: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg340: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg341: f32 loc(fused[#loc60, #loc15, #loc26, #loc54])):
+      %588 = "arith.mulf"(%arg339, %arg340) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc169)
+      "linalg.yield"(%588) : (f32) -> () loc(#loc169)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc169)
-    %357 = "linalg.generic"(%239, %356, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg336: f32 loc(fused[#loc37, #loc35, #loc8, #loc24]), %arg337: f32 loc(fused[#loc60, #loc16, #loc27, #loc54]), %arg338: f32 loc(fused[#loc60, #loc10, #loc27, #loc54])):
-      %554 = "arith.addf"(%arg336, %arg337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
-      "linalg.yield"(%554) : (f32) -> () loc(#loc170)
+    %360 = "linalg.generic"(%240, %359, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg336: f32 loc(fused[#loc36, #loc34, #loc11, #loc23]), %arg337: f32 loc(fused[#loc60, #loc15, #loc26, #loc54]), %arg338: f32 loc(fused[#loc60, #loc7, #loc26, #loc54])):
+      %587 = "arith.addf"(%arg336, %arg337) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc170)
+      "linalg.yield"(%587) : (f32) -> () loc(#loc170)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc170)
-    %358 = "linalg.generic"(%arg26, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg333: f32 loc(fused[#loc60, #loc16, #loc27, #loc30]), %arg334: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg335: f32 loc(fused[#loc60, #loc16, #loc27, #loc30])):
-      %553 = "arith.mulf"(%arg333, %arg334) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
-      "linalg.yield"(%553) : (f32) -> () loc(#loc171)
+    %361 = "linalg.generic"(%arg26, %arg47, %45) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg333: f32 loc(fused[#loc60, #loc15, #loc26, #loc29]), %arg334: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg335: f32 loc(fused[#loc60, #loc15, #loc26, #loc29])):
+      %586 = "arith.mulf"(%arg333, %arg334) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
+      "linalg.yield"(%586) : (f32) -> () loc(#loc171)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
-    %359 = "linalg.generic"(%337, %357, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg330: f32 loc(fused[#loc60, #loc29, #loc27, #loc30]), %arg331: f32 loc(fused[#loc60, #loc10, #loc27, #loc54]), %arg332: f32 loc(fused[#loc60, #loc16, #loc27, #loc30])):
-      %552 = "arith.mulf"(%arg330, %arg331) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
-      "linalg.yield"(%552) : (f32) -> () loc(#loc171)
+    %362 = "linalg.generic"(%340, %360, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg330: f32 loc(fused[#loc60, #loc28, #loc26, #loc29]), %arg331: f32 loc(fused[#loc60, #loc7, #loc26, #loc54]), %arg332: f32 loc(fused[#loc60, #loc15, #loc26, #loc29])):
+      %585 = "arith.mulf"(%arg330, %arg331) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc171)
+      "linalg.yield"(%585) : (f32) -> () loc(#loc171)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc171)
-    %360 = "linalg.generic"(%358, %359, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg327: f32 loc(fused[#loc60, #loc16, #loc27, #loc30]), %arg328: f32 loc(fused[#loc60, #loc16, #loc27, #loc30]), %arg329: f32 loc(fused[#loc60, #loc10, #loc27, #loc30])):
-      %551 = "arith.addf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
-      "linalg.yield"(%551) : (f32) -> () loc(#loc173)
+    %363 = "linalg.generic"(%361, %362, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg327: f32 loc(fused[#loc60, #loc15, #loc26, #loc29]), %arg328: f32 loc(fused[#loc60, #loc15, #loc26, #loc29]), %arg329: f32 loc(fused[#loc60, #loc7, #loc26, #loc29])):
+      %584 = "arith.addf"(%arg327, %arg328) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc173)
+      "linalg.yield"(%584) : (f32) -> () loc(#loc173)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc173)
-    %361 = "linalg.generic"(%arg25, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg325: f32 loc(fused[#loc60, #loc55, #loc27, #loc56]), %arg326: i1 loc(fused[#loc60, #loc55, #loc27, #loc56])):
-      %550 = "arith.cmpf"(%arg325, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc174)
-      "linalg.yield"(%550) : (i1) -> () loc(#loc174)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc174)
-    %362 = "linalg.generic"(%361, %357, %360, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg321: i1 loc(fused[#loc60, #loc55, #loc27, #loc56]), %arg322: f32 loc(fused[#loc60, #loc10, #loc27, #loc54]), %arg323: f32 loc(fused[#loc60, #loc10, #loc27, #loc30]), %arg324: f32 loc(fused[#loc60, #loc57, #loc27, #loc56])):
-      %549 = "arith.select"(%arg321, %arg322, %arg323) : (i1, f32, f32) -> f32 loc(#loc175)
-      "linalg.yield"(%549) : (f32) -> () loc(#loc175)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc175)
-    %363 = "linalg.generic"(%arg25, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg319: f32 loc(fused[#loc60, #loc55, #loc27, #loc56]), %arg320: f32 loc(fused[#loc60, #loc10, #loc27, #loc28])):
-      %548 = "arith.addf"(%arg319, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
-      "linalg.yield"(%548) : (f32) -> () loc(#loc176)
+    %364 = "linalg.generic"(%arg25, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg325: f32 loc(fused[#loc60, #loc55, #loc26, #loc56]), %arg326: i8 loc(fused[#loc60, #loc55, #loc26, #loc56])):
+      %581 = "arith.trunci"(%arg326) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc174)
+      %582 = "arith.cmpf"(%arg325, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc174)
+      %583 = "arith.extui"(%582) : (i1) -> i8 loc(#loc174)
+      "linalg.yield"(%583) : (i8) -> () loc(#loc174)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc174)
+    %365 = "linalg.generic"(%364, %360, %363, %45) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg321: i8 loc(fused[#loc60, #loc55, #loc26, #loc56]), %arg322: f32 loc(fused[#loc60, #loc7, #loc26, #loc54]), %arg323: f32 loc(fused[#loc60, #loc7, #loc26, #loc29]), %arg324: f32 loc(fused[#loc60, #loc57, #loc26, #loc56])):
+      %579 = "arith.trunci"(%arg321) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc175)
+      %580 = "arith.select"(%579, %arg322, %arg323) : (i1, f32, f32) -> f32 loc(#loc175)
+      "linalg.yield"(%580) : (f32) -> () loc(#loc175)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc175)
+    %366 = "linalg.generic"(%arg25, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg319: f32 loc(fused[#loc60, #loc55, #loc26, #loc56]), %arg320: f32 loc(fused[#loc60, #loc7, #loc26, #loc27])):
+      %578 = "arith.addf"(%arg319, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc176)
+      "linalg.yield"(%578) : (f32) -> () loc(#loc176)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc176)
-    %364 = "linalg.generic"(%arg45, %362, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg316: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg317: f32 loc(fused[#loc60, #loc57, #loc27, #loc56]), %arg318: f32 loc(fused[#loc60, #loc16, #loc27, #loc58])):
-      %547 = "arith.mulf"(%arg316, %arg317) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
-      "linalg.yield"(%547) : (f32) -> () loc(#loc177)
+    %367 = "linalg.generic"(%arg45, %365, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg316: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg317: f32 loc(fused[#loc60, #loc57, #loc26, #loc56]), %arg318: f32 loc(fused[#loc60, #loc15, #loc26, #loc58])):
+      %577 = "arith.mulf"(%arg316, %arg317) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc177)
+      "linalg.yield"(%577) : (f32) -> () loc(#loc177)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc177)
-    %365 = "linalg.generic"(%arg2, %364, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg313: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg314: f32 loc(fused[#loc60, #loc16, #loc27, #loc58]), %arg315: f32 loc(fused[#loc60, #loc33, #loc27, #loc58])):
-      %546 = "arith.subf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
-      "linalg.yield"(%546) : (f32) -> () loc(#loc178)
+    %368 = "linalg.generic"(%arg2, %367, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg313: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg314: f32 loc(fused[#loc60, #loc15, #loc26, #loc58]), %arg315: f32 loc(fused[#loc60, #loc32, #loc26, #loc58])):
+      %576 = "arith.subf"(%arg313, %arg314) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc178)
+      "linalg.yield"(%576) : (f32) -> () loc(#loc178)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc178)
-    %366 = "linalg.generic"(%arg46, %arg3, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg310: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg311: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg312: f32 loc(fused[#loc61, #loc16, #loc27, #loc54])):
-      %545 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
-      "linalg.yield"(%545) : (f32) -> () loc(#loc179)
+    %369 = "linalg.generic"(%arg46, %arg3, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg310: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg311: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg312: f32 loc(fused[#loc61, #loc15, #loc26, #loc54])):
+      %575 = "arith.mulf"(%arg310, %arg311) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc179)
+      "linalg.yield"(%575) : (f32) -> () loc(#loc179)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc179)
-    %367 = "linalg.generic"(%235, %366, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg307: f32 loc(fused[#loc37, #loc35, #loc8, #loc24]), %arg308: f32 loc(fused[#loc61, #loc16, #loc27, #loc54]), %arg309: f32 loc(fused[#loc61, #loc10, #loc27, #loc54])):
-      %544 = "arith.addf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
-      "linalg.yield"(%544) : (f32) -> () loc(#loc180)
+    %370 = "linalg.generic"(%236, %369, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg307: f32 loc(fused[#loc36, #loc34, #loc11, #loc23]), %arg308: f32 loc(fused[#loc61, #loc15, #loc26, #loc54]), %arg309: f32 loc(fused[#loc61, #loc7, #loc26, #loc54])):
+      %574 = "arith.addf"(%arg307, %arg308) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc180)
+      "linalg.yield"(%574) : (f32) -> () loc(#loc180)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc180)
-    %368 = "linalg.generic"(%arg28, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg304: f32 loc(fused[#loc61, #loc16, #loc27, #loc30]), %arg305: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg306: f32 loc(fused[#loc61, #loc16, #loc27, #loc30])):
-      %543 = "arith.mulf"(%arg304, %arg305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%543) : (f32) -> () loc(#loc181)
+    %371 = "linalg.generic"(%arg28, %arg47, %45) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg304: f32 loc(fused[#loc61, #loc15, #loc26, #loc29]), %arg305: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg306: f32 loc(fused[#loc61, #loc15, #loc26, #loc29])):
+      %573 = "arith.mulf"(%arg304, %arg305) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%573) : (f32) -> () loc(#loc181)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
-    %369 = "linalg.generic"(%337, %367, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg301: f32 loc(fused[#loc61, #loc29, #loc27, #loc30]), %arg302: f32 loc(fused[#loc61, #loc10, #loc27, #loc54]), %arg303: f32 loc(fused[#loc61, #loc16, #loc27, #loc30])):
-      %542 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
-      "linalg.yield"(%542) : (f32) -> () loc(#loc181)
+    %372 = "linalg.generic"(%340, %370, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg301: f32 loc(fused[#loc61, #loc28, #loc26, #loc29]), %arg302: f32 loc(fused[#loc61, #loc7, #loc26, #loc54]), %arg303: f32 loc(fused[#loc61, #loc15, #loc26, #loc29])):
+      %572 = "arith.mulf"(%arg301, %arg302) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc181)
+      "linalg.yield"(%572) : (f32) -> () loc(#loc181)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc181)
-    %370 = "linalg.generic"(%368, %369, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg298: f32 loc(fused[#loc61, #loc16, #loc27, #loc30]), %arg299: f32 loc(fused[#loc61, #loc16, #loc27, #loc30]), %arg300: f32 loc(fused[#loc61, #loc10, #loc27, #loc30])):
-      %541 = "arith.addf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
-      "linalg.yield"(%541) : (f32) -> () loc(#loc183)
+    %373 = "linalg.generic"(%371, %372, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg298: f32 loc(fused[#loc61, #loc15, #loc26, #loc29]), %arg299: f32 loc(fused[#loc61, #loc15, #loc26, #loc29]), %arg300: f32 loc(fused[#loc61, #loc7, #loc26, #loc29])):
+      %571 = "arith.addf"(%arg298, %arg299) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc183)
+      "linalg.yield"(%571) : (f32) -> () loc(#loc183)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc183)
-    %371 = "linalg.generic"(%arg27, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg296: f32 loc(fused[#loc61, #loc55, #loc27, #loc56]), %arg297: i1 loc(fused[#loc61, #loc55, #loc27, #loc56])):
-      %540 = "arith.cmpf"(%arg296, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc184)
-      "linalg.yield"(%540) : (i1) -> () loc(#loc184)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc184)
-    %372 = "linalg.generic"(%371, %367, %370, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg292: i1 loc(fused[#loc61, #loc55, #loc27, #loc56]), %arg293: f32 loc(fused[#loc61, #loc10, #loc27, #loc54]), %arg294: f32 loc(fused[#loc61, #loc10, #loc27, #loc30]), %arg295: f32 loc(fused[#loc61, #loc57, #loc27, #loc56])):
-      %539 = "arith.select"(%arg292, %arg293, %arg294) : (i1, f32, f32) -> f32 loc(#loc185)
-      "linalg.yield"(%539) : (f32) -> () loc(#loc185)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc185)
-    %373 = "linalg.generic"(%arg27, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg290: f32 loc(fused[#loc61, #loc55, #loc27, #loc56]), %arg291: f32 loc(fused[#loc61, #loc10, #loc27, #loc28])):
-      %538 = "arith.addf"(%arg290, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
-      "linalg.yield"(%538) : (f32) -> () loc(#loc186)
+    %374 = "linalg.generic"(%arg27, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg296: f32 loc(fused[#loc61, #loc55, #loc26, #loc56]), %arg297: i8 loc(fused[#loc61, #loc55, #loc26, #loc56])):
+      %568 = "arith.trunci"(%arg297) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc184)
+      %569 = "arith.cmpf"(%arg296, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc184)
+      %570 = "arith.extui"(%569) : (i1) -> i8 loc(#loc184)
+      "linalg.yield"(%570) : (i8) -> () loc(#loc184)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc184)
+    %375 = "linalg.generic"(%374, %370, %373, %45) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg292: i8 loc(fused[#loc61, #loc55, #loc26, #loc56]), %arg293: f32 loc(fused[#loc61, #loc7, #loc26, #loc54]), %arg294: f32 loc(fused[#loc61, #loc7, #loc26, #loc29]), %arg295: f32 loc(fused[#loc61, #loc57, #loc26, #loc56])):
+      %566 = "arith.trunci"(%arg292) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc185)
+      %567 = "arith.select"(%566, %arg293, %arg294) : (i1, f32, f32) -> f32 loc(#loc185)
+      "linalg.yield"(%567) : (f32) -> () loc(#loc185)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc185)
+    %376 = "linalg.generic"(%arg27, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg290: f32 loc(fused[#loc61, #loc55, #loc26, #loc56]), %arg291: f32 loc(fused[#loc61, #loc7, #loc26, #loc27])):
+      %565 = "arith.addf"(%arg290, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc186)
+      "linalg.yield"(%565) : (f32) -> () loc(#loc186)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc186)
-    %374 = "linalg.generic"(%arg45, %372, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg287: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg288: f32 loc(fused[#loc61, #loc57, #loc27, #loc56]), %arg289: f32 loc(fused[#loc61, #loc16, #loc27, #loc58])):
-      %537 = "arith.mulf"(%arg287, %arg288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
-      "linalg.yield"(%537) : (f32) -> () loc(#loc187)
+    %377 = "linalg.generic"(%arg45, %375, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg287: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg288: f32 loc(fused[#loc61, #loc57, #loc26, #loc56]), %arg289: f32 loc(fused[#loc61, #loc15, #loc26, #loc58])):
+      %564 = "arith.mulf"(%arg287, %arg288) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc187)
+      "linalg.yield"(%564) : (f32) -> () loc(#loc187)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc187)
-    %375 = "linalg.generic"(%arg3, %374, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg284: f32 loc(fused[#loc37, #loc35, #loc4, #loc24]), %arg285: f32 loc(fused[#loc61, #loc16, #loc27, #loc58]), %arg286: f32 loc(fused[#loc61, #loc33, #loc27, #loc58])):
-      %536 = "arith.subf"(%arg284, %arg285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
-      "linalg.yield"(%536) : (f32) -> () loc(#loc188)
+    %378 = "linalg.generic"(%arg3, %377, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg284: f32 loc(fused[#loc36, #loc34, #loc4, #loc23]), %arg285: f32 loc(fused[#loc61, #loc15, #loc26, #loc58]), %arg286: f32 loc(fused[#loc61, #loc32, #loc26, #loc58])):
+      %563 = "arith.subf"(%arg284, %arg285) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc188)
+      "linalg.yield"(%563) : (f32) -> () loc(#loc188)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc188)
-    %376 = "linalg.generic"(%arg46, %arg4, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg281: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg282: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg283: f32 loc(fused[#loc62, #loc16, #loc27, #loc54])):
-      %535 = "arith.mulf"(%arg281, %arg282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
-      "linalg.yield"(%535) : (f32) -> () loc(#loc189)
+    %379 = "linalg.generic"(%arg46, %arg4, %215) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg281: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg282: f32 loc(fused[#loc39, #loc30, #loc4, #loc19]), %arg283: f32 loc(fused[#loc62, #loc15, #loc26, #loc54])):
+      %562 = "arith.mulf"(%arg281, %arg282) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc189)
+      "linalg.yield"(%562) : (f32) -> () loc(#loc189)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc189)
-    %377 = "linalg.generic"(%231, %376, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg278: f32 loc(fused[#loc40, #loc12, #loc8, #loc20]), %arg279: f32 loc(fused[#loc62, #loc16, #loc27, #loc54]), %arg280: f32 loc(fused[#loc62, #loc10, #loc27, #loc54])):
-      %534 = "arith.addf"(%arg278, %arg279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
-      "linalg.yield"(%534) : (f32) -> () loc(#loc190)
+    %380 = "linalg.generic"(%232, %379, %215) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg278: f32 loc(fused[#loc39, #loc10, #loc11, #loc19]), %arg279: f32 loc(fused[#loc62, #loc15, #loc26, #loc54]), %arg280: f32 loc(fused[#loc62, #loc7, #loc26, #loc54])):
+      %561 = "arith.addf"(%arg278, %arg279) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc190)
+      "linalg.yield"(%561) : (f32) -> () loc(#loc190)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc190)
-    %378 = "linalg.generic"(%arg30, %arg47, %214) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg275: f32 loc(fused[#loc62, #loc16, #loc27, #loc30]), %arg276: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg277: f32 loc(fused[#loc62, #loc16, #loc27, #loc30])):
-      %533 = "arith.mulf"(%arg275, %arg276) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
-      "linalg.yield"(%533) : (f32) -> () loc(#loc191)
+    %381 = "linalg.generic"(%arg30, %arg47, %215) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg275: f32 loc(fused[#loc62, #loc15, #loc26, #loc29]), %arg276: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg277: f32 loc(fused[#loc62, #loc15, #loc26, #loc29])):
+      %560 = "arith.mulf"(%arg275, %arg276) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%560) : (f32) -> () loc(#loc191)
     }) : (tensor<8x8x3x3xf32>, tensor<f32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
-    %379 = "linalg.generic"(%337, %377, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg272: f32 loc(fused[#loc62, #loc29, #loc27, #loc30]), %arg273: f32 loc(fused[#loc62, #loc10, #loc27, #loc54]), %arg274: f32 loc(fused[#loc62, #loc16, #loc27, #loc30])):
-      %532 = "arith.mulf"(%arg272, %arg273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
-      "linalg.yield"(%532) : (f32) -> () loc(#loc191)
+    %382 = "linalg.generic"(%340, %380, %215) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg272: f32 loc(fused[#loc62, #loc28, #loc26, #loc29]), %arg273: f32 loc(fused[#loc62, #loc7, #loc26, #loc54]), %arg274: f32 loc(fused[#loc62, #loc15, #loc26, #loc29])):
+      %559 = "arith.mulf"(%arg272, %arg273) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc191)
+      "linalg.yield"(%559) : (f32) -> () loc(#loc191)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc191)
-    %380 = "linalg.generic"(%378, %379, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg269: f32 loc(fused[#loc62, #loc16, #loc27, #loc30]), %arg270: f32 loc(fused[#loc62, #loc16, #loc27, #loc30]), %arg271: f32 loc(fused[#loc62, #loc10, #loc27, #loc30])):
-      %531 = "arith.addf"(%arg269, %arg270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
-      "linalg.yield"(%531) : (f32) -> () loc(#loc193)
+    %383 = "linalg.generic"(%381, %382, %215) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg269: f32 loc(fused[#loc62, #loc15, #loc26, #loc29]), %arg270: f32 loc(fused[#loc62, #loc15, #loc26, #loc29]), %arg271: f32 loc(fused[#loc62, #loc7, #loc26, #loc29])):
+      %558 = "arith.addf"(%arg269, %arg270) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc193)
+      "linalg.yield"(%558) : (f32) -> () loc(#loc193)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc193)
-    %381 = "linalg.generic"(%arg29, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg267: f32 loc(fused[#loc62, #loc55, #loc27, #loc56]), %arg268: i1 loc(fused[#loc62, #loc55, #loc27, #loc56])):
-      %530 = "arith.cmpf"(%arg267, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc194)
-      "linalg.yield"(%530) : (i1) -> () loc(#loc194)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc194)
-    %382 = "linalg.generic"(%381, %377, %380, %214) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg263: i1 loc(fused[#loc62, #loc55, #loc27, #loc56]), %arg264: f32 loc(fused[#loc62, #loc10, #loc27, #loc54]), %arg265: f32 loc(fused[#loc62, #loc10, #loc27, #loc30]), %arg266: f32 loc(fused[#loc62, #loc57, #loc27, #loc56])):
-      %529 = "arith.select"(%arg263, %arg264, %arg265) : (i1, f32, f32) -> f32 loc(#loc195)
-      "linalg.yield"(%529) : (f32) -> () loc(#loc195)
-    }) : (tensor<i1>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc195)
-    %383 = "linalg.generic"(%arg29, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg261: f32 loc(fused[#loc62, #loc55, #loc27, #loc56]), %arg262: f32 loc(fused[#loc62, #loc10, #loc27, #loc28])):
-      %528 = "arith.addf"(%arg261, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
-      "linalg.yield"(%528) : (f32) -> () loc(#loc196)
+    %384 = "linalg.generic"(%arg29, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg267: f32 loc(fused[#loc62, #loc55, #loc26, #loc56]), %arg268: i8 loc(fused[#loc62, #loc55, #loc26, #loc56])):
+      %555 = "arith.trunci"(%arg268) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc194)
+      %556 = "arith.cmpf"(%arg267, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc194)
+      %557 = "arith.extui"(%556) : (i1) -> i8 loc(#loc194)
+      "linalg.yield"(%557) : (i8) -> () loc(#loc194)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc194)
+    %385 = "linalg.generic"(%384, %380, %383, %215) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg263: i8 loc(fused[#loc62, #loc55, #loc26, #loc56]), %arg264: f32 loc(fused[#loc62, #loc7, #loc26, #loc54]), %arg265: f32 loc(fused[#loc62, #loc7, #loc26, #loc29]), %arg266: f32 loc(fused[#loc62, #loc57, #loc26, #loc56])):
+      %553 = "arith.trunci"(%arg263) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc195)
+      %554 = "arith.select"(%553, %arg264, %arg265) : (i1, f32, f32) -> f32 loc(#loc195)
+      "linalg.yield"(%554) : (f32) -> () loc(#loc195)
+    }) : (tensor<i8>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc195)
+    %386 = "linalg.generic"(%arg29, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg261: f32 loc(fused[#loc62, #loc55, #loc26, #loc56]), %arg262: f32 loc(fused[#loc62, #loc7, #loc26, #loc27])):
+      %552 = "arith.addf"(%arg261, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc196)
+      "linalg.yield"(%552) : (f32) -> () loc(#loc196)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc196)
-    %384 = "linalg.generic"(%arg45, %382, %214) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg258: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg259: f32 loc(fused[#loc62, #loc57, #loc27, #loc56]), %arg260: f32 loc(fused[#loc62, #loc16, #loc27, #loc58])):
-      %527 = "arith.mulf"(%arg258, %arg259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
-      "linalg.yield"(%527) : (f32) -> () loc(#loc197)
+    %387 = "linalg.generic"(%arg45, %385, %215) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg258: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg259: f32 loc(fused[#loc62, #loc57, #loc26, #loc56]), %arg260: f32 loc(fused[#loc62, #loc15, #loc26, #loc58])):
+      %551 = "arith.mulf"(%arg258, %arg259) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc197)
+      "linalg.yield"(%551) : (f32) -> () loc(#loc197)
     }) : (tensor<f32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc197)
-    %385 = "linalg.generic"(%arg4, %384, %214) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg255: f32 loc(fused[#loc40, #loc31, #loc4, #loc20]), %arg256: f32 loc(fused[#loc62, #loc16, #loc27, #loc58]), %arg257: f32 loc(fused[#loc62, #loc33, #loc27, #loc58])):
-      %526 = "arith.subf"(%arg255, %arg256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
-      "linalg.yield"(%526) : (f32) -> () loc(#loc198)
+    %388 = "linalg.generic"(%arg4, %387, %215) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg255: f32 loc(fused[#loc39, #loc30, #loc4, #loc19]), %arg256: f32 loc(fused[#loc62, #loc15, #loc26, #loc58]), %arg257: f32 loc(fused[#loc62, #loc32, #loc26, #loc58])):
+      %550 = "arith.subf"(%arg255, %arg256) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc198)
+      "linalg.yield"(%550) : (f32) -> () loc(#loc198)
     }) : (tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>, tensor<8x8x3x3xf32>) -> tensor<8x8x3x3xf32> loc(#loc198)
-    %386 = "linalg.generic"(%arg46, %arg5, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg252: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg253: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg254: f32 loc(fused[#loc63, #loc16, #loc27, #loc54])):
-      %525 = "arith.mulf"(%arg252, %arg253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
-      "linalg.yield"(%525) : (f32) -> () loc(#loc199)
+    %389 = "linalg.generic"(%arg46, %arg5, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg252: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg253: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg254: f32 loc(fused[#loc63, #loc15, #loc26, #loc54])):
+      %549 = "arith.mulf"(%arg252, %arg253) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc199)
+      "linalg.yield"(%549) : (f32) -> () loc(#loc199)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc199)
-    %387 = "linalg.generic"(%195, %386, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg249: f32 loc(fused[#loc18, #loc35, #loc8, #loc20]), %arg250: f32 loc(fused[#loc63, #loc16, #loc27, #loc54]), %arg251: f32 loc(fused[#loc63, #loc10, #loc27, #loc54])):
-      %524 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
-      "linalg.yield"(%524) : (f32) -> () loc(#loc200)
+    %390 = "linalg.generic"(%195, %389, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg249: f32 loc(fused[#loc17, #loc34, #loc11, #loc19]), %arg250: f32 loc(fused[#loc63, #loc15, #loc26, #loc54]), %arg251: f32 loc(fused[#loc63, #loc7, #loc26, #loc54])):
+      %548 = "arith.addf"(%arg249, %arg250) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc200)
+      "linalg.yield"(%548) : (f32) -> () loc(#loc200)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc200)
-    %388 = "linalg.generic"(%arg32, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg246: f32 loc(fused[#loc63, #loc16, #loc27, #loc30]), %arg247: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg248: f32 loc(fused[#loc63, #loc16, #loc27, #loc30])):
-      %523 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%523) : (f32) -> () loc(#loc201)
+    %391 = "linalg.generic"(%arg32, %arg47, %45) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg246: f32 loc(fused[#loc63, #loc15, #loc26, #loc29]), %arg247: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg248: f32 loc(fused[#loc63, #loc15, #loc26, #loc29])):
+      %547 = "arith.mulf"(%arg246, %arg247) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%547) : (f32) -> () loc(#loc201)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
-    %389 = "linalg.generic"(%337, %387, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg243: f32 loc(fused[#loc63, #loc29, #loc27, #loc30]), %arg244: f32 loc(fused[#loc63, #loc10, #loc27, #loc54]), %arg245: f32 loc(fused[#loc63, #loc16, #loc27, #loc30])):
-      %522 = "arith.mulf"(%arg243, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
-      "linalg.yield"(%522) : (f32) -> () loc(#loc201)
+    %392 = "linalg.generic"(%340, %390, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg243: f32 loc(fused[#loc63, #loc28, #loc26, #loc29]), %arg244: f32 loc(fused[#loc63, #loc7, #loc26, #loc54]), %arg245: f32 loc(fused[#loc63, #loc15, #loc26, #loc29])):
+      %546 = "arith.mulf"(%arg243, %arg244) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc201)
+      "linalg.yield"(%546) : (f32) -> () loc(#loc201)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc201)
-    %390 = "linalg.generic"(%388, %389, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg240: f32 loc(fused[#loc63, #loc16, #loc27, #loc30]), %arg241: f32 loc(fused[#loc63, #loc16, #loc27, #loc30]), %arg242: f32 loc(fused[#loc63, #loc10, #loc27, #loc30])):
-      %521 = "arith.addf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
-      "linalg.yield"(%521) : (f32) -> () loc(#loc203)
+    %393 = "linalg.generic"(%391, %392, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg240: f32 loc(fused[#loc63, #loc15, #loc26, #loc29]), %arg241: f32 loc(fused[#loc63, #loc15, #loc26, #loc29]), %arg242: f32 loc(fused[#loc63, #loc7, #loc26, #loc29])):
+      %545 = "arith.addf"(%arg240, %arg241) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc203)
+      "linalg.yield"(%545) : (f32) -> () loc(#loc203)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc203)
-    %391 = "linalg.generic"(%arg31, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg238: f32 loc(fused[#loc63, #loc55, #loc27, #loc56]), %arg239: i1 loc(fused[#loc63, #loc55, #loc27, #loc56])):
-      %520 = "arith.cmpf"(%arg238, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc204)
-      "linalg.yield"(%520) : (i1) -> () loc(#loc204)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc204)
-    %392 = "linalg.generic"(%391, %387, %390, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg234: i1 loc(fused[#loc63, #loc55, #loc27, #loc56]), %arg235: f32 loc(fused[#loc63, #loc10, #loc27, #loc54]), %arg236: f32 loc(fused[#loc63, #loc10, #loc27, #loc30]), %arg237: f32 loc(fused[#loc63, #loc57, #loc27, #loc56])):
-      %519 = "arith.select"(%arg234, %arg235, %arg236) : (i1, f32, f32) -> f32 loc(#loc205)
-      "linalg.yield"(%519) : (f32) -> () loc(#loc205)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc205)
-    %393 = "linalg.generic"(%arg31, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg232: f32 loc(fused[#loc63, #loc55, #loc27, #loc56]), %arg233: f32 loc(fused[#loc63, #loc10, #loc27, #loc28])):
-      %518 = "arith.addf"(%arg232, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
-      "linalg.yield"(%518) : (f32) -> () loc(#loc206)
+    %394 = "linalg.generic"(%arg31, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg238: f32 loc(fused[#loc63, #loc55, #loc26, #loc56]), %arg239: i8 loc(fused[#loc63, #loc55, #loc26, #loc56])):
+      %542 = "arith.trunci"(%arg239) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc204)
+      %543 = "arith.cmpf"(%arg238, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc204)
+      %544 = "arith.extui"(%543) : (i1) -> i8 loc(#loc204)
+      "linalg.yield"(%544) : (i8) -> () loc(#loc204)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc204)
+    %395 = "linalg.generic"(%394, %390, %393, %45) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg234: i8 loc(fused[#loc63, #loc55, #loc26, #loc56]), %arg235: f32 loc(fused[#loc63, #loc7, #loc26, #loc54]), %arg236: f32 loc(fused[#loc63, #loc7, #loc26, #loc29]), %arg237: f32 loc(fused[#loc63, #loc57, #loc26, #loc56])):
+      %540 = "arith.trunci"(%arg234) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc205)
+      %541 = "arith.select"(%540, %arg235, %arg236) : (i1, f32, f32) -> f32 loc(#loc205)
+      "linalg.yield"(%541) : (f32) -> () loc(#loc205)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc205)
+    %396 = "linalg.generic"(%arg31, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg232: f32 loc(fused[#loc63, #loc55, #loc26, #loc56]), %arg233: f32 loc(fused[#loc63, #loc7, #loc26, #loc27])):
+      %539 = "arith.addf"(%arg232, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc206)
+      "linalg.yield"(%539) : (f32) -> () loc(#loc206)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc206)
-    %394 = "linalg.generic"(%arg45, %392, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg229: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg230: f32 loc(fused[#loc63, #loc57, #loc27, #loc56]), %arg231: f32 loc(fused[#loc63, #loc16, #loc27, #loc58])):
-      %517 = "arith.mulf"(%arg229, %arg230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
-      "linalg.yield"(%517) : (f32) -> () loc(#loc207)
+    %397 = "linalg.generic"(%arg45, %395, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg229: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg230: f32 loc(fused[#loc63, #loc57, #loc26, #loc56]), %arg231: f32 loc(fused[#loc63, #loc15, #loc26, #loc58])):
+      %538 = "arith.mulf"(%arg229, %arg230) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc207)
+      "linalg.yield"(%538) : (f32) -> () loc(#loc207)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc207)
-    %395 = "linalg.generic"(%arg5, %394, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg226: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg227: f32 loc(fused[#loc63, #loc16, #loc27, #loc58]), %arg228: f32 loc(fused[#loc63, #loc33, #loc27, #loc58])):
-      %516 = "arith.subf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
-      "linalg.yield"(%516) : (f32) -> () loc(#loc208)
+    %398 = "linalg.generic"(%arg5, %397, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg226: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg227: f32 loc(fused[#loc63, #loc15, #loc26, #loc58]), %arg228: f32 loc(fused[#loc63, #loc32, #loc26, #loc58])):
+      %537 = "arith.subf"(%arg226, %arg227) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc208)
+      "linalg.yield"(%537) : (f32) -> () loc(#loc208)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc208)
-    %396 = "linalg.generic"(%arg46, %arg6, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg223: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg224: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg225: f32 loc(fused[#loc64, #loc16, #loc27, #loc54])):
-      %515 = "arith.mulf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
-      "linalg.yield"(%515) : (f32) -> () loc(#loc209)
+    %399 = "linalg.generic"(%arg46, %arg6, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg223: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg224: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg225: f32 loc(fused[#loc64, #loc15, #loc26, #loc54])):
+      %536 = "arith.mulf"(%arg223, %arg224) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc209)
+      "linalg.yield"(%536) : (f32) -> () loc(#loc209)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc209)
-    %397 = "linalg.generic"(%191, %396, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg220: f32 loc(fused[#loc18, #loc35, #loc8, #loc20]), %arg221: f32 loc(fused[#loc64, #loc16, #loc27, #loc54]), %arg222: f32 loc(fused[#loc64, #loc10, #loc27, #loc54])):
-      %514 = "arith.addf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
-      "linalg.yield"(%514) : (f32) -> () loc(#loc210)
+    %400 = "linalg.generic"(%191, %399, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg220: f32 loc(fused[#loc17, #loc34, #loc11, #loc19]), %arg221: f32 loc(fused[#loc64, #loc15, #loc26, #loc54]), %arg222: f32 loc(fused[#loc64, #loc7, #loc26, #loc54])):
+      %535 = "arith.addf"(%arg220, %arg221) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc210)
+      "linalg.yield"(%535) : (f32) -> () loc(#loc210)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc210)
-    %398 = "linalg.generic"(%arg34, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg217: f32 loc(fused[#loc64, #loc16, #loc27, #loc30]), %arg218: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg219: f32 loc(fused[#loc64, #loc16, #loc27, #loc30])):
-      %513 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
-      "linalg.yield"(%513) : (f32) -> () loc(#loc211)
+    %401 = "linalg.generic"(%arg34, %arg47, %45) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg217: f32 loc(fused[#loc64, #loc15, #loc26, #loc29]), %arg218: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg219: f32 loc(fused[#loc64, #loc15, #loc26, #loc29])):
+      %534 = "arith.mulf"(%arg217, %arg218) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
+      "linalg.yield"(%534) : (f32) -> () loc(#loc211)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
-    %399 = "linalg.generic"(%337, %397, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg214: f32 loc(fused[#loc64, #loc29, #loc27, #loc30]), %arg215: f32 loc(fused[#loc64, #loc10, #loc27, #loc54]), %arg216: f32 loc(fused[#loc64, #loc16, #loc27, #loc30])):
-      %512 = "arith.mulf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
-      "linalg.yield"(%512) : (f32) -> () loc(#loc211)
+    %402 = "linalg.generic"(%340, %400, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg214: f32 loc(fused[#loc64, #loc28, #loc26, #loc29]), %arg215: f32 loc(fused[#loc64, #loc7, #loc26, #loc54]), %arg216: f32 loc(fused[#loc64, #loc15, #loc26, #loc29])):
+      %533 = "arith.mulf"(%arg214, %arg215) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc211)
+      "linalg.yield"(%533) : (f32) -> () loc(#loc211)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc211)
-    %400 = "linalg.generic"(%398, %399, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg211: f32 loc(fused[#loc64, #loc16, #loc27, #loc30]), %arg212: f32 loc(fused[#loc64, #loc16, #loc27, #loc30]), %arg213: f32 loc(fused[#loc64, #loc10, #loc27, #loc30])):
-      %511 = "arith.addf"(%arg211, %arg212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
-      "linalg.yield"(%511) : (f32) -> () loc(#loc213)
+    %403 = "linalg.generic"(%401, %402, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg211: f32 loc(fused[#loc64, #loc15, #loc26, #loc29]), %arg212: f32 loc(fused[#loc64, #loc15, #loc26, #loc29]), %arg213: f32 loc(fused[#loc64, #loc7, #loc26, #loc29])):
+      %532 = "arith.addf"(%arg211, %arg212) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc213)
+      "linalg.yield"(%532) : (f32) -> () loc(#loc213)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc213)
-    %401 = "linalg.generic"(%arg33, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg209: f32 loc(fused[#loc64, #loc55, #loc27, #loc56]), %arg210: i1 loc(fused[#loc64, #loc55, #loc27, #loc56])):
-      %510 = "arith.cmpf"(%arg209, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc214)
-      "linalg.yield"(%510) : (i1) -> () loc(#loc214)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc214)
-    %402 = "linalg.generic"(%401, %397, %400, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg205: i1 loc(fused[#loc64, #loc55, #loc27, #loc56]), %arg206: f32 loc(fused[#loc64, #loc10, #loc27, #loc54]), %arg207: f32 loc(fused[#loc64, #loc10, #loc27, #loc30]), %arg208: f32 loc(fused[#loc64, #loc57, #loc27, #loc56])):
-      %509 = "arith.select"(%arg205, %arg206, %arg207) : (i1, f32, f32) -> f32 loc(#loc215)
-      "linalg.yield"(%509) : (f32) -> () loc(#loc215)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc215)
-    %403 = "linalg.generic"(%arg33, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg203: f32 loc(fused[#loc64, #loc55, #loc27, #loc56]), %arg204: f32 loc(fused[#loc64, #loc10, #loc27, #loc28])):
-      %508 = "arith.addf"(%arg203, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
-      "linalg.yield"(%508) : (f32) -> () loc(#loc216)
+    %404 = "linalg.generic"(%arg33, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg209: f32 loc(fused[#loc64, #loc55, #loc26, #loc56]), %arg210: i8 loc(fused[#loc64, #loc55, #loc26, #loc56])):
+      %529 = "arith.trunci"(%arg210) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc214)
+      %530 = "arith.cmpf"(%arg209, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc214)
+      %531 = "arith.extui"(%530) : (i1) -> i8 loc(#loc214)
+      "linalg.yield"(%531) : (i8) -> () loc(#loc214)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc214)
+    %405 = "linalg.generic"(%404, %400, %403, %45) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg205: i8 loc(fused[#loc64, #loc55, #loc26, #loc56]), %arg206: f32 loc(fused[#loc64, #loc7, #loc26, #loc54]), %arg207: f32 loc(fused[#loc64, #loc7, #loc26, #loc29]), %arg208: f32 loc(fused[#loc64, #loc57, #loc26, #loc56])):
+      %527 = "arith.trunci"(%arg205) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc215)
+      %528 = "arith.select"(%527, %arg206, %arg207) : (i1, f32, f32) -> f32 loc(#loc215)
+      "linalg.yield"(%528) : (f32) -> () loc(#loc215)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc215)
+    %406 = "linalg.generic"(%arg33, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg203: f32 loc(fused[#loc64, #loc55, #loc26, #loc56]), %arg204: f32 loc(fused[#loc64, #loc7, #loc26, #loc27])):
+      %526 = "arith.addf"(%arg203, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc216)
+      "linalg.yield"(%526) : (f32) -> () loc(#loc216)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc216)
-    %404 = "linalg.generic"(%arg45, %402, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg200: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg201: f32 loc(fused[#loc64, #loc57, #loc27, #loc56]), %arg202: f32 loc(fused[#loc64, #loc16, #loc27, #loc58])):
-      %507 = "arith.mulf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
-      "linalg.yield"(%507) : (f32) -> () loc(#loc217)
+    %407 = "linalg.generic"(%arg45, %405, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg200: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg201: f32 loc(fused[#loc64, #loc57, #loc26, #loc56]), %arg202: f32 loc(fused[#loc64, #loc15, #loc26, #loc58])):
+      %525 = "arith.mulf"(%arg200, %arg201) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc217)
+      "linalg.yield"(%525) : (f32) -> () loc(#loc217)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc217)
-    %405 = "linalg.generic"(%arg6, %404, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg197: f32 loc(fused[#loc18, #loc35, #loc4, #loc20]), %arg198: f32 loc(fused[#loc64, #loc16, #loc27, #loc58]), %arg199: f32 loc(fused[#loc64, #loc33, #loc27, #loc58])):
-      %506 = "arith.subf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
-      "linalg.yield"(%506) : (f32) -> () loc(#loc218)
+    %408 = "linalg.generic"(%arg6, %407, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg197: f32 loc(fused[#loc17, #loc34, #loc4, #loc19]), %arg198: f32 loc(fused[#loc64, #loc15, #loc26, #loc58]), %arg199: f32 loc(fused[#loc64, #loc32, #loc26, #loc58])):
+      %524 = "arith.subf"(%arg197, %arg198) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc218)
+      "linalg.yield"(%524) : (f32) -> () loc(#loc218)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc218)
-    %406 = "linalg.generic"(%arg46, %arg7, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg194: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg195: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg196: f32 loc(fused[#loc65, #loc16, #loc27, #loc54])):
-      %505 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
-      "linalg.yield"(%505) : (f32) -> () loc(#loc219)
+    %409 = "linalg.generic"(%arg46, %arg7, %320) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg194: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg195: f32 loc(fused[#loc24, #loc30, #loc4, #loc8]), %arg196: f32 loc(fused[#loc65, #loc15, #loc26, #loc54])):
+      %523 = "arith.mulf"(%arg194, %arg195) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc219)
+      "linalg.yield"(%523) : (f32) -> () loc(#loc219)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc219)
-    %407 = "linalg.generic"(%318, %406, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg191: f32 loc(fused[#loc25, #loc12, #loc8, #loc9]), %arg192: f32 loc(fused[#loc65, #loc16, #loc27, #loc54]), %arg193: f32 loc(fused[#loc65, #loc10, #loc27, #loc54])):
-      %504 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
-      "linalg.yield"(%504) : (f32) -> () loc(#loc220)
+    %410 = "linalg.generic"(%321, %409, %320) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg191: f32 loc(fused[#loc24, #loc10, #loc11, #loc8]), %arg192: f32 loc(fused[#loc65, #loc15, #loc26, #loc54]), %arg193: f32 loc(fused[#loc65, #loc7, #loc26, #loc54])):
+      %522 = "arith.addf"(%arg191, %arg192) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc220)
+      "linalg.yield"(%522) : (f32) -> () loc(#loc220)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc220)
-    %408 = "linalg.generic"(%arg36, %arg47, %317) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg188: f32 loc(fused[#loc65, #loc16, #loc27, #loc30]), %arg189: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg190: f32 loc(fused[#loc65, #loc16, #loc27, #loc30])):
-      %503 = "arith.mulf"(%arg188, %arg189) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
-      "linalg.yield"(%503) : (f32) -> () loc(#loc221)
+    %411 = "linalg.generic"(%arg36, %arg47, %320) <{indexing_maps = [#map5, #map25, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg188: f32 loc(fused[#loc65, #loc15, #loc26, #loc29]), %arg189: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg190: f32 loc(fused[#loc65, #loc15, #loc26, #loc29])):
+      %521 = "arith.mulf"(%arg188, %arg189) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%521) : (f32) -> () loc(#loc221)
     }) : (tensor<8x4x1x1xf32>, tensor<f32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
-    %409 = "linalg.generic"(%337, %407, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg185: f32 loc(fused[#loc65, #loc29, #loc27, #loc30]), %arg186: f32 loc(fused[#loc65, #loc10, #loc27, #loc54]), %arg187: f32 loc(fused[#loc65, #loc16, #loc27, #loc30])):
-      %502 = "arith.mulf"(%arg185, %arg186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
-      "linalg.yield"(%502) : (f32) -> () loc(#loc221)
+    %412 = "linalg.generic"(%340, %410, %320) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg185: f32 loc(fused[#loc65, #loc28, #loc26, #loc29]), %arg186: f32 loc(fused[#loc65, #loc7, #loc26, #loc54]), %arg187: f32 loc(fused[#loc65, #loc15, #loc26, #loc29])):
+      %520 = "arith.mulf"(%arg185, %arg186) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc221)
+      "linalg.yield"(%520) : (f32) -> () loc(#loc221)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc221)
-    %410 = "linalg.generic"(%408, %409, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg182: f32 loc(fused[#loc65, #loc16, #loc27, #loc30]), %arg183: f32 loc(fused[#loc65, #loc16, #loc27, #loc30]), %arg184: f32 loc(fused[#loc65, #loc10, #loc27, #loc30])):
-      %501 = "arith.addf"(%arg182, %arg183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
-      "linalg.yield"(%501) : (f32) -> () loc(#loc223)
+    %413 = "linalg.generic"(%411, %412, %320) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg182: f32 loc(fused[#loc65, #loc15, #loc26, #loc29]), %arg183: f32 loc(fused[#loc65, #loc15, #loc26, #loc29]), %arg184: f32 loc(fused[#loc65, #loc7, #loc26, #loc29])):
+      %519 = "arith.addf"(%arg182, %arg183) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc223)
+      "linalg.yield"(%519) : (f32) -> () loc(#loc223)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc223)
-    %411 = "linalg.generic"(%arg35, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg180: f32 loc(fused[#loc65, #loc55, #loc27, #loc56]), %arg181: i1 loc(fused[#loc65, #loc55, #loc27, #loc56])):
-      %500 = "arith.cmpf"(%arg180, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc224)
-      "linalg.yield"(%500) : (i1) -> () loc(#loc224)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc224)
-    %412 = "linalg.generic"(%411, %407, %410, %317) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg176: i1 loc(fused[#loc65, #loc55, #loc27, #loc56]), %arg177: f32 loc(fused[#loc65, #loc10, #loc27, #loc54]), %arg178: f32 loc(fused[#loc65, #loc10, #loc27, #loc30]), %arg179: f32 loc(fused[#loc65, #loc57, #loc27, #loc56])):
-      %499 = "arith.select"(%arg176, %arg177, %arg178) : (i1, f32, f32) -> f32 loc(#loc225)
-      "linalg.yield"(%499) : (f32) -> () loc(#loc225)
-    }) : (tensor<i1>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc225)
-    %413 = "linalg.generic"(%arg35, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg174: f32 loc(fused[#loc65, #loc55, #loc27, #loc56]), %arg175: f32 loc(fused[#loc65, #loc10, #loc27, #loc28])):
-      %498 = "arith.addf"(%arg174, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
-      "linalg.yield"(%498) : (f32) -> () loc(#loc226)
+    %414 = "linalg.generic"(%arg35, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg180: f32 loc(fused[#loc65, #loc55, #loc26, #loc56]), %arg181: i8 loc(fused[#loc65, #loc55, #loc26, #loc56])):
+      %516 = "arith.trunci"(%arg181) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc224)
+      %517 = "arith.cmpf"(%arg180, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc224)
+      %518 = "arith.extui"(%517) : (i1) -> i8 loc(#loc224)
+      "linalg.yield"(%518) : (i8) -> () loc(#loc224)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc224)
+    %415 = "linalg.generic"(%414, %410, %413, %320) <{indexing_maps = [#map25, #map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg176: i8 loc(fused[#loc65, #loc55, #loc26, #loc56]), %arg177: f32 loc(fused[#loc65, #loc7, #loc26, #loc54]), %arg178: f32 loc(fused[#loc65, #loc7, #loc26, #loc29]), %arg179: f32 loc(fused[#loc65, #loc57, #loc26, #loc56])):
+      %514 = "arith.trunci"(%arg176) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc225)
+      %515 = "arith.select"(%514, %arg177, %arg178) : (i1, f32, f32) -> f32 loc(#loc225)
+      "linalg.yield"(%515) : (f32) -> () loc(#loc225)
+    }) : (tensor<i8>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc225)
+    %416 = "linalg.generic"(%arg35, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg174: f32 loc(fused[#loc65, #loc55, #loc26, #loc56]), %arg175: f32 loc(fused[#loc65, #loc7, #loc26, #loc27])):
+      %513 = "arith.addf"(%arg174, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc226)
+      "linalg.yield"(%513) : (f32) -> () loc(#loc226)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc226)
-    %414 = "linalg.generic"(%arg45, %412, %317) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg171: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg172: f32 loc(fused[#loc65, #loc57, #loc27, #loc56]), %arg173: f32 loc(fused[#loc65, #loc16, #loc27, #loc58])):
-      %497 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
-      "linalg.yield"(%497) : (f32) -> () loc(#loc227)
+    %417 = "linalg.generic"(%arg45, %415, %320) <{indexing_maps = [#map25, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg171: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg172: f32 loc(fused[#loc65, #loc57, #loc26, #loc56]), %arg173: f32 loc(fused[#loc65, #loc15, #loc26, #loc58])):
+      %512 = "arith.mulf"(%arg171, %arg172) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc227)
+      "linalg.yield"(%512) : (f32) -> () loc(#loc227)
     }) : (tensor<f32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc227)
-    %415 = "linalg.generic"(%arg7, %414, %317) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg168: f32 loc(fused[#loc25, #loc31, #loc4, #loc9]), %arg169: f32 loc(fused[#loc65, #loc16, #loc27, #loc58]), %arg170: f32 loc(fused[#loc65, #loc33, #loc27, #loc58])):
-      %496 = "arith.subf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
-      "linalg.yield"(%496) : (f32) -> () loc(#loc228)
+    %418 = "linalg.generic"(%arg7, %417, %320) <{indexing_maps = [#map5, #map5, #map5], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg168: f32 loc(fused[#loc24, #loc30, #loc4, #loc8]), %arg169: f32 loc(fused[#loc65, #loc15, #loc26, #loc58]), %arg170: f32 loc(fused[#loc65, #loc32, #loc26, #loc58])):
+      %511 = "arith.subf"(%arg168, %arg169) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc228)
+      "linalg.yield"(%511) : (f32) -> () loc(#loc228)
     }) : (tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xf32> loc(#loc228)
-    %416 = "linalg.generic"(%arg46, %arg8, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg165: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg166: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg167: f32 loc(fused[#loc66, #loc16, #loc27, #loc54])):
-      %495 = "arith.mulf"(%arg165, %arg166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
-      "linalg.yield"(%495) : (f32) -> () loc(#loc229)
+    %419 = "linalg.generic"(%arg46, %arg8, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg165: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg166: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg167: f32 loc(fused[#loc66, #loc15, #loc26, #loc54])):
+      %510 = "arith.mulf"(%arg165, %arg166) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc229)
+      "linalg.yield"(%510) : (f32) -> () loc(#loc229)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc229)
-    %417 = "linalg.generic"(%283, %416, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg162: f32 loc(fused[#loc6, #loc35, #loc8, #loc9]), %arg163: f32 loc(fused[#loc66, #loc16, #loc27, #loc54]), %arg164: f32 loc(fused[#loc66, #loc10, #loc27, #loc54])):
-      %494 = "arith.addf"(%arg162, %arg163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
-      "linalg.yield"(%494) : (f32) -> () loc(#loc230)
+    %420 = "linalg.generic"(%285, %419, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg162: f32 loc(fused[#loc6, #loc34, #loc11, #loc8]), %arg163: f32 loc(fused[#loc66, #loc15, #loc26, #loc54]), %arg164: f32 loc(fused[#loc66, #loc7, #loc26, #loc54])):
+      %509 = "arith.addf"(%arg162, %arg163) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc230)
+      "linalg.yield"(%509) : (f32) -> () loc(#loc230)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc230)
-    %418 = "linalg.generic"(%arg38, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg159: f32 loc(fused[#loc66, #loc16, #loc27, #loc30]), %arg160: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg161: f32 loc(fused[#loc66, #loc16, #loc27, #loc30])):
-      %493 = "arith.mulf"(%arg159, %arg160) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
-      "linalg.yield"(%493) : (f32) -> () loc(#loc231)
+    %421 = "linalg.generic"(%arg38, %arg47, %45) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg159: f32 loc(fused[#loc66, #loc15, #loc26, #loc29]), %arg160: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg161: f32 loc(fused[#loc66, #loc15, #loc26, #loc29])):
+      %508 = "arith.mulf"(%arg159, %arg160) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
+      "linalg.yield"(%508) : (f32) -> () loc(#loc231)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
-    %419 = "linalg.generic"(%337, %417, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg156: f32 loc(fused[#loc66, #loc29, #loc27, #loc30]), %arg157: f32 loc(fused[#loc66, #loc10, #loc27, #loc54]), %arg158: f32 loc(fused[#loc66, #loc16, #loc27, #loc30])):
-      %492 = "arith.mulf"(%arg156, %arg157) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
-      "linalg.yield"(%492) : (f32) -> () loc(#loc231)
+    %422 = "linalg.generic"(%340, %420, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg156: f32 loc(fused[#loc66, #loc28, #loc26, #loc29]), %arg157: f32 loc(fused[#loc66, #loc7, #loc26, #loc54]), %arg158: f32 loc(fused[#loc66, #loc15, #loc26, #loc29])):
+      %507 = "arith.mulf"(%arg156, %arg157) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc231)
+      "linalg.yield"(%507) : (f32) -> () loc(#loc231)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc231)
-    %420 = "linalg.generic"(%418, %419, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg153: f32 loc(fused[#loc66, #loc16, #loc27, #loc30]), %arg154: f32 loc(fused[#loc66, #loc16, #loc27, #loc30]), %arg155: f32 loc(fused[#loc66, #loc10, #loc27, #loc30])):
-      %491 = "arith.addf"(%arg153, %arg154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
-      "linalg.yield"(%491) : (f32) -> () loc(#loc233)
+    %423 = "linalg.generic"(%421, %422, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg153: f32 loc(fused[#loc66, #loc15, #loc26, #loc29]), %arg154: f32 loc(fused[#loc66, #loc15, #loc26, #loc29]), %arg155: f32 loc(fused[#loc66, #loc7, #loc26, #loc29])):
+      %506 = "arith.addf"(%arg153, %arg154) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc233)
+      "linalg.yield"(%506) : (f32) -> () loc(#loc233)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc233)
-    %421 = "linalg.generic"(%arg37, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg151: f32 loc(fused[#loc66, #loc55, #loc27, #loc56]), %arg152: i1 loc(fused[#loc66, #loc55, #loc27, #loc56])):
-      %490 = "arith.cmpf"(%arg151, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc234)
-      "linalg.yield"(%490) : (i1) -> () loc(#loc234)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc234)
-    %422 = "linalg.generic"(%421, %417, %420, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg147: i1 loc(fused[#loc66, #loc55, #loc27, #loc56]), %arg148: f32 loc(fused[#loc66, #loc10, #loc27, #loc54]), %arg149: f32 loc(fused[#loc66, #loc10, #loc27, #loc30]), %arg150: f32 loc(fused[#loc66, #loc57, #loc27, #loc56])):
-      %489 = "arith.select"(%arg147, %arg148, %arg149) : (i1, f32, f32) -> f32 loc(#loc235)
-      "linalg.yield"(%489) : (f32) -> () loc(#loc235)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc235)
-    %423 = "linalg.generic"(%arg37, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg145: f32 loc(fused[#loc66, #loc55, #loc27, #loc56]), %arg146: f32 loc(fused[#loc66, #loc10, #loc27, #loc28])):
-      %488 = "arith.addf"(%arg145, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
-      "linalg.yield"(%488) : (f32) -> () loc(#loc236)
+    %424 = "linalg.generic"(%arg37, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg151: f32 loc(fused[#loc66, #loc55, #loc26, #loc56]), %arg152: i8 loc(fused[#loc66, #loc55, #loc26, #loc56])):
+      %503 = "arith.trunci"(%arg152) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc234)
+      %504 = "arith.cmpf"(%arg151, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc234)
+      %505 = "arith.extui"(%504) : (i1) -> i8 loc(#loc234)
+      "linalg.yield"(%505) : (i8) -> () loc(#loc234)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc234)
+    %425 = "linalg.generic"(%424, %420, %423, %45) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg147: i8 loc(fused[#loc66, #loc55, #loc26, #loc56]), %arg148: f32 loc(fused[#loc66, #loc7, #loc26, #loc54]), %arg149: f32 loc(fused[#loc66, #loc7, #loc26, #loc29]), %arg150: f32 loc(fused[#loc66, #loc57, #loc26, #loc56])):
+      %501 = "arith.trunci"(%arg147) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc235)
+      %502 = "arith.select"(%501, %arg148, %arg149) : (i1, f32, f32) -> f32 loc(#loc235)
+      "linalg.yield"(%502) : (f32) -> () loc(#loc235)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc235)
+    %426 = "linalg.generic"(%arg37, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg145: f32 loc(fused[#loc66, #loc55, #loc26, #loc56]), %arg146: f32 loc(fused[#loc66, #loc7, #loc26, #loc27])):
+      %500 = "arith.addf"(%arg145, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc236)
+      "linalg.yield"(%500) : (f32) -> () loc(#loc236)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc236)
-    %424 = "linalg.generic"(%arg45, %422, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg142: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg143: f32 loc(fused[#loc66, #loc57, #loc27, #loc56]), %arg144: f32 loc(fused[#loc66, #loc16, #loc27, #loc58])):
-      %487 = "arith.mulf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
-      "linalg.yield"(%487) : (f32) -> () loc(#loc237)
+    %427 = "linalg.generic"(%arg45, %425, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg142: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg143: f32 loc(fused[#loc66, #loc57, #loc26, #loc56]), %arg144: f32 loc(fused[#loc66, #loc15, #loc26, #loc58])):
+      %499 = "arith.mulf"(%arg142, %arg143) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc237)
+      "linalg.yield"(%499) : (f32) -> () loc(#loc237)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc237)
-    %425 = "linalg.generic"(%arg8, %424, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg139: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg140: f32 loc(fused[#loc66, #loc16, #loc27, #loc58]), %arg141: f32 loc(fused[#loc66, #loc33, #loc27, #loc58])):
-      %486 = "arith.subf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
-      "linalg.yield"(%486) : (f32) -> () loc(#loc238)
+    %428 = "linalg.generic"(%arg8, %427, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg139: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg140: f32 loc(fused[#loc66, #loc15, #loc26, #loc58]), %arg141: f32 loc(fused[#loc66, #loc32, #loc26, #loc58])):
+      %498 = "arith.subf"(%arg139, %arg140) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc238)
+      "linalg.yield"(%498) : (f32) -> () loc(#loc238)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc238)
-    %426 = "linalg.generic"(%arg46, %arg9, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg136: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg137: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg138: f32 loc(fused[#loc67, #loc16, #loc27, #loc54])):
-      %485 = "arith.mulf"(%arg136, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
-      "linalg.yield"(%485) : (f32) -> () loc(#loc239)
+    %429 = "linalg.generic"(%arg46, %arg9, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg136: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg137: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg138: f32 loc(fused[#loc67, #loc15, #loc26, #loc54])):
+      %497 = "arith.mulf"(%arg136, %arg137) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc239)
+      "linalg.yield"(%497) : (f32) -> () loc(#loc239)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc239)
-    %427 = "linalg.generic"(%191, %426, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg133: f32 loc(fused[#loc6, #loc35, #loc8, #loc9]), %arg134: f32 loc(fused[#loc67, #loc16, #loc27, #loc54]), %arg135: f32 loc(fused[#loc67, #loc10, #loc27, #loc54])):
-      %484 = "arith.addf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
-      "linalg.yield"(%484) : (f32) -> () loc(#loc240)
+    %430 = "linalg.generic"(%191, %429, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg133: f32 loc(fused[#loc6, #loc34, #loc11, #loc8]), %arg134: f32 loc(fused[#loc67, #loc15, #loc26, #loc54]), %arg135: f32 loc(fused[#loc67, #loc7, #loc26, #loc54])):
+      %496 = "arith.addf"(%arg133, %arg134) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc240)
+      "linalg.yield"(%496) : (f32) -> () loc(#loc240)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc240)
-    %428 = "linalg.generic"(%arg40, %arg47, %46) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg130: f32 loc(fused[#loc67, #loc16, #loc27, #loc30]), %arg131: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg132: f32 loc(fused[#loc67, #loc16, #loc27, #loc30])):
-      %483 = "arith.mulf"(%arg130, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
-      "linalg.yield"(%483) : (f32) -> () loc(#loc241)
+    %431 = "linalg.generic"(%arg40, %arg47, %45) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg130: f32 loc(fused[#loc67, #loc15, #loc26, #loc29]), %arg131: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg132: f32 loc(fused[#loc67, #loc15, #loc26, #loc29])):
+      %495 = "arith.mulf"(%arg130, %arg131) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
+      "linalg.yield"(%495) : (f32) -> () loc(#loc241)
     }) : (tensor<8xf32>, tensor<f32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
-    %429 = "linalg.generic"(%337, %427, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg127: f32 loc(fused[#loc67, #loc29, #loc27, #loc30]), %arg128: f32 loc(fused[#loc67, #loc10, #loc27, #loc54]), %arg129: f32 loc(fused[#loc67, #loc16, #loc27, #loc30])):
-      %482 = "arith.mulf"(%arg127, %arg128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
-      "linalg.yield"(%482) : (f32) -> () loc(#loc241)
+    %432 = "linalg.generic"(%340, %430, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg127: f32 loc(fused[#loc67, #loc28, #loc26, #loc29]), %arg128: f32 loc(fused[#loc67, #loc7, #loc26, #loc54]), %arg129: f32 loc(fused[#loc67, #loc15, #loc26, #loc29])):
+      %494 = "arith.mulf"(%arg127, %arg128) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc241)
+      "linalg.yield"(%494) : (f32) -> () loc(#loc241)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc241)
-    %430 = "linalg.generic"(%428, %429, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg124: f32 loc(fused[#loc67, #loc16, #loc27, #loc30]), %arg125: f32 loc(fused[#loc67, #loc16, #loc27, #loc30]), %arg126: f32 loc(fused[#loc67, #loc10, #loc27, #loc30])):
-      %481 = "arith.addf"(%arg124, %arg125) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
-      "linalg.yield"(%481) : (f32) -> () loc(#loc243)
+    %433 = "linalg.generic"(%431, %432, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg124: f32 loc(fused[#loc67, #loc15, #loc26, #loc29]), %arg125: f32 loc(fused[#loc67, #loc15, #loc26, #loc29]), %arg126: f32 loc(fused[#loc67, #loc7, #loc26, #loc29])):
+      %493 = "arith.addf"(%arg124, %arg125) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc243)
+      "linalg.yield"(%493) : (f32) -> () loc(#loc243)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc243)
-    %431 = "linalg.generic"(%arg39, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg122: f32 loc(fused[#loc67, #loc55, #loc27, #loc56]), %arg123: i1 loc(fused[#loc67, #loc55, #loc27, #loc56])):
-      %480 = "arith.cmpf"(%arg122, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc244)
-      "linalg.yield"(%480) : (i1) -> () loc(#loc244)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc244)
-    %432 = "linalg.generic"(%431, %427, %430, %46) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg118: i1 loc(fused[#loc67, #loc55, #loc27, #loc56]), %arg119: f32 loc(fused[#loc67, #loc10, #loc27, #loc54]), %arg120: f32 loc(fused[#loc67, #loc10, #loc27, #loc30]), %arg121: f32 loc(fused[#loc67, #loc57, #loc27, #loc56])):
-      %479 = "arith.select"(%arg118, %arg119, %arg120) : (i1, f32, f32) -> f32 loc(#loc245)
-      "linalg.yield"(%479) : (f32) -> () loc(#loc245)
-    }) : (tensor<i1>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc245)
-    %433 = "linalg.generic"(%arg39, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg116: f32 loc(fused[#loc67, #loc55, #loc27, #loc56]), %arg117: f32 loc(fused[#loc67, #loc10, #loc27, #loc28])):
-      %478 = "arith.addf"(%arg116, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
-      "linalg.yield"(%478) : (f32) -> () loc(#loc246)
+    %434 = "linalg.generic"(%arg39, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg122: f32 loc(fused[#loc67, #loc55, #loc26, #loc56]), %arg123: i8 loc(fused[#loc67, #loc55, #loc26, #loc56])):
+      %490 = "arith.trunci"(%arg123) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc244)
+      %491 = "arith.cmpf"(%arg122, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc244)
+      %492 = "arith.extui"(%491) : (i1) -> i8 loc(#loc244)
+      "linalg.yield"(%492) : (i8) -> () loc(#loc244)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc244)
+    %435 = "linalg.generic"(%434, %430, %433, %45) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg118: i8 loc(fused[#loc67, #loc55, #loc26, #loc56]), %arg119: f32 loc(fused[#loc67, #loc7, #loc26, #loc54]), %arg120: f32 loc(fused[#loc67, #loc7, #loc26, #loc29]), %arg121: f32 loc(fused[#loc67, #loc57, #loc26, #loc56])):
+      %488 = "arith.trunci"(%arg118) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc245)
+      %489 = "arith.select"(%488, %arg119, %arg120) : (i1, f32, f32) -> f32 loc(#loc245)
+      "linalg.yield"(%489) : (f32) -> () loc(#loc245)
+    }) : (tensor<i8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc245)
+    %436 = "linalg.generic"(%arg39, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg116: f32 loc(fused[#loc67, #loc55, #loc26, #loc56]), %arg117: f32 loc(fused[#loc67, #loc7, #loc26, #loc27])):
+      %487 = "arith.addf"(%arg116, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc246)
+      "linalg.yield"(%487) : (f32) -> () loc(#loc246)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc246)
-    %434 = "linalg.generic"(%arg45, %432, %46) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg113: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg114: f32 loc(fused[#loc67, #loc57, #loc27, #loc56]), %arg115: f32 loc(fused[#loc67, #loc16, #loc27, #loc58])):
-      %477 = "arith.mulf"(%arg113, %arg114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
-      "linalg.yield"(%477) : (f32) -> () loc(#loc247)
+    %437 = "linalg.generic"(%arg45, %435, %45) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg113: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg114: f32 loc(fused[#loc67, #loc57, #loc26, #loc56]), %arg115: f32 loc(fused[#loc67, #loc15, #loc26, #loc58])):
+      %486 = "arith.mulf"(%arg113, %arg114) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc247)
+      "linalg.yield"(%486) : (f32) -> () loc(#loc247)
     }) : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc247)
-    %435 = "linalg.generic"(%arg9, %434, %46) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg110: f32 loc(fused[#loc6, #loc35, #loc4, #loc9]), %arg111: f32 loc(fused[#loc67, #loc16, #loc27, #loc58]), %arg112: f32 loc(fused[#loc67, #loc33, #loc27, #loc58])):
-      %476 = "arith.subf"(%arg110, %arg111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
-      "linalg.yield"(%476) : (f32) -> () loc(#loc248)
+    %438 = "linalg.generic"(%arg9, %437, %45) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg110: f32 loc(fused[#loc6, #loc34, #loc4, #loc8]), %arg111: f32 loc(fused[#loc67, #loc15, #loc26, #loc58]), %arg112: f32 loc(fused[#loc67, #loc32, #loc26, #loc58])):
+      %485 = "arith.subf"(%arg110, %arg111) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc248)
+      "linalg.yield"(%485) : (f32) -> () loc(#loc248)
     }) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32> loc(#loc248)
-    %436 = "linalg.generic"(%arg46, %arg10, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg107: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg108: f32 loc(fused[#loc46, #loc47, #loc4, #loc45]), %arg109: f32 loc(fused[#loc68, #loc16, #loc27, #loc54])):
-      %475 = "arith.mulf"(%arg107, %arg108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
-      "linalg.yield"(%475) : (f32) -> () loc(#loc249)
+    %439 = "linalg.generic"(%arg46, %arg10, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg107: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg108: f32 loc(fused[#loc45, #loc46, #loc4, #loc44]), %arg109: f32 loc(fused[#loc68, #loc15, #loc26, #loc54])):
+      %484 = "arith.mulf"(%arg107, %arg108) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc249)
+      "linalg.yield"(%484) : (f32) -> () loc(#loc249)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc249)
-    %437 = "linalg.generic"(%180, %436, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg104: f32 loc(fused[#loc46, #loc47, #loc8, #loc45]), %arg105: f32 loc(fused[#loc68, #loc16, #loc27, #loc54]), %arg106: f32 loc(fused[#loc68, #loc10, #loc27, #loc54])):
-      %474 = "arith.addf"(%arg104, %arg105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
-      "linalg.yield"(%474) : (f32) -> () loc(#loc250)
+    %440 = "linalg.generic"(%180, %439, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg104: f32 loc(fused[#loc45, #loc46, #loc11, #loc44]), %arg105: f32 loc(fused[#loc68, #loc15, #loc26, #loc54]), %arg106: f32 loc(fused[#loc68, #loc7, #loc26, #loc54])):
+      %483 = "arith.addf"(%arg104, %arg105) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc250)
+      "linalg.yield"(%483) : (f32) -> () loc(#loc250)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc250)
-    %438 = "linalg.generic"(%arg42, %arg47, %176) <{indexing_maps = [#map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg101: f32 loc(fused[#loc68, #loc16, #loc27, #loc30]), %arg102: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg103: f32 loc(fused[#loc68, #loc16, #loc27, #loc30])):
-      %473 = "arith.mulf"(%arg101, %arg102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
-      "linalg.yield"(%473) : (f32) -> () loc(#loc251)
+    %441 = "linalg.generic"(%arg42, %arg47, %176) <{indexing_maps = [#map14, #map22, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg101: f32 loc(fused[#loc68, #loc15, #loc26, #loc29]), %arg102: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg103: f32 loc(fused[#loc68, #loc15, #loc26, #loc29])):
+      %482 = "arith.mulf"(%arg101, %arg102) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
+      "linalg.yield"(%482) : (f32) -> () loc(#loc251)
     }) : (tensor<3x8xf32>, tensor<f32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
-    %439 = "linalg.generic"(%337, %437, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg98: f32 loc(fused[#loc68, #loc29, #loc27, #loc30]), %arg99: f32 loc(fused[#loc68, #loc10, #loc27, #loc54]), %arg100: f32 loc(fused[#loc68, #loc16, #loc27, #loc30])):
-      %472 = "arith.mulf"(%arg98, %arg99) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
-      "linalg.yield"(%472) : (f32) -> () loc(#loc251)
+    %442 = "linalg.generic"(%340, %440, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg98: f32 loc(fused[#loc68, #loc28, #loc26, #loc29]), %arg99: f32 loc(fused[#loc68, #loc7, #loc26, #loc54]), %arg100: f32 loc(fused[#loc68, #loc15, #loc26, #loc29])):
+      %481 = "arith.mulf"(%arg98, %arg99) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc251)
+      "linalg.yield"(%481) : (f32) -> () loc(#loc251)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc251)
-    %440 = "linalg.generic"(%438, %439, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg95: f32 loc(fused[#loc68, #loc16, #loc27, #loc30]), %arg96: f32 loc(fused[#loc68, #loc16, #loc27, #loc30]), %arg97: f32 loc(fused[#loc68, #loc10, #loc27, #loc30])):
-      %471 = "arith.addf"(%arg95, %arg96) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
-      "linalg.yield"(%471) : (f32) -> () loc(#loc253)
+    %443 = "linalg.generic"(%441, %442, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg95: f32 loc(fused[#loc68, #loc15, #loc26, #loc29]), %arg96: f32 loc(fused[#loc68, #loc15, #loc26, #loc29]), %arg97: f32 loc(fused[#loc68, #loc7, #loc26, #loc29])):
+      %480 = "arith.addf"(%arg95, %arg96) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc253)
+      "linalg.yield"(%480) : (f32) -> () loc(#loc253)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc253)
-    %441 = "linalg.generic"(%arg41, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg93: f32 loc(fused[#loc68, #loc55, #loc27, #loc56]), %arg94: i1 loc(fused[#loc68, #loc55, #loc27, #loc56])):
-      %470 = "arith.cmpf"(%arg93, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc254)
-      "linalg.yield"(%470) : (i1) -> () loc(#loc254)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc254)
-    %442 = "linalg.generic"(%441, %437, %440, %176) <{indexing_maps = [#map22, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg89: i1 loc(fused[#loc68, #loc55, #loc27, #loc56]), %arg90: f32 loc(fused[#loc68, #loc10, #loc27, #loc54]), %arg91: f32 loc(fused[#loc68, #loc10, #loc27, #loc30]), %arg92: f32 loc(fused[#loc68, #loc57, #loc27, #loc56])):
-      %469 = "arith.select"(%arg89, %arg90, %arg91) : (i1, f32, f32) -> f32 loc(#loc255)
-      "linalg.yield"(%469) : (f32) -> () loc(#loc255)
-    }) : (tensor<i1>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc255)
-    %443 = "linalg.generic"(%arg41, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg87: f32 loc(fused[#loc68, #loc55, #loc27, #loc56]), %arg88: f32 loc(fused[#loc68, #loc10, #loc27, #loc28])):
-      %468 = "arith.addf"(%arg87, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
-      "linalg.yield"(%468) : (f32) -> () loc(#loc256)
+    %444 = "linalg.generic"(%arg41, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg93: f32 loc(fused[#loc68, #loc55, #loc26, #loc56]), %arg94: i8 loc(fused[#loc68, #loc55, #loc26, #loc56])):
+      %477 = "arith.trunci"(%arg94) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc254)
+      %478 = "arith.cmpf"(%arg93, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc254)
+      %479 = "arith.extui"(%478) : (i1) -> i8 loc(#loc254)
+      "linalg.yield"(%479) : (i8) -> () loc(#loc254)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc254)
+    %445 = "linalg.generic"(%444, %440, %443, %176) <{indexing_maps = [#map22, #map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg89: i8 loc(fused[#loc68, #loc55, #loc26, #loc56]), %arg90: f32 loc(fused[#loc68, #loc7, #loc26, #loc54]), %arg91: f32 loc(fused[#loc68, #loc7, #loc26, #loc29]), %arg92: f32 loc(fused[#loc68, #loc57, #loc26, #loc56])):
+      %475 = "arith.trunci"(%arg89) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc255)
+      %476 = "arith.select"(%475, %arg90, %arg91) : (i1, f32, f32) -> f32 loc(#loc255)
+      "linalg.yield"(%476) : (f32) -> () loc(#loc255)
+    }) : (tensor<i8>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc255)
+    %446 = "linalg.generic"(%arg41, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg87: f32 loc(fused[#loc68, #loc55, #loc26, #loc56]), %arg88: f32 loc(fused[#loc68, #loc7, #loc26, #loc27])):
+      %474 = "arith.addf"(%arg87, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc256)
+      "linalg.yield"(%474) : (f32) -> () loc(#loc256)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc256)
-    %444 = "linalg.generic"(%arg45, %442, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg84: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg85: f32 loc(fused[#loc68, #loc57, #loc27, #loc56]), %arg86: f32 loc(fused[#loc68, #loc16, #loc27, #loc58])):
-      %467 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
-      "linalg.yield"(%467) : (f32) -> () loc(#loc257)
+    %447 = "linalg.generic"(%arg45, %445, %176) <{indexing_maps = [#map22, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg84: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg85: f32 loc(fused[#loc68, #loc57, #loc26, #loc56]), %arg86: f32 loc(fused[#loc68, #loc15, #loc26, #loc58])):
+      %473 = "arith.mulf"(%arg84, %arg85) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc257)
+      "linalg.yield"(%473) : (f32) -> () loc(#loc257)
     }) : (tensor<f32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc257)
-    %445 = "linalg.generic"(%arg10, %444, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg81: f32 loc(fused[#loc46, #loc47, #loc4, #loc45]), %arg82: f32 loc(fused[#loc68, #loc16, #loc27, #loc58]), %arg83: f32 loc(fused[#loc68, #loc33, #loc27, #loc58])):
-      %466 = "arith.subf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
-      "linalg.yield"(%466) : (f32) -> () loc(#loc258)
+    %448 = "linalg.generic"(%arg10, %447, %176) <{indexing_maps = [#map14, #map14, #map14], iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg81: f32 loc(fused[#loc45, #loc46, #loc4, #loc44]), %arg82: f32 loc(fused[#loc68, #loc15, #loc26, #loc58]), %arg83: f32 loc(fused[#loc68, #loc32, #loc26, #loc58])):
+      %472 = "arith.subf"(%arg81, %arg82) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc258)
+      "linalg.yield"(%472) : (f32) -> () loc(#loc258)
     }) : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) -> tensor<3x8xf32> loc(#loc258)
-    %446 = "linalg.generic"(%arg46, %arg11, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg78: f32 loc(fused[#loc26, #loc16, #loc27, #loc54]), %arg79: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg80: f32 loc(fused[#loc69, #loc16, #loc27, #loc54])):
-      %465 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc259)
-      "linalg.yield"(%465) : (f32) -> () loc(#loc259)
+    %449 = "linalg.generic"(%arg46, %arg11, %123) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg78: f32 loc(fused[#loc25, #loc15, #loc26, #loc54]), %arg79: f32 loc(fused[#loc45, #loc47, #loc4, #loc44]), %arg80: f32 loc(fused[#loc69, #loc15, #loc26, #loc54])):
+      %471 = "arith.mulf"(%arg78, %arg79) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc259)
+      "linalg.yield"(%471) : (f32) -> () loc(#loc259)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc259)
-    %447 = "linalg.generic"(%184, %446, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg75: f32 loc(fused[#loc46, #loc35, #loc8, #loc45]), %arg76: f32 loc(fused[#loc69, #loc16, #loc27, #loc54]), %arg77: f32 loc(fused[#loc69, #loc10, #loc27, #loc54])):
-      %464 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
-      "linalg.yield"(%464) : (f32) -> () loc(#loc260)
+    %450 = "linalg.generic"(%184, %449, %123) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg75: f32 loc(fused[#loc45, #loc34, #loc11, #loc44]), %arg76: f32 loc(fused[#loc69, #loc15, #loc26, #loc54]), %arg77: f32 loc(fused[#loc69, #loc7, #loc26, #loc54])):
+      %470 = "arith.addf"(%arg75, %arg76) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc260)
+      "linalg.yield"(%470) : (f32) -> () loc(#loc260)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc260)
-    %448 = "linalg.generic"(%arg44, %arg47, %124) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg72: f32 loc(fused[#loc69, #loc16, #loc27, #loc30]), %arg73: f32 loc(fused[#loc26, #loc16, #loc27, #loc30]), %arg74: f32 loc(fused[#loc69, #loc16, #loc27, #loc30])):
-      %463 = "arith.mulf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
-      "linalg.yield"(%463) : (f32) -> () loc(#loc261)
+    %451 = "linalg.generic"(%arg44, %arg47, %123) <{indexing_maps = [#map8, #map17, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg72: f32 loc(fused[#loc69, #loc15, #loc26, #loc29]), %arg73: f32 loc(fused[#loc25, #loc15, #loc26, #loc29]), %arg74: f32 loc(fused[#loc69, #loc15, #loc26, #loc29])):
+      %469 = "arith.mulf"(%arg72, %arg73) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
+      "linalg.yield"(%469) : (f32) -> () loc(#loc261)
     }) : (tensor<3xf32>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
-    %449 = "linalg.generic"(%337, %447, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg69: f32 loc(fused[#loc69, #loc29, #loc27, #loc30]), %arg70: f32 loc(fused[#loc69, #loc10, #loc27, #loc54]), %arg71: f32 loc(fused[#loc69, #loc16, #loc27, #loc30])):
-      %462 = "arith.mulf"(%arg69, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
-      "linalg.yield"(%462) : (f32) -> () loc(#loc261)
+    %452 = "linalg.generic"(%340, %450, %123) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg69: f32 loc(fused[#loc69, #loc28, #loc26, #loc29]), %arg70: f32 loc(fused[#loc69, #loc7, #loc26, #loc54]), %arg71: f32 loc(fused[#loc69, #loc15, #loc26, #loc29])):
+      %468 = "arith.mulf"(%arg69, %arg70) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc261)
+      "linalg.yield"(%468) : (f32) -> () loc(#loc261)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc261)
-    %450 = "linalg.generic"(%448, %449, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg66: f32 loc(fused[#loc69, #loc16, #loc27, #loc30]), %arg67: f32 loc(fused[#loc69, #loc16, #loc27, #loc30]), %arg68: f32 loc(fused[#loc69, #loc10, #loc27, #loc30])):
-      %461 = "arith.addf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
-      "linalg.yield"(%461) : (f32) -> () loc(#loc263)
+    %453 = "linalg.generic"(%451, %452, %123) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg66: f32 loc(fused[#loc69, #loc15, #loc26, #loc29]), %arg67: f32 loc(fused[#loc69, #loc15, #loc26, #loc29]), %arg68: f32 loc(fused[#loc69, #loc7, #loc26, #loc29])):
+      %467 = "arith.addf"(%arg66, %arg67) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc263)
+      "linalg.yield"(%467) : (f32) -> () loc(#loc263)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc263)
-    %451 = "linalg.generic"(%arg43, %340) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg64: f32 loc(fused[#loc69, #loc55, #loc27, #loc56]), %arg65: i1 loc(fused[#loc69, #loc55, #loc27, #loc56])):
-      %460 = "arith.cmpf"(%arg64, %4) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc264)
-      "linalg.yield"(%460) : (i1) -> () loc(#loc264)
-    }) : (tensor<f32>, tensor<i1>) -> tensor<i1> loc(#loc264)
-    %452 = "linalg.generic"(%451, %447, %450, %124) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
-    ^bb0(%arg60: i1 loc(fused[#loc69, #loc55, #loc27, #loc56]), %arg61: f32 loc(fused[#loc69, #loc10, #loc27, #loc54]), %arg62: f32 loc(fused[#loc69, #loc10, #loc27, #loc30]), %arg63: f32 loc(fused[#loc69, #loc57, #loc27, #loc56])):
-      %459 = "arith.select"(%arg60, %arg61, %arg62) : (i1, f32, f32) -> f32 loc(#loc265)
-      "linalg.yield"(%459) : (f32) -> () loc(#loc265)
-    }) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc265)
-    %453 = "linalg.generic"(%arg43, %151) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
-    ^bb0(%arg58: f32 loc(fused[#loc69, #loc55, #loc27, #loc56]), %arg59: f32 loc(fused[#loc69, #loc10, #loc27, #loc28])):
-      %458 = "arith.addf"(%arg58, %19) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
-      "linalg.yield"(%458) : (f32) -> () loc(#loc266)
+    %454 = "linalg.generic"(%arg43, %343) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg64: f32 loc(fused[#loc69, #loc55, #loc26, #loc56]), %arg65: i8 loc(fused[#loc69, #loc55, #loc26, #loc56])):
+      %464 = "arith.trunci"(%arg65) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc264)
+      %465 = "arith.cmpf"(%arg64, %3) <{fastmath = #arith.fastmath<none>, predicate = 1 : i64}> : (f32, f32) -> i1 loc(#loc264)
+      %466 = "arith.extui"(%465) : (i1) -> i8 loc(#loc264)
+      "linalg.yield"(%466) : (i8) -> () loc(#loc264)
+    }) : (tensor<f32>, tensor<i8>) -> tensor<i8> loc(#loc264)
+    %455 = "linalg.generic"(%454, %450, %453, %123) <{indexing_maps = [#map17, #map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 3, 1>}> ({
+    ^bb0(%arg60: i8 loc(fused[#loc69, #loc55, #loc26, #loc56]), %arg61: f32 loc(fused[#loc69, #loc7, #loc26, #loc54]), %arg62: f32 loc(fused[#loc69, #loc7, #loc26, #loc29]), %arg63: f32 loc(fused[#loc69, #loc57, #loc26, #loc56])):
+      %462 = "arith.trunci"(%arg60) <{overflowFlags = #arith.overflow<none>}> : (i8) -> i1 loc(#loc265)
+      %463 = "arith.select"(%462, %arg61, %arg62) : (i1, f32, f32) -> f32 loc(#loc265)
+      "linalg.yield"(%463) : (f32) -> () loc(#loc265)
+    }) : (tensor<i8>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc265)
+    %456 = "linalg.generic"(%arg43, %150) <{indexing_maps = [#map4, #map4], iterator_types = [], operandSegmentSizes = array<i32: 1, 1>}> ({
+    ^bb0(%arg58: f32 loc(fused[#loc69, #loc55, #loc26, #loc56]), %arg59: f32 loc(fused[#loc69, #loc7, #loc26, #loc27])):
+      %461 = "arith.addf"(%arg58, %18) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc266)
+      "linalg.yield"(%461) : (f32) -> () loc(#loc266)
     }) : (tensor<f32>, tensor<f32>) -> tensor<f32> loc(#loc266)
-    %454 = "linalg.generic"(%arg45, %452, %124) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg55: f32 loc(fused[#loc26, #loc16, #loc27, #loc58]), %arg56: f32 loc(fused[#loc69, #loc57, #loc27, #loc56]), %arg57: f32 loc(fused[#loc69, #loc16, #loc27, #loc58])):
-      %457 = "arith.mulf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
-      "linalg.yield"(%457) : (f32) -> () loc(#loc267)
+    %457 = "linalg.generic"(%arg45, %455, %123) <{indexing_maps = [#map17, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg55: f32 loc(fused[#loc25, #loc15, #loc26, #loc58]), %arg56: f32 loc(fused[#loc69, #loc57, #loc26, #loc56]), %arg57: f32 loc(fused[#loc69, #loc15, #loc26, #loc58])):
+      %460 = "arith.mulf"(%arg55, %arg56) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc267)
+      "linalg.yield"(%460) : (f32) -> () loc(#loc267)
     }) : (tensor<f32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc267)
-    %455 = "linalg.generic"(%arg11, %454, %124) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
-    ^bb0(%arg52: f32 loc(fused[#loc46, #loc48, #loc4, #loc45]), %arg53: f32 loc(fused[#loc69, #loc16, #loc27, #loc58]), %arg54: f32 loc(fused[#loc69, #loc33, #loc27, #loc58])):
-      %456 = "arith.subf"(%arg52, %arg53) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc268)
-      "linalg.yield"(%456) : (f32) -> () loc(#loc268)
+    %458 = "linalg.generic"(%arg11, %457, %123) <{indexing_maps = [#map8, #map8, #map8], iterator_types = [#linalg.iterator_type<parallel>], operandSegmentSizes = array<i32: 2, 1>}> ({
+    ^bb0(%arg52: f32 loc(fused[#loc45, #loc47, #loc4, #loc44]), %arg53: f32 loc(fused[#loc69, #loc15, #loc26, #loc58]), %arg54: f32 loc(fused[#loc69, #loc32, #loc26, #loc58])):
+      %459 = "arith.subf"(%arg52, %arg53) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc268)
+      "linalg.yield"(%459) : (f32) -> () loc(#loc268)
     }) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32> loc(#loc268)
-    "func.return"(%155, %333, %279, %239, %235, %231, %195, %191, %318, %283, %191, %180, %184, %345, %355, %365, %375, %385, %395, %405, %415, %425, %435, %445, %455, %343, %342, %353, %352, %363, %362, %373, %372, %383, %382, %393, %392, %403, %402, %413, %412, %423, %422, %433, %432, %443, %442, %453, %452, %78, %81, %59, %104, %107, %85, %53, %56, %30) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
+    "func.return"(%154, %336, %281, %240, %236, %232, %195, %191, %321, %285, %191, %180, %184, %348, %358, %368, %378, %388, %398, %408, %418, %428, %438, %448, %458, %346, %345, %356, %355, %366, %365, %376, %375, %386, %385, %396, %395, %406, %405, %416, %415, %426, %425, %436, %435, %446, %445, %456, %455, %77, %80, %58, %103, %106, %84, %52, %55, %29) : (tensor<f32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<4x3x3x3xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3x8xf32>, tensor<3xf32>, tensor<f32>, tensor<4x3x3x3xf32>, tensor<f32>, tensor<8x4x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x8x3x3xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8x4x1x1xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<8xf32>, tensor<f32>, tensor<3x8xf32>, tensor<f32>, tensor<3xf32>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>, tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> () loc(#loc1)
   }) : () -> () loc(#loc1)
 }) : () -> () loc(#loc)
-#loc44 = loc("<root>")
-#loc50 = loc("aten.mm.default")
-#loc114 = loc(fused[#loc44, #loc35, #loc4, #loc45])
-#loc118 = loc(fused[#loc46, #loc50, #loc8, #loc45])
+#loc43 = loc("<root>")
+#loc49 = loc("aten.mm.default")
+#loc113 = loc(fused[#loc43, #loc34, #loc4, #loc44])
+#loc117 = loc(fused[#loc45, #loc49, #loc11, #loc44])

@@ -211,6 +211,54 @@ def make_gpt_block(batch_size=2, length=6, vocab=11):
     return Setup(model, language_model_loss, optimizer, batches)
 
 
+# -- the same block from torch.nn's own attention: nn.MultiheadAttention, AdamW -------
+
+class GPTBlockMHA(nn.Module):
+    """A pre-norm decoder block as users write it with torch.nn's attention
+    layer and a causal mask buffer."""
+
+    def __init__(self, vocab=11, length=6, width=16, heads=2):
+        super().__init__()
+        self.token = nn.Embedding(vocab, width)
+        self.position = nn.Embedding(length, width)
+        self.ln1 = nn.LayerNorm(width)
+        # No biases: the key part of in_proj_bias has a gradient of exactly zero
+        # (softmax ignores a shift along a row); AdamW turns its rounding into
+        # steps of size lr, which differ between any two implementations
+        # (6e-2 of max|in_proj_bias| between eager and the compiled step after
+        # 50 steps, the rest of it within 1e-6).
+        self.attn = nn.MultiheadAttention(width, heads, bias=False, batch_first=True)
+        self.ln2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * width, width))
+        self.ln_f = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab)
+        causal = torch.ones(length, length, dtype=torch.bool).triu(1)  # True: not attended
+        self.register_buffer("causal_mask", causal, persistent=False)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1])
+        x = self.token(tokens) + self.position(positions)
+        h = self.ln1(x)
+        attended, _ = self.attn(h, h, h, attn_mask=self.causal_mask, need_weights=False)
+        x = x + attended
+        x = x + self.mlp(self.ln2(x))
+        return self.head(self.ln_f(x))
+
+
+def make_gpt_mha(batch_size=2, length=6, vocab=11):
+    torch.manual_seed(0)
+    model = GPTBlockMHA(vocab, length)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-3, weight_decay=0.01)
+
+    def batches(count):
+        g = _generator(1)
+        return [(torch.randint(0, vocab, (batch_size, length), generator=g),
+                 torch.randint(0, vocab, (batch_size, length), generator=g))
+                for _ in range(count)]
+    return Setup(model, language_model_loss, optimizer, batches)
+
+
 # -- LSTM classifier, BCE with logits, AdamW (amsgrad) --------------------------------
 
 class LSTMClassifier(nn.Module):
@@ -276,7 +324,31 @@ SETUPS = {
     "cnn": make_cnn,
     "resnet_block": make_resnet_block,
     "gpt_block": make_gpt_block,
+    "gpt_mha": make_gpt_mha,
     "lstm": make_lstm,
     "gru": make_gru,
     "scheduled": make_scheduled,
 }
+
+
+# Setups that `SETUPS` builds for the tests against eager PyTorch (test_zoo.py): the
+# issue's zoo, one model per line of its list.
+ZOO = ["mlp", "mlp_groups", "cnn", "resnet_block", "gpt_block", "gpt_mha", "lstm", "gru",
+       "scheduled"]
+
+
+def eager_step(setup, batch, scheduler=None, autocast_dtype=None):
+    """One torch.optim step of the setup's model as a user writes it
+    (clip_grad_norm_ from the setup's options), optionally under
+    torch.autocast("cpu", autocast_dtype); returns the loss as a float."""
+    setup.optimizer.zero_grad()
+    with torch.autocast("cpu", dtype=autocast_dtype or torch.bfloat16,
+                        enabled=autocast_dtype is not None):
+        loss = setup.loss_fn(setup.model, *batch)
+    loss.backward()
+    if setup.options.get("clip_grad_norm") is not None:
+        torch.nn.utils.clip_grad_norm_(setup.model.parameters(), setup.options["clip_grad_norm"])
+    setup.optimizer.step()
+    if scheduler is not None:
+        scheduler.step()
+    return float(loss.detach())
