@@ -15,6 +15,9 @@
 //   need a runtime routine, __truncsfbf2, from libmlir_float16_utils.so
 //   (loaded by libmlir_c_runner_utils.so).
 // - Math functions without an LLVM intrinsic (erf, ...) become libm calls.
+// - With `library` (the default), matmuls and convolutions with f32 outputs
+//   become calls of the CPU runtime over oneDNN (amp-linalg-to-cpu-library,
+//   lib/ExecutionEngine/CpuRuntimeWrappers.cpp).
 // - With `vectorize` (the default), contractions and ops whose innermost loop
 //   is parallel (or reduces integers) become tiled vector code
 //   (amp-cpu-vectorize) with the loops' rounding; other ops become loops. Scalar f16 loads are slow on x86 (LLVM
@@ -62,6 +65,8 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
 
+  if (options.library)
+    pm.addPass(createAmpLinalgToCPULibrary());
   if (options.vectorize) {
     pm.addNestedPass<func::FuncOp>(createAmpCPUVectorize());
     // Transfers of 2-D tiles (a matmul's operands) become 1-D ones.

@@ -1,6 +1,7 @@
 //===- CompiledStep.cpp - A training step JIT-compiled for the CPU --------===//
 
 #include "amp/Runner/CompiledStep.h"
+#include "amp/ExecutionEngine/CpuRuntime.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Pipelines/CPULowering.h"
 #include "amp/Transforms/Scaling.h"
@@ -15,6 +16,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include <chrono>
+#include <dlfcn.h>
 #include <cmath>
 
 using namespace mlir;
@@ -123,6 +125,17 @@ createTargetMachine(StringRef cpu) {
   llvm::orc::JITTargetMachineBuilder chosen(triple);
   chosen.setCPU(cpu.str());
   return chosen.createTargetMachine();
+}
+
+/// libAmpCpuRuntime.so as this process loaded it, for the JIT to load by
+/// name: a library loaded for a Python extension (RTLD_LOCAL) is not among
+/// the symbols the JIT looks up in the process.
+static std::string getCpuRuntimePath() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&ampCpuSetNumThreads), &info) &&
+      info.dli_fname)
+    return info.dli_fname;
+  return "";
 }
 
 /// Calls a function lowered by amp-lower-to-llvm through its C interface:
@@ -266,6 +279,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
                      options.beforeLowering + "': " + pipelineError);
   CPULoweringOptions loweringOptions;
   loweringOptions.vectorize = options.vectorize;
+  loweringOptions.library = options.library;
   buildCPULoweringPipeline(lowering, loweringOptions);
   if (failed(lowering.run(module)))
     return makeError("lowering the step to LLVM failed");
@@ -278,8 +292,10 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
       createTargetMachine(options.cpu);
   if (!targetMachine)
     return targetMachine.takeError();
-  // f32->bf16 truncation needs __truncsfbf2 on CPUs without native bf16.
-  llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS};
+  // f32->bf16 truncation needs __truncsfbf2 on CPUs without native bf16;
+  // the library calls need the CPU runtime.
+  std::string cpuRuntime = getCpuRuntimePath();
+  llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS, cpuRuntime};
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer =
       makeOptimizingTransformer(3, 0, targetMachine->get());
@@ -306,6 +322,9 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
     entry.getValue().function = *extra;
   }
   step->isSet.resize(step->arguments.size());
+  // Also what makes the process load the CPU runtime, whose entry points
+  // the JIT-compiled step calls.
+  ampCpuSetNumThreads(options.threads);
   step->initializeState(0);
   step->compileSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)

@@ -1,5 +1,5 @@
-// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false" | FileCheck %s
-// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm | FileCheck %s --check-prefix=VEC
+// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false library=false" | FileCheck %s
+// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="library=false" | FileCheck %s --check-prefix=VEC
 
 // Tensor-level casts of the AMP pipeline become loops of scalar conversions
 // (vectorize=false) or one vector conversion each (the default); the result

@@ -136,6 +136,12 @@ static cl::opt<bool> vectorize(
     cl::desc("Vectorize the cheap linalg ops (amp-lower-to-llvm's vectorize "
              "option; =false: scalar loops only, same results)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> cpuLibrary(
+    "cpu-library",
+    cl::desc("Hand matmuls and convolutions to oneDNN (amp-lower-to-llvm's "
+             "library option; =false: loops, the same results up to summation "
+             "order)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<std::string> beforeLowering(
     "before-lowering",
     cl::desc("Passes to run on the step after the AMP pipeline and before "
@@ -144,6 +150,19 @@ static cl::opt<std::string> beforeLowering(
     cl::init(""), cl::cat(runCategory));
 
 namespace {
+
+/// --threads. libMLIR already registers a (hidden, undescribed) `threads`
+/// option of type int, so amp-run adopts it instead of declaring a second.
+cl::opt<int> &adoptThreadsOption() {
+  auto *option =
+      static_cast<cl::opt<int> *>(cl::getRegisteredOptions().lookup("threads"));
+  option->setDescription("Threads of the library calls (default 1: "
+                         "deterministic)");
+  option->setHiddenFlag(cl::NotHidden);
+  option->addCategory(runCategory);
+  option->setInitialValue(1);
+  return *option;
+}
 
 /// Reports `message` as amp-run's error and returns the exit code.
 int fail(const llvm::Twine &message) {
@@ -319,6 +338,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   amp::registerAllAmpPasses();
   amp::registerAllAmpPipelines();
+  cl::opt<int> &threads = adoptThreadsOption();
   cl::HideUnrelatedOptions(runCategory);
   cl::ParseCommandLineOptions(
       argc, argv, "amp-run: train a compiled training step on the CPU\n");
@@ -357,6 +377,8 @@ int main(int argc, char **argv) {
   compileOptions.function = stepOptions.function;
   compileOptions.cpu = targetCPU;
   compileOptions.vectorize = vectorize;
+  compileOptions.library = cpuLibrary;
+  compileOptions.threads = threads;
   compileOptions.beforeLowering = beforeLowering;
   if (hasEval)
     compileOptions.extraFunctions.push_back(evalFunc);

@@ -111,6 +111,28 @@ def AmpGPUBufferize : Pass<"amp-gpu-bufferize", "ModuleOp"> {
                            "gpu::GPUDialect", "memref::MemRefDialect"];
 }
 
+def AmpLinalgToCPULibrary : Pass<"amp-linalg-to-cpu-library", "ModuleOp"> {
+  let summary = "Hand contractions and convolutions on memrefs to oneDNN";
+  let description = [{
+    Rewrites, on memrefs (after bufferization), `linalg.matmul` and
+    `linalg.batch_matmul` (with any transposed indexing maps) and
+    `linalg.conv_2d_nchw_fchw` whose two inputs are f32, f16 or bf16 and
+    whose output is f32 into calls of the CPU runtime
+    (`include/amp/ExecutionEngine/CpuRuntime.h`, over oneDNN):
+    `ampCpuMatmul{F32,F16,BF16}` and `ampCpuConv2D{F32,F16,BF16}`, declared
+    with `llvm.emit_c_interface`. Operands are passed as unranked memrefs
+    of their own strides: a transposed operand is a `memref.transpose`
+    view, never a copy. The product accumulates in f32 into the output, as
+    the linalg op does; a `linalg.fill` of zero into the output just before
+    it is folded away (the call overwrites instead of accumulating).
+
+    Contractions of other types (outputs in the low type, integers, f64)
+    stay loops.
+  }];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
 def AmpLinalgToGPUMatmul : Pass<"amp-linalg-to-gpu-matmul", "ModuleOp"> {
   let summary = "Turn contractions on device buffers into runtime matmuls";
   let description = [{

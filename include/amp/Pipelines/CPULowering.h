@@ -21,13 +21,20 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "loop is parallel or reduces integers (amp-cpu-vectorize); "
                      "else every linalg op becomes scalar loops"),
       llvm::cl::init(true)};
+  Option<bool> library{
+      *this, "library",
+      llvm::cl::desc("Hand matmuls, batch matmuls and 2-d convolutions with "
+                     "f32, f16 or bf16 inputs and f32 outputs to oneDNN "
+                     "(amp-linalg-to-cpu-library); else they become loops"),
+      llvm::cl::init(true)};
 };
 
 /// Appends to `pm` (on builtin.module) the passes of `amp-lower-to-llvm`:
 /// tensor-level elementwise ops to linalg, one-shot bufferization with
 /// identity layouts at function boundaries, memref results turned into
-/// caller-allocated out-parameters, buffer deallocation, vector code for the
-/// cheap linalg ops (`vectorize`), loops for the others, and conversion of
+/// caller-allocated out-parameters, buffer deallocation, library calls for
+/// contractions and convolutions (`library`), vector code for the cheap
+/// linalg ops (`vectorize`), loops for the others, and conversion of
 /// everything to the LLVM dialect.
 void buildCPULoweringPipeline(OpPassManager &pm,
                               const CPULoweringOptions &options);

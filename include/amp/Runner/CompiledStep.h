@@ -77,6 +77,12 @@ struct StepCompileOptions {
   /// Whether amp-lower-to-llvm vectorizes the cheap linalg ops (its
   /// `vectorize` option); both give the same results.
   bool vectorize = true;
+  /// Whether matmuls and convolutions call oneDNN (amp-lower-to-llvm's
+  /// `library` option); else they are loops, with the same results up to
+  /// summation order.
+  bool library = true;
+  /// Threads of the library calls (1: deterministic).
+  int threads = 1;
   /// Passes run on the transformed module before the CPU lowering, as a
   /// pass pipeline (e.g. "amp-gpu-tensor-rewrites"): runs the
   /// GPU lowering's tensor-level rewrites on the CPU, to check what they

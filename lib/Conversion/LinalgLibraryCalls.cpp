@@ -1,0 +1,54 @@
+//===- LinalgLibraryCalls.cpp - Linalg ops as library calls ---------------===//
+
+#include "LinalgLibraryCalls.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+std::optional<MatmulPlan> amp::planMatmul(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
+      !op.hasPureBufferSemantics())
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->batch.size() > 1 || dims->m.size() != 1 ||
+      dims->n.size() != 1 || dims->k.size() != 1)
+    return std::nullopt;
+  MatmulPlan plan;
+  for (SmallVector<unsigned> *order : {&plan.a, &plan.b, &plan.c})
+    llvm::append_range(*order, dims->batch);
+  plan.a.append({dims->m[0], dims->k[0]});
+  plan.b.append({dims->k[0], dims->n[0]});
+  plan.c.append({dims->m[0], dims->n[0]});
+  return plan;
+}
+
+Value amp::viewInOrder(OpBuilder &builder, Location loc, Value operand,
+                       AffineMap map, ArrayRef<unsigned> order) {
+  SmallVector<unsigned> permutation;
+  for (unsigned loop : order)
+    for (unsigned position = 0; position < map.getNumResults(); ++position)
+      if (map.getDimPosition(position) == loop)
+        permutation.push_back(position);
+  if (llvm::equal(permutation, llvm::seq<unsigned>(0, permutation.size())))
+    return operand;
+  AffineMap transpose =
+      AffineMap::getPermutationMap(permutation, builder.getContext());
+  return memref::TransposeOp::create(builder, loc, operand,
+                                     AffineMapAttr::get(transpose));
+}
+
+linalg::FillOp amp::getZeroFillBefore(Operation *op, Value output) {
+  Operation *previous = op->getPrevNode();
+  while (previous && isMemoryEffectFree(previous))
+    previous = previous->getPrevNode();
+  auto fill = dyn_cast_if_present<linalg::FillOp>(previous);
+  if (!fill || fill.getOutputs()[0] != output ||
+      !matchPattern(fill.value(), m_AnyZeroFloat()))
+    return nullptr;
+  return fill;
+}
