@@ -1,10 +1,24 @@
-"""amp_mlir.torch: a PyTorch training setup (model, loss, torch.optim
-optimizer) traced into one functional training-step graph and imported by
-torch-mlir as linalg-on-tensors MLIR (generic-form text, with `amp.name`
-and `amp.import_role` on every argument and result). See trace.py.
+"""amp_mlir.torch: PyTorch models into mixed-precision training steps.
 
-Needs torch and torch-mlir, not the compiled amp_mlir extension.
+- `compile_training_step(model, loss_fn, optimizer, example_inputs, amp=None)`:
+  a `TrainingStep` compiled for the CPU (step.py); `step(*batch)` trains,
+  `evaluate(*inputs)` runs the eval-mode forward, `sync_to_torch()` /
+  `load_from_torch()` move the state between it and PyTorch.
+- `export_training_step(..., directory)`: step.mlir and the weights for
+  amp-run --load-params, amp-opt and amp-compile; also
+  `python -m amp_mlir.torch export FILE.py:FUNCTION -o DIR`.
+- `trace_training_step(...)`: the traced step as generic-form MLIR with
+  `amp.import_role`s (trace.py), before amp-import-step.
+
+docs/PyTorch.md is the guide. Tracing needs torch and torch-mlir only;
+compiling and exporting need the compiled amp_mlir extension too.
 """
-from .trace import TensorRecord, TracedStep, TraceError, trace_training_step
+from .step import (TrainingStep, amp_options, compile_training_step, export_training_step,
+                   trace_and_import)
+from .trace import (TensorRecord, TracedForward, TracedStep, TraceError, model_inputs,
+                    trace_training_step)
 
-__all__ = ["trace_training_step", "TracedStep", "TensorRecord", "TraceError"]
+__all__ = ["compile_training_step", "export_training_step", "trace_and_import",
+           "TrainingStep", "amp_options",
+           "trace_training_step", "model_inputs", "TracedStep", "TracedForward",
+           "TensorRecord", "TraceError"]

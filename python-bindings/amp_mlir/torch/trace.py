@@ -229,10 +229,11 @@ class _Provenance(TorchFunctionMode):
 # -- the step -------------------------------------------------------------------
 
 def _as_carried(value: torch.Tensor) -> torch.Tensor:
-    """A bool tensor as the step carries it: int8. The runners pass bool
+    """A bool tensor as the step carries it: int32. The runners pass bool
     arrays one byte per element, which the CPU lowering's vector code reads
-    as packed bits (see _store_masks_as_bytes); the step converts inside."""
-    return value.to(torch.int8) if value.dtype == torch.bool else value
+    as packed bits (see _store_masks_as_bytes); amp-compile's GPU steps take
+    no int8. The step converts inside."""
+    return value.to(torch.int32) if value.dtype == torch.bool else value
 
 
 def _from_carried(value: torch.Tensor, is_bool: bool) -> torch.Tensor:
@@ -261,7 +262,7 @@ class _Layout:
     buffers: List[torch.Tensor]
     optimizer: FunctionalOptimizer
     data: List[torch.Tensor]
-    # Which buffers and data inputs are bool tensors (carried as int8).
+    # Which buffers and data inputs are bool tensors (carried as int32).
     bool_buffers: List[bool] = field(default_factory=list)
     bool_data: List[bool] = field(default_factory=list)
 

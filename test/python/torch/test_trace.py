@@ -65,7 +65,7 @@ def compare_state(step, state, setup, steps_done, what):
     for name, value in model.named_parameters():
         assert_close(state[name], value.detach(), f"{what}: parameter {name}")
     for name, value in model.named_buffers():
-        # Bool buffers (masks) are carried as int8.
+        # Bool buffers (masks) are carried as int32.
         assert_close(state[name], value.detach().to(state[name].dtype), f"{what}: buffer {name}")
     params = dict(model.named_parameters())
     for record in step.arguments:
