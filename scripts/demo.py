@@ -1,6 +1,8 @@
 """The demo: trains examples/mlp.mlir on the digits with amp-run in fp32, f16 (dynamic loss
 scaling) and bf16, and f16 once more through the GPU lowering up to its kernels, emulated on the
-CPU (no GPU needed); prints a table side by side and writes a plot of the loss curves.
+CPU (no GPU needed); then the same MLP written in PyTorch, in eager PyTorch and through
+amp_mlir.torch in fp32, f16 and bf16 on the same batches; prints one table side by side and
+writes a plot of the loss curves.
 
     python3 scripts/demo.py [--epochs N] [--out DIR]     (scripts/demo.sh builds first)
 """
@@ -31,6 +33,78 @@ def table(rows):
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def pytorch_rows(epochs):
+    """The MLP as a PyTorch nn.Module (64-128-10, ReLU, cross-entropy, SGD lr 0.1, batch 64),
+    trained in eager PyTorch and through amp_mlir.torch.compile_training_step in fp32, f16 and
+    bf16, each from the same initial weights on the same shuffled batches (the last partial
+    batch of an epoch dropped, as amp-run does): (rows for the table, the largest relative loss
+    difference from eager of each compiled run)."""
+    sys.path.insert(0, os.path.join(amprun.BUILD, "python_packages"))
+    import time
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    import amp_mlir.torch
+
+    torch.set_num_threads(1)
+    x = torch.from_numpy(np.load(amprun.digits("train", "x")))
+    y = torch.from_numpy(np.load(amprun.digits("train", "labels")).astype(np.int64))
+    test_x = torch.from_numpy(np.load(amprun.digits("test", "x")))
+    test_y = np.load(amprun.digits("test", "labels"))
+    order = np.random.default_rng(0)
+    batches = [(x[index], y[index]) for _ in range(epochs)
+               for index in order.permutation(len(x))[:STEPS_PER_EPOCH * 64].reshape(-1, 64)]
+
+    def setup():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+        return model, torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def loss_fn(model, images, labels):
+        return F.cross_entropy(model(images), labels)
+
+    rows, differences = [], {}
+    model, optimizer = setup()
+    print("training pytorch eager ...", flush=True)
+    started, losses = time.perf_counter(), []
+    for images, labels in batches:
+        optimizer.zero_grad()
+        loss = loss_fn(model, images, labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(float(loss.detach()))
+    train_s = time.perf_counter() - started
+    eager_losses = np.array(losses)
+    with torch.no_grad():
+        accuracy = float((model(test_x).argmax(1).numpy() == test_y).mean())
+    rows.append(["pytorch eager", "(torch.optim, fp32)",
+                 f"{np.mean(losses[-STEPS_PER_EPOCH:]):.4f}", f"{100 * accuracy:.2f}%", 0, "-",
+                 "-", f"{train_s:.2f}"])
+    for name, amp in (("pytorch fp32", None), ("pytorch f16", "dtype=f16"),
+                      ("pytorch bf16", "dtype=bf16")):
+        print(f"training {name} ...", flush=True)
+        model, optimizer = setup()
+        step = amp_mlir.torch.compile_training_step(model, loss_fn, optimizer, batches[0], amp)
+        started, losses, skipped = time.perf_counter(), [], 0
+        for images, labels in batches:
+            result = step(images, labels)
+            losses.append(result.loss)
+            skipped += result.found_inf
+        train_s = time.perf_counter() - started
+        differences[name.split()[1]] = np.max(np.abs(np.array(losses) - eager_losses)
+                                              / eager_losses)
+        predicted = step.evaluate(test_x).argmax(1).numpy()
+        rows.append([name, amp or "(none: the step as written)",
+                     f"{np.mean(losses[-STEPS_PER_EPOCH:]):.4f}",
+                     f"{100 * float((predicted == test_y).mean()):.2f}%", skipped,
+                     f"{step.scaler.get_scale():g}" if step.scaler.mode == "dynamic" else "-",
+                     f"{step.compile_seconds + step.import_seconds + step.trace_seconds:.2f}",
+                     f"{train_s:.2f}"])
+    return rows, differences
 
 
 def plot(runs, path):
@@ -85,14 +159,21 @@ def main():
                      f"{100 * amprun.accuracy(mlp, run.params):.2f}%",
                      int(run.found_inf.sum()), run.final_scale, f"{run.compile_s:.2f}",
                      f"{run.train_s:.2f}"])
+    torch_rows, differences = pytorch_rows(args.epochs)
+    rows += torch_rows
     print()
     print(f"MLP on the digits, {args.epochs} epochs of {STEPS_PER_EPOCH} steps (batch 64, SGD "
-          "lr 0.1, seed 0); final loss = mean over the last epoch; test accuracy on 360 images")
+          "lr 0.1, seed 0); final loss = mean over the last epoch; test accuracy on 360 images.")
+    print("pytorch rows: the MLP as an nn.Module (PyTorch's initialization, its own batch order), "
+          "eager and through amp_mlir.torch; their compile s includes tracing")
     print(table(rows))
     emulated, cpu = runs["f16 gpu-emulated"].loss, runs["f16"].loss
     print(f"\nf16 through the GPU lowering (its kernels, device memory and cuBLASLt matmuls "
           f"emulated on the CPU) vs the CPU lowering: largest loss difference "
           f"{np.max(np.abs(emulated - cpu) / np.abs(cpu)):.1e} (relative) over {len(cpu)} steps")
+    print("the PyTorch MLP through amp_mlir.torch vs eager PyTorch: largest loss difference "
+          + ", ".join(f"{mode} {d:.1e}" for mode, d in differences.items())
+          + f" (relative) over {len(cpu)} steps")
     path = os.path.join(args.out, "loss_curves.png")
     plot(runs, path)
     print(f"\nloss curves: {path}")
