@@ -139,7 +139,7 @@ def random_call(func, args, kwargs):
     p = float(argument(p_index, p_name, p_default))
     if p == 0.0 or not argument(train_index, train_name, train_default):
         return None
-    return f"{getattr(func, '__name__', str(func))} with p={p:g}"
+    return f"{getattr(func, '__name__', str(func))}({p_name}={p:g})"
 
 
 class _Overridden(TorchFunctionMode):

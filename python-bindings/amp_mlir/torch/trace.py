@@ -42,6 +42,18 @@ The signature (what a structuring pass reads; `TracedStep.arguments` and
   Ops in the bodies of named linalg ops and folded constants are unknown.
 - With a dynamic batch, dimension 0 of every data argument is `?` (one
   batch size for all); torch-mlir's cf.assert size checks are removed.
+- Bool buffers and data inputs are carried as int32 (converted inside);
+  every i1 tensor the step computes is stored as i8 (_store_masks_as_bytes:
+  a CPU lowering bug reads broadcast i1 masks wrong).
+- Ops located at a lookup the decompositions write as one-hot matmuls
+  (embedding, gather, x[i] and their gradients) or at pow carry
+  `amp.precision = "f32"`: PyTorch copies looked-up values exactly and keeps
+  pow in f32.
+- With `forward_inputs`, the module also holds the model's eval-mode forward
+  (`TracedStep.forward`): (parameters, buffers, inputs) -> outputs, without
+  amp.* attributes, its ops located the same way (phase "forward").
+- Dropout with p > 0 in training mode and ops that draw random numbers are a
+  TraceError naming the module: the step has no random number generator.
 """
 import contextlib
 import operator

@@ -2,6 +2,7 @@
 the tracer needs torch and torch-mlir, not the compiled amp_mlir extension
 that `import amp_mlir` loads."""
 import importlib.util
+import logging
 import os
 import sys
 
@@ -18,3 +19,7 @@ def load_tracer():
         sys.modules["amp_mlir_torch"] = module
         spec.loader.exec_module(module)
     return sys.modules["amp_mlir_torch"]
+
+
+# torch's tracing logs at DEBUG; pytest would print all of it with a failure.
+logging.getLogger("torch").setLevel(logging.WARNING)

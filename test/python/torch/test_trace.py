@@ -563,3 +563,85 @@ def test_loss_must_be_a_scalar():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     with pytest.raises(tracer.TraceError, match="0-d float32"):
         tracer.trace_training_step(model, lambda m, x: m(x), optimizer, [torch.randn(2, 3)])
+
+
+# -- the eval forward, masks, pins and dropout ---------------------------------------------
+
+def test_eval_forward_is_traced_into_the_same_module():
+    """@forward takes the parameters and buffers in the step's order, then the
+    model's inputs (found by model_inputs without running the forward: the
+    BatchNorm statistics stay), and computes model.eval()'s outputs."""
+    setup = zoo.make_cnn()
+    batch = setup.batches(1)[0]
+    before = {k: v.clone() for k, v in setup.model.state_dict().items()}
+    inputs = tracer.model_inputs(setup.model, setup.loss_fn, batch)
+    assert len(inputs) == 1 and torch.equal(inputs[0], batch[0])
+    step = tracer.trace_training_step(setup.model, setup.loss_fn, setup.optimizer, batch,
+                                      forward_inputs=inputs)
+    for key, value in setup.model.state_dict().items():
+        assert torch.equal(value, before[key]), key
+    assert setup.model.training and all(m.training for m in setup.model.modules())
+    forward = step.forward
+    state = [(r.role, r.name) for r in step.arguments if r.role in ("parameter", "buffer")]
+    assert [(r.role, r.name) for r in forward.arguments if r.role != "data"] == state
+    _, module = parse(step.module_text)
+    assert [ir.StringAttr(op.attributes["sym_name"]).value
+            for op in module.body.operations] == ["train_step", "forward"]
+    values = step.initial_values()
+    arguments = [values[name] for _, name in state] + inputs
+    with torch.no_grad():
+        (traced_output,) = forward.graph_module(*arguments)
+        setup.model.eval()
+        assert_close(traced_output, setup.model(*inputs), "eval forward")
+
+
+def test_bool_masks_are_carried_as_int32_and_stored_as_bytes():
+    """No i1 tensor is left in memory (the CPU lowering's vector code packs
+    them into bits); the causal mask buffer is an int32 argument."""
+    _, step = traced("gpt_mha")
+    mask = next(r for r in step.arguments if r.name == "causal_mask")
+    assert (mask.role, mask.dtype) == ("buffer", "i32")
+    assert not re.search(r"tensor<[0-9x?]*xi1>", step.module_text)
+    assert re.search(r"tensor<[0-9x?]*xi8>", step.module_text)
+
+
+def test_lookups_and_pow_are_pinned_to_f32():
+    _, step = traced("gpt_block")
+    pinned = [loc for op, loc in op_locations(step) if op == "linalg.matmul"
+              and '"aten.embedding' in loc]
+    assert pinned
+    assert step.module_text.count('amp.precision = "f32"') >= len(pinned)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.2)),
+    lambda: nn.Sequential(nn.Linear(4, 4), nn.Dropout2d(0.5)),
+    lambda: nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, batch_first=True),
+])
+def test_dropout_in_training_mode_is_refused_by_module(make):
+    model = make()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(2, 3, 4)
+    with pytest.raises(tracer.TraceError, match=r"module '[\w.]+': \w+\((dropout_)?p=0\.\d\) in training mode"):
+        tracer.trace_training_step(model, lambda m, x: m(x).sum(), optimizer, [x])
+
+
+def test_attention_without_dropout_traces_as_its_math():
+    """nn.MultiheadAttention's CPU kernel (flash attention) has a backward
+    torch-mlir cannot lower; its math does, and matches eager."""
+    def make():
+        torch.manual_seed(0)
+        model = nn.MultiheadAttention(8, 2, batch_first=True)
+        return model, torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def loss_fn(m, x):
+        return m(x, x, x, need_weights=False, is_causal=False)[0].square().mean()
+
+    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(1))
+    model, optimizer = make()
+    step = tracer.trace_training_step(model, loss_fn, optimizer, [x])
+    loss, state, _ = step.reference_step(step.initial_values(), x)
+    model, optimizer = make()
+    setup = zoo.Setup(model, loss_fn, optimizer, None)
+    assert_close(loss, eager_step(setup, [x]), "loss")
+    compare_state(step, state, setup, 1, "step")
