@@ -11,7 +11,6 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -26,51 +25,8 @@ using llvm::Twine;
 
 constexpr StringRef kCategoryNames[] = {"allow", "deny", "infer", "clear"};
 
-std::optional<OpCategory> amp::parseOpCategory(StringRef name) {
-  return llvm::StringSwitch<std::optional<OpCategory>>(name)
-      .Case("allow", OpCategory::Allow)
-      .Case("deny", OpCategory::Deny)
-      .Case("infer", OpCategory::Infer)
-      .Case("clear", OpCategory::Clear)
-      .Default(std::nullopt);
-}
-
-StringRef amp::stringifyOpCategory(OpCategory category) {
-  switch (category) {
-  case OpCategory::Allow:
-    return "allow";
-  case OpCategory::Deny:
-    return "deny";
-  case OpCategory::Infer:
-    return "infer";
-  case OpCategory::Clear:
-    return "clear";
-  }
-  llvm_unreachable("unknown OpCategory");
-}
-
-std::optional<UnknownOpMode> amp::parseUnknownOpMode(StringRef name) {
-  return llvm::StringSwitch<std::optional<UnknownOpMode>>(name)
-      .Case("deny", UnknownOpMode::Deny)
-      .Case("infer", UnknownOpMode::Infer)
-      .Case("allow", UnknownOpMode::Allow)
-      .Case("error", UnknownOpMode::Error)
-      .Default(std::nullopt);
-}
-
-StringRef amp::stringifyUnknownOpMode(UnknownOpMode mode) {
-  switch (mode) {
-  case UnknownOpMode::Deny:
-    return "deny";
-  case UnknownOpMode::Infer:
-    return "infer";
-  case UnknownOpMode::Allow:
-    return "allow";
-  case UnknownOpMode::Error:
-    return "error";
-  }
-  llvm_unreachable("unknown UnknownOpMode");
-}
+#include "amp/Analysis/PolicyEnums.cpp.inc"
+#include "amp/Interfaces/PrecisionEnums.cpp.inc"
 
 const PresetInfo *amp::lookupPreset(StringRef name) {
   for (const PresetInfo &preset : getPresets())
@@ -341,7 +297,7 @@ llvm::Error PolicyFileParser::applyLists(Policy &policy, const JsonNode &node,
     return err;
   // Document order: an op added to two categories ends in the later one.
   for (const JsonNode &list : node.children) {
-    OpCategory category = *parseOpCategory(list.key);
+    OpCategory category = *symbolizeOpCategory(list.key);
     std::string listPath = path + "." + list.key;
     if (list.kind != JsonNode::Kind::Array)
       return error(list, listPath,
@@ -427,7 +383,7 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
 
   if (const JsonNode *node = root.find("dtype")) {
     std::optional<Precision> dtype =
-        node->isString() ? parsePrecision(node->string) : std::nullopt;
+        node->isString() ? symbolizePrecision(node->string) : std::nullopt;
     if (!dtype || !isLowPrecision(*dtype))
       return error(*node, "$.dtype",
                    "expected \"f16\" or \"bf16\", got " + node->describe() +
@@ -439,7 +395,7 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
 
   if (const JsonNode *node = root.find("unknown-ops")) {
     std::optional<UnknownOpMode> mode =
-        node->isString() ? parseUnknownOpMode(node->string) : std::nullopt;
+        node->isString() ? symbolizeUnknownOpMode(node->string) : std::nullopt;
     if (!mode)
       return error(
           *node, "$.unknown-ops",

@@ -150,7 +150,7 @@ PrecisionPainter::classifyUnknown(Operation &op, StringRef name) {
   // The other modes are named after the category they give.
   StringRef modeName = stringifyUnknownOpMode(mode);
   return Category{
-      *parseOpCategory(modeName),
+      *symbolizeOpCategory(modeName),
       ("'" + name + "' is in no list (unknown-ops=" + modeName + ")").str()};
 }
 
@@ -268,7 +268,7 @@ LogicalResult PrecisionPainter::visitOp(Operation &op) {
   auto pinAttr = op.getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttrName);
   std::optional<Precision> pin;
   if (pinAttr)
-    pin = parsePrecision(pinAttr.getValue());
+    pin = symbolizePrecision(pinAttr.getValue());
   // A low pin on an op that the pass never converts is an error, not a
   // silently ignored request.
   StringRef lowPinName =

@@ -121,7 +121,8 @@ llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {
     if (llvm::Expected<Policy> policy = Policy::load(policyName); !policy)
       return llvm::createStringError("option 'policy': " +
                                      llvm::toString(policy.takeError()));
-  if (!options.unknownOps.empty() && !parseUnknownOpMode(options.unknownOps))
+  if (!options.unknownOps.empty() &&
+      !symbolizeUnknownOpMode(options.unknownOps))
     return llvm::createStringError("option 'unknown-ops' must be 'deny', "
                                    "'infer', 'allow' or 'error', got '" +
                                    options.unknownOps + "'");
@@ -161,9 +162,9 @@ amp::getCastInsertionOptions(const AmpPipelineOptions &options) {
   casts.policy = policy;
   // Only a dtype given as an option wins over the policy file's.
   if (options.dtype.hasValue())
-    casts.dtype = parsePrecision(options.dtype);
+    casts.dtype = symbolizePrecision(options.dtype);
   if (!options.unknownOps.empty())
-    casts.unknownOps = parseUnknownOpMode(options.unknownOps);
+    casts.unknownOps = symbolizeUnknownOpMode(options.unknownOps);
   casts.report = !options.report.empty();
   casts.dot = !options.dot.empty();
   return casts;

@@ -555,7 +555,7 @@ struct AmpInsertCastsPass
 FailureOr<CastInsertionOptions> AmpInsertCastsPass::getCastInsertionOptions() {
   CastInsertionOptions options;
   options.policy = policy;
-  std::optional<Precision> low = parsePrecision(dtype);
+  std::optional<Precision> low = symbolizePrecision(dtype);
   if (!low || !isLowPrecision(*low))
     return getOperation().emitError(
                "option 'dtype' must be 'f16' or 'bf16', got '")
@@ -564,7 +564,7 @@ FailureOr<CastInsertionOptions> AmpInsertCastsPass::getCastInsertionOptions() {
   if (dtype.hasValue())
     options.dtype = low;
   if (!unknownOps.empty()) {
-    options.unknownOps = parseUnknownOpMode(unknownOps);
+    options.unknownOps = symbolizeUnknownOpMode(unknownOps);
     if (!options.unknownOps)
       return getOperation().emitError("option 'unknown-ops' must be 'deny', "
                                       "'infer', 'allow' or 'error', got '")

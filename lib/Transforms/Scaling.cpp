@@ -54,7 +54,7 @@ ScalingConfig::get(StringRef dtype, StringRef scaling, double initScale,
                    double growthFactor, double backoffFactor,
                    int64_t growthInterval, double minScale, double maxScale,
                    int64_t hysteresis) {
-  std::optional<Precision> low = parsePrecision(dtype);
+  std::optional<Precision> low = symbolizePrecision(dtype);
   if (!low || !isLowPrecision(*low))
     return optionError("dtype", "f16 or bf16", "'" + dtype + "'");
   std::optional<ScalingMode> mode =

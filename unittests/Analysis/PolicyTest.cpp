@@ -43,17 +43,17 @@ std::string parseError(StringRef text, StringRef fileName = "policy.json") {
 TEST(OpCategory, ParsesAndPrintsTheFourNames) {
   for (OpCategory c : {OpCategory::Allow, OpCategory::Deny, OpCategory::Infer,
                        OpCategory::Clear})
-    EXPECT_EQ(parseOpCategory(stringifyOpCategory(c)), c);
+    EXPECT_EQ(symbolizeOpCategory(stringifyOpCategory(c)), c);
   EXPECT_EQ(stringifyOpCategory(OpCategory::Clear), "clear");
-  EXPECT_FALSE(parseOpCategory("white"));
-  EXPECT_FALSE(parseOpCategory("Allow"));
+  EXPECT_FALSE(symbolizeOpCategory("white"));
+  EXPECT_FALSE(symbolizeOpCategory("Allow"));
 }
 
 TEST(UnknownOpMode, ParsesAndPrintsTheFourNames) {
   for (UnknownOpMode m : {UnknownOpMode::Deny, UnknownOpMode::Infer,
                           UnknownOpMode::Allow, UnknownOpMode::Error})
-    EXPECT_EQ(parseUnknownOpMode(stringifyUnknownOpMode(m)), m);
-  EXPECT_FALSE(parseUnknownOpMode("clear"));
+    EXPECT_EQ(symbolizeUnknownOpMode(stringifyUnknownOpMode(m)), m);
+  EXPECT_FALSE(symbolizeUnknownOpMode("clear"));
 }
 
 TEST(Presets, AreTheNamedOnesWithTorchFirst) {

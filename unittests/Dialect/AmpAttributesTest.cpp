@@ -10,10 +10,10 @@ using namespace mlir::amp;
 
 TEST(Precision, ParsesTheThreeNamesAndRoundTrips) {
   for (Precision p : {Precision::F32, Precision::F16, Precision::BF16})
-    EXPECT_EQ(parsePrecision(stringifyPrecision(p)), p);
-  EXPECT_FALSE(parsePrecision("fp16"));
-  EXPECT_FALSE(parsePrecision("F16"));
-  EXPECT_FALSE(parsePrecision(""));
+    EXPECT_EQ(symbolizePrecision(stringifyPrecision(p)), p);
+  EXPECT_FALSE(symbolizePrecision("fp16"));
+  EXPECT_FALSE(symbolizePrecision("F16"));
+  EXPECT_FALSE(symbolizePrecision(""));
 }
 
 TEST(Precision, MapsToFloatTypes) {

@@ -20,18 +20,12 @@
 #include <optional>
 #include <string>
 
+// OpCategory (allow, deny, infer, clear) and UnknownOpMode (deny, infer,
+// allow, error), with their symbolize and stringify functions.
+#include "amp/Interfaces/PrecisionEnums.h.inc"
+#include "amp/Analysis/PolicyEnums.h.inc"
+
 namespace mlir::amp {
-
-/// The four categories of grappler's auto_mixed_precision pass.
-enum class OpCategory { Allow, Deny, Infer, Clear };
-std::optional<OpCategory> parseOpCategory(llvm::StringRef name);
-llvm::StringRef stringifyOpCategory(OpCategory category);
-
-/// What an op that is in no list gets (the `unknown-ops` option). `Allow`
-/// serves MindSpore's O2 and O3, which convert every op outside their lists.
-enum class UnknownOpMode { Deny, Infer, Allow, Error };
-std::optional<UnknownOpMode> parseUnknownOpMode(llvm::StringRef name);
-llvm::StringRef stringifyUnknownOpMode(UnknownOpMode mode);
 
 /// One op of a preset: its MLIR name, its category, and the entry of the
 /// source list it mirrors (e.g. "torch.matmul (autocast fp16 list)").

@@ -3,31 +3,12 @@
 #include "amp/Dialect/Amp/IR/AmpAttributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/StringSwitch.h"
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::amp;
 
-std::optional<Precision> amp::parsePrecision(StringRef name) {
-  return llvm::StringSwitch<std::optional<Precision>>(name)
-      .Case("f32", Precision::F32)
-      .Case("f16", Precision::F16)
-      .Case("bf16", Precision::BF16)
-      .Default(std::nullopt);
-}
-
-StringRef amp::stringifyPrecision(Precision precision) {
-  switch (precision) {
-  case Precision::F32:
-    return "f32";
-  case Precision::F16:
-    return "f16";
-  case Precision::BF16:
-    return "bf16";
-  }
-  llvm_unreachable("unknown precision");
-}
+#include "amp/Dialect/Amp/IR/AmpEnums.cpp.inc"
 
 FloatType amp::getFloatType(MLIRContext *context, Precision precision) {
   switch (precision) {

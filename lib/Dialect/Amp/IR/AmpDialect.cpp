@@ -54,7 +54,7 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
            << kPrecisionAttrName << "'";
   auto text = dyn_cast<StringAttr>(attr.getValue());
   std::optional<Precision> pin =
-      text ? parsePrecision(text.getValue()) : std::nullopt;
+      text ? symbolizePrecision(text.getValue()) : std::nullopt;
   if (!pin)
     return op->emitOpError("'")
            << kPrecisionAttrName

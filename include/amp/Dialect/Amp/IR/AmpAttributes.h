@@ -13,13 +13,11 @@
 #include "llvm/ADT/StringRef.h"
 #include <optional>
 
+// Precision (f32, f16, bf16) with symbolizePrecision/stringifyPrecision.
+#include "amp/Dialect/Amp/IR/AmpEnums.h.inc"
+
 namespace mlir::amp {
 
-/// A compute precision: the f32 reference or one of the low types.
-enum class Precision { F32, F16, BF16 };
-
-std::optional<Precision> parsePrecision(llvm::StringRef name);
-llvm::StringRef stringifyPrecision(Precision precision);
 /// The float type of a precision (f32, f16 or bf16).
 FloatType getFloatType(MLIRContext *context, Precision precision);
 inline bool isLowPrecision(Precision precision) {
