@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import time
 import warnings
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -125,6 +125,11 @@ class TrainingStep:
     (loss, found_inf, scale, milliseconds). The state lives in the compiled
     step between calls; `sync_to_torch()` writes it into the model and the
     optimizer, `load_from_torch()` reads it from them.
+
+    `TrainingStep(model, optimizer, traced, module_text, options)` compiles a
+    step that trace_and_import gave, for `model` and `optimizer` of the
+    traced structure (the same parameter and buffer names and shapes), with
+    `options` (None: fp32 as written; an --amp-pipeline option string).
     """
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
@@ -144,7 +149,14 @@ class TrainingStep:
         self.session = amp_mlir.Session(module_text, options, func=traced.function_name,
                                         seed=seed, functions=[FORWARD])
         self._arguments = {a.name: a for a in self.session.arguments}
-        self._params = [p for _, p in model.named_parameters() if p.requires_grad]
+        named = dict(model.named_parameters())
+        traced_params = [r.name for r in traced.arguments if r.role == "parameter"]
+        missing = [n for n in traced_params if n not in named]
+        if missing:
+            raise ValueError(f"the model has no parameter(s) {', '.join(missing)} of the "
+                             "traced step; trace this model")
+        # The traced parameters in the step's order (the optimizer's state is keyed by them).
+        self._params = [named[n] for n in traced_params]
         self._hyper_set: Dict[str, float] = {}
         self.load_from_torch()
 
@@ -182,11 +194,7 @@ class TrainingStep:
         """Sets every hyperparameter that changed in `optimizer.param_groups`
         (a scheduler's learning rate) in the compiled step; `step()` does this
         before each step."""
-        try:
-            values = self.traced.hyperparameters(self.optimizer)
-        except TraceError:
-            raise
-        for name, value in values.items():
+        for name, value in self.traced.hyperparameters(self.optimizer).items():
             number = float(np.float32(value.item()))
             if self._hyper_set.get(name) != number:
                 self.session.set_hyperparameter(name, number)

@@ -62,7 +62,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("torch_mlir")
 
 import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 import zoo  # noqa: E402
 
