@@ -39,8 +39,10 @@ same batches as an eager twin trained with torch.optim:
   steps, each step's loss is within LOW_TOLERANCE relative of eager fp32's
   and of eager under torch.autocast("cpu", bfloat16). CPU autocast keeps
   fewer ops in f32 than the CUDA lists (its fp32 list lacks exp, pow,
-  softmax...), and rounds each op's output to bf16, so it is itself up to
-  4e-2 from fp32 on the BatchNorm models; the tolerance absorbs that. At
+  softmax...), and rounds each op's output to bf16, so it is itself 1.7e-2
+  from fp32 on the ResNet block (measured by bench/torch_zoo.py; 1e-3 on
+  the models without BatchNorm): LOW_TOLERANCE is 5e-2 for the BatchNorm
+  models, 1e-2 for the others (measured at most 1.7e-2 and 4.8e-3). At
   most 5 steps are skipped (none are).
 - export: `export_training_step` writes step.mlir and params/; amp-opt runs
   the pipeline on it in fp32 (--amp-strip-markers), f16 and bf16; amp-run
@@ -81,7 +83,7 @@ LOW_STEPS = 20
 # Relative loss differences allowed over LOW_STEPS steps (see the docstring):
 # BatchNorm over 3-4 images amplifies the rounding of low-precision
 # convolutions into the batch statistics.
-LOW_TOLERANCE = {"cnn": 8e-2, "resnet_block": 8e-2}
+LOW_TOLERANCE = {"cnn": 5e-2, "resnet_block": 5e-2}
 DEFAULT_LOW_TOLERANCE = 1e-2
 
 
