@@ -7,6 +7,7 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/AmpGPU/IR/AmpGPU.h"
+#include "amp/Interfaces/UpstreamPrecisionModels.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/CPULowering.h"
 #include "amp/Pipelines/GPULowering.h"
@@ -18,6 +19,7 @@ namespace mlir::amp {
 inline void registerAllAmpDialects(DialectRegistry &registry) {
   registry.insert<AmpDialect, amp_gpu::AmpGPUDialect>();
   amp_gpu::registerConvertAmpGPUToLLVMInterface(registry);
+  registerAmpPrecisionInterfaceExternalModels(registry);
 }
 
 inline void registerAllAmpPipelines() {

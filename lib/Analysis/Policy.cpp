@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Analysis/Policy.h"
+#include "amp/Interfaces/UpstreamPrecisionModels.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -23,10 +24,7 @@ using namespace mlir::amp;
 using llvm::StringRef;
 using llvm::Twine;
 
-constexpr StringRef kCategoryNames[] = {"allow", "deny", "infer", "clear"};
-
 #include "amp/Analysis/PolicyEnums.cpp.inc"
-#include "amp/Interfaces/PrecisionEnums.cpp.inc"
 
 const PresetInfo *amp::lookupPreset(StringRef name) {
   for (const PresetInfo &preset : getPresets())
@@ -35,15 +33,36 @@ const PresetInfo *amp::lookupPreset(StringRef name) {
   return nullptr;
 }
 
-/// "a, b, c or d".
-static std::string listOf(llvm::ArrayRef<StringRef> options) {
+/// "a, b, c or d", each option between `quote`s.
+static std::string listOf(llvm::ArrayRef<StringRef> options,
+                          StringRef quote = "") {
   std::string text;
   for (auto [i, option] : llvm::enumerate(options)) {
     if (i)
       text += i + 1 == options.size() ? " or " : ", ";
-    text += option;
+    text += (quote + option + quote).str();
   }
   return text;
+}
+
+/// The names of every value of an ODS enum, in their order.
+template <typename EnumT, typename StringifyT>
+static llvm::SmallVector<StringRef> getEnumNames(uint32_t maxValue,
+                                                 StringifyT stringify) {
+  llvm::SmallVector<StringRef> names;
+  for (uint32_t value = 0; value <= maxValue; ++value)
+    names.push_back(stringify(static_cast<EnumT>(value)));
+  return names;
+}
+
+static llvm::SmallVector<StringRef> getCategoryNames() {
+  return getEnumNames<OpCategory>(getMaxEnumValForOpCategory(),
+                                  stringifyOpCategory);
+}
+
+static llvm::SmallVector<StringRef> getUnknownOpModeNames() {
+  return getEnumNames<UnknownOpMode>(getMaxEnumValForUnknownOpMode(),
+                                     stringifyUnknownOpMode);
 }
 
 static llvm::SmallVector<StringRef> getPresetNames() {
@@ -61,6 +80,7 @@ Policy Policy::fromPreset(const PresetInfo &preset) {
   Policy policy;
   policy.name = preset.name.str();
   policy.unknownOps = preset.unknownOps;
+  policy.defaultCategories = preset.defaultCategories;
   for (const PresetEntry &entry : preset.entries)
     policy.set(entry.opName, entry.category,
                ("preset " + preset.name + ": " + entry.source).str());
@@ -72,8 +92,19 @@ const Policy::Rule *Policy::lookup(StringRef opName) const {
   return it == rules.end() ? nullptr : &it->second;
 }
 
-void Policy::set(StringRef opName, OpCategory category, std::string origin) {
+void Policy::set(StringRef opName, std::optional<OpCategory> category,
+                 std::string origin) {
   rules.insert_or_assign(opName, Rule{category, std::move(origin)});
+}
+
+std::optional<OpCategory> Policy::getCategoryByName(StringRef opName) const {
+  if (const Rule *rule = lookup(opName))
+    return rule->category;
+  const UpstreamPrecisionDefault *entry =
+      lookupUpstreamPrecisionDefault(opName);
+  if (!entry || !takesDefault(entry->category))
+    return std::nullopt;
+  return entry->category;
 }
 
 llvm::Expected<Policy> Policy::load(StringRef presetOrPath) {
@@ -293,7 +324,7 @@ llvm::Error PolicyFileParser::checkKeys(const JsonNode &node, const Twine &path,
 llvm::Error PolicyFileParser::applyLists(Policy &policy, const JsonNode &node,
                                          StringRef key, bool remove) {
   std::string path = ("$." + key).str();
-  if (llvm::Error err = checkKeys(node, path, kCategoryNames, "category"))
+  if (llvm::Error err = checkKeys(node, path, getCategoryNames(), "category"))
     return err;
   // Document order: an op added to two categories ends in the later one.
   for (const JsonNode &list : node.children) {
@@ -308,24 +339,25 @@ llvm::Error PolicyFileParser::applyLists(Policy &policy, const JsonNode &node,
         return error(op, opPath,
                      "expected an op name such as \"math.exp\", got " +
                          op.describe());
+      std::string origin = llvm::formatv("{0}:{1}: {2}.{3}", fileName,
+                                         getLine(op.loc), key, list.key);
       if (!remove) {
-        policy.set(op.string, category,
-                   llvm::formatv("{0}:{1}: {2}.{3}", fileName, getLine(op.loc),
-                                 key, list.key));
+        policy.set(op.string, category, std::move(origin));
         continue;
       }
-      const Policy::Rule *rule = policy.lookup(op.string);
-      if (!rule || rule->category != category) {
+      // A removed op is in no list, whatever its default.
+      std::optional<OpCategory> current = policy.getCategoryByName(op.string);
+      if (current != category) {
         std::string actual =
-            rule ? ("it is " + stringifyOpCategory(rule->category)).str()
-                 : "it is in no list";
+            current ? ("it is " + stringifyOpCategory(*current)).str()
+                    : "it is in no list";
         return error(op, opPath,
                      llvm::formatv("cannot remove \"{0}\": it is not in the "
                                    "{1} list of preset {2} ({3})",
                                    op.string, list.key, policy.getName(),
                                    actual));
       }
-      policy.remove(op.string);
+      policy.set(op.string, std::nullopt, std::move(origin));
     }
   }
   return llvm::Error::success();
@@ -396,14 +428,13 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
   if (const JsonNode *node = root.find("unknown-ops")) {
     std::optional<UnknownOpMode> mode =
         node->isString() ? symbolizeUnknownOpMode(node->string) : std::nullopt;
-    if (!mode)
+    if (!mode) {
+      llvm::SmallVector<StringRef> modes = getUnknownOpModeNames();
       return error(
           *node, "$.unknown-ops",
-          "expected \"deny\", \"infer\", \"allow\" or \"error\", got " +
-              node->describe() +
-              (node->isString() ? didYouMean(node->string, {"deny", "infer",
-                                                            "allow", "error"})
-                                : ""));
+          "expected " + listOf(modes, "\"") + ", got " + node->describe() +
+              (node->isString() ? didYouMean(node->string, modes) : ""));
+    }
     policy.setUnknownOpMode(*mode);
   }
 
@@ -421,43 +452,4 @@ llvm::Expected<Policy> PolicyFileParser::parse() {
 
 llvm::Expected<Policy> Policy::parse(StringRef text, StringRef fileName) {
   return PolicyFileParser(text, fileName).parse();
-}
-
-//===----------------------------------------------------------------------===//
-// Documentation
-//===----------------------------------------------------------------------===//
-
-/// Table cells cannot hold a raw `|`.
-static std::string cell(StringRef text) {
-  std::string escaped;
-  for (char c : text) {
-    if (c == '|')
-      escaped += '\\';
-    escaped += c;
-  }
-  return escaped;
-}
-
-void amp::printPresetTableMarkdown(llvm::raw_ostream &os) {
-  os << "| preset | an op in no list gets |\n|---|---|\n";
-  for (const PresetInfo &preset : getPresets())
-    os << "| " << preset.name << " | "
-       << stringifyUnknownOpMode(
-              preset.unknownOps.value_or(UnknownOpMode::Deny))
-       << " |\n";
-  os << "\n| preset | MLIR op | category | source list entry |\n"
-     << "|---|---|---|---|\n";
-  for (const PresetInfo &preset : getPresets())
-    for (const PresetEntry &entry : preset.entries)
-      os << "| " << preset.name << " | `" << entry.opName << "` | "
-         << stringifyOpCategory(entry.category) << " | " << cell(entry.source)
-         << " |\n";
-  os << "\nList entries with no MLIR counterpart:\n\n"
-     << "| preset | source list entry | category | why it is not mapped |\n"
-     << "|---|---|---|---|\n";
-  for (const PresetInfo &preset : getPresets())
-    for (const UnmappedEntry &entry : preset.unmapped)
-      os << "| " << preset.name << " | " << cell(entry.source) << " | "
-         << stringifyOpCategory(entry.category) << " | " << cell(entry.reason)
-         << " |\n";
 }

@@ -1,7 +1,7 @@
 // RUN: amp-opt %s --amp-insert-casts=explain=true --mlir-print-op-on-diagnostic=false -o /dev/null 2>&1 | FileCheck %s
 // RUN: amp-opt %s --amp-insert-casts=explain=true -o /dev/null 2>&1 | grep -c "remark:" | FileCheck %s --check-prefix=COUNT
 // One remark per op: its precision, category and the reason (policy entry,
-// body op of a generic, pin, or the op a rule propagated from).
+// op default, body op of a generic, pin, or the op a rule propagated from).
 // COUNT: 12
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
@@ -36,13 +36,13 @@ func.func @explain(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>, %h: tensor<4x4xf64>
 // CHECK: :10:8: remark: source: holds no data: built again in each type its users need
 // CHECK: :11:10: remark: source: holds no data: built again in each type its users need
 // CHECK: :12:8: remark: f32 deny: preset torch: exp (autocast fp32 list)
-// CHECK: :13:8: remark: f32 infer: preset torch: add (in no autocast list: runs in its inputs' type); deny spreads forward through infer and clear ops, propagated from 'math.exp' at loc("{{.*}}explain.mlir":12:8)
-// CHECK: :14:8: remark: f16 allow: preset torch: mm, matmul, {{.*}} (autocast lower_precision_fp list); accumulates in f32
-// CHECK: :15:8: remark: f16 infer: an elementwise op whose strictest body op 'arith.maximumf' is infer (preset torch: maximum, relu {{.*}}); infer and clear ops between allow ops become allow, propagated from 'linalg.matmul' at loc("{{.*}}explain.mlir":21:8)
-// CHECK: :21:8: remark: f16 allow: preset torch: mm, {{.*}}; accumulates in f32
+// CHECK: :13:8: remark: f32 infer: default of arith.addf: computes elementwise in its inputs' type; deny spreads forward through infer and clear ops, propagated from 'math.exp' at loc("{{.*}}explain.mlir":12:8)
+// CHECK: :14:8: remark: f16 allow: default of linalg.matmul: a linalg contraction; accumulates in f32
+// CHECK: :15:8: remark: f16 infer: default of linalg.generic: an elementwise op whose strictest body op 'arith.maximumf' is infer (default of arith.maximumf: {{.*}}); infer and clear ops between allow ops become allow, propagated from 'linalg.matmul' at loc("{{.*}}explain.mlir":21:8)
+// CHECK: :21:8: remark: f16 allow: default of linalg.matmul: {{.*}}; accumulates in f32
 // CHECK: :22:9: remark: source: holds no data
 // CHECK: :23:9: remark: source: holds no data
-// CHECK: :24:8: remark: f16 infer: a reduction whose strictest body op 'arith.addf' is infer ({{.*}}); accumulates in f32; follows its inputs, all low, e.g. 'linalg.generic' at loc("{{.*}}explain.mlir":15:8)
+// CHECK: :24:8: remark: f16 infer: default of linalg.generic: a reduction whose strictest body op 'arith.addf' is infer ({{.*}}); accumulates in f32; follows its inputs, all low, e.g. 'linalg.generic' at loc("{{.*}}explain.mlir":15:8)
 // CHECK: :30:8: remark: f16 allow: pinned by amp.precision = "f16"
 // CHECK: :31:8: remark: f32 fixed: has f64 values, which are never converted
 // CHECK-NOT: remark

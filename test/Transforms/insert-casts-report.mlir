@@ -35,7 +35,7 @@
 // JSON-NEXT:     "location": "{{.*}}insert-casts-report.mlir:[[@LINE+68]]:8",
 // JSON-NEXT:     "op": "linalg.matmul",
 // JSON-NEXT:     "precision": "f16",
-// JSON-NEXT:     "reason": "f16 allow: preset torch: {{.*}}; accumulates in f32",
+// JSON-NEXT:     "reason": "f16 allow: default of linalg.matmul: a linalg contraction; accumulates in f32",
 // JSON-NEXT:     "role": "painted"
 // JSON-NEXT:   },
 // JSON:      ],

@@ -74,7 +74,7 @@ def test_compile_result():
     ops = {e.op for e in result.explanations}
     assert "linalg.matmul" in ops
     matmul = next(e for e in result.explanations if e.op == "linalg.matmul")
-    assert matmul.message.startswith("f16 allow: preset torch")
+    assert matmul.message.startswith("f16 allow: default of linalg.matmul")
     assert matmul.location == f"{LINEAR}:21:9"
 
 

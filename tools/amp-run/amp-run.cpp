@@ -346,7 +346,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
-  registry.insert<AmpDialect>();
+  amp::registerAllAmpDialects(registry);
   MLIRContext context(registry);
 
   llvm::SourceMgr sourceMgr;

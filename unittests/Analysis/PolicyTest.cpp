@@ -1,29 +1,21 @@
 //===- PolicyTest.cpp - Presets and JSON policy files ---------------------===//
 
 #include "amp/Analysis/Policy.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/MLIRContext.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::amp;
 
 namespace {
 
-/// The category of `op` in `policy`, or nullopt when it is in no list.
+/// The category of `op` in `policy` by its name, or nullopt when it is in
+/// no list.
 std::optional<OpCategory> categoryOf(const Policy &policy, StringRef op) {
-  if (const Policy::Rule *rule = policy.lookup(op))
-    return rule->category;
-  return std::nullopt;
+  return policy.getCategoryByName(op);
 }
 
 Policy preset(StringRef name) {
@@ -56,152 +48,25 @@ TEST(UnknownOpMode, ParsesAndPrintsTheFourNames) {
   EXPECT_FALSE(symbolizeUnknownOpMode("clear"));
 }
 
-TEST(Presets, AreTheNamedOnesWithTorchFirst) {
-  llvm::SmallVector<StringRef> names;
-  for (const PresetInfo &info : getPresets())
-    names.push_back(info.name);
-  EXPECT_EQ(names, (llvm::SmallVector<StringRef>{
-                       "torch", "tf", "mindspore", "tensor-cores-only",
-                       "mindspore-o1", "mindspore-o2", "mindspore-o3"}));
-  EXPECT_EQ(lookupPreset("tf"), &getPresets()[1]);
-  EXPECT_EQ(lookupPreset("pytorch"), nullptr);
-}
-
-// Every op of every preset is a real op of MLIR 22 (no invented names), and
-// appears once per preset, with a source entry.
-TEST(Presets, NameRegisteredOpsOncePerPreset) {
-  MLIRContext context;
-  context.loadDialect<arith::ArithDialect, linalg::LinalgDialect,
-                      math::MathDialect, tensor::TensorDialect>();
-  for (const PresetInfo &info : getPresets()) {
-    EXPECT_FALSE(info.entries.empty()) << info.name.str();
-    llvm::StringSet<> seen;
-    for (const PresetEntry &entry : info.entries) {
-      EXPECT_TRUE(RegisteredOperationName::lookup(entry.opName, &context))
-          << info.name.str() << ": " << entry.opName.str();
-      EXPECT_TRUE(seen.insert(entry.opName).second)
-          << info.name.str() << ": duplicate " << entry.opName.str();
-      EXPECT_FALSE(entry.source.empty()) << entry.opName.str();
-    }
-    for (const UnmappedEntry &entry : info.unmapped)
-      EXPECT_FALSE(entry.reason.empty()) << entry.source.str();
-  }
-}
-
-TEST(Presets, TorchKeyOps) {
+// A rule wins over the default of its op; an op's default counts only when
+// the policy takes defaults of its category.
+TEST(Policy, CategoryByNameIsTheRuleElseATakenDefault) {
   Policy torch = preset("torch");
-  EXPECT_EQ(torch.getName(), "torch");
-  EXPECT_EQ(categoryOf(torch, "linalg.matmul"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(torch, "linalg.batch_matmul"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(torch, "linalg.conv_2d_nchw_fchw"), OpCategory::Allow);
   EXPECT_EQ(categoryOf(torch, "math.exp"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(torch, "math.log"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(torch, "math.rsqrt"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(torch, "math.powf"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(torch, "linalg.softmax"), OpCategory::Deny);
+  EXPECT_EQ(torch.lookup("math.exp")->origin,
+            "preset torch: exp (autocast fp32 list)");
+  EXPECT_EQ(torch.lookup("arith.addf"), nullptr);
   EXPECT_EQ(categoryOf(torch, "arith.addf"), OpCategory::Infer);
-  EXPECT_EQ(categoryOf(torch, "arith.maximumf"), OpCategory::Infer);
-  EXPECT_EQ(categoryOf(torch, "math.tanh"), OpCategory::Infer);
   EXPECT_EQ(categoryOf(torch, "tensor.expand_shape"), OpCategory::Clear);
-  EXPECT_EQ(categoryOf(torch, "linalg.transpose"), OpCategory::Clear);
-  EXPECT_EQ(categoryOf(torch, "tensor.empty"), OpCategory::Clear);
-  EXPECT_EQ(categoryOf(torch, "linalg.generic"), std::nullopt);
-  EXPECT_EQ(torch.lookup("linalg.matmul")->origin,
-            "preset torch: mm, matmul, addmm, linear, chain_matmul, "
-            "linalg_multi_dot (autocast lower_precision_fp list)");
-  EXPECT_FALSE(torch.getDtype());
-  EXPECT_FALSE(torch.getUnknownOpMode());
-}
-
-// Where grappler's lists differ from autocast's, tf follows grappler.
-TEST(Presets, TfKeyOps) {
-  Policy tf = preset("tf");
-  EXPECT_EQ(categoryOf(tf, "linalg.matmul"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(tf, "linalg.contract"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(tf, "math.exp"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(tf, "math.powf"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(tf, "math.log"), OpCategory::Infer);
-  EXPECT_EQ(categoryOf(tf, "linalg.softmax"), OpCategory::Infer);
-  EXPECT_EQ(categoryOf(tf, "arith.mulf"), OpCategory::Infer);
-  EXPECT_EQ(categoryOf(tf, "arith.maximumf"), OpCategory::Clear);
-  EXPECT_EQ(categoryOf(tf, "tensor.reshape"), OpCategory::Clear);
-  EXPECT_EQ(categoryOf(tf, "math.rsqrt"), std::nullopt);
-}
-
-TEST(Presets, MindSporeKeyOps) {
-  Policy ms = preset("mindspore");
-  EXPECT_EQ(categoryOf(ms, "linalg.matmul"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(ms, "linalg.conv_3d_ndhwc_dhwcf"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(ms, "math.rsqrt"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(ms, "linalg.softmax"), OpCategory::Deny);
-  EXPECT_EQ(categoryOf(ms, "linalg.dot"), OpCategory::Infer);
-  EXPECT_EQ(categoryOf(ms, "arith.subf"), OpCategory::Infer);
-  EXPECT_EQ(categoryOf(ms, "tensor.collapse_shape"), OpCategory::Clear);
-}
-
-TEST(Presets, TensorCoresOnlyIsTheTfAllowListAlone) {
+  // linalg's structured ops have their defaults by structure, not by name.
+  EXPECT_EQ(categoryOf(torch, "linalg.matmul"), std::nullopt);
+  EXPECT_EQ(categoryOf(torch, "my.op"), std::nullopt);
   Policy tco = preset("tensor-cores-only");
-  Policy tf = preset("tf");
-  EXPECT_EQ(categoryOf(tco, "linalg.matmul"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(tco, "math.exp"), std::nullopt);
+  EXPECT_FALSE(tco.takesDefault(OpCategory::Infer));
   EXPECT_EQ(categoryOf(tco, "arith.addf"), std::nullopt);
-  unsigned tfAllow = 0;
-  for (const auto &rule : tf.getRules())
-    tfAllow += rule.second.category == OpCategory::Allow;
-  EXPECT_EQ(tco.getRules().size(), tfAllow);
-  for (const auto &rule : tco.getRules())
-    EXPECT_EQ(rule.second.category, OpCategory::Allow) << rule.first().str();
-  for (const UnmappedEntry &entry : lookupPreset("tensor-cores-only")->unmapped)
-    EXPECT_EQ(entry.category, OpCategory::Allow) << entry.source.str();
-}
-
-// O1: AMP_WHITE_LIST (matmul, convolutions, ReLU's maximum) is low, data
-// movement clear, every other op in no list and deny.
-TEST(Presets, MindSporeO1IsTheWhiteList) {
-  Policy o1 = preset("mindspore-o1");
-  EXPECT_EQ(o1.getUnknownOpMode(), UnknownOpMode::Deny);
-  EXPECT_EQ(categoryOf(o1, "linalg.matmul"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(o1, "linalg.conv_2d_nhwc_hwcf"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(o1, "arith.maximumf"), OpCategory::Allow);
-  EXPECT_EQ(categoryOf(o1, "tensor.expand_shape"), OpCategory::Clear);
-  EXPECT_EQ(categoryOf(o1, "arith.addf"), std::nullopt);
-  EXPECT_EQ(categoryOf(o1, "math.exp"), std::nullopt);
-  for (const auto &rule : o1.getRules())
-    EXPECT_NE(rule.second.category, OpCategory::Deny) << rule.first().str();
-}
-
-// O2: the norms' statistics (AMP_BLACK_LIST) and the auto_blacklist are
-// deny, data movement clear, every other op in no list and allow.
-TEST(Presets, MindSporeO2IsTheBlackListAndTheUnsafeOps) {
-  Policy o2 = preset("mindspore-o2");
-  Policy ms = preset("mindspore");
-  EXPECT_EQ(o2.getUnknownOpMode(), UnknownOpMode::Allow);
-  EXPECT_EQ(categoryOf(o2, "math.sqrt"), OpCategory::Deny);
-  EXPECT_EQ(o2.lookup("math.rsqrt")->origin,
-            "preset mindspore-o2: BatchNorm1d, BatchNorm2d, BatchNorm3d, "
-            "LayerNorm: 1 / sqrt(variance + eps) of their statistics "
-            "(AMP_BLACK_LIST)");
-  EXPECT_EQ(categoryOf(o2, "arith.addf"), std::nullopt);
-  EXPECT_EQ(categoryOf(o2, "linalg.matmul"), std::nullopt);
-  for (const auto &rule : ms.getRules()) {
-    OpCategory category = rule.second.category;
-    if (category == OpCategory::Deny || category == OpCategory::Clear)
-      EXPECT_EQ(categoryOf(o2, rule.first()), category) << rule.first().str();
-  }
-  for (const auto &rule : o2.getRules())
-    EXPECT_TRUE(rule.second.category == OpCategory::Deny ||
-                rule.second.category == OpCategory::Clear)
-        << rule.first().str();
-}
-
-// O3: only data movement is listed; every other op is allow.
-TEST(Presets, MindSporeO3ListsOnlyDataMovement) {
-  Policy o3 = preset("mindspore-o3");
-  EXPECT_EQ(o3.getUnknownOpMode(), UnknownOpMode::Allow);
-  EXPECT_FALSE(o3.getRules().empty());
-  for (const auto &rule : o3.getRules())
-    EXPECT_EQ(rule.second.category, OpCategory::Clear) << rule.first().str();
-  EXPECT_TRUE(lookupPreset("mindspore-o3")->unmapped.empty());
+  Policy tf = preset("tf");
+  EXPECT_EQ(tf.lookup("math.rsqrt")->category, std::nullopt);
+  EXPECT_EQ(categoryOf(tf, "math.rsqrt"), std::nullopt);
 }
 
 //===----------------------------------------------------------------------===//
@@ -224,14 +89,17 @@ TEST(PolicyFile, ExtendsAddsAndRemoves) {
   EXPECT_EQ(policy->getName(), "p.json");
   EXPECT_EQ(policy->getDtype(), Precision::BF16);
   EXPECT_EQ(policy->getUnknownOpMode(), UnknownOpMode::Infer);
+  // Removing an op takes it out of the defaults too.
   EXPECT_EQ(categoryOf(*policy, "tensor.pad"), std::nullopt);
+  EXPECT_EQ(policy->lookup("tensor.pad")->origin, "p.json:5: remove.clear");
   EXPECT_EQ(categoryOf(*policy, "math.log"), OpCategory::Deny);
   EXPECT_EQ(categoryOf(*policy, "linalg.generic"), OpCategory::Deny);
   EXPECT_EQ(categoryOf(*policy, "my.matmul"), OpCategory::Allow);
   EXPECT_EQ(policy->lookup("math.log")->origin, "p.json:7: add.deny");
   EXPECT_EQ(policy->lookup("my.matmul")->origin, "p.json:8: add.allow");
-  // Untouched ops keep the preset's rule.
+  // Untouched ops keep the preset's rule or their default.
   EXPECT_EQ(categoryOf(*policy, "linalg.softmax"), OpCategory::Infer);
+  EXPECT_EQ(categoryOf(*policy, "math.rsqrt"), std::nullopt);
   EXPECT_EQ(policy->lookup("math.exp")->origin,
             "preset tf: Exp (grappler deny list)");
 }
@@ -375,6 +243,11 @@ TEST(PolicyFileErrors, RemovingAnOpNotInTheList) {
             "policy.json:2:48: error: $.remove.deny[0]: cannot remove "
             "\"math.exp\": it is not in the deny list of preset "
             "tensor-cores-only (it is in no list)");
+  // A contraction is allow by its structure, which no list holds.
+  EXPECT_EQ(parseError(R"({"remove": {"allow": ["linalg.matmul"]}})"),
+            "policy.json:1:23: error: $.remove.allow[0]: cannot remove "
+            "\"linalg.matmul\": it is not in the allow list of preset torch "
+            "(it is in no list)");
 }
 
 TEST(PolicyFileErrors, MissingFile) {
@@ -428,60 +301,8 @@ TEST(PolicyFile, LoadsAFileByPath) {
 }
 
 //===----------------------------------------------------------------------===//
-// docs/Presets.md
+// docs/Policies.md
 //===----------------------------------------------------------------------===//
-
-constexpr StringRef kBegin =
-    "<!-- BEGIN GENERATED by printPresetTableMarkdown -->\n";
-constexpr StringRef kEnd = "<!-- END GENERATED -->";
-
-// The tables in docs/Presets.md are the data's. To regenerate them:
-//   AMP_UPDATE_DOCS=1 build/unittests/AmpAnalysisTests \
-//       --gtest_filter=PresetsDoc.*
-TEST(PresetsDoc, TablesMatchTheData) {
-  std::string path = AMP_SOURCE_DIR "/docs/Presets.md";
-  // Volatile: not mapped, so that rewriting the file below cannot empty the
-  // text being copied into it.
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true,
-                                            /*RequiresNullTerminator=*/true,
-                                            /*IsVolatile=*/true);
-  ASSERT_TRUE(static_cast<bool>(buffer)) << "cannot read " << path;
-  StringRef doc = (*buffer)->getBuffer();
-  size_t begin = doc.find(kBegin);
-  size_t end = doc.find(kEnd);
-  ASSERT_NE(begin, StringRef::npos) << path << " lacks " << kBegin.str();
-  ASSERT_NE(end, StringRef::npos) << path << " lacks " << kEnd.str();
-  begin += kBegin.size();
-  ASSERT_LE(begin, end);
-
-  std::string generated;
-  llvm::raw_string_ostream os(generated);
-  printPresetTableMarkdown(os);
-
-  if (std::getenv("AMP_UPDATE_DOCS")) {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(path, ec);
-    ASSERT_FALSE(ec) << ec.message();
-    out << doc.take_front(begin) << generated << doc.drop_front(end);
-    return;
-  }
-  // Report the first line that differs rather than both tables.
-  llvm::SmallVector<StringRef> expected, actual;
-  doc.slice(begin, end).split(actual, '\n');
-  StringRef(generated).split(expected, '\n');
-  for (size_t i = 0, e = std::max(expected.size(), actual.size()); i < e; ++i) {
-    StringRef want = i < expected.size() ? expected[i] : "<end>";
-    StringRef have = i < actual.size() ? actual[i] : "<end>";
-    if (want != have) {
-      ADD_FAILURE() << path << " is stale at table line " << i + 1
-                    << ":\n  doc:  " << have.str() << "\n  data: " << want.str()
-                    << "\nregenerate it with AMP_UPDATE_DOCS=1 "
-                       "build/unittests/AmpAnalysisTests "
-                       "--gtest_filter=PresetsDoc.*";
-      return;
-    }
-  }
-}
 
 // The example of docs/Policies.md parses and means what the page says.
 TEST(PoliciesDoc, ExampleParses) {

@@ -1,10 +1,12 @@
 //===- Policy.h - Allow/deny/infer/clear op lists ---------------*- C++ -*-===//
 //
-// A precision policy: which ops always run in low precision (allow), which
-// always run in f32 (deny), which follow their inputs (infer) and which only
-// move data (clear). Presets mirror the lists of PyTorch autocast, TF
-// grappler and MindSpore; JSON files extend a preset. The data lives in
-// Presets.cpp, apart from the painting algorithm that reads it.
+// A precision policy: the categories it gives op names (allow: always low,
+// deny: always f32, infer: follows its inputs, clear: only moves data),
+// overriding the defaults ops give themselves through PrecisionOpInterface,
+// and which of those defaults it takes at all. Presets mirror the lists of
+// PyTorch autocast, TF grappler and MindSpore; JSON files extend a preset.
+// The data lives in Presets.def, apart from the painting algorithm that
+// reads it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 #define AMP_ANALYSIS_POLICY_H
 
 #include "amp/Dialect/Amp/IR/AmpAttributes.h"
+#include "amp/Interfaces/PrecisionOpInterface.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -20,18 +23,23 @@
 #include <optional>
 #include <string>
 
-// OpCategory (allow, deny, infer, clear) and UnknownOpMode (deny, infer,
-// allow, error), with their symbolize and stringify functions.
-#include "amp/Interfaces/PrecisionEnums.h.inc"
+// UnknownOpMode (deny, infer, allow, error) with symbolizeUnknownOpMode and
+// stringifyUnknownOpMode.
 #include "amp/Analysis/PolicyEnums.h.inc"
 
 namespace mlir::amp {
 
+/// The bit of `category` in a mask of categories.
+constexpr unsigned getCategoryBit(OpCategory category) {
+  return 1u << static_cast<unsigned>(category);
+}
+
 /// One op of a preset: its MLIR name, its category, and the entry of the
-/// source list it mirrors (e.g. "torch.matmul (autocast fp16 list)").
+/// source list it mirrors (e.g. "exp (autocast fp32 list)").
 struct PresetEntry {
   llvm::StringRef opName;
-  OpCategory category;
+  /// None: the op is in no list of the preset, whatever its default.
+  std::optional<OpCategory> category;
   llvm::StringRef source;
 };
 
@@ -46,28 +54,39 @@ struct UnmappedEntry {
 struct PresetInfo {
   llvm::StringRef name;
   llvm::StringRef description;
+  /// The ops whose category differs from their default.
   llvm::ArrayRef<PresetEntry> entries;
   llvm::ArrayRef<UnmappedEntry> unmapped;
   /// What an op in no list gets under this preset, unless a policy file or
   /// the `unknown-ops` option says otherwise; unset: deny.
-  std::optional<UnknownOpMode> unknownOps = std::nullopt;
+  std::optional<UnknownOpMode> unknownOps;
+  /// The categories whose defaults ops keep under this preset, a mask of
+  /// getCategoryBit; an op whose default is of another category is in no
+  /// list.
+  unsigned defaultCategories;
+
+  bool takesDefault(OpCategory category) const {
+    return defaultCategories & getCategoryBit(category);
+  }
 };
 
 /// All presets, the default (`torch`) first.
 llvm::ArrayRef<PresetInfo> getPresets();
 const PresetInfo *lookupPreset(llvm::StringRef name);
 
-/// The preset tables of docs/Presets.md (mapped ops, then unmapped list
-/// entries), generated from the data so that the docs cannot drift.
+/// The tables of docs/Presets.md (what each preset takes, the upstream ops'
+/// defaults, each preset's entries, then unmapped list entries), generated
+/// from the data so that the docs cannot drift.
 void printPresetTableMarkdown(llvm::raw_ostream &os);
 
 class Policy {
 public:
-  /// Where an op's category came from, for explanations.
+  /// An op name's entry, and where it came from, for explanations.
   struct Rule {
-    OpCategory category;
-    /// "preset torch: torch.matmul (autocast fp16 list)" or
-    /// "policy.json: add.deny".
+    /// None: the op is in no list, whatever its default.
+    std::optional<OpCategory> category;
+    /// "preset torch: exp (autocast fp32 list)" or "policy.json:3:
+    /// add.deny".
     std::string origin;
   };
 
@@ -79,10 +98,21 @@ public:
   static llvm::Expected<Policy> parse(llvm::StringRef text,
                                       llvm::StringRef fileName);
 
-  /// The rule of an op name such as "linalg.matmul", if it is in a list.
+  /// The rule of an op name such as "math.exp", if the policy has one; it
+  /// wins over the op's default.
   const Rule *lookup(llvm::StringRef opName) const;
-  void set(llvm::StringRef opName, OpCategory category, std::string origin);
-  void remove(llvm::StringRef opName) { rules.erase(opName); }
+  void set(llvm::StringRef opName, std::optional<OpCategory> category,
+           std::string origin);
+  /// Whether an op whose default is `category` keeps it.
+  bool takesDefault(OpCategory category) const {
+    return defaultCategories & getCategoryBit(category);
+  }
+  /// The category of the op named `opName` as far as its name tells: its
+  /// rule, else the default of the upstream op of that name
+  /// (lookupUpstreamPrecisionDefault) if the policy takes it. Other ops'
+  /// defaults depend on more than a name (linalg's structured ops) or are
+  /// known only to their dialect.
+  std::optional<OpCategory> getCategoryByName(llvm::StringRef opName) const;
 
   void setName(std::string newName) { name = std::move(newName); }
   void setDtype(Precision newDtype) { dtype = newDtype; }
@@ -100,6 +130,7 @@ private:
   std::string name;
   std::optional<Precision> dtype;
   std::optional<UnknownOpMode> unknownOps;
+  unsigned defaultCategories = 0;
   llvm::StringMap<Rule> rules;
 };
 

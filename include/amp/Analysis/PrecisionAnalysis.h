@@ -2,12 +2,12 @@
 //
 // Decides, for every op of a training step outside `amp.update` regions,
 // whether it computes in the low type (f16 or bf16) or in f32, and why.
-// Ops are first classified (policy lists by name, linalg ops by what they
-// compute, pins), then painted over SSA use-def chains like TensorFlow
-// grappler's auto_mixed_precision pass. The values an `scf` op carries
-// (iter_args, block arguments, yields and results) are nodes of their own,
-// so that a loop agrees on one type per carried value. The rewrite
-// (amp-insert-casts), its explanations, report and DOT export read the
+// Ops are first classified (pins, the policy's rules by name, the defaults
+// ops give through PrecisionOpInterface), then painted over SSA use-def
+// chains like TensorFlow grappler's auto_mixed_precision pass. The values an
+// `scf` op carries (iter_args, block arguments, yields and results) are nodes
+// of their own, so that a loop agrees on one type per carried value. The
+// rewrite (amp-insert-casts), its explanations, report and DOT export read the
 // result; nothing here changes IR. Queries answer for the IR as analyzed.
 //
 //===----------------------------------------------------------------------===//
@@ -137,7 +137,7 @@ public:
 private:
   explicit PrecisionAnalysis(const PrecisionOptions &options)
       : options(options) {}
-  friend class PrecisionPainter;
+  friend class PrecisionAnalysisBuilder;
 
   std::string describeNode(unsigned node) const;
   std::string explainDecision(const PrecisionDecision &decision) const;
