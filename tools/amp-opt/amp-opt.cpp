@@ -13,6 +13,10 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+namespace mlir::amp::test {
+void registerAmpTestDialect(DialectRegistry &registry);
+} // namespace mlir::amp::test
+
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::amp::registerAllAmpPasses();
@@ -24,6 +28,9 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary (amp-lower-to-nvvm) translates kernels to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);
   mlir::amp::registerAllAmpDialects(registry);
+  // amp_test (test/lib): ops that give their precision through the
+  // interface, for the tests.
+  mlir::amp::test::registerAmpTestDialect(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "AMP optimizer driver: mixed-precision training steps\n",
