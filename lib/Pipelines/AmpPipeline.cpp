@@ -2,6 +2,7 @@
 
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Analysis/Policy.h"
+#include "amp/Transforms/DataParallel.h"
 #include "amp/Transforms/Passes.h"
 #include "amp/Transforms/Scaling.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -112,6 +113,45 @@ static ScalingOptionsT getScalingOptions(const AmpPipelineOptions &options,
   return scaling;
 }
 
+/// The type gradients are summed in: the option's, else f32 at a level
+/// that keeps the step in f32, else the low type.
+static std::string getEffectiveCommDtype(const AmpPipelineOptions &options,
+                                         const AmpLevel *level) {
+  if (options.gradCommDtype.hasValue())
+    return options.gradCommDtype;
+  if (level && level->policy.empty())
+    return "f32";
+  return getEffectiveDtype(options, level);
+}
+
+/// Checks the data-parallel options, which apply with data-parallel=mpi only.
+static llvm::Error verifyDataParallelOptions(const AmpPipelineOptions &options,
+                                             const AmpLevel *level) {
+  std::optional<DataParallelMode> mode =
+      parseDataParallelMode(options.dataParallel);
+  if (!mode)
+    return llvm::createStringError("option 'data-parallel' must be none or "
+                                   "mpi, got '" +
+                                   options.dataParallel + "'");
+  if (*mode == DataParallelMode::None) {
+    StringRef given = options.gradCommDtype.hasValue() ? "grad-comm-dtype"
+                      : options.bucketSize.hasValue() ? "bucket-size"
+                                                      : "";
+    if (given.empty())
+      return llvm::Error::success();
+    return llvm::createStringError("option '" + given +
+                                   "' applies to data-parallel training; "
+                                   "give data-parallel=mpi");
+  }
+  return DataParallelConfig::get(getEffectiveCommDtype(options, level),
+                                 options.bucketSize)
+      .takeError();
+}
+
+bool amp::isDataParallel(const AmpPipelineOptions &options) {
+  return parseDataParallelMode(options.dataParallel) == DataParallelMode::Mpi;
+}
+
 llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {
   llvm::Expected<const AmpLevel *> level = getLevel(options);
   if (!level)
@@ -126,6 +166,8 @@ llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {
     return llvm::createStringError("option 'unknown-ops' must be 'deny', "
                                    "'infer', 'allow' or 'error', got '" +
                                    options.unknownOps + "'");
+  if (llvm::Error error = verifyDataParallelOptions(options, *level))
+    return error;
   return ScalingConfig::get(
              getScalingOptions<AmpGuardUpdateOptions>(options, *level))
       .takeError();
@@ -175,6 +217,12 @@ void amp::buildScalingPipeline(OpPassManager &pm,
   const AmpLevel *level = getVerifiedLevel(options);
   pm.addPass(createAmpLossScaling(
       getScalingOptions<AmpLossScalingOptions>(options, level)));
+  if (isDataParallel(options)) {
+    AmpDataParallelOptions dataParallel;
+    dataParallel.gradCommDtype = getEffectiveCommDtype(options, level);
+    dataParallel.bucketSize = options.bucketSize;
+    pm.addPass(createAmpDataParallel(dataParallel));
+  }
   pm.addPass(createAmpGuardUpdate(
       getScalingOptions<AmpGuardUpdateOptions>(options, level)));
   pm.addPass(createCanonicalizerPass());

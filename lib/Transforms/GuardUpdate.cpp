@@ -10,6 +10,7 @@
 
 #include "amp/Dialect/Amp/IR/AmpAttributes.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Transforms/DataParallel.h"
 #include "amp/Transforms/Passes.h"
 #include "amp/Transforms/Scaling.h"
 #include "ScalingPass.h"
@@ -33,37 +34,49 @@ RankedTensorType getScalarTensorType(Type element) {
   return RankedTensorType::get({}, element);
 }
 
-/// 1/S as tensor<f32>, computed once per step: a constant in static mode, a
-/// 0-d division of the `scale` argument in dynamic mode.
+/// 1/(S * N) as tensor<f32>, computed once per step: S the `scale` argument
+/// (dynamic), the constant init-scale (static) or 1 (none); N the world size
+/// when the gradients are sums over the ranks, else 1. Static scaling alone
+/// gives a constant.
 Value buildInverseScale(OpBuilder &b, Location loc, const ScalingConfig &config,
-                        Value scale) {
+                        Value scale, Value worldSize) {
   Type f32 = b.getF32Type();
   RankedTensorType type = getScalarTensorType(f32);
-  if (!scale) {
-    float inverse = 1.0f / static_cast<float>(config.initScale);
+  float fixedScale = config.mode == ScalingMode::Static
+                         ? static_cast<float>(config.initScale)
+                         : 1.0f;
+  if (!scale && !worldSize)
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(inverse)));
-  }
+        b, loc,
+        DenseElementsAttr::get(type, b.getF32FloatAttr(1.0f / fixedScale)));
   Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32);
   AffineMap map = AffineMap::get(b.getContext());
+  SmallVector<Value> inputs;
+  if (scale)
+    inputs.push_back(scale);
+  SmallVector<AffineMap> maps(inputs.size() + 1, map);
   auto inverse = linalg::GenericOp::create(
-      b, loc, type, scale, empty, ArrayRef<AffineMap>{map, map},
-      ArrayRef<utils::IteratorType>{},
+      b, loc, type, inputs, empty, maps, ArrayRef<utils::IteratorType>{},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value divisor =
+            scale ? args[0]
+                  : Value(arith::ConstantOp::create(
+                        nb, nloc, nb.getF32FloatAttr(fixedScale)));
+        if (worldSize)
+          divisor = arith::MulFOp::create(nb, nloc, divisor, worldSize);
         Value one = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(1));
-        Value div = arith::DivFOp::create(nb, nloc, one, args[0]);
+        Value div = arith::DivFOp::create(nb, nloc, one, divisor);
         linalg::YieldOp::create(nb, nloc, div);
       });
   return inverse.getResult(0);
 }
 
 /// Reads `grad` once to produce the unscaled gradient g * (1/S) (computed in
-/// f32, or in the gradient's type if wider) and `foundInf` or'ed with whether
-/// an unscaled element is inf or NaN. The flag is a reduction over every
-/// element, so all loops are reductions.
-std::pair<Value, Value> buildUnscaleAndCheck(OpBuilder &b, Location loc,
-                                             Value grad, Value inverseScale,
-                                             Value foundInf) {
+/// f32, or in the gradient's type if wider) and, given `foundInf`, that flag
+/// or'ed with whether an unscaled element is inf or NaN. The flag is a
+/// reduction over every element, so then all loops are reductions.
+std::pair<Value, Value> buildUnscale(OpBuilder &b, Location loc, Value grad,
+                                     Value inverseScale, Value foundInf) {
   auto type = cast<RankedTensorType>(grad.getType());
   auto element = cast<FloatType>(type.getElementType());
   FloatType compute = element.getWidth() < 32 ? b.getF32Type() : element;
@@ -73,14 +86,21 @@ std::pair<Value, Value> buildUnscaleAndCheck(OpBuilder &b, Location loc,
   AffineMap scalar = AffineMap::get(rank, 0, context);
   Value empty = tensor::EmptyOp::create(
       b, loc, tensor::getMixedSizes(b, loc, grad), element);
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::reduction);
+  SmallVector<utils::IteratorType> iterators(
+      rank, foundInf ? utils::IteratorType::reduction
+                     : utils::IteratorType::parallel);
+  SmallVector<Type> types{type};
+  SmallVector<Value> outputs{empty};
+  SmallVector<AffineMap> maps{identity, scalar, identity};
+  if (foundInf) {
+    types.push_back(foundInf.getType());
+    outputs.push_back(foundInf);
+    maps.push_back(scalar);
+  }
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{type, foundInf.getType()},
-      ValueRange{grad, inverseScale}, ValueRange{empty, foundInf},
-      ArrayRef<AffineMap>{identity, scalar, identity, scalar}, iterators,
+      b, loc, types, ValueRange{grad, inverseScale}, outputs, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value g = args[0], inverse = args[1], anyNonFinite = args[3];
+        Value g = args[0], inverse = args[1];
         if (compute != element)
           g = arith::ExtFOp::create(nb, nloc, compute, g);
         if (compute != inverse.getType())
@@ -88,6 +108,10 @@ std::pair<Value, Value> buildUnscaleAndCheck(OpBuilder &b, Location loc,
         Value unscaled = arith::MulFOp::create(nb, nloc, g, inverse);
         if (compute != element)
           unscaled = arith::TruncFOp::create(nb, nloc, element, unscaled);
+        if (!foundInf) {
+          linalg::YieldOp::create(nb, nloc, unscaled);
+          return;
+        }
         // |x| > largest finite is true for inf and, unordered, for NaN.
         Value magnitude = math::AbsFOp::create(nb, nloc, unscaled);
         Value largest = arith::ConstantOp::create(
@@ -96,10 +120,10 @@ std::pair<Value, Value> buildUnscaleAndCheck(OpBuilder &b, Location loc,
                            APFloat::getLargest(element.getFloatSemantics())));
         Value nonFinite = arith::CmpFOp::create(
             nb, nloc, arith::CmpFPredicate::UGT, magnitude, largest);
-        Value any = arith::OrIOp::create(nb, nloc, anyNonFinite, nonFinite);
+        Value any = arith::OrIOp::create(nb, nloc, args[3], nonFinite);
         linalg::YieldOp::create(nb, nloc, ValueRange{unscaled, any});
       });
-  return {generic.getResult(0), generic.getResult(1)};
+  return {generic.getResult(0), foundInf ? generic.getResult(1) : Value()};
 }
 
 /// `old` where `foundInf` holds, else `updated`, element by element: the
@@ -244,27 +268,25 @@ getStateArguments(func::FuncOp func) {
   return state;
 }
 
-/// Checks that the uses of the new state of every update but the last come
-/// after the last one, where the shared decision and the selects are built.
-static LogicalResult checkStateUsedAfter(ArrayRef<UpdateOp> updates,
-                                         Operation *anchor) {
+/// Whether the gradients of `updates` are sums over the ranks
+/// (amp-data-parallel's `amp.data_parallel`): all of them or none, as they
+/// share one decision.
+static FailureOr<bool> haveSummedGradients(ArrayRef<UpdateOp> updates) {
   if (updates.empty())
-    return success();
-  Block *body = anchor->getBlock();
-  for (UpdateOp update : updates.drop_back())
-    for (Operation *user : update->getUsers()) {
-      Operation *top = body->findAncestorOpInBlock(*user);
-      if (top != anchor && !top->isBeforeInBlock(anchor))
-        continue;
-      InFlightDiagnostic diag = user->emitOpError(
-          "uses the new state of an 'amp.update' before the last update of "
-          "the step; the step's gradients must all be computed before its "
-          "one overflow decision");
-      diag.attachNote(update.getLoc()) << "the update is here";
-      diag.attachNote(anchor->getLoc()) << "the last update is here";
+    return false;
+  UpdateOp first = updates.front();
+  bool summed = hasSummedGradients(first);
+  for (UpdateOp update : updates.drop_front())
+    if (hasSummedGradients(update) != summed) {
+      InFlightDiagnostic diag = update.emitOpError()
+                                << (summed ? "lacks" : "has")
+                                << " 'amp.data_parallel', unlike the first "
+                                   "update of the step; all updates of a "
+                                   "step are data-parallel or none";
+      diag.attachNote(first.getLoc()) << "the first update is here";
       return diag;
     }
-  return success();
+  return summed;
 }
 
 LogicalResult GuardUpdatePass::rewriteStep(func::FuncOp func,
@@ -277,35 +299,40 @@ LogicalResult GuardUpdatePass::rewriteStep(func::FuncOp func,
   if (updates->empty() && stateArgs.empty())
     return success();
 
+  FailureOr<bool> summed = haveSummedGradients(*updates);
+  if (failed(summed))
+    return failure();
   IRRewriter rewriter(&getContext());
   if (config.mode == ScalingMode::None) {
     if (!stateArgs.empty())
       return func.emitOpError("has scaler state arguments but scaling=none; "
                               "give amp-guard-update the options given to "
                               "amp-loss-scaling");
-    for (UpdateOp update : *updates) {
-      SmallVector<Value> newState =
-          inlineUpdateRegion(rewriter, update, update.getGrads(), update);
-      rewriter.replaceOp(update, newState);
+    if (!*summed) {
+      for (UpdateOp update : *updates) {
+        SmallVector<Value> newState =
+            inlineUpdateRegion(rewriter, update, update.getGrads(), update);
+        rewriter.replaceOp(update, newState);
+      }
+      return success();
     }
-    return success();
+  } else {
+    SmallVector<ScalerStateSlot> slots =
+        getScalerStateSlots(&getContext(), config);
+    bool matches = slots.size() == stateArgs.size() &&
+                   llvm::all_of(llvm::zip(slots, stateArgs), [](auto pair) {
+                     return std::get<0>(pair).name == std::get<1>(pair).first;
+                   });
+    if (!matches)
+      return func.emitOpError("has ")
+             << stateArgs.size() << " scaler state arguments but scaling="
+             << stringifyScalingMode(config.mode)
+             << (config.hasHysteresisState() ? " with hysteresis" : "")
+             << " needs " << slots.size()
+             << "; run amp-loss-scaling first, with the same options";
+    if (failed(checkNoCallers(func, getOperation())))
+      return failure();
   }
-
-  SmallVector<ScalerStateSlot> slots =
-      getScalerStateSlots(&getContext(), config);
-  bool matches = slots.size() == stateArgs.size() &&
-                 llvm::all_of(llvm::zip(slots, stateArgs), [](auto pair) {
-                   return std::get<0>(pair).name == std::get<1>(pair).first;
-                 });
-  if (!matches)
-    return func.emitOpError("has ")
-           << stateArgs.size() << " scaler state arguments but scaling="
-           << stringifyScalingMode(config.mode)
-           << (config.hasHysteresisState() ? " with hysteresis" : "")
-           << " needs " << slots.size()
-           << "; run amp-loss-scaling first, with the same options";
-  if (failed(checkNoCallers(func, getOperation())))
-    return failure();
 
   Block &body = func.getBody().front();
   Operation *terminator = body.getTerminator();
@@ -313,21 +340,29 @@ LogicalResult GuardUpdatePass::rewriteStep(func::FuncOp func,
   if (failed(checkStateUsedAfter(*updates, anchor)))
     return failure();
 
-  // The shared decision, right before the last update.
+  // The shared decision, right before the last update. Sums over the ranks
+  // are divided by the world size along with the unscaling; without
+  // scaling, that division is all there is and nothing is checked.
   rewriter.setInsertionPoint(anchor);
   Location loc = anchor->getLoc();
   Value scale = config.isDynamic() ? Value(stateArgs.front().second) : Value();
-  Value inverseScale = buildInverseScale(rewriter, loc, config, scale);
-  Value foundInf = arith::ConstantOp::create(
-      rewriter, loc,
-      DenseElementsAttr::get(getScalarTensorType(rewriter.getI1Type()),
-                             rewriter.getBoolAttr(false)));
+  Value worldSize = *summed ? buildWorldSize(rewriter, loc) : Value();
+  Value inverseScale =
+      buildInverseScale(rewriter, loc, config, scale, worldSize);
+  bool checks = config.mode != ScalingMode::None;
+  Value foundInf =
+      checks ? Value(arith::ConstantOp::create(
+                   rewriter, loc,
+                   DenseElementsAttr::get(
+                       getScalarTensorType(rewriter.getI1Type()),
+                       rewriter.getBoolAttr(false))))
+             : Value();
   SmallVector<SmallVector<Value>> unscaled;
   for (UpdateOp update : *updates) {
     SmallVector<Value> &grads = unscaled.emplace_back();
     for (Value grad : update.getGrads()) {
-      auto [gradient, flag] = buildUnscaleAndCheck(
-          rewriter, update.getLoc(), grad, inverseScale, foundInf);
+      auto [gradient, flag] = buildUnscale(rewriter, update.getLoc(), grad,
+                                           inverseScale, foundInf);
       grads.push_back(gradient);
       foundInf = flag;
     }
@@ -337,10 +372,13 @@ LogicalResult GuardUpdatePass::rewriteStep(func::FuncOp func,
         inlineUpdateRegion(rewriter, update, grads, anchor);
     SmallVector<Value> kept;
     for (auto [updated, old] : llvm::zip(newState, update.getState()))
-      kept.push_back(
-          buildSkip(rewriter, update.getLoc(), foundInf, updated, old));
+      kept.push_back(checks ? buildSkip(rewriter, update.getLoc(), foundInf,
+                                        updated, old)
+                            : updated);
     rewriter.replaceOp(update, kept);
   }
+  if (!checks)
+    return success();
 
   // The scaler update and the new results, before the return.
   rewriter.setInsertionPoint(terminator);

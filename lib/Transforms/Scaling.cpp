@@ -217,3 +217,24 @@ LogicalResult amp::checkNoCallers(func::FuncOp func,
   diag.attachNote(uses->begin()->getUser()->getLoc()) << "referenced here";
   return diag;
 }
+
+LogicalResult amp::checkStateUsedAfter(ArrayRef<UpdateOp> updates,
+                                         Operation *anchor) {
+  if (updates.empty())
+    return success();
+  Block *body = anchor->getBlock();
+  for (UpdateOp update : updates.drop_back())
+    for (Operation *user : update->getUsers()) {
+      Operation *top = body->findAncestorOpInBlock(*user);
+      if (top != anchor && !top->isBeforeInBlock(anchor))
+        continue;
+      InFlightDiagnostic diag = user->emitOpError(
+          "uses the new state of an 'amp.update' before the last update of "
+          "the step; the step's gradients must all be computed before its "
+          "one overflow decision");
+      diag.attachNote(update.getLoc()) << "the update is here";
+      diag.attachNote(anchor->getLoc()) << "the last update is here";
+      return diag;
+    }
+  return success();
+}

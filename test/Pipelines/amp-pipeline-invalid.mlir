@@ -16,6 +16,10 @@
 // RUN: not amp-opt %s --amp-pipeline="level=O0 policy=torch" 2>&1 | FileCheck %s --check-prefix=LEVEL-POLICY-O0
 // RUN: not amp-opt %s --amp-pipeline="level=O0 scaling=dynamic" 2>&1 | FileCheck %s --check-prefix=LEVEL-O0
 // RUN: not amp-opt %s --amp-pipeline="growth=2" 2>&1 | FileCheck %s --check-prefix=NAME
+// RUN: not amp-opt %s --amp-pipeline="data-parallel=nccl" 2>&1 | FileCheck %s --check-prefix=DP-MODE
+// RUN: not amp-opt %s --amp-pipeline="grad-comm-dtype=f16" 2>&1 | FileCheck %s --check-prefix=DP-ONLY
+// RUN: not amp-opt %s --amp-pipeline="data-parallel=mpi grad-comm-dtype=f64" 2>&1 | FileCheck %s --check-prefix=DP-DTYPE
+// RUN: not amp-opt %s --amp-pipeline="data-parallel=mpi bucket-size=0" 2>&1 | FileCheck %s --check-prefix=DP-BUCKET
 
 // GROWTH: error: option 'growth-factor' must be a finite number > 1, got 1
 // BACKOFF: error: option 'backoff-factor' must be in (0, 1), got 1.5
@@ -33,6 +37,10 @@
 // LEVEL-POLICY-O0: error: options 'level' and 'policy' both choose the policy; give one{{$}}
 // LEVEL-O0: error: option 'level=O0' keeps the step in f32 and unscaled; it takes no 'dtype', 'scaling' or 'unknown-ops'
 // NAME: error: invalid amp-pipeline options 'growth=2': {{.*}}no such option growth
+// DP-MODE: error: option 'data-parallel' must be none or mpi, got 'nccl'
+// DP-ONLY: error: option 'grad-comm-dtype' applies to data-parallel training; give data-parallel=mpi
+// DP-DTYPE: error: option 'grad-comm-dtype' must be f32, f16 or bf16, got 'f64'
+// DP-BUCKET: error: option 'bucket-size' must be a number of bytes >= 1, got 0
 
 // RUN: amp-opt %s --split-input-file --amp-pipeline -verify-diagnostics
 

@@ -11,6 +11,10 @@
 // RUN: amp-opt %amp_src_root/examples/cnn.mlir --amp-pipeline="dtype=bf16 scaling=static" | FileCheck %s --check-prefix=CNN
 // RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="dtype=f16" | FileCheck %s --check-prefix=DYNBATCH -DLOW=f16
 // RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="dtype=bf16" | FileCheck %s --check-prefix=DYNBATCH -DLOW=bf16
+// RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="dtype=f16 data-parallel=mpi" | FileCheck %s --check-prefixes=DP,DP-SCALED -DCOMM=f16
+// RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="dtype=f16 data-parallel=mpi grad-comm-dtype=f32" | FileCheck %s --check-prefixes=DP,DP-SCALED -DCOMM=f32
+// RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="dtype=bf16 data-parallel=mpi" | FileCheck %s --check-prefixes=DP,DP-UNSCALED -DCOMM=bf16
+// RUN: amp-opt %S/../Inputs/mlp-dynamic-batch.mlir --amp-pipeline="level=O0 data-parallel=mpi" | FileCheck %s --check-prefixes=DP,DP-UNSCALED -DCOMM=f32
 
 // The whole pipeline on one step: the matmuls run in the low type with f32
 // accumulators, the backward starts from the scale, the gradient is
@@ -178,3 +182,23 @@ func.func @two_updates(%x: tensor<4xf32>, %w: tensor<4xf32>, %v: tensor<4xf32>) 
 // DYNBATCH:         linalg.fill ins(%{{.*}} : [[LOW]]) outs(%{{.*}} : tensor<?x16x[[LOW]]>)
 // DYNBATCH-NOT:     arith.extf %{{.*}} : tensor
 // DYNBATCH:         return
+
+// Data-parallel: amp-data-parallel runs between the loss scaling and the
+// guard. The four gradients (8x16, 16, 16x4, 4: 212 elements) fit one
+// default bucket, summed in grad-comm-dtype (by default the low type, f32 at
+// level=O0); the guard divides by the world size, folded into 1/(S * N)
+// when scaled, and checks the sums.
+
+// DP:               module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">}
+// DP-LABEL:         func.func @train_step(
+// DP:               %[[WORLD:.*]] = mpi.comm_world : !mpi.comm
+// DP:               mpi.allreduce(%{{.*}}, %{{.*}}, MPI_SUM, %[[WORLD]]) : memref<212x[[COMM]]>, memref<212x[[COMM]]>
+// DP-NOT:           mpi.allreduce
+// DP:               %[[SIZE:.*]] = mpi.comm_size(%[[WORLD]]) : i32
+// DP-NEXT:          %[[N:.*]] = arith.sitofp %[[SIZE]] : i32 to f32
+// DP-SCALED:        arith.mulf %{{.*}}, %[[N]] : f32
+// DP-UNSCALED:      arith.divf %{{.*}}, %[[N]] : f32
+// DP-SCALED:        arith.cmpf ugt
+// DP-UNSCALED-NOT:  arith.cmpf ugt
+// DP:               return
+

@@ -105,3 +105,23 @@ func.func @caller(%w: tensor<4xf32>, %s: tensor<f32>, %t: tensor<i32>) -> tensor
   %r = func.call @called_step(%w, %s, %t) : (tensor<4xf32>, tensor<f32>, tensor<i32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Sums over the ranks and local gradients cannot share one decision.
+func.func @partly_data_parallel(%g: tensor<4xf32>, %w: tensor<4xf32>, %v: tensor<4xf32>,
+                                %s: tensor<f32> {amp.state = "scale"},
+                                %t: tensor<i32> {amp.state = "growth_tracker"})
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-note@+1 {{the first update is here}}
+  %w1 = amp.update grads(%g : tensor<4xf32>) state(%w : tensor<4xf32>) {
+  ^bb0(%dw: tensor<4xf32>, %w0: tensor<4xf32>):
+    amp.yield %w0 : tensor<4xf32>
+  } {amp.data_parallel = "mpi"} : tensor<4xf32>
+  // expected-error@+1 {{'amp.update' op lacks 'amp.data_parallel', unlike the first update of the step; all updates of a step are data-parallel or none}}
+  %v1 = amp.update grads(%g : tensor<4xf32>) state(%v : tensor<4xf32>) {
+  ^bb0(%dv: tensor<4xf32>, %v0: tensor<4xf32>):
+    amp.yield %v0 : tensor<4xf32>
+  } : tensor<4xf32>
+  return %w1, %v1 : tensor<4xf32>, tensor<4xf32>
+}

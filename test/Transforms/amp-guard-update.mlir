@@ -225,3 +225,58 @@ func.func @no_update(%loss: tensor<f32>) -> tensor<f32> {
   %seed = amp.seed %loss : tensor<f32>
   return %seed : tensor<f32>
 }
+
+// -----
+
+// Gradients summed over the ranks (amp-data-parallel's mark): the world
+// size N joins the unscale factor, 1/(S * N) once per step, so the check
+// still reads each gradient once. Static scaling computes 1/(1024 * N);
+// without scaling each gradient is multiplied by 1/N and nothing is
+// checked.
+
+// CHECK-LABEL: func.func @summed(
+// CHECK-NOT:     amp.data_parallel
+// CHECK:         %[[WORLD:.*]] = mpi.comm_world : !mpi.comm
+// CHECK-NEXT:    %[[SIZE:.*]] = mpi.comm_size(%[[WORLD]]) : i32
+// CHECK-NEXT:    %[[N:.*]] = arith.sitofp %[[SIZE]] : i32 to f32
+// DYN:           %[[INV:.*]] = linalg.generic {{.*}} ins(%[[S:.*]] : tensor<f32>)
+// DYN-NEXT:      ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// DYN-NEXT:        %[[SN:.*]] = arith.mulf %[[IN]], %[[N]] : f32
+// DYN-NEXT:        %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// DYN-NEXT:        %[[DIV:.*]] = arith.divf %[[ONE]], %[[SN]] : f32
+// DYN:           %[[U:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}}, %[[INV]] : tensor<2x3xf32>, tensor<f32>)
+// STATIC:        %[[INV:.*]] = linalg.generic {{.*}} iterator_types = []} outs(
+// STATIC-NEXT:   ^bb0(%{{.*}}: f32):
+// STATIC-NEXT:     %[[S:.*]] = arith.constant 1.024000e+03 : f32
+// STATIC-NEXT:     %[[SN:.*]] = arith.mulf %[[S]], %[[N]] : f32
+// STATIC:        %[[U:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}}, %[[INV]] : tensor<2x3xf32>, tensor<f32>)
+// NONE:          %[[INV:.*]] = linalg.generic {{.*}} iterator_types = []} outs(
+// NONE-NEXT:     ^bb0(%{{.*}}: f32):
+// NONE-NEXT:       %[[S:.*]] = arith.constant 1.000000e+00 : f32
+// NONE-NEXT:       %[[SN:.*]] = arith.mulf %[[S]], %[[N]] : f32
+// NONE-NEXT:       %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// NONE-NEXT:       %[[DIV:.*]] = arith.divf %[[ONE]], %[[SN]] : f32
+// NONE:          %[[MEAN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%{{.*}}, %[[INV]] : tensor<2x3xf32>, tensor<f32>)
+// NONE-NEXT:     ^bb0(%[[G:.*]]: f32, %[[I:.*]]: f32, %{{.*}}: f32):
+// NONE-NEXT:       %[[M:.*]] = arith.mulf %[[G]], %[[I]] : f32
+// NONE-NEXT:       linalg.yield %[[M]] : f32
+// NONE:          %[[NEW:.*]] = arith.subf %{{.*}}, %[[MEAN]] : tensor<2x3xf32>
+// NONE-NEXT:     return %[[NEW]] : tensor<2x3xf32>
+func.func @summed(%x: tensor<2x3xf32>, %w: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %loss = tensor.empty() : tensor<f32>
+  %seed = amp.seed %loss : tensor<f32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(i, j) -> ()>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%seed, %x : tensor<f32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%s: f32, %v: f32, %o: f32):
+    %m = arith.mulf %s, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3xf32>
+  %new = amp.update grads(%g : tensor<2x3xf32>) state(%w : tensor<2x3xf32>) {
+  ^bb0(%dw: tensor<2x3xf32>, %w0: tensor<2x3xf32>):
+    %w1 = arith.subf %w0, %dw : tensor<2x3xf32>
+    amp.yield %w1 : tensor<2x3xf32>
+  } {amp.data_parallel = "mpi"} : tensor<2x3xf32>
+  return %new : tensor<2x3xf32>
+}

@@ -91,7 +91,26 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
       llvm::cl::desc("Overflows before the scale backs off (DeepSpeed); "
                      ">= 1"),
       llvm::cl::init(scalingDefaults().hysteresis)};
+
+  // Data parallelism (amp-data-parallel); checked by DataParallelConfig.
+  Option<std::string> dataParallel{
+      *this, "data-parallel",
+      llvm::cl::desc("none, or mpi: sum the gradients over the ranks of "
+                     "MPI_COMM_WORLD before the guard (docs/DataParallel.md)"),
+      llvm::cl::init("none")};
+  Option<std::string> gradCommDtype{
+      *this, "grad-comm-dtype",
+      llvm::cl::desc("The type gradients are summed in: f32, f16 or bf16 "
+                     "(default: dtype; f32 at level=O0)")};
+  Option<int64_t> bucketSize{
+      *this, "bucket-size",
+      llvm::cl::desc("Bytes of gradients per all-reduce; >= 1"),
+      llvm::cl::init(AmpDataParallelOptions().bucketSize)};
 };
+
+/// Whether the step is trained data-parallel (`data-parallel=mpi`): its
+/// runner initializes MPI and gives each rank its share of every batch.
+bool isDataParallel(const AmpPipelineOptions &options);
 
 /// Checks every option against its allowed range and that the policy loads;
 /// the error names the option (or the policy file, JSON path and line).
@@ -115,8 +134,9 @@ void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 std::optional<CastInsertionOptions>
 getCastInsertionOptions(const AmpPipelineOptions &options);
 
-/// The stages after the casts: amp-loss-scaling, amp-guard-update with the
-/// level's default scaling and the policy file's dtype, canonicalize, cse.
+/// The stages after the casts: amp-loss-scaling, amp-data-parallel (with
+/// `data-parallel=mpi`), amp-guard-update with the level's default scaling
+/// and the policy file's dtype, canonicalize, cse.
 void buildScalingPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 
 /// Registers `amp-pipeline`, which verifies its options when it is parsed.

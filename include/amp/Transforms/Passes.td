@@ -128,6 +128,54 @@ def AmpLossScaling : Pass<"amp-loss-scaling", "ModuleOp"> {
   let options = AmpScalingOptions;
 }
 
+def AmpDataParallel : Pass<"amp-data-parallel", "ModuleOp"> {
+  let summary = "Sum the gradients of every rank over MPI before the guard";
+  let description = [{
+    Data-parallel training: every rank (MPI process) runs the same step on
+    its own share of the batch, and this pass makes the gradients the
+    updates consume the sum over all ranks of `MPI_COMM_WORLD`. It runs
+    after `amp-loss-scaling` and before `amp-guard-update`, so the guard
+    checks the summed (still scaled) gradients for inf/NaN and every rank
+    reaches the same skip decision without a second collective;
+    `amp-guard-update` then divides by the world size (folded into the
+    unscale factor 1/(S * world size) with loss scaling).
+
+    - The gradients of all `amp.update`s of a step, in order (a value used
+      twice is reduced once), are flattened, converted to
+      `grad-comm-dtype` and packed into buckets of at most `bucket-size`
+      bytes (a gradient larger than that alone); each bucket is one
+      `mpi.allreduce` with `MPI_SUM`, from a read-only `bufferization.to_buffer`
+      of the packed tensor into a `memref.alloc` that
+      `bufferization.to_tensor restrict writable` turns back into a tensor.
+      The parts of the reduced buckets, converted back to each gradient's
+      type, become the updates' gradients.
+    - Every `amp.update` gets `amp.data_parallel = "mpi"`: its gradients are
+      sums over the world, to be divided by its size.
+    - The updates move right before the last one (after the collectives);
+      the new state of an update may only be used after the last update.
+    - The module gets the DLTI entry `"MPI:Implementation" = "MPICH"`, the
+      ABI the runners' MPI runtime is built for; a module that names
+      another implementation is an error.
+
+    Gradients must be float tensors of static shape. Buffers (values the
+    forward updates, BatchNorm's statistics) are not reduced: they stay per
+    rank, as in PyTorch DDP without SyncBatchNorm.
+  }];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "DLTIDialect", "linalg::LinalgDialect",
+                           "memref::MemRefDialect", "mpi::MPIDialect",
+                           "tensor::TensorDialect"];
+  let options = [
+    Option<"gradCommDtype", "grad-comm-dtype", "std::string",
+           /*default=*/"\"f32\"",
+           "The type gradients are summed in: f32, f16 or bf16">,
+    Option<"bucketSize", "bucket-size", "int64_t",
+           /*default=*/"25 * 1024 * 1024",
+           "Bytes of gradients (in grad-comm-dtype) per all-reduce, as "
+           "PyTorch DDP's bucket_cap_mb; >= 1">,
+  ];
+}
+
 def AmpGuardUpdate : Pass<"amp-guard-update", "ModuleOp"> {
   let summary = "Unscale and check the gradients, skip the update on "
                 "overflow, and update the scaler";
@@ -153,9 +201,15 @@ def AmpGuardUpdate : Pass<"amp-guard-update", "ModuleOp"> {
     `found_inf: tensor<i1>` (dynamic and static), with `amp.state`
     attributes. With `scaling=none` the regions are inlined on the gradients
     as they are and nothing is checked.
+
+    Updates marked `amp.data_parallel = "mpi"` by `amp-data-parallel` (all
+    of a step's or none) consume sums over the ranks: the unscale factor
+    becomes 1/(S * N), N the size of MPI_COMM_WORLD (`mpi.comm_size`), and
+    with `scaling=none` each gradient is multiplied by 1/N.
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
-                           "math::MathDialect", "tensor::TensorDialect"];
+                           "math::MathDialect", "mpi::MPIDialect",
+                           "tensor::TensorDialect"];
   let options = AmpScalingOptions;
 }
 

@@ -89,6 +89,13 @@ DictionaryAttr getStateAttrDict(MLIRContext *context, llvm::StringRef name);
 /// a loop, or in a branch, cannot share the step's one overflow decision).
 FailureOr<llvm::SmallVector<UpdateOp>> collectStepUpdates(func::FuncOp func);
 
+/// Fails with a located error when the new state of one of `updates` but
+/// the last is used before `anchor` (the last update, or the terminator):
+/// what is built for all updates of a step (the shared decision, the
+/// collectives of data parallelism) goes right before the last one.
+LogicalResult checkStateUsedAfter(llvm::ArrayRef<UpdateOp> updates,
+                                  Operation *anchor);
+
 /// Moves the body of `update` before `before`, its block arguments replaced
 /// by `grads` and the update's state operands, and returns the values its
 /// `amp.yield` yielded (the yield is erased). The caller replaces `update`.

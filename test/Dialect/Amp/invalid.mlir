@@ -220,7 +220,7 @@ func.func @low_pin_on_integers(%a: tensor<4xi32>) -> tensor<4xi32> {
 // -----
 
 func.func @unknown_op_attribute(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'arith.addf' op has unknown amp dialect attribute 'amp.prec'; operations take only 'amp.precision'}}
+  // expected-error@+1 {{'arith.addf' op has unknown amp dialect attribute 'amp.prec'; operations take only 'amp.precision' and, on 'amp.update', 'amp.data_parallel'}}
   %r = arith.addf %a, %a {amp.prec = "f16"} : tensor<4xf32>
   return %r : tensor<4xf32>
 }
@@ -297,4 +297,23 @@ func.func @value_as_text(%lr: tensor<f32> {amp.value = "0.1"}) {
 // expected-error@+1 {{'func.func' op 'amp.import_role' on result #0 must be "loss", "gradient", "parameter", "optimizer_state" or "buffer", got "seed"}}
 func.func @seed_result(%s: tensor<f32>) -> (tensor<f32> {amp.import_role = "seed"}) {
   return %s : tensor<f32>
+}
+
+// -----
+
+func.func @data_parallel_on_another_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'arith.addf' op 'amp.data_parallel' is "mpi" on an 'amp.update' (its gradients are sums over the ranks), got "mpi"}}
+  %r = arith.addf %a, %a {amp.data_parallel = "mpi"} : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @data_parallel_other_value(%g: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'amp.update' op 'amp.data_parallel' is "mpi" on an 'amp.update' (its gradients are sums over the ranks), got "nccl"}}
+  %n = amp.update grads(%g : tensor<4xf32>) state(%w : tensor<4xf32>) {
+  ^bb0(%g0: tensor<4xf32>, %w0: tensor<4xf32>):
+    amp.yield %w0 : tensor<4xf32>
+  } {amp.data_parallel = "nccl"} : tensor<4xf32>
+  return %n : tensor<4xf32>
 }

@@ -48,10 +48,21 @@ static LogicalResult verifyLowPrecisionPin(Operation *op, Precision pin) {
 
 LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
+  if (attr.getName() == kDataParallelAttrName) {
+    auto text = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<UpdateOp>(op) || !text || text.getValue() != "mpi")
+      return op->emitOpError("'")
+             << kDataParallelAttrName
+             << "' is \"mpi\" on an 'amp.update' (its gradients are sums "
+                "over the ranks), got "
+             << attr.getValue();
+    return success();
+  }
   if (attr.getName() != kPrecisionAttrName)
     return op->emitOpError("has unknown amp dialect attribute '")
            << attr.getName().getValue() << "'; operations take only '"
-           << kPrecisionAttrName << "'";
+           << kPrecisionAttrName << "' and, on 'amp.update', '"
+           << kDataParallelAttrName << "'";
   auto text = dyn_cast<StringAttr>(attr.getValue());
   std::optional<Precision> pin =
       text ? symbolizePrecision(text.getValue()) : std::nullopt;

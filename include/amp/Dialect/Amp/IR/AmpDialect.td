@@ -41,6 +41,9 @@ def Amp_Dialect : Dialect {
     - `amp.import_role = "<role>"` on the arguments and results of a step an
       importer produced (torch-mlir's, through `amp_mlir.torch`) tells
       `amp-import-step` what each one is, so that it can form the step.
+    - `amp.data_parallel = "mpi"` on an `amp.update` (set by
+      `amp-data-parallel`) says that its gradients are sums over the ranks
+      of MPI_COMM_WORLD, which `amp-guard-update` divides by the world size.
   }];
   let cppNamespace = "::mlir::amp";
   let hasOperationAttrVerify = 1;
@@ -54,6 +57,8 @@ def Amp_Dialect : Dialect {
     static constexpr llvm::StringLiteral kValueAttrName = "amp.value";
     static constexpr llvm::StringLiteral kImportRoleAttrName =
         "amp.import_role";
+    static constexpr llvm::StringLiteral kDataParallelAttrName =
+        "amp.data_parallel";
   }];
 }
 
