@@ -40,3 +40,11 @@ if os.path.exists(os.path.join(cuda_root, "bin", "ptxas")):
     config.available_features.add("cuda-toolkit")
     config.environment["CUDA_ROOT"] = cuda_root
     config.substitutions.append(("%ptxas", os.path.join(cuda_root, "bin", "ptxas")))
+
+# MPI (MPICH's mpiexec and the MPI runtime built against it): the tests of
+# data-parallel training run their steps over 2 ranks.
+import shutil
+mpiexec = shutil.which("mpiexec")
+if mpiexec and os.path.exists(os.path.join(config.amp_obj_root, "lib", "libAmpMpiRuntime.so")):
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpiexec", mpiexec))

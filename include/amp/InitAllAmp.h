@@ -7,6 +7,7 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/AmpGPU/IR/AmpGPU.h"
+#include "amp/Interfaces/MPIMemoryEffects.h"
 #include "amp/Interfaces/UpstreamPrecisionModels.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Pipelines/CPULowering.h"
@@ -20,6 +21,7 @@ inline void registerAllAmpDialects(DialectRegistry &registry) {
   registry.insert<AmpDialect, amp_gpu::AmpGPUDialect>();
   amp_gpu::registerConvertAmpGPUToLLVMInterface(registry);
   registerAmpPrecisionInterfaceExternalModels(registry);
+  registerMPIMemoryEffectsExternalModels(registry);
 }
 
 inline void registerAllAmpPipelines() {

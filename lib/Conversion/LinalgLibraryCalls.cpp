@@ -52,3 +52,35 @@ linalg::FillOp amp::getZeroFillBefore(Operation *op, Value output) {
     return nullptr;
   return fill;
 }
+
+func::CallOp LibraryCallBuilder::call(OpBuilder &builder, Location loc,
+                                      StringRef name, ArrayRef<Value> memrefs,
+                                      ArrayRef<Value> scalars,
+                                      TypeRange results) {
+  SmallVector<Value> operands;
+  for (Value memref : memrefs) {
+    auto type = cast<MemRefType>(memref.getType());
+    operands.push_back(memref::CastOp::create(
+        builder, loc,
+        UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+        memref));
+  }
+  llvm::append_range(operands, scalars);
+  func::FuncOp callee =
+      declare(name, ValueRange(operands).getTypes(), results);
+  return func::CallOp::create(builder, loc, callee, operands);
+}
+
+func::FuncOp LibraryCallBuilder::declare(StringRef name, TypeRange arguments,
+                                         TypeRange results) {
+  if (auto existing = symbols.lookup<func::FuncOp>(name))
+    return existing;
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  auto function =
+      func::FuncOp::create(builder, module.getLoc(), name,
+                           builder.getFunctionType(arguments, results));
+  function.setPrivate();
+  function->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  symbols.insert(function);
+  return function;
+}

@@ -3,15 +3,19 @@
 // What the CPU and GPU lowerings share when they hand contractions to a
 // vendor library (oneDNN, cuBLASLt): which loops of a matmul are batch, M,
 // N and K, views of the operands in the library's order (transposes, never
-// copies), and the zero fill a beta = 0 product makes redundant.
+// copies), and the zero fill a beta = 0 product makes redundant; and the
+// calls of runtime functions with memref operands (oneDNN's, MPI's).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_LIB_CONVERSION_LINALGLIBRARYCALLS_H
 #define AMP_LIB_CONVERSION_LINALGLIBRARYCALLS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include <optional>
 
 namespace mlir::amp {
@@ -35,6 +39,27 @@ Value viewInOrder(OpBuilder &builder, Location loc, Value operand,
 /// The `linalg.fill` of zero into `output` right before `op` (skipping ops
 /// without memory effects), which a product with beta = 0 makes redundant.
 linalg::FillOp getZeroFillBefore(Operation *op, Value output);
+
+/// Calls of runtime functions through their C interface, each declared once
+/// per module (private, `llvm.emit_c_interface`).
+class LibraryCallBuilder {
+public:
+  explicit LibraryCallBuilder(ModuleOp module)
+      : module(module), symbols(module) {}
+
+  /// Calls `name` with `memrefs` (cast to unranked) and `scalars`, declaring
+  /// the runtime function on first use.
+  func::CallOp call(OpBuilder &builder, Location loc, StringRef name,
+                    ArrayRef<Value> memrefs, ArrayRef<Value> scalars,
+                    TypeRange results = {});
+
+private:
+  func::FuncOp declare(StringRef name, TypeRange arguments,
+                       TypeRange results);
+
+  ModuleOp module;
+  SymbolTable symbols;
+};
 
 } // namespace mlir::amp
 

@@ -11,7 +11,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPLINALGTOCPULIBRARY
@@ -48,46 +47,6 @@ StringRef getEntrySuffix(linalg::LinalgOp op) {
   Type c = getElementTypeOrSelf(op.getDpsInits()[0].getType());
   return a == b ? getEntrySuffix(a, c) : StringRef();
 }
-
-class LibraryCallBuilder {
-public:
-  explicit LibraryCallBuilder(ModuleOp module)
-      : module(module), symbols(module) {}
-
-  /// Calls `name` with `memrefs` (cast to unranked) and `scalars`, declaring
-  /// the runtime function on first use.
-  void call(OpBuilder &builder, Location loc, StringRef name,
-            ArrayRef<Value> memrefs, ArrayRef<Value> scalars) {
-    SmallVector<Value> operands;
-    for (Value memref : memrefs) {
-      auto type = cast<MemRefType>(memref.getType());
-      operands.push_back(memref::CastOp::create(
-          builder, loc,
-          UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
-          memref));
-    }
-    llvm::append_range(operands, scalars);
-    func::FuncOp callee = declare(name, ValueRange(operands).getTypes());
-    func::CallOp::create(builder, loc, callee, operands);
-  }
-
-private:
-  func::FuncOp declare(StringRef name, TypeRange types) {
-    if (auto existing = symbols.lookup<func::FuncOp>(name))
-      return existing;
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-    auto function = func::FuncOp::create(
-        builder, module.getLoc(), name,
-        builder.getFunctionType(types, TypeRange()));
-    function.setPrivate();
-    function->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-    symbols.insert(function);
-    return function;
-  }
-
-  ModuleOp module;
-  SymbolTable symbols;
-};
 
 /// The output and whether the call accumulates into it: not when a fill of
 /// zero right before `op` (erased here) is all it would accumulate into.

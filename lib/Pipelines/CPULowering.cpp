@@ -18,6 +18,11 @@
 // - With `library` (the default), matmuls and convolutions with f32 outputs
 //   become calls of the CPU runtime over oneDNN (amp-linalg-to-cpu-library,
 //   lib/ExecutionEngine/CpuRuntimeWrappers.cpp).
+// - The collectives of a data-parallel step: f32 sums become MPICH calls in
+//   convert-to-llvm (MPIToLLVM); f16 and bf16 sums, which MPI has no
+//   datatype for, and the world size, which MPIToLLVM does not lower, become
+//   calls of the MPI runtime (amp-mpi-to-cpu-runtime,
+//   lib/ExecutionEngine/MpiRuntimeWrappers.cpp).
 // - With `vectorize` (the default), contractions and ops whose innermost loop
 //   is parallel (or reduces integers) become tiled vector code
 //   (amp-cpu-vectorize) with the loops' rounding; other ops become loops. Scalar f16 loads are slow on x86 (LLVM
@@ -67,6 +72,7 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
 
   if (options.library)
     pm.addPass(createAmpLinalgToCPULibrary());
+  pm.addPass(createAmpMPIToCPURuntime());
   if (options.vectorize) {
     pm.addNestedPass<func::FuncOp>(createAmpCPUVectorize());
     // Transfers of 2-D tiles (a matmul's operands) become 1-D ones.

@@ -18,6 +18,33 @@ std::string amp::describeSamples(DType dtype, llvm::ArrayRef<int64_t> shape) {
          rest.substr(open + 1);
 }
 
+/// Checks that every batch of `batchSize` samples splits into the shares of
+/// `options.numShards` ranks.
+static llvm::Error checkShards(const BatchOptions &options, bool dynamic,
+                               int64_t batchSize) {
+  int64_t ranks = options.numShards;
+  if (ranks < 1 || options.shard < 0 || options.shard >= ranks)
+    return makeError("share " + llvm::Twine(options.shard) + " of " +
+                     llvm::Twine(ranks) + " does not exist");
+  if (ranks == 1)
+    return llvm::Error::success();
+  if (!dynamic)
+    return makeError("data-parallel training over " + llvm::Twine(ranks) +
+                     " ranks gives each rank its share of every batch, which "
+                     "needs a step whose batch dimension is dynamic; this one "
+                     "takes batches of " +
+                     llvm::Twine(batchSize) + " on every rank");
+  if (options.keepLastBatch)
+    return makeError("the last partial batch of an epoch may not split over " +
+                     llvm::Twine(ranks) +
+                     " ranks; keeping it needs a run of one process");
+  if (batchSize % ranks != 0)
+    return makeError("the batch size " + llvm::Twine(batchSize) +
+                     " does not split over " + llvm::Twine(ranks) +
+                     " ranks: give a multiple of " + llvm::Twine(ranks));
+  return llvm::Error::success();
+}
+
 llvm::Expected<Batcher> Batcher::create(const StepSignature &signature,
                                         std::vector<HostArray> dataSets,
                                         std::vector<std::string> names,
@@ -69,6 +96,8 @@ llvm::Expected<Batcher> Batcher::create(const StepSignature &signature,
   }
   if (dynamic)
     batcher.batchSize = options.batchSize;
+  if (llvm::Error error = checkShards(options, dynamic, batcher.batchSize))
+    return std::move(error);
   if (dataSets.empty())
     return std::move(batcher);
   batcher.numSamples = dataSets.front().getShape()[0];
@@ -102,8 +131,10 @@ llvm::Error Batcher::fill(int64_t number, CompiledStep &step) {
     }
     orderEpoch = epoch;
   }
-  int64_t first = (number % getBatchesPerEpoch()) * batchSize;
-  int64_t rows = std::min(batchSize, numSamples - first);
+  int64_t rows = getShardSize();
+  int64_t first =
+      (number % getBatchesPerEpoch()) * batchSize + options.shard * rows;
+  rows = std::min(rows, numSamples - first);
   for (auto [set, index] : llvm::zip_equal(dataSets, dataArgs)) {
     llvm::SmallVector<int64_t> shape(set.getShape());
     shape[0] = rows;

@@ -15,8 +15,8 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/xxhash.h"
 #include <chrono>
-#include <dlfcn.h>
 #include <cmath>
 
 using namespace mlir;
@@ -127,17 +127,6 @@ createTargetMachine(StringRef cpu) {
   return chosen.createTargetMachine();
 }
 
-/// libAmpCpuRuntime.so as this process loaded it, for the JIT to load by
-/// name: a library loaded for a Python extension (RTLD_LOCAL) is not among
-/// the symbols the JIT looks up in the process.
-static std::string getCpuRuntimePath() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&ampCpuSetNumThreads), &info) &&
-      info.dli_fname)
-    return info.dli_fname;
-  return "";
-}
-
 /// Calls a function lowered by amp-lower-to-llvm through its C interface:
 /// every argument and (out-parameter) result an identity-layout memref.
 static void callPacked(void (*function)(void **),
@@ -212,6 +201,22 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   if (options.amp) {
     step->initScale = options.amp->initScale;
     step->hysteresis = options.amp->hysteresis;
+  }
+  // A data-parallel step joins the MPI job; any other refuses one of
+  // several processes, where every rank would train on its own.
+  if (options.amp && isDataParallel(*options.amp)) {
+    llvm::Expected<MpiWorld *> world = MpiWorld::get();
+    if (!world)
+      return makeError("data-parallel=mpi: " +
+                       llvm::toString(world.takeError()));
+    step->world = *world;
+  } else if (LaunchedWorld launched = getLaunchedWorld(); launched.size > 1) {
+    return makeError(
+        "this process is rank " + llvm::Twine(launched.rank) + " of " +
+        llvm::Twine(launched.size) +
+        " in an MPI job, but the step is not data-parallel: every rank would "
+        "train on its own; add data-parallel=mpi to the AMP options "
+        "(level=O0 data-parallel=mpi for fp32) or run one process");
   }
 
   if (failed(transformStep(module, options.amp, options.outputs)))
@@ -294,8 +299,10 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
     return targetMachine.takeError();
   // f32->bf16 truncation needs __truncsfbf2 on CPUs without native bf16;
   // the library calls need the CPU runtime.
-  std::string cpuRuntime = getCpuRuntimePath();
+  std::string cpuRuntime = getRuntimeLibraryPath("libAmpCpuRuntime.so");
   llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS, cpuRuntime};
+  if (step->world)
+    libraries.push_back(step->world->getRuntimePath());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer =
       makeOptimizingTransformer(3, 0, targetMachine->get());
@@ -466,6 +473,39 @@ llvm::Expected<StepOutcome> CompiledStep::run() {
                   results[*signature.foundInfResult].getAsDouble(0) != 0.0;
   return StepOutcome{mean(results[signature.lossResult]), scale, foundInf,
                      milliseconds};
+}
+
+uint64_t CompiledStep::hashReplicatedState() const {
+  auto hash = [](const HostArray &array) {
+    return llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(array.data()), array.getNumBytes()));
+  };
+  llvm::SmallVector<uint64_t> parts;
+  for (unsigned index : carried)
+    if (signature.arguments[index].role != ArgumentRole::Buffer)
+      parts.push_back(hash(arguments[index]));
+  if (signature.foundInfResult)
+    parts.push_back(hash(results[*signature.foundInfResult]));
+  return llvm::xxh3_64bits(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(parts.data()),
+      parts.size() * sizeof(uint64_t)));
+}
+
+llvm::Error CompiledStep::checkReplicas() const {
+  if (!world)
+    return llvm::Error::success();
+  std::vector<uint64_t> hashes = world->gather(hashReplicatedState());
+  std::string differing;
+  for (auto [rank, hash] : llvm::enumerate(hashes))
+    if (hash != hashes.front())
+      differing += (differing.empty() ? "" : ", ") + std::to_string(rank);
+  if (differing.empty())
+    return llvm::Error::success();
+  return makeError("the replicas differ: the parameters, optimizer and "
+                   "scaler state of rank(s) " +
+                   differing +
+                   " are not rank 0's; every rank must run the same step "
+                   "with the same options, seed and starting state");
 }
 
 FunctionType CompiledStep::getFunctionType(StringRef name) const {

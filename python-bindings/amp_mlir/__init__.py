@@ -285,6 +285,12 @@ class Session:
     state at zero, the scaler at its options. ``functions`` names other
     functions of the module compiled along (e.g. "predict"), for ``call``
     and ``predict``.
+
+    With ``data_parallel="mpi"`` the session is one rank of an MPI job
+    (``mpiexec -n N python3 train.py``; MPI is initialized here and finalized
+    at exit): ``fit`` trains on this rank's share of every batch and the
+    gradients are summed over the ranks (docs/DataParallel.md). A session
+    without it refuses to start as one of several MPI processes.
     """
 
     def __init__(self, source, options: Optional[str] = None, *, func: Optional[str] = None,
@@ -312,6 +318,22 @@ class Session:
         self.scaler = GradScalerState(self)
 
     # -- introspection -------------------------------------------------------
+    @property
+    def rank(self) -> int:
+        """This process's rank in the MPI job of a data-parallel session; 0 otherwise."""
+        return self._step.rank
+
+    @property
+    def world_size(self) -> int:
+        """The number of ranks of a data-parallel session; 1 otherwise."""
+        return self._step.world_size
+
+    def check_replicas(self) -> None:
+        """Compares a hash of the parameters, optimizer and scaler state across the
+        ranks of a data-parallel session (every rank must call it); raises ValueError
+        naming the ranks that differ from rank 0."""
+        self._step.check_replicas()
+
     @property
     def name(self) -> str:
         return self._step.name
@@ -442,7 +464,9 @@ class Session:
         size (or ``batch_size`` for a dynamic batch), a new permutation every epoch
         drawn from the session's seed and the epoch number (``shuffle``), for ``steps``
         steps or ``epochs`` epochs (default one epoch), continuing from ``steps_done``
-        so that a resumed session continues the same run."""
+        so that a resumed session continues the same run. In a data-parallel session
+        each rank takes its share of every batch (``batch_size`` is the batch of all
+        ranks together), and each result has the loss of the whole batch."""
         inputs = self.data_arguments
         if len(data) != len(inputs):
             raise TypeError(f"fit() takes {len(inputs)} data set(s), one per data "

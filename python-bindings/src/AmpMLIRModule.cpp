@@ -278,7 +278,9 @@ public:
   using Outcome = std::tuple<double, std::optional<double>, bool, double>;
 
   /// Runs `steps` steps (from step `first` of the run) on batches of
-  /// `dataSets`, one per data argument, as amp-run does with its --data files.
+  /// `dataSets`, one per data argument, as amp-run does with its --data files:
+  /// this rank's share of each in a data-parallel run, whose outcomes have
+  /// the loss of the whole batch (the mean of the ranks').
   std::vector<Outcome> fit(const std::vector<ArrayData> &dataSets,
                            int64_t steps, int64_t epochs, int64_t first,
                            int64_t batchSize, bool keepLastBatch, bool shuffle,
@@ -294,6 +296,11 @@ public:
     options.keepLastBatch = keepLastBatch;
     options.shuffle = shuffle;
     options.seed = seed;
+    const MpiWorld *world = step->getWorld();
+    if (world) {
+      options.shard = world->getRank();
+      options.numShards = world->getSize();
+    }
     llvm::Expected<Batcher> batcher = Batcher::create(
         step->getSignature(), std::move(arrays), std::move(names), options);
     if (!batcher)
@@ -304,7 +311,11 @@ public:
     for (int64_t s = first; s < first + steps; ++s) {
       if (llvm::Error error = batcher->fill(s, *step))
         raise(llvm::toString(std::move(error)));
-      outcomes.push_back(run());
+      Outcome outcome = run();
+      if (world && world->getSize() > 1)
+        std::get<0>(outcome) =
+            world->sum(std::get<0>(outcome)) / world->getSize();
+      outcomes.push_back(outcome);
     }
     return outcomes;
   }
@@ -430,6 +441,21 @@ NB_MODULE(_amp_mlir, m) {
                    })
       .def_prop_ro("compile_seconds",
                    [](const Step &s) { return s.step->getCompileSeconds(); })
+      .def_prop_ro("rank",
+                   [](const Step &s) {
+                     const MpiWorld *world = s.step->getWorld();
+                     return world ? world->getRank() : 0;
+                   })
+      .def_prop_ro("world_size",
+                   [](const Step &s) {
+                     const MpiWorld *world = s.step->getWorld();
+                     return world ? world->getSize() : 1;
+                   })
+      .def("check_replicas",
+           [](const Step &s) {
+             if (llvm::Error error = s.step->checkReplicas())
+               raise(llvm::toString(std::move(error)));
+           })
       .def_prop_ro("report", [](const Step &s) { return s.outputs.report; })
       .def_prop_ro("warnings", [](const Step &s) { return s.warnings; })
       .def_prop_ro("explanations",

@@ -201,4 +201,3 @@ func.func @two_updates(%x: tensor<4xf32>, %w: tensor<4xf32>, %v: tensor<4xf32>) 
 // DP-SCALED:        arith.cmpf ugt
 // DP-UNSCALED-NOT:  arith.cmpf ugt
 // DP:               return
-

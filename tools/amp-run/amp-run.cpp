@@ -121,6 +121,18 @@ static cl::opt<int64_t> injectAtStep(
 static cl::opt<std::string>
     injectValue("inject-value", cl::desc("The injected value: nan or inf"),
                 cl::init("nan"), cl::cat(runCategory));
+static cl::opt<int> injectRank(
+    "inject-rank",
+    cl::desc("Data-parallel runs: the rank whose data "
+             "--inject-nonfinite-at-step changes"),
+    cl::init(0), cl::cat(runCategory));
+static cl::opt<int64_t> checkReplicas(
+    "check-replicas",
+    cl::desc("Data-parallel runs: every N steps, compare a hash of the "
+             "parameters, optimizer and scaler state across the ranks and "
+             "stop with an error naming the step where they differ (0: "
+             "never)"),
+    cl::init(0), cl::cat(runCategory));
 static cl::opt<int64_t> printEvery(
     "print-every",
     cl::desc("Print one progress line every N steps (0: only the summary)"),
@@ -164,10 +176,21 @@ cl::opt<int> &adoptThreadsOption() {
   return *option;
 }
 
-/// Reports `message` as amp-run's error and returns the exit code.
+/// The MPI job of a data-parallel step, once it is compiled.
+const MpiWorld *world = nullptr;
+
+/// Reports `message` as amp-run's error and returns the exit code. In a job
+/// of several ranks the error may be this rank's alone, while the others
+/// wait for it in a collective: it ends the whole job.
 int fail(const llvm::Twine &message) {
-  llvm::WithColor::error(llvm::errs(), "amp-run") << message << "\n";
-  return 1;
+  if (!world || world->getSize() == 1) {
+    llvm::WithColor::error(llvm::errs(), "amp-run") << message << "\n";
+    return 1;
+  }
+  llvm::WithColor::error(llvm::errs(), "amp-run")
+      << "rank " << world->getRank() << ": " << message << "\n";
+  llvm::errs().flush();
+  world->abort(1);
 }
 
 /// The file of an argument in a parameter or state directory: its name
@@ -248,7 +271,8 @@ llvm::Error writeLog(StringRef path, llvm::ArrayRef<StepRecord> records) {
   });
 }
 
-/// The batches of the --data files, as the batch options say.
+/// The batches of the --data files, as the batch options say: this rank's
+/// share of each of a data-parallel run.
 llvm::Expected<Batcher> loadBatcher(const StepSignature &signature) {
   size_t numData = signature.getArguments(ArgumentRole::Data).size();
   if (dataFiles.size() != numData)
@@ -270,6 +294,10 @@ llvm::Expected<Batcher> loadBatcher(const StepSignature &signature) {
   options.keepLastBatch = keepLastBatch;
   options.shuffle = shuffle;
   options.seed = seed;
+  if (world) {
+    options.shard = world->getRank();
+    options.numShards = world->getSize();
+  }
   return Batcher::create(signature, std::move(dataSets),
                          std::vector<std::string>(dataFiles.begin(),
                                                   dataFiles.end()),
@@ -387,6 +415,12 @@ int main(int argc, char **argv) {
   if (!compiled)
     return fail(inputFile + ": " + llvm::toString(compiled.takeError()));
   CompiledStep &step = **compiled;
+  world = step.getWorld();
+  int rank = world ? world->getRank() : 0;
+  int ranks = world ? world->getSize() : 1;
+  // Rank 0 alone prints, logs, writes files and evaluates.
+  bool lead = rank == 0;
+  llvm::raw_ostream &out = lead ? llvm::outs() : llvm::nulls();
   const StepSignature &signature = step.getSignature();
   llvm::StringRef stepName = step.getName();
   llvm::MutableArrayRef<HostArray> arguments = step.getArguments();
@@ -437,6 +471,12 @@ int main(int argc, char **argv) {
     return fail("--inject-nonfinite-at-step needs a float data argument");
   if (injectValue != "nan" && injectValue != "inf")
     return fail("--inject-value must be nan or inf, got '" + injectValue + "'");
+  if (injectRank < 0 || injectRank >= ranks)
+    return fail("--inject-rank " + llvm::Twine(injectRank) +
+                ": the run has ranks 0 to " + llvm::Twine(ranks - 1));
+  if (checkReplicas > 0 && !world)
+    return fail("--check-replicas compares the ranks of a data-parallel "
+                "run; the step is not one (data-parallel=mpi)");
 
   std::optional<unsigned> scaleArg =
       signature.getScalerArgument(kScaleStateName);
@@ -447,7 +487,7 @@ int main(int argc, char **argv) {
   size_t numBuffers = signature.getArguments(ArgumentRole::Buffer).size();
   size_t numHyperparameters =
       signature.getArguments(ArgumentRole::Hyperparameter).size();
-  llvm::outs() << "amp-run: @" << stepName << " "
+  out << "amp-run: @" << stepName << " "
                << (stepOptions.amp.empty()
                       ? "as written (no AMP pipeline)"
                       : "with --amp=\"" + stepOptions.amp + "\"")
@@ -467,23 +507,42 @@ int main(int argc, char **argv) {
                              std::to_string(batcher.getBatchSize()) +
                              " samples a step)"
                        : std::string())
+               << (world ? "; data-parallel over " + std::to_string(ranks) +
+                               " rank(s), " +
+                               std::to_string(batcher.getShardSize()) +
+                               " samples each"
+                         : std::string())
                << "; "
                << llvm::format("compiled in %.2f s", step.getCompileSeconds())
                << "\n";
   for (int64_t s = firstStep; s < firstStep + steps; ++s) {
     if (llvm::Error error = batcher.fill(s, step))
       return fail(llvm::toString(std::move(error)));
-    if (s + 1 == injectAtStep)
+    if (s + 1 == injectAtStep && rank == injectRank)
       arguments[injectTarget].setFromDouble(
           0, injectValue == "nan" ? NAN : INFINITY);
     llvm::Expected<StepOutcome> outcome = step.run();
     if (!outcome)
       return fail(llvm::toString(outcome.takeError()));
-    StepRecord record{s + 1, outcome->loss, outcome->scale, outcome->foundInf,
+    // The loss of the whole batch: the mean of the ranks' means.
+    double loss = ranks > 1 ? world->sum(outcome->loss) / ranks : outcome->loss;
+    StepRecord record{s + 1, loss, outcome->scale, outcome->foundInf,
                       outcome->milliseconds};
     skipped += record.foundInf;
     records.push_back(record);
-    if (printEvery > 0 && ((s + 1) % printEvery == 0 || s + 1 == firstStep + steps)) {
+    if (checkReplicas > 0 && (s + 1) % checkReplicas == 0)
+      if (llvm::Error error = step.checkReplicas()) {
+        // Every rank finds it: no rank is left waiting.
+        if (lead)
+          llvm::WithColor::error(llvm::errs(), "amp-run")
+              << "step " << s + 1 << ": " << llvm::toString(std::move(error))
+              << "\n";
+        else
+          llvm::consumeError(std::move(error));
+        return 1;
+      }
+    if (lead && printEvery > 0 &&
+        ((s + 1) % printEvery == 0 || s + 1 == firstStep + steps)) {
       std::string line = llvm::formatv("step {0}/{1}  loss {2:F6}", s + 1,
                                        firstStep + steps, record.loss);
       if (record.scale)
@@ -496,21 +555,22 @@ int main(int argc, char **argv) {
         llvm::outs() << line << "\n";
     }
   }
-  if (tty && printEvery > 0)
+  if (lead && tty && printEvery > 0)
     llvm::errs() << "\n";
 
   double trainSeconds = 0.0;
   for (const StepRecord &record : records)
     trainSeconds += record.milliseconds / 1000.0;
-  llvm::outs() << "final: step " << firstStep + steps;
+  out << "final: step " << firstStep + steps;
   if (!records.empty())
-    llvm::outs() << llvm::formatv("  loss {0:F6}", records.back().loss);
+    out << llvm::formatv("  loss {0:F6}", records.back().loss);
   if (scaleArg)
-    llvm::outs() << llvm::format("  scale %g",
-                                 arguments[*scaleArg].getAsDouble(0));
+    out << llvm::format("  scale %g", arguments[*scaleArg].getAsDouble(0));
   if (signature.foundInfResult)
-    llvm::outs() << "  skipped " << skipped;
-  llvm::outs() << llvm::format("  time %.3g s\n", trainSeconds);
+    out << "  skipped " << skipped;
+  out << llvm::format("  time %.3g s\n", trainSeconds);
+  if (!lead)
+    return 0;
 
   if (!logFile.empty())
     if (llvm::Error error = writeLog(logFile, records))

@@ -133,6 +133,35 @@ def AmpLinalgToCPULibrary : Pass<"amp-linalg-to-cpu-library", "ModuleOp"> {
                            "arith::ArithDialect"];
 }
 
+def AmpMPIToCPURuntime : Pass<"amp-mpi-to-cpu-runtime", "ModuleOp"> {
+  let summary = "Hand the MPI ops MPIToLLVM cannot lower to the MPI runtime";
+  let description = [{
+    The collectives of a data-parallel step (`amp-data-parallel`) on
+    memrefs, after bufferization, for the CPU. `MPIToLLVM` (in
+    `convert-to-llvm`) lowers `mpi.comm_world` and f32 `mpi.allreduce` to
+    MPICH calls; this pass takes what it cannot lower, into calls of
+    libAmpMpiRuntime (`include/amp/ExecutionEngine/MpiRuntime.h`, declared
+    with `llvm.emit_c_interface`):
+
+    - `mpi.allreduce` with `MPI_SUM` of f16 or bf16 buffers, for which MPI
+      has no datatype (`MPIToLLVM` would reach an assert), becomes
+      `ampMpiAllreduceSumF16` / `ampMpiAllreduceSumBF16` on the two buffers
+      as unranked memrefs;
+    - `mpi.comm_size` of `mpi.comm_world`, which `MPIToLLVM` in MLIR 22 does
+      not lower, becomes `ampMpiWorldSize`.
+
+    It checks what `MPIToLLVM` would get wrong silently: every buffer of an
+    `mpi` op must be 1-D and contiguous (`MPIToLLVM` passes the size of
+    dimension 0 as the count) and of a type with an MPI datatype (f32, f64,
+    8- to 64-bit integers) or, summed by the runtime, f16 or bf16; the ops
+    the runtime replaces must not return an `!mpi.retval` (its calls return
+    none); and a module with MPI ops must name MPICH in its DLTI spec
+    (`"MPI:Implementation"`), the ABI of both `MPIToLLVM`'s default and the
+    runtime.
+  }];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect"];
+}
+
 def AmpLinalgToGPUMatmul : Pass<"amp-linalg-to-gpu-matmul", "ModuleOp"> {
   let summary = "Turn contractions on device buffers into runtime matmuls";
   let description = [{

@@ -33,7 +33,8 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
 /// tensor-level elementwise ops to linalg, one-shot bufferization with
 /// identity layouts at function boundaries, memref results turned into
 /// caller-allocated out-parameters, buffer deallocation, library calls for
-/// contractions and convolutions (`library`), vector code for the cheap
+/// contractions and convolutions (`library`) and for the collectives MPI's
+/// lowering cannot take (data-parallel steps), vector code for the cheap
 /// linalg ops (`vectorize`), loops for the others, and conversion of
 /// everything to the LLVM dialect.
 void buildCPULoweringPipeline(OpPassManager &pm,

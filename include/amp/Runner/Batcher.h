@@ -29,6 +29,13 @@ struct BatchOptions {
   /// A new permutation of the samples every epoch, else in order.
   bool shuffle = true;
   uint64_t seed = 0;
+  /// Data-parallel runs: of every batch of `batchSize` samples this process
+  /// takes share `shard` of `numShards` (rows [shard * B / numShards,
+  /// (shard + 1) * B / numShards)), so the batches are the same for any
+  /// number of ranks. numShards must divide the batch size; above 1 it
+  /// needs a dynamic batch dimension and no kept partial batch.
+  int64_t shard = 0;
+  int64_t numShards = 1;
 };
 
 /// "f32[Nx3]": the samples of a batch of `shape`.
@@ -46,11 +53,14 @@ public:
 
   /// Batches per epoch; 1 for a step without data arguments.
   int64_t getBatchesPerEpoch() const;
+  /// Samples per step over all shards.
   int64_t getBatchSize() const { return batchSize; }
+  /// Samples per step in this process's share.
+  int64_t getShardSize() const { return batchSize / options.numShards; }
   llvm::ArrayRef<unsigned> getDataArguments() const { return dataArgs; }
 
-  /// Sets the data arguments of `step` to the batch of step `number`
-  /// (0-based, counted from the start of the run).
+  /// Sets the data arguments of `step` to this shard of the batch of step
+  /// `number` (0-based, counted from the start of the run).
   llvm::Error fill(int64_t number, CompiledStep &step);
 
 private:

@@ -14,6 +14,7 @@
 #define AMP_RUNNER_COMPILEDSTEP_H
 
 #include "amp/Pipelines/AmpPipeline.h"
+#include "amp/Runner/MpiWorld.h"
 #include "amp/Runner/Npy.h"
 #include "amp/Step/StepSignature.h"
 #include "amp/Pipelines/TransformStep.h"
@@ -109,7 +110,9 @@ public:
   /// rewritten in place; its context must outlive the CompiledStep). Errors
   /// in the IR are emitted as diagnostics on the module's context; the
   /// returned error says which stage failed. The state starts at
-  /// initializeState(0).
+  /// initializeState(0). A data-parallel step loads the MPI runtime and
+  /// initializes MPI (MpiWorld::get); any other step fails in a process
+  /// that an MPI launcher started as one of several.
   static llvm::Expected<std::unique_ptr<CompiledStep>>
   compile(ModuleOp module, const StepCompileOptions &options);
   ~CompiledStep();
@@ -122,6 +125,9 @@ public:
   /// state).
   llvm::ArrayRef<unsigned> getCarriedArguments() const { return carried; }
   double getCompileSeconds() const { return compileSeconds; }
+  /// The MPI job a data-parallel step runs in (data-parallel=mpi, which
+  /// also initializes MPI); null for any other step.
+  const MpiWorld *getWorld() const { return world; }
 
   /// The arguments of the next call: the carried state as the last call left
   /// it, and the data arguments as last set.
@@ -146,6 +152,15 @@ public:
   /// data arguments of a dynamic batch disagree on its size, or a
   /// hyperparameter has no value.
   llvm::Expected<StepOutcome> run();
+
+  /// A hash of what every rank of a data-parallel run must hold the same:
+  /// the parameters, the optimizer and scaler state, and whether the last
+  /// step was skipped (not buffers, which stay per rank).
+  uint64_t hashReplicatedState() const;
+  /// Compares hashReplicatedState across the ranks of a data-parallel step
+  /// (every rank must call it); the error names the ranks that differ from
+  /// rank 0. Always succeeds for any other step.
+  llvm::Error checkReplicas() const;
 
   /// The type of an extra function before lowering; null if `name` was not
   /// compiled along.
@@ -172,6 +187,7 @@ private:
     FunctionType type;
   };
   llvm::StringMap<ExtraFunction> extraFunctions;
+  const MpiWorld *world = nullptr;
   double initScale = 0.0;
   int64_t hysteresis = 1;
   double compileSeconds = 0.0;
