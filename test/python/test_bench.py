@@ -11,6 +11,7 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
+import bench_data_parallel  # noqa: E402
 import bench_passes  # noqa: E402
 import bench_steps  # noqa: E402
 
@@ -125,3 +126,17 @@ def test_parse_amp_run_output():
     assert skipped == 1
     with pytest.raises(ValueError):
         bench_steps.parse_step_log(log[:3], warmup=5)
+
+
+def test_parse_allreduces_of_a_data_parallel_step():
+    # The dynamic MLP's 212 gradient elements, in one bucket or, of 600 bytes, two.
+    step = os.path.join(ROOT, "test", "Inputs", "mlp-dynamic-batch.mlir")
+    def calls(options):
+        ir = subprocess.run([os.path.join(BUILD, "bin", "amp-opt"), step,
+                             f"--amp-pipeline={options}"], check=True, capture_output=True,
+                            text=True).stdout
+        return bench_data_parallel.parse_allreduces(ir)
+    assert calls("dtype=f16 data-parallel=mpi") == [(212, "f16")]
+    assert calls("level=O0 data-parallel=mpi bucket-size=600") == [(144, "f32"), (68, "f32")]
+    assert calls("dtype=f16") == []
+
