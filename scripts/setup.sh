@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 LLVM_PREFIX=/usr/lib/llvm-22
 BUILD_DIR=${AMP_BUILD_DIR:-build}
 APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-              cmake ninja-build ccache g++ libgtest-dev graphviz libdnnl-dev
+              cmake ninja-build ccache g++ libgtest-dev graphviz
               mpich libmpich-dev)
 PIP_PACKAGES=(numpy pytest scikit-learn matplotlib nanobind ml_dtypes)
 
@@ -32,6 +32,16 @@ done
 if ((${#missing_pip[@]})); then
   echo "setup: pip installing ${missing_pip[*]}"
   python3 -m pip install -q "${missing_pip[@]}"
+fi
+
+# oneDNN 3.2 with GNU OpenMP for the CPU runtime's matmuls and convolutions
+# (docs/CPU.md says why this one): the library and its headers and CMake
+# package, into the Python prefix, where lib/ExecutionEngine looks for them.
+ONEDNN_PACKAGES=(onednn-cpu-gomp==2023.2.0 onednn-devel-cpu-gomp==2023.2.0)
+if [ "$(python3 -m pip show onednn-cpu-gomp onednn-devel-cpu-gomp 2>/dev/null |
+       grep -c '^Version: 2023.2.0$')" != 2 ]; then
+  echo "setup: pip installing ${ONEDNN_PACKAGES[*]}"
+  python3 -m pip install -q --no-deps "${ONEDNN_PACKAGES[@]}"
 fi
 
 # PyTorch and torch-mlir for the front end (amp_mlir.torch), CPU use only.

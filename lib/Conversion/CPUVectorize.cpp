@@ -7,6 +7,7 @@
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -49,11 +50,30 @@ bool hasOnlyIntegerReductionsOfInnermostLoop(linalg::LinalgOp op) {
   });
 }
 
+/// Whether `op` reads or writes an i1 memref along its innermost loop. A
+/// vector of i1 is packed bits in memory, a memref of i1 one byte per
+/// element: such an access as a vector would read or write the wrong bytes.
+bool accessesBoolsAlongInnermostLoop(linalg::LinalgOp op) {
+  unsigned innermost = op.getNumLoops() - 1;
+  return llvm::any_of(op->getOpOperands(), [&](OpOperand &operand) {
+    return getElementTypeOrSelf(operand.get().getType()).isInteger(1) &&
+           op.getMatchingIndexingMap(&operand).isFunctionOfDim(innermost);
+  });
+}
+
+/// Whether the body of `op` raises to integer powers: `llvm.intr.powi`,
+/// which `math.fpowi` becomes, takes one scalar exponent, so a vector of
+/// exponents has no lowering.
+bool hasIntegerPowers(linalg::LinalgOp op) {
+  return !op.getBlock()->getOps<math::FPowIOp>().empty();
+}
+
 /// The tile sizes with which `op` becomes vector code, or nothing when it
 /// stays loops.
 std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
-      op.hasDynamicShape() || failed(linalg::vectorizeOpPrecondition(op)))
+      op.hasDynamicShape() || failed(linalg::vectorizeOpPrecondition(op)) ||
+      accessesBoolsAlongInnermostLoop(op) || hasIntegerPowers(op))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> tiles(ranges.size(), 1);

@@ -139,19 +139,6 @@ LogicalResult freeAllocations(func::FuncOp func) {
   return success();
 }
 
-/// Out-parameters take over their result's attributes, but the amp dialect
-/// reserves `amp.state` on arguments for scaler inputs: results keep their
-/// state names as `amp_gpu.state`.
-void renameResultStates(func::FuncOp func) {
-  StringAttr ampState = StringAttr::get(func.getContext(), "amp.state");
-  StringAttr renamed = StringAttr::get(func.getContext(), "amp_gpu.state");
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (Attribute name = func.getResultAttr(i, ampState)) {
-      func.removeResultAttr(i, ampState);
-      func.setResultAttr(i, renamed, name);
-    }
-}
-
 struct GPUBufferizePass
     : public amp::impl::AmpGPUBufferizeBase<GPUBufferizePass> {
   void runOnOperation() override {
@@ -173,8 +160,6 @@ struct GPUBufferizePass
                                                         state)))
       return signalPassFailure();
 
-    for (auto func : module.getOps<func::FuncOp>())
-      renameResultStates(func);
     bufferization::BufferResultsToOutParamsOpts outParams;
     outParams.modifyPublicFunctions = true;
     outParams.allocationFn = allocateOnDevice;

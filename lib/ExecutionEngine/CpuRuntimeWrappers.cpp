@@ -1,24 +1,29 @@
 //===- CpuRuntimeWrappers.cpp - Library calls of CPU-lowered steps --------===//
 //
-// The entry points of amp/ExecutionEngine/CpuRuntime.h over oneDNN (Debian's
-// libdnnl 2.6, OpenMP threads). A primitive is made once per shape, strides,
+// The entry points of amp/ExecutionEngine/CpuRuntime.h over oneDNN (3.2,
+// GNU OpenMP threads). A primitive is made once per shape, strides,
 // types and accumulation and cached across steps; operands are passed with
 // their own strides, so transposed views are read in place. Low-precision
-// inputs use the library's own kernels where they are faster than its f32
-// ones (bf16 with AMX); elsewhere they are extended to f32 first, the same
-// arithmetic since products of two bf16 or f16 numbers are exact in f32.
+// inputs use the library's own kernels where they are as fast as its f32
+// ones (bf16 with AMX, f16 with AMX or AVX512-FP16); elsewhere they are
+// extended to f32 first, the same arithmetic since products of two bf16 or
+// f16 numbers are exact in f32.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/ExecutionEngine/CpuRuntime.h"
 #include "dnnl.hpp"
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <immintrin.h>
 #include <omp.h>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 using dnnl::memory;
@@ -81,35 +86,101 @@ float extendBF16(uint16_t bits) {
   return value;
 }
 
-/// `operand` as a dense f32 array in `storage` (row-major in its own dims).
-Operand toDenseF32(const Operand &operand, std::vector<float> &storage) {
+int64_t getNumElements(const Operand &operand) {
   int64_t count = 1;
   for (int64_t d : operand.dims)
     count *= d;
+  return count;
+}
+
+/// Whether the elements of `operand` fill one run of memory from its first
+/// element on, in some order of its dimensions (a dense array or a
+/// transposed view of one).
+bool isDenseInSomeOrder(const Operand &operand) {
+  std::vector<std::pair<int64_t, int64_t>> byStride; // (stride, size)
+  for (size_t d = 0; d < operand.dims.size(); ++d)
+    if (operand.dims[d] != 1)
+      byStride.emplace_back(operand.strides[d], operand.dims[d]);
+  std::sort(byStride.begin(), byStride.end());
+  int64_t expected = 1;
+  for (auto [stride, size] : byStride) {
+    if (stride != expected)
+      return false;
+    expected *= size;
+  }
+  return true;
+}
+
+/// out[i] = in[i] for i < n, `in` f16 or bf16 bits. The F16C loop converts
+/// eight f16 numbers per instruction (exactly, as the scalar one does).
+__attribute__((target("avx,f16c"))) void extendF16WithF16C(
+    const uint16_t *in, float *out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(
+                                  reinterpret_cast<const __m128i *>(in + i))));
+  for (; i < n; ++i)
+    out[i] = extendF16(in[i]);
+}
+
+void extendRun(memory::data_type type, const void *in, float *out,
+               int64_t n) {
+  static const bool hasF16C = __builtin_cpu_supports("f16c");
+  if (type == memory::data_type::f32) {
+    std::memcpy(out, in, n * sizeof(float));
+  } else if (type == memory::data_type::f16) {
+    auto *bits = static_cast<const uint16_t *>(in);
+    if (hasF16C)
+      return extendF16WithF16C(bits, out, n);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = extendF16(bits[i]);
+  } else {
+    auto *bits = static_cast<const uint16_t *>(in);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = extendBF16(bits[i]);
+  }
+}
+
+/// `operand` extended to f32 in `storage`: with its own strides when it is
+/// dense in some order (one run to convert), else dense row-major. The
+/// layout depends on the operand's alone, so a primitive made for one call
+/// fits the next.
+Operand extendToF32(const Operand &operand, std::vector<float> &storage) {
+  int64_t count = getNumElements(operand);
   storage.resize(count);
+  Operand extended = operand;
+  extended.type = memory::data_type::f32;
+  extended.data = storage.data();
+  if (isDenseInSomeOrder(operand)) {
+    extendRun(operand.type, operand.data, storage.data(), count);
+    return extended;
+  }
   int rank = operand.dims.size();
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t i = 0; i < count; ++i) {
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= 0; stride *= operand.dims[d--])
+    extended.strides[d] = stride;
+  // Row by row along the last dimension, each row one run when it is
+  // contiguous.
+  int64_t rowLength = rank ? operand.dims[rank - 1] : 1;
+  int64_t rowStride = rank ? operand.strides[rank - 1] : 1;
+  size_t elementSize = getElementSize(operand.type);
+  std::vector<int64_t> index(std::max(rank - 1, 0), 0);
+  for (int64_t row = 0; row * rowLength < count; ++row) {
     int64_t at = 0;
-    for (int d = 0; d < rank; ++d)
+    for (int d = 0; d + 1 < rank; ++d)
       at += index[d] * operand.strides[d];
-    if (operand.type == memory::data_type::f32)
-      storage[i] = static_cast<const float *>(operand.data)[at];
-    else if (operand.type == memory::data_type::f16)
-      storage[i] = extendF16(static_cast<const uint16_t *>(operand.data)[at]);
-    else
-      storage[i] = extendBF16(static_cast<const uint16_t *>(operand.data)[at]);
-    for (int d = rank - 1; d >= 0 && ++index[d] == operand.dims[d]; --d)
+    const char *in = static_cast<const char *>(operand.data) + at * elementSize;
+    float *out = storage.data() + row * rowLength;
+    if (rowStride == 1) {
+      extendRun(operand.type, in, out, rowLength);
+    } else {
+      for (int64_t i = 0; i < rowLength; ++i)
+        extendRun(operand.type, in + i * rowStride * elementSize, out + i, 1);
+    }
+    for (int d = rank - 2; d >= 0 && ++index[d] == operand.dims[d]; --d)
       index[d] = 0;
   }
-  Operand dense;
-  dense.type = memory::data_type::f32;
-  dense.dims = operand.dims;
-  dense.strides.assign(rank, 1);
-  for (int d = rank - 2; d >= 0; --d)
-    dense.strides[d] = dense.strides[d + 1] * dense.dims[d + 1];
-  dense.data = storage.data();
-  return dense;
+  return extended;
 }
 
 memory::desc describe(const Operand &operand) {
@@ -166,11 +237,18 @@ dnnl::primitive_attr makeAttributes(bool accumulate) {
   return attributes;
 }
 
-/// Whether a primitive runs low-precision inputs faster than f32 would: the
-/// library's AMX kernels. Without AMX (oneDNN 2.6's avx512_core_bf16 bf16
-/// matmul runs at about 0.6x its f32 one) inputs are extended instead.
-bool isFastLowPrecision(const std::string &implementation) {
-  return implementation.find("amx") != std::string::npos;
+/// Whether a primitive runs low-precision inputs at least as fast as f32
+/// would: the library's AMX kernels, and for f16 its AVX512-FP16 ones (at
+/// the f32 rate, without extending the inputs first). Without those (bf16
+/// on AVX512-BF16 alone, as on AMD Zen 4, or AVX2) inputs are extended
+/// instead. A fixed rule, not a timing, so that a step computes the same
+/// on every run.
+bool isFastLowPrecision(memory::data_type type,
+                        const std::string &implementation) {
+  auto has = [&](const char *isa) {
+    return implementation.find(isa) != std::string::npos;
+  };
+  return has("amx") || (type == memory::data_type::f16 && has("avx512_core_fp16"));
 }
 
 enum Kind { Matmul = 1, Conv2D = 2 };
@@ -212,17 +290,17 @@ void runMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
     if (it == library.cache.end()) {
       auto make = [&](const Operand &a, const Operand &b) {
         dnnl::matmul::primitive_desc descriptor(
-            dnnl::matmul::desc(describe(a), describe(b), describe(c)),
-            makeAttributes(accumulate), library.engine);
+            library.engine, describe(a), describe(b), describe(c),
+            makeAttributes(accumulate));
         return std::make_pair(dnnl::matmul(descriptor),
                               std::string(descriptor.impl_info_str()));
       };
       Cached cached;
       bool native = false;
-      if (low && aIn.type == memory::data_type::bf16) {
+      if (low) {
         try {
           auto [primitive, implementation] = make(aIn, bIn);
-          native = isFastLowPrecision(implementation);
+          native = isFastLowPrecision(aIn.type, implementation);
           if (native)
             cached.primitive = primitive;
         } catch (const dnnl::error &) {
@@ -231,17 +309,17 @@ void runMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
       }
       if (!low || !native) {
         std::vector<float> a, b;
-        Operand denseA = low ? toDenseF32(aIn, a) : aIn;
-        Operand denseB = low ? toDenseF32(bIn, b) : bIn;
-        cached.primitive = make(denseA, denseB).first;
+        Operand extendedA = low ? extendToF32(aIn, a) : aIn;
+        Operand extendedB = low ? extendToF32(bIn, b) : bIn;
+        cached.primitive = make(extendedA, extendedB).first;
       }
       cached.native = !low || native;
       it = library.cache.emplace(std::move(key), std::move(cached)).first;
     }
     Operand a = aIn, b = bIn;
     if (!it->second.native) {
-      a = toDenseF32(aIn, library.scratch[0]);
-      b = toDenseF32(bIn, library.scratch[1]);
+      a = extendToF32(aIn, library.scratch[0]);
+      b = extendToF32(bIn, library.scratch[1]);
     }
     it->second.primitive.execute(
         library.stream,
@@ -267,22 +345,21 @@ void runConv2D(const Operand &inputIn, const Operand &filterIn,
     if (it == library.cache.end()) {
       auto make = [&](const Operand &input, const Operand &filter) {
         // oneDNN counts dilation from 0, linalg from 1.
-        dnnl::convolution_forward::desc desc(
-            dnnl::prop_kind::forward_training,
+        dnnl::convolution_forward::primitive_desc descriptor(
+            library.engine, dnnl::prop_kind::forward_training,
             dnnl::algorithm::convolution_direct, describe(input),
             describe(filter), describe(output), {strideH, strideW},
-            {dilationH - 1, dilationW - 1}, {0, 0}, {0, 0});
-        dnnl::convolution_forward::primitive_desc descriptor(
-            desc, makeAttributes(accumulate), library.engine);
+            {dilationH - 1, dilationW - 1}, {0, 0}, {0, 0},
+            makeAttributes(accumulate));
         return std::make_pair(dnnl::convolution_forward(descriptor),
                               std::string(descriptor.impl_info_str()));
       };
       Cached cached;
       bool native = false;
-      if (low && inputIn.type == memory::data_type::bf16) {
+      if (low) {
         try {
           auto [primitive, implementation] = make(inputIn, filterIn);
-          native = isFastLowPrecision(implementation);
+          native = isFastLowPrecision(inputIn.type, implementation);
           if (native)
             cached.primitive = primitive;
         } catch (const dnnl::error &) {
@@ -291,17 +368,17 @@ void runConv2D(const Operand &inputIn, const Operand &filterIn,
       }
       if (!low || !native) {
         std::vector<float> input, filter;
-        Operand denseInput = low ? toDenseF32(inputIn, input) : inputIn;
-        Operand denseFilter = low ? toDenseF32(filterIn, filter) : filterIn;
-        cached.primitive = make(denseInput, denseFilter).first;
+        Operand extendedInput = low ? extendToF32(inputIn, input) : inputIn;
+        Operand extendedFilter = low ? extendToF32(filterIn, filter) : filterIn;
+        cached.primitive = make(extendedInput, extendedFilter).first;
       }
       cached.native = !low || native;
       it = library.cache.emplace(std::move(key), std::move(cached)).first;
     }
     Operand input = inputIn, filter = filterIn;
     if (!it->second.native) {
-      input = toDenseF32(inputIn, library.scratch[0]);
-      filter = toDenseF32(filterIn, library.scratch[1]);
+      input = extendToF32(inputIn, library.scratch[0]);
+      filter = extendToF32(filterIn, library.scratch[1]);
     }
     it->second.primitive.execute(
         library.stream,
@@ -314,6 +391,68 @@ void runConv2D(const Operand &inputIn, const Operand &filterIn,
     fail("convolution", error);
   }
 }
+
+/// The buffers of lowered steps, kept by size for reuse: a step allocates
+/// the same sizes on every call, and a large buffer fresh from malloc is a
+/// fresh mmap whose pages the kernel zeroes and faults in on first touch
+/// (a fifth of an MLP step's time before). Up to kMaxCachedBytes are kept.
+class BufferPool {
+public:
+  static BufferPool &get() {
+    static BufferPool *pool = new BufferPool; // outlives static destructors
+    return *pool;
+  }
+
+  void *allocate(size_t alignment, size_t size) {
+    alignment = std::max<size_t>(alignment, 64);
+    size = std::max<size_t>((size + alignment - 1) / alignment * alignment,
+                            alignment);
+    std::pair<size_t, size_t> key{size, alignment};
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = cached.find(key);
+      if (it != cached.end() && !it->second.empty()) {
+        void *buffer = it->second.back();
+        it->second.pop_back();
+        cachedBytes -= size;
+        live[buffer] = key;
+        return buffer;
+      }
+    }
+    void *buffer = std::aligned_alloc(alignment, size);
+    if (buffer) {
+      std::lock_guard<std::mutex> lock(mutex);
+      live[buffer] = key;
+    }
+    return buffer;
+  }
+
+  void release(void *buffer) {
+    if (!buffer)
+      return;
+    std::unique_lock<std::mutex> lock(mutex);
+    auto it = live.find(buffer);
+    if (it == live.end()) {
+      lock.unlock();
+      return std::free(buffer);
+    }
+    std::pair<size_t, size_t> key = it->second;
+    live.erase(it);
+    if (cachedBytes + key.first > kMaxCachedBytes) {
+      lock.unlock();
+      return std::free(buffer);
+    }
+    cached[key].push_back(buffer);
+    cachedBytes += key.first;
+  }
+
+private:
+  static constexpr size_t kMaxCachedBytes = size_t(2) << 30;
+  std::mutex mutex;
+  std::unordered_map<void *, std::pair<size_t, size_t>> live;
+  std::map<std::pair<size_t, size_t>, std::vector<void *>> cached;
+  size_t cachedBytes = 0;
+};
 
 } // namespace
 
@@ -350,16 +489,29 @@ extern "C" void ampCpuSetNumThreads(int32_t threads) {
 }
 
 extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
-  if (isF16)
-    return "f32";
   Library &library = Library::get();
+  memory::data_type type =
+      isF16 ? memory::data_type::f16 : memory::data_type::bf16;
   try {
-    memory::desc a({64, 64}, memory::data_type::bf16, memory::format_tag::ab);
+    memory::desc a({64, 64}, type, memory::format_tag::ab);
     memory::desc c({64, 64}, memory::data_type::f32, memory::format_tag::ab);
-    dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(a, a, c),
-                                            library.engine);
-    return isFastLowPrecision(descriptor.impl_info_str()) ? "native" : "f32";
+    dnnl::matmul::primitive_desc descriptor(library.engine, a, a, c);
+    return isFastLowPrecision(type, descriptor.impl_info_str()) ? "native"
+                                                                 : "f32";
   } catch (const dnnl::error &) {
     return "f32";
   }
+}
+
+extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t size) {
+  return BufferPool::get().allocate(alignof(std::max_align_t), size);
+}
+
+extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
+                                                    uint64_t size) {
+  return BufferPool::get().allocate(alignment, size);
+}
+
+extern "C" void _mlir_memref_to_llvm_free(void *buffer) {
+  BufferPool::get().release(buffer);
 }

@@ -3,7 +3,13 @@
 // The pipeline keeps to upstream passes. Notes on the choices:
 // - Tensor-level arith.truncf / arith.extf (the casts of the AMP pipeline) and
 //   other elementwise ops on tensors have no bufferization of their own, so
-//   they become linalg.generic first.
+//   they become linalg.generic first; then chains of them are fused
+//   (amp-fuse-elementwise): one loop nest and no buffer in between.
+// - Every op writing into a filled tensor gets a fill of its own
+//   (amp-fill-per-destination): a fill instead of a copy of a filled buffer.
+// - Transposes that only feed matmuls are folded into them
+//   (amp-fold-transposes-into-matmuls) when the library reads the
+//   operands in place; the loops would read them strided.
 // - Results become out-parameters allocated by the caller: a runner then owns
 //   every buffer it sees, and never has to tell a returned argument, a global
 //   constant and a fresh allocation apart to free them.
@@ -17,7 +23,9 @@
 // - Math functions without an LLVM intrinsic (erf, ...) become libm calls.
 // - With `library` (the default), matmuls and convolutions with f32 outputs
 //   become calls of the CPU runtime over oneDNN (amp-linalg-to-cpu-library,
-//   lib/ExecutionEngine/CpuRuntimeWrappers.cpp).
+//   lib/ExecutionEngine/CpuRuntimeWrappers.cpp), and buffers come from the
+//   runtime's pool (FinalizeMemRefToLLVM's generic allocation functions),
+//   which keeps them for the next step instead of mapping fresh pages.
 // - The collectives of a data-parallel step: f32 sums become MPICH calls in
 //   convert-to-llvm (MPIToLLVM); f16 and bf16 sums, which MPI has no
 //   datatype for, and the world size, which MPIToLLVM does not lower, become
@@ -54,7 +62,12 @@ using namespace mlir;
 
 void amp::buildCPULoweringPipeline(OpPassManager &pm,
                                    const CPULoweringOptions &options) {
+  pm.addPass(createAmpDropContractAttributes());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(createAmpFillPerDestination());
+  if (options.library)
+    pm.addNestedPass<func::FuncOp>(createAmpFoldTransposesIntoMatmuls());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -84,7 +97,9 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefs;
+  memrefs.useGenericFunctions = options.library;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefs));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   // After math-to-libm, which unrolls vectors of libm calls.

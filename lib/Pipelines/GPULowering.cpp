@@ -43,9 +43,10 @@ std::string amp::GPULoweringOptions::validate() const {
 }
 
 void amp::buildGPUTensorRewrites(OpPassManager &pm) {
+  pm.addPass(createAmpDropContractAttributes());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpSinkTensorExtracts());
-  pm.addNestedPass<func::FuncOp>(createAmpGPUFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createAmpGPUSplitReductions());
 }
 

@@ -129,8 +129,11 @@ createTargetMachine(StringRef cpu) {
 
 /// Calls a function lowered by amp-lower-to-llvm through its C interface:
 /// every argument and (out-parameter) result an identity-layout memref.
+/// `threads` is set for each call, since the CPU runtime's thread count is
+/// per calling thread and steps of one process may differ in it.
 static void callPacked(void (*function)(void **),
-                       llvm::ArrayRef<HostArray *> arrays) {
+                       llvm::ArrayRef<HostArray *> arrays, int threads) {
+  ampCpuSetNumThreads(threads);
   // Descriptor: base, data, offset, sizes[rank], strides[rank].
   llvm::SmallVector<llvm::SmallVector<int64_t, 8>> descriptors;
   for (HostArray *array : arrays) {
@@ -233,23 +236,6 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
     step->extraFunctions[extra].type = function.getFunctionType();
   }
   transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
-  // The amp.* argument and result attributes are read. Dropped: results
-  // becoming out-parameters would carry them onto arguments, where
-  // "found_inf" is not a valid name, and LLVM has no use for them.
-  auto withoutAmpAttrs = [&](DictionaryAttr attrs) {
-    NamedAttrList kept;
-    for (NamedAttribute attr : attrs ? attrs.getValue()
-                                     : ArrayRef<NamedAttribute>())
-      if (!attr.getName().getValue().starts_with("amp."))
-        kept.push_back(attr);
-    return kept.getDictionary(context);
-  };
-  for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
-    transformed.setArgAttrs(i, withoutAmpAttrs(transformed.getArgAttrDict(i)));
-  for (unsigned i = 0; i < transformed.getNumResults(); ++i)
-    transformed.setResultAttrs(
-        i, withoutAmpAttrs(transformed.getResultAttrDict(i)));
-
   // Buffers, from the signatures as tensors (lowering erases them). Those
   // with a dynamic batch are sized at each call.
   bool dynamicBatch = step->signature.dynamicBatch;
@@ -329,9 +315,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
     entry.getValue().function = *extra;
   }
   step->isSet.resize(step->arguments.size());
-  // Also what makes the process load the CPU runtime, whose entry points
-  // the JIT-compiled step calls.
-  ampCpuSetNumThreads(options.threads);
+  step->threads = options.threads;
   step->initializeState(0);
   step->compileSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
@@ -463,7 +447,7 @@ llvm::Expected<StepOutcome> CompiledStep::run() {
   for (HostArray &array : results)
     buffers.push_back(&array);
   auto start = std::chrono::steady_clock::now();
-  callPacked(stepFunction, buffers);
+  callPacked(stepFunction, buffers, threads);
   double milliseconds = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start)
                             .count();
@@ -554,6 +538,6 @@ llvm::Error CompiledStep::call(StringRef name,
                      " is of type " + expected + ", got " +
                      describeArray(array->getDType(), array->getShape()));
   }
-  callPacked(it->getValue().function, arrays);
+  callPacked(it->getValue().function, arrays, threads);
   return llvm::Error::success();
 }

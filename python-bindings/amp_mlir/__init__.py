@@ -131,8 +131,8 @@ def compile(source, options: Optional[str] = None, **kwargs) -> CompileResult:
 def import_step(source) -> str:
     """``amp-import-step`` on a step an importer produced (arguments and results with
     ``amp.import_role``, as ``amp_mlir.torch`` traces them): the step in the contract's form
-    (``amp.seed``, ``amp.update``, ``amp.name``s), as text. Raises ValueError with the located
-    error when the structure is not found."""
+    (``amp.seed``, ``amp.update``, ``amp.name``s), as text with the ops' locations. Raises
+    ValueError with the located error when the structure is not found."""
     text, name = _read_source(source)
     return _amp_mlir.import_step(text, name)
 
@@ -278,13 +278,17 @@ class Session:
     """A training step compiled for the CPU, with its training state.
 
     ``Session(source, options=None, *, func=None, seed=0, functions=(),
-    cpu=None, device="cpu", **kwargs)``: ``options`` (and keyword options)
+    cpu=None, threads=1, cpu_library=True, device="cpu", **kwargs)``:
+    ``options`` (and keyword options)
     as for ``compile``; None with no keyword options runs the step in fp32
     as written. Parameters start from ``seed`` as in amp-run (Glorot for
     rank >= 2, zeros otherwise, or the argument's ``amp.init``), optimizer
     state at zero, the scaler at its options. ``functions`` names other
     functions of the module compiled along (e.g. "predict"), for ``call``
-    and ``predict``.
+    and ``predict``. ``threads``: the cores the matmul and convolution
+    library calls use (1, the default, is deterministic); ``cpu_library``:
+    whether they go to oneDNN (else compiled loops, with the same results up
+    to summation order), as amp-run's ``--threads`` and ``--cpu-library``.
 
     With ``data_parallel="mpi"`` the session is one rank of an MPI job
     (``mpiexec -n N python3 train.py``; MPI is initialized here and finalized
@@ -294,8 +298,8 @@ class Session:
     """
 
     def __init__(self, source, options: Optional[str] = None, *, func: Optional[str] = None,
-                 seed: int = 0, functions=(), cpu: Optional[str] = None,
-                 device: str = "cpu", **kwargs):
+                 seed: int = 0, functions=(), cpu: Optional[str] = None, threads: int = 1,
+                 cpu_library: bool = True, device: str = "cpu", **kwargs):
         if device != "cpu":
             raise NotImplementedError(
                 f"device={device!r}: amp_mlir runs steps on the CPU only; GPU execution "
@@ -303,8 +307,10 @@ class Session:
         text, name = _read_source(source)
         option_text = options_string(options, **kwargs) if (options or kwargs) else None
         self._option_values = _amp_mlir.option_values(option_text or "")
+        if not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads={threads!r}: expected a positive integer")
         self._step = _amp_mlir.Step(text, name, option_text, func or "",
-                                    list(functions), cpu or "")
+                                    list(functions), cpu or "", threads, bool(cpu_library))
         _warn(self._step.warnings)
         self.options = option_text
         self.arguments = [

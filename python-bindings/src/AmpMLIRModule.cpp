@@ -81,10 +81,11 @@ OwningOpRef<ModuleOp> parse(MLIRContext &context, const std::string &text,
   return module;
 }
 
-std::string print(Operation *op) {
+std::string print(Operation *op,
+                  OpPrintingFlags flags = OpPrintingFlags()) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  op->print(os);
+  op->print(os, flags);
   return text;
 }
 
@@ -124,7 +125,9 @@ std::string importStepText(const std::string &text, const std::string &name) {
   pm.addPass(createAmpImportStep());
   if (failed(pm.run(*module)))
     raise("amp-import-step failed on " + name + ":\n" + errors.take());
-  return print(*module);
+  // With locations: the front end's ones name each op's module and aten op.
+  return print(*module,
+               OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
 }
 
 nb::dict optionValues(const std::string &text) {
@@ -184,7 +187,8 @@ class Step {
 public:
   Step(const std::string &text, const std::string &name,
        std::optional<std::string> optionText, const std::string &function,
-       const std::vector<std::string> &extraFunctions, const std::string &cpu)
+       const std::vector<std::string> &extraFunctions, const std::string &cpu,
+       int threads, bool library)
       : context(createContext()) {
     if (optionText)
       options = parseOptions(*optionText);
@@ -195,6 +199,8 @@ public:
     compileOptions.function = function;
     compileOptions.extraFunctions = extraFunctions;
     compileOptions.cpu = cpu;
+    compileOptions.threads = threads;
+    compileOptions.library = library;
     compileOptions.outputs = &outputs;
     llvm::Expected<std::unique_ptr<CompiledStep>> compiled =
         CompiledStep::compile(*module, compileOptions);
@@ -427,9 +433,11 @@ NB_MODULE(_amp_mlir, m) {
   nb::class_<Step>(m, "Step")
       .def(nb::init<const std::string &, const std::string &,
                     std::optional<std::string>, const std::string &,
-                    const std::vector<std::string> &, const std::string &>(),
+                    const std::vector<std::string> &, const std::string &, int,
+                    bool>(),
            nb::arg("text"), nb::arg("name"), nb::arg("options").none(),
-           nb::arg("function"), nb::arg("extra_functions"), nb::arg("cpu"))
+           nb::arg("function"), nb::arg("extra_functions"), nb::arg("cpu"),
+           nb::arg("threads"), nb::arg("library"))
       .def_prop_ro("name", [](const Step &s) { return s.step->getName().str(); })
       .def_prop_ro("arguments", &Step::getArguments)
       .def_prop_ro("results", &Step::getResults)

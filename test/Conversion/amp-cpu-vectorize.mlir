@@ -186,3 +186,61 @@ func.func @prime_and_dynamic(%x: memref<17xf32>, %y: memref<?xf32>) {
   linalg.fill ins(%zero : f32) outs(%y : memref<?xf32>)
   return
 }
+
+// -----
+
+// A vector of i1 is packed bits in memory, a memref of i1 one byte per
+// element: ops that write or read i1 buffers along their innermost loop stay
+// linalg ops (a mask, and the select that reads it), while the float-only op
+// beside them is vectorized.
+
+// CHECK-LABEL: func.func @bool_buffers(
+// CHECK:         linalg.generic
+// CHECK-SAME:      outs(%{{.*}} : memref<64xi1>)
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : memref<64xi1>, memref<64xf32>)
+// CHECK:         vector.transfer_read %arg1
+// CHECK-NOT:     linalg.generic
+
+func.func @bool_buffers(%x: memref<64xf32>, %y: memref<64xf32>, %mask: memref<64xi1>, %out: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : memref<64xf32>) outs(%mask : memref<64xi1>) {
+  ^bb0(%a: f32, %m: i1):
+    %c = arith.cmpf ogt, %a, %zero : f32
+    linalg.yield %c : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%mask, %x : memref<64xi1>, memref<64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%m: i1, %a: f32, %o: f32):
+    %s = arith.select %m, %a, %zero : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%y : memref<64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// llvm.intr.powi takes one scalar exponent: integer powers stay loops.
+
+// CHECK-LABEL: func.func @integer_power(
+// CHECK:         linalg.generic
+// CHECK:           math.fpowi
+// CHECK-NOT:     vector.
+
+func.func @integer_power(%x: memref<64xf32>, %out: memref<64xf32>) {
+  %n = arith.constant 5 : i64
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : memref<64xf32>) outs(%out : memref<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = math.fpowi %a, %n : f32, i64
+    linalg.yield %p : f32
+  }
+  return
+}

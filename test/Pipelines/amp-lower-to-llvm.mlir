@@ -1,8 +1,9 @@
 // RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false library=false" | FileCheck %s
 // RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="library=false" | FileCheck %s --check-prefix=VEC
 
-// Tensor-level casts of the AMP pipeline become loops of scalar conversions
-// (vectorize=false) or one vector conversion each (the default); the result
+// Tensor-level casts of the AMP pipeline become one fused loop
+// (amp-fuse-elementwise: no bf16 buffer between them) of scalar conversions
+// (vectorize=false) or of vector conversions (the default); the result
 // becomes a caller-allocated out-parameter (the second descriptor) and nothing
 // but the LLVM dialect remains.
 
@@ -18,8 +19,9 @@
 // VEC-NOT:       memref
 // VEC:           %[[X:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<4xf32>
 // VEC:           %[[H:.*]] = llvm.fptrunc %[[X]] : vector<4xf32> to vector<4xbf16>
-// VEC:           llvm.store %[[H]], %{{.*}} : vector<4xbf16>, !llvm.ptr
-// VEC:           llvm.fpext %{{.*}} : vector<4xbf16> to vector<4xf32>
+// VEC-NEXT:      %[[F:.*]] = llvm.fpext %[[H]] : vector<4xbf16> to vector<4xf32>
+// VEC:           llvm.store %[[F]], %{{.*}} : vector<4xf32>, !llvm.ptr
+// VEC-NOT:       bf16
 // VEC:           llvm.return
 func.func @casts(%x: tensor<4xf32>) -> tensor<4xf32> {
   %h = arith.truncf %x : tensor<4xf32> to tensor<4xbf16>

@@ -12,8 +12,8 @@
 // copies and frees device memory and launches work on one stream: no host
 // allocation, no host access to a buffer, no linalg op left on the host.
 // HOST-LABEL: func.func @train_step
-// HOST-SAME: %arg6: memref<f32> {amp.state = "scale"}, %arg7: memref<i32> {amp.state = "growth_tracker"}
-// HOST-SAME: %arg13: memref<f32> {amp_gpu.state = "scale"}, %arg14: memref<i32> {amp_gpu.state = "growth_tracker"}, %arg15: memref<i1> {amp_gpu.state = "found_inf"}
+// HOST-SAME: %arg6: memref<f32>, %arg7: memref<i32>,
+// HOST-SAME: %arg13: memref<f32>, %arg14: memref<i32>, %arg15: memref<i1>)
 // HOST-NOT: memref.alloc
 // HOST-NOT: memref.load
 // HOST-NOT: memref.store

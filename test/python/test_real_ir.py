@@ -220,6 +220,13 @@ def test_imported_cnn_trains_with_its_hyperparameters(imported_cnn, options):
         session.set_hyperparameter("lr", 0.1)
 
 
+def test_import_step_keeps_the_importers_locations(imported_cnn):
+    """The front end's locations (module path, aten op) survive amp-import-step, so the
+    pipeline's diagnostics and report still name them."""
+    assert 'loc("pool1")' in imported_cnn
+    assert "aten.max_pool2d_with_indices_backward.default" in imported_cnn
+
+
 def test_import_step_errors_are_located():
     with open(CNN) as f:
         text = f.read()

@@ -465,22 +465,6 @@ int main(int argc, char **argv) {
   if (failed(table))
     return 1;
   transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));
-  // Names, inits and state names are in the table now; LLVM has no use for
-  // the amp.* attributes (and warns about them).
-  auto dropAmpAttrs = [&](DictionaryAttr attrs) {
-    SmallVector<NamedAttribute> kept;
-    if (attrs)
-      for (NamedAttribute attr : attrs)
-        if (!attr.getName().getValue().starts_with("amp."))
-          kept.push_back(attr);
-    return kept;
-  };
-  for (unsigned i = 0; i < transformed.getNumArguments(); ++i)
-    transformed.setArgAttrs(i, dropAmpAttrs(transformed.getArgAttrDict(i)));
-  for (unsigned i = 0; i < transformed.getNumResults(); ++i)
-    transformed.setResultAttrs(i,
-                               dropAmpAttrs(transformed.getResultAttrDict(i)));
-
   PassManager lowering(&context);
   buildGPULoweringPipeline(lowering, gpuOptions);
   if (failed(lowering.run(*module)))

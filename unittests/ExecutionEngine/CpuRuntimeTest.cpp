@@ -14,6 +14,7 @@
 #include "amp/ExecutionEngine/CpuRuntime.h"
 #include "gtest/gtest.h"
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -65,17 +66,17 @@ struct Tensor {
 
   /// A tensor of `sizes` whose storage is laid out in `order` (a
   /// permutation of its dimensions, outermost first), so transposed views
-  /// have transposed strides.
+  /// have transposed strides; with `padding`, its innermost runs are that
+  /// many elements apart beyond their length (a slice of a larger tensor).
   Tensor(DType dtype, std::vector<int64_t> sizes, std::vector<int> order,
-         std::mt19937 &random)
+         std::mt19937 &random, int64_t padding = 0)
       : dtype(dtype), sizes(sizes), strides(sizes.size()) {
-    int64_t stride = 1, count = 1;
+    int64_t stride = 1;
     for (int i = static_cast<int>(order.size()) - 1; i >= 0; --i) {
       strides[order[i]] = stride;
-      stride *= sizes[order[i]];
+      stride *= sizes[order[i]] + (i + 1 == int(order.size()) ? padding : 0);
     }
-    for (int64_t s : sizes)
-      count *= s;
+    int64_t count = stride;
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     f32.resize(count);
     bits.resize(count);
@@ -132,6 +133,7 @@ struct MatmulCase {
   DType dtype;
   int64_t batch, m, n, k;
   bool transposeA, transposeB, transposeC, accumulate;
+  int64_t padding = 0;
 };
 
 std::string describe(const MatmulCase &c) {
@@ -140,7 +142,8 @@ std::string describe(const MatmulCase &c) {
          std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" +
          std::to_string(c.n) + "x" + std::to_string(c.k) +
          (c.transposeA ? " A^T" : "") + (c.transposeB ? " B^T" : "") +
-         (c.transposeC ? " C^T" : "") + (c.accumulate ? " +=" : "");
+         (c.transposeC ? " C^T" : "") + (c.accumulate ? " +=" : "") +
+         (c.padding ? " padded" : "");
 }
 
 void checkMatmul(const MatmulCase &c) {
@@ -157,9 +160,10 @@ void checkMatmul(const MatmulCase &c) {
       std::swap(o[o.size() - 1], o[o.size() - 2]);
     return o;
   };
-  Tensor a(c.dtype, dims(c.m, c.k), order(c.transposeA), random);
-  Tensor b(c.dtype, dims(c.k, c.n), order(c.transposeB), random);
-  Tensor out(DType::F32, dims(c.m, c.n), order(c.transposeC), random);
+  Tensor a(c.dtype, dims(c.m, c.k), order(c.transposeA), random, c.padding);
+  Tensor b(c.dtype, dims(c.k, c.n), order(c.transposeB), random, c.padding);
+  Tensor out(DType::F32, dims(c.m, c.n), order(c.transposeC), random,
+             c.padding);
   std::vector<float> initial = out.f32;
   getMatmul(c.dtype)(&a.memref, &b.memref, &out.memref, c.accumulate);
   int64_t batches = batched ? c.batch : 1;
@@ -196,8 +200,27 @@ TEST(CpuRuntime, MatmulsMatchTheLoops) {
       for (bool transposeA : {false, true})
         for (bool transposeB : {false, true})
           for (bool accumulate : {false, true})
-            checkMatmul({dtype, batch, m, n, k, transposeA, transposeB,
-                         /*transposeC=*/transposeA && transposeB, accumulate});
+            for (int64_t padding : {0, 3})
+              checkMatmul({dtype, batch, m, n, k, transposeA, transposeB,
+                           /*transposeC=*/transposeA && transposeB, accumulate,
+                           padding});
+}
+
+TEST(CpuRuntime, PoolsBuffersBySizeAndAlignment) {
+  void *a = _mlir_memref_to_llvm_aligned_alloc(128, 1000);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a) % 128, 0u);
+  std::memset(a, 1, 1000);
+  _mlir_memref_to_llvm_free(a);
+  // The same size and alignment again: the kept buffer.
+  void *b = _mlir_memref_to_llvm_aligned_alloc(128, 1000);
+  EXPECT_EQ(a, b);
+  void *c = _mlir_memref_to_llvm_alloc(1000);
+  EXPECT_NE(c, b);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c) % alignof(std::max_align_t), 0u);
+  _mlir_memref_to_llvm_free(b);
+  _mlir_memref_to_llvm_free(c);
+  _mlir_memref_to_llvm_free(nullptr);
 }
 
 using Conv = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
@@ -251,12 +274,14 @@ TEST(CpuRuntime, ConvolutionsMatchTheLoops) {
 }
 
 TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {
-  EXPECT_STREQ(ampCpuLowPrecisionPath(/*isF16=*/1), "f32");
-  std::string bf16 = ampCpuLowPrecisionPath(/*isF16=*/0);
-  EXPECT_TRUE(bf16 == "native" || bf16 == "f32") << bf16;
-  // AMP_EXPECT_BF16_PATH (set by the ISA-capped lit test) says which one.
-  if (const char *expected = std::getenv("AMP_EXPECT_BF16_PATH")) {
-    EXPECT_EQ(bf16, expected);
+  for (auto [isF16, variable] : {std::pair{1, "AMP_EXPECT_F16_PATH"},
+                                 std::pair{0, "AMP_EXPECT_BF16_PATH"}}) {
+    std::string path = ampCpuLowPrecisionPath(isF16);
+    EXPECT_TRUE(path == "native" || path == "f32") << path;
+    // Set by the ISA-capped lit test, which knows which one it must be.
+    if (const char *expected = std::getenv(variable)) {
+      EXPECT_EQ(path, expected) << variable;
+    }
   }
 }
 

@@ -31,20 +31,72 @@ def AmpSinkTensorExtracts : Pass<"amp-sink-tensor-extracts",
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
-def AmpGPUFuseElementwise : Pass<"amp-gpu-fuse-elementwise",
-                                 "func::FuncOp"> {
+def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
   let summary = "Fuse elementwise linalg.generic producers into their "
                 "consumers";
   let description = [{
-    Every `linalg.generic` becomes a kernel, so fewer generics are fewer
-    launches and fewer device buffers: an all-parallel generic whose result
-    has one use, by another `linalg.generic` (a cast of the AMP pipeline,
-    an elementwise op), is computed inside that consumer
-    (`linalg::populateElementwiseOpsFusionPatterns`). Named ops are left as
-    they are: unlike `linalg-fuse-elementwise-ops`, which also propagates
-    reshapes, this pass never turns a `linalg.matmul` into a generic, so
-    every contraction still reaches the runtime's cuBLASLt matmul. The
-    fused body computes exactly what the two did, casts included.
+    An all-parallel `linalg.generic` whose result has one use, by another
+    `linalg.generic` (a cast of the AMP pipeline, an elementwise op, a
+    reduction), is computed inside that consumer
+    (`linalg::populateElementwiseOpsFusionPatterns`): one loop nest instead
+    of two and no buffer in between. On the GPU every generic is a kernel,
+    so this is fewer launches too; on the CPU, fewer passes over memory.
+    Named ops are left as they are: unlike `linalg-fuse-elementwise-ops`,
+    which also propagates reshapes, this pass never turns a `linalg.matmul`
+    into a generic, so every contraction still reaches the library
+    (cuBLASLt, oneDNN). The fused body computes exactly what the two did,
+    casts included.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def AmpDropContractAttributes : Pass<"amp-drop-contract-attributes",
+                                     "ModuleOp"> {
+  let summary = "Drop the contract's amp.* argument and result attributes";
+  let description = [{
+    The contract's attributes on arguments and results (`amp.name`,
+    `amp.state`, `amp.init`, `amp.value`, ...) are for the runners, which
+    read them before lowering. Both lowerings drop them from every function
+    first: results becoming out-parameters would carry them onto arguments,
+    where the amp dialect's verifier rejects them (`amp.state =
+    "found_inf"` names no argument), and LLVM has no use for them.
+  }];
+}
+
+def AmpFillPerDestination : Pass<"amp-fill-per-destination", "func::FuncOp"> {
+  let summary = "Give every op that writes into a filled tensor a fill of "
+                "its own";
+  let description = [{
+    Front ends fill one zero tensor and use it as the initial value of many
+    matmuls and reductions (torch-mlir does for every product of one
+    shape). Bufferized, all but one of those ops would get a copy of the
+    filled buffer. This pass gives each destination use of a `linalg.fill`
+    with more than one use its own fill (of its own `tensor.empty`), right
+    before the op: a fill instead of a copy, and a fill of zero right before
+    a matmul is what the library lowerings fold into a product that
+    overwrites its output instead of accumulating into it
+    (`amp-linalg-to-cpu-library`, `amp-linalg-to-gpu-matmul`).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
+def AmpFoldTransposesIntoMatmuls : Pass<"amp-fold-transposes-into-matmuls",
+                                        "func::FuncOp"> {
+  let summary = "Read transposed matmul operands in place";
+  let description = [{
+    Front ends spell `x @ w.T` as a `linalg.transpose` of `w` into a new
+    tensor followed by a `linalg.matmul` (torch-mlir does for every
+    `nn.Linear` and in every backward): a copy of the weight per step. This
+    pass makes a `linalg.matmul` or `linalg.batch_matmul` on tensors read a
+    `linalg.transpose` result's input directly, through the composed
+    indexing map (`indexing_maps` of the named op), and the transpose goes
+    when nothing else reads it. The libraries the lowerings call read such
+    operands as strided views (`amp-linalg-to-cpu-library`,
+    `amp-linalg-to-gpu-matmul`), so the copy disappears; the product is the
+    same.
+
+    A batch matmul keeps its batch dimension first: a transpose that moves
+    it stays.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
@@ -98,9 +150,7 @@ def AmpGPUBufferize : Pass<"amp-gpu-bufferize", "ModuleOp"> {
     - memref results become out-parameters allocated by the caller; a result
       computed into a fresh buffer is computed into the out-parameter
       directly, others (an argument returned as it is) are copied into it on
-      the device; the `amp.state` name of a result moves to its
-      out-parameter as `amp_gpu.state` (on arguments, `amp.state` names
-      scaler inputs);
+      the device;
     - tensor constants (host globals after bufferization) are copied into
       device buffers where they are used;
     - every `gpu.alloc` that does not leave its block is freed with

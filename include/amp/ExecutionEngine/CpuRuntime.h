@@ -6,7 +6,8 @@
 |* (transposed operands are views). Operands cross as unranked memref         *|
 |* descriptors: {rank, pointer to the ranked descriptor}. Each call           *|
 |* computes C = A.B, or C += A.B when `accumulate` is nonzero, as the linalg  *|
-|* op it replaces does up to summation order.                                 *|
+|* op it replaces does up to summation order. The step's buffers come from    *|
+|* the runtime's pool.                                                        *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -61,6 +62,13 @@ void ampCpuSetNumThreads(int32_t threads);
  * the same arithmetic: products of two bf16 or f16 numbers are exact in
  * f32). f16 is always "f32" with oneDNN 2.6. */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
+
+/* memref.alloc and memref.dealloc of the lowered step (FinalizeMemRefToLLVM's
+ * generic allocation functions): buffers are kept by size and alignment for
+ * the next call of the step. */
+void *_mlir_memref_to_llvm_alloc(uint64_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
+void _mlir_memref_to_llvm_free(void *buffer);
 
 #ifdef __cplusplus
 }

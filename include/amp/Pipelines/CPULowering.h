@@ -23,9 +23,11 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::init(true)};
   Option<bool> library{
       *this, "library",
-      llvm::cl::desc("Hand matmuls, batch matmuls and 2-d convolutions with "
-                     "f32, f16 or bf16 inputs and f32 outputs to oneDNN "
-                     "(amp-linalg-to-cpu-library); else they become loops"),
+      llvm::cl::desc("Call the CPU runtime (libAmpCpuRuntime): matmuls, batch "
+                     "matmuls and 2-d convolutions with f32, f16 or bf16 "
+                     "inputs and f32 outputs go to oneDNN "
+                     "(amp-linalg-to-cpu-library), buffers come from its pool; "
+                     "else they become loops and malloc/free"),
       llvm::cl::init(true)};
 };
 

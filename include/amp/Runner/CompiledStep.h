@@ -82,7 +82,8 @@ struct StepCompileOptions {
   /// `library` option); else they are loops, with the same results up to
   /// summation order.
   bool library = true;
-  /// Threads of the library calls (1: deterministic).
+  /// Threads of the library calls (1, the default, is deterministic; the
+  /// results of more may differ in summation order).
   int threads = 1;
   /// Passes run on the transformed module before the CPU lowering, as a
   /// pass pipeline (e.g. "amp-gpu-tensor-rewrites"): runs the
@@ -191,6 +192,7 @@ private:
   double initScale = 0.0;
   int64_t hysteresis = 1;
   double compileSeconds = 0.0;
+  int threads = 1;
 };
 
 } // namespace mlir::amp

@@ -134,7 +134,7 @@ class TrainingStep:
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                  traced: TracedStep, module_text: str, options: Optional[str], seed: int = 0,
-                 trace_seconds: float = 0.0, import_seconds: float = 0.0):
+                 trace_seconds: float = 0.0, import_seconds: float = 0.0, threads: int = 1):
         import amp_mlir
 
         self.model = model
@@ -147,7 +147,7 @@ class TrainingStep:
         self.trace_seconds = trace_seconds
         self.import_seconds = import_seconds
         self.session = amp_mlir.Session(module_text, options, func=traced.function_name,
-                                        seed=seed, functions=[FORWARD])
+                                        seed=seed, functions=[FORWARD], threads=threads)
         self._arguments = {a.name: a for a in self.session.arguments}
         named = dict(model.named_parameters())
         traced_params = [r.name for r in traced.arguments if r.role == "parameter"]
@@ -324,8 +324,8 @@ def compile_training_step(model: torch.nn.Module, loss_fn: Callable,
                           example_inputs: Sequence[torch.Tensor],
                           amp: Union[None, str, Dict] = None, *, dynamic_batch: bool = False,
                           clip_grad_norm: Optional[float] = None, seed: int = 0,
-                          forward_inputs: Optional[Sequence[torch.Tensor]] = None
-                          ) -> TrainingStep:
+                          forward_inputs: Optional[Sequence[torch.Tensor]] = None,
+                          threads: int = 1) -> TrainingStep:
     """Compiles one training step of `model` for the CPU.
 
     `loss_fn(model, *batch)` returns the 0-d f32 loss; `optimizer` is a
@@ -336,13 +336,15 @@ def compile_training_step(model: torch.nn.Module, loss_fn: Callable,
     keyword options ({"dtype": "bf16"}). `clip_grad_norm` clips the
     unscaled gradients by their global norm inside the guarded update.
     `forward_inputs` (default: what loss_fn passes the model) fixes the eval
-    forward's inputs. The model's current parameters and buffers and the
-    optimizer's state are loaded; the model and optimizer are not changed.
+    forward's inputs. `threads`: the cores of the library calls (1, the
+    default, is deterministic). The model's current parameters and buffers
+    and the optimizer's state are loaded; the model and optimizer are not
+    changed.
     """
     traced, text, trace_s, import_s = _trace(model, loss_fn, optimizer, example_inputs,
                                              dynamic_batch, clip_grad_norm, forward_inputs)
     return TrainingStep(model, optimizer, traced, text, amp_options(amp), seed,
-                        trace_s, import_s)
+                        trace_s, import_s, threads)
 
 
 def _save(path: str, array: np.ndarray) -> None:

@@ -1,6 +1,6 @@
-//===- GPUFuseElementwise.cpp - Fewer kernels -----------------------------===//
+//===- FuseElementwise.cpp - Elementwise chains in one loop nest ----------===//
 //
-// Implements `amp-gpu-fuse-elementwise`.
+// Implements `amp-fuse-elementwise`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,7 +9,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::amp {
-#define GEN_PASS_DEF_AMPGPUFUSEELEMENTWISE
+#define GEN_PASS_DEF_AMPFUSEELEMENTWISE
 #include "amp/Conversion/Passes.h.inc"
 } // namespace mlir::amp
 
@@ -24,8 +24,8 @@ bool hasOneUse(OpOperand *fused) {
   return producer && producer->hasOneUse();
 }
 
-struct GPUFuseElementwisePass
-    : public amp::impl::AmpGPUFuseElementwiseBase<GPUFuseElementwisePass> {
+struct FuseElementwisePass
+    : public amp::impl::AmpFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, hasOneUse);

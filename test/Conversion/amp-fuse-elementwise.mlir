@@ -1,4 +1,4 @@
-// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-gpu-fuse-elementwise))" | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-fuse-elementwise))" | FileCheck %s
 
 // A cast with one use is computed inside its consumer: one kernel, not two.
 // CHECK-LABEL: func.func @cast_into_consumer

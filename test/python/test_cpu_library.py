@@ -1,0 +1,78 @@
+"""The CPU runtime's library calls (oneDNN matmuls and convolutions, the buffer pool) against
+the compiled loops, on the steps torch-mlir gives real models (test/Inputs/torch): the same
+losses and parameters up to summation order, in fp32, f16 and bf16; and the thread count.
+
+Tolerances, after three steps: losses within 1e-5 (fp32) or 3e-2 (f16, bf16) relative; each
+parameter within 1e-5 relative plus 1e-3 (fp32) or 3e-2 (f16, bf16) of the largest change the
+loops made to it. A different summation order changes gradients by rounding errors, which
+Adam's division by the root of the second moment turns into visible steps for near-zero
+gradients, and which a low-precision rounding (bf16 has 8 bits) may carry to the
+neighbouring number.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.abspath(os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build")))
+sys.path.insert(0, os.path.join(BUILD, "python_packages"))
+
+import amp_mlir  # noqa: E402
+
+FIXTURES = os.path.join(ROOT, "test", "Inputs", "torch")
+MODELS = ["mlp_dynamic_batch", "cnn_bn", "resnet_block", "gpt_block", "lstm"]
+STEPS = 3
+
+
+def batch_of(session, rows=4):
+    rng = np.random.default_rng(1)
+    data = []
+    for argument in session.data_arguments:
+        shape = tuple(rows if d is None else d for d in argument.shape)
+        if np.issubdtype(argument.dtype, np.integer):
+            data.append(rng.integers(0, 4, size=shape).astype(argument.dtype))
+        else:
+            data.append(rng.normal(size=shape).astype(argument.dtype))
+    return data
+
+
+def train(text, options, **session_options):
+    session = amp_mlir.Session(text, options, **session_options)
+    data = batch_of(session)
+    start = session.parameters
+    losses = [session.step(*data).loss for _ in range(STEPS)]
+    return np.array(losses), start, session.parameters
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def step_text(request):
+    return amp_mlir.import_step(os.path.join(FIXTURES, request.param + ".mlir"))
+
+
+@pytest.mark.parametrize("options", [None, "dtype=f16", "dtype=bf16"])
+def test_library_calls_match_the_loops(step_text, options):
+    losses, start, library = train(step_text, options, cpu_library=True)
+    loop_losses, _, loops = train(step_text, options, cpu_library=False)
+    loss_tolerance, change_tolerance = (1e-5, 1e-3) if options is None else (3e-2, 3e-2)
+    np.testing.assert_allclose(losses, loop_losses, rtol=loss_tolerance, atol=1e-6)
+    for name, value in library.items():
+        change = np.abs(loops[name] - start[name]).max()
+        np.testing.assert_allclose(value, loops[name], rtol=1e-5,
+                                   atol=change_tolerance * change + 1e-7, err_msg=name)
+
+
+def test_one_thread_is_deterministic_and_two_agree(step_text):
+    losses, _, first = train(step_text, "dtype=bf16")
+    again_losses, _, again = train(step_text, "dtype=bf16")
+    assert losses.tobytes() == again_losses.tobytes()
+    for name, value in first.items():
+        assert value.tobytes() == again[name].tobytes(), name
+    two_losses, _, _ = train(step_text, "dtype=bf16", threads=2)
+    np.testing.assert_allclose(two_losses, losses, rtol=3e-2)
+
+
+def test_threads_must_be_positive(step_text):
+    with pytest.raises(ValueError, match="threads=0"):
+        amp_mlir.Session(step_text, threads=0)
