@@ -160,14 +160,15 @@ def compiled_torch_step(model, optimizer, batch, autocast):
     return (lambda: float(compiled(*batch))), seconds
 
 
-def our_step(name, options):
+def our_step(name, options, threads):
     """A Session on the traced step, started from the same weights as the torch variants;
-    returns (step, compile seconds, step FLOPs of GEMMs and convolutions)."""
+    returns (step, compile seconds, step FLOPs of GEMMs and convolutions, a function giving
+    the bytes of temporaries the last step allocated)."""
     model, make_optimizer, batch = make_model(name)
     traced = trace_training_step(model, cross_entropy, make_optimizer(model), batch)
     step_text = amp_mlir.import_step(traced.module_text)
     start = time.perf_counter()
-    session = amp_mlir.Session(step_text, options)
+    session = amp_mlir.Session(step_text, options, threads=threads)
     seconds = time.perf_counter() - start
     state = session.state_dict()
     initial = traced.initial_values()
@@ -175,7 +176,12 @@ def our_step(name, options):
         state["state"][key] = initial[key].numpy()
     session.load_state_dict(state)
     data = [b.numpy() for b in batch]
-    return (lambda: session.step(*data).loss), seconds, contraction_flops(step_text)
+    last = {}
+
+    def step():
+        last["result"] = session.step(*data)
+        return last["result"].loss
+    return step, seconds, contraction_flops(step_text), lambda: last["result"].temporary_bytes
 
 
 def contraction_flops(text):
@@ -239,10 +245,11 @@ def benchmark(name, threads, rounds, steps, with_compile):
             model, make_optimizer, batch = make_model(name)
             variants[label], compile_seconds[label] = compiled_torch_step(
                 model, make_optimizer(model), batch, autocast)
-    flops = 0
+    flops, temporaries = 0, {}
     for label, options in (("ours fp32", None), ("ours f16", "dtype=f16"),
                            ("ours bf16", "dtype=bf16")):
-        variants[label], compile_seconds[label], flops = our_step(name, options)
+        variants[label], compile_seconds[label], flops, temporaries[label] = our_step(
+            name, options, threads)
     times = {label: [] for label in variants}
     for _ in range(rounds):
         for label, run in variants.items():
@@ -258,8 +265,19 @@ def benchmark(name, threads, rounds, steps, with_compile):
         ms = statistics.median(samples)
         rate = rates["bf16" if "bf16" in label else "f32"]
         floor_ms = flops / (rate * 1e9) * 1e3
-        rows.append((label, ms, ms / eager, compile_seconds.get(label), floor_ms / ms))
+        temporary_bytes = temporaries[label]() if label in temporaries else None
+        rows.append((label, ms, ms / eager, compile_seconds.get(label), floor_ms / ms,
+                     temporary_bytes))
     return rows, rates, flops
+
+
+def target_ratios(rows):
+    """The issue's targets as ratios of the medians of this run."""
+    ms = {row[0]: row[1] for row in rows}
+    pairs = (("ours fp32", "torch eager fp32"), ("ours bf16", "torch eager bf16"),
+             ("ours bf16", "torch.compile bf16"), ("ours bf16", "ours fp32"),
+             ("ours f16", "ours fp32"))
+    return [(a, b, ms[a] / ms[b]) for a, b in pairs if a in ms and b in ms]
 
 
 def main():
@@ -280,10 +298,13 @@ def main():
             print(f"\n{name}, {threads} thread(s): GEMM/conv {flops / 1e9:.3f} GFLOP per step; "
                   f"torch.mm {rates['f32']:.0f} GFLOP/s f32, {rates['bf16']:.0f} bf16")
             print(f"{'variant':<20} {'ms/step':>9} {'vs eager fp32':>14} {'compile s':>10} "
-                  f"{'of floor':>9}")
-            for label, ms, ratio, seconds, floor in rows:
+                  f"{'of floor':>9} {'temporaries MB':>15}")
+            for label, ms, ratio, seconds, floor, temporary_bytes in rows:
                 compile_text = f"{seconds:.2f}" if seconds is not None else "-"
-                print(f"{label:<20} {ms:>9.2f} {ratio:>13.2f}x {compile_text:>10} {floor:>8.0%}")
+                bytes_text = f"{temporary_bytes / 1e6:.1f}" if temporary_bytes is not None else "-"
+                print(f"{label:<20} {ms:>9.2f} {ratio:>13.2f}x {compile_text:>10} {floor:>8.0%} "
+                      f"{bytes_text:>15}")
+            print("; ".join(f"{a} / {b}: {r:.2f}x" for a, b, r in target_ratios(rows)))
 
 
 if __name__ == "__main__":

@@ -398,12 +398,15 @@ void runConv2D(const Operand &inputIn, const Operand &filterIn,
 /// (a fifth of an MLP step's time before). Up to kMaxCachedBytes are kept.
 class BufferPool {
 public:
+  static thread_local uint64_t allocatedBytes;
+
   static BufferPool &get() {
     static BufferPool *pool = new BufferPool; // outlives static destructors
     return *pool;
   }
 
   void *allocate(size_t alignment, size_t size) {
+    allocatedBytes += size;
     alignment = std::max<size_t>(alignment, 64);
     size = std::max<size_t>((size + alignment - 1) / alignment * alignment,
                             alignment);
@@ -453,6 +456,8 @@ private:
   std::map<std::pair<size_t, size_t>, std::vector<void *>> cached;
   size_t cachedBytes = 0;
 };
+
+thread_local uint64_t BufferPool::allocatedBytes = 0;
 
 } // namespace
 
@@ -514,4 +519,8 @@ extern "C" void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment,
 
 extern "C" void _mlir_memref_to_llvm_free(void *buffer) {
   BufferPool::get().release(buffer);
+}
+
+extern "C" uint64_t ampCpuAllocatedBytes(void) {
+  return BufferPool::allocatedBytes;
 }

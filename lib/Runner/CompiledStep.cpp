@@ -316,6 +316,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   }
   step->isSet.resize(step->arguments.size());
   step->threads = options.threads;
+  step->library = options.library;
   step->initializeState(0);
   step->compileSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
@@ -447,7 +448,11 @@ llvm::Expected<StepOutcome> CompiledStep::run() {
   for (HostArray &array : results)
     buffers.push_back(&array);
   auto start = std::chrono::steady_clock::now();
+  uint64_t allocated = ampCpuAllocatedBytes();
   callPacked(stepFunction, buffers, threads);
+  std::optional<uint64_t> temporaryBytes;
+  if (library)
+    temporaryBytes = ampCpuAllocatedBytes() - allocated;
   double milliseconds = std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start)
                             .count();
@@ -456,7 +461,7 @@ llvm::Expected<StepOutcome> CompiledStep::run() {
   bool foundInf = signature.foundInfResult &&
                   results[*signature.foundInfResult].getAsDouble(0) != 0.0;
   return StepOutcome{mean(results[signature.lossResult]), scale, foundInf,
-                     milliseconds};
+                     milliseconds, temporaryBytes};
 }
 
 uint64_t CompiledStep::hashReplicatedState() const {

@@ -188,6 +188,8 @@ class StepResult:
     #: The loss scale the step used (dynamic scaling), else None.
     scale: Optional[float]
     milliseconds: float
+    #: Bytes of temporaries the step allocated (None with cpu_library=False).
+    temporary_bytes: Optional[int] = None
 
 
 class GradScalerState:
@@ -458,9 +460,9 @@ class Session:
                 + " hold batches of different sizes; a step takes one batch size")
         for a, array in checked:
             self._put(a.index, array, "data argument")
-        loss, scale, found_inf, ms = self._step.run()
+        loss, scale, found_inf, ms, temporaries = self._step.run()
         self.steps_done += 1
-        return StepResult(loss, found_inf, scale, ms)
+        return StepResult(loss, found_inf, scale, ms, temporaries)
 
     def fit(self, *data, steps: Optional[int] = None, epochs: Optional[int] = None,
             batch_size: Optional[int] = None, shuffle: bool = True,
@@ -491,7 +493,8 @@ class Session:
                                   1 if epochs is None else epochs, self.steps_done,
                                   batch_size or 0, keep_last_batch, shuffle, self.seed)
         self.steps_done += len(outcomes)
-        return [StepResult(loss, found_inf, scale, ms) for loss, scale, found_inf, ms in outcomes]
+        return [StepResult(loss, found_inf, scale, ms, temporaries)
+                for loss, scale, found_inf, ms, temporaries in outcomes]
 
     def accuracy(self, inputs, labels, function: str = "predict",
                  batch_size: Optional[int] = None) -> float:

@@ -264,12 +264,16 @@ public:
     return toBytes(step->getResults()[index]);
   }
 
-  std::tuple<double, std::optional<double>, bool, double> run() {
+  /// (loss, scale, found_inf, milliseconds, temporary bytes) of a step.
+  using Outcome = std::tuple<double, std::optional<double>, bool, double,
+                             std::optional<uint64_t>>;
+
+  Outcome run() {
     llvm::Expected<StepOutcome> outcome = step->run();
     if (!outcome)
       raise(llvm::toString(outcome.takeError()));
     return {outcome->loss, outcome->scale, outcome->foundInf,
-            outcome->milliseconds};
+            outcome->milliseconds, outcome->temporaryBytes};
   }
 
   /// The shape of `type`, -1 for a dynamic dimension.
@@ -281,7 +285,6 @@ public:
   }
 
   using ArrayData = std::tuple<std::string, std::vector<int64_t>, nb::bytes>;
-  using Outcome = std::tuple<double, std::optional<double>, bool, double>;
 
   /// Runs `steps` steps (from step `first` of the run) on batches of
   /// `dataSets`, one per data argument, as amp-run does with its --data files:

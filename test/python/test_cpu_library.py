@@ -76,3 +76,29 @@ def test_one_thread_is_deterministic_and_two_agree(step_text):
 def test_threads_must_be_positive(step_text):
     with pytest.raises(ValueError, match="threads=0"):
         amp_mlir.Session(step_text, threads=0)
+
+
+
+def temporaries(text, options, rows=4, **session_options):
+    session = amp_mlir.Session(text, options, **session_options)
+    data = batch_of(session, rows)
+    return [session.step(*data).temporary_bytes for _ in range(STEPS)]
+
+
+def test_temporaries_are_counted(step_text):
+    """Every step of a run on one batch shape allocates the same temporaries, counted by
+    the buffer pool of the library path only."""
+    for options in (None, "dtype=f16", "dtype=bf16"):
+        counts = temporaries(step_text, options)
+        assert counts[0] > 0 and len(set(counts)) == 1, options
+    assert temporaries(step_text, None, cpu_library=False) == [None] * STEPS
+
+
+@pytest.mark.parametrize("model,rows", [("mlp_dynamic_batch", 32), ("cnn_bn", 4),
+                                        ("resnet_block", 3)])
+def test_bf16_stores_fewer_bytes_than_fp32(model, rows):
+    """Where the activations outweigh the parameters, bf16 (activations stored in bf16, the
+    weights' bf16 copies added) allocates fewer bytes than fp32. Not so for the LSTM fixture
+    (3 sequences of 5 steps) or the MLP at 4 rows, whose weight copies weigh more."""
+    text = amp_mlir.import_step(os.path.join(FIXTURES, model + ".mlir"))
+    assert temporaries(text, "dtype=bf16", rows)[0] < temporaries(text, None, rows)[0]

@@ -70,6 +70,11 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
 void _mlir_memref_to_llvm_free(void *buffer);
 
+/* The bytes the calling thread has allocated through those functions so far
+ * (requested sizes, kept buffers included): a step's temporaries are the
+ * difference across one call. */
+uint64_t ampCpuAllocatedBytes(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -103,6 +103,9 @@ struct StepOutcome {
   /// Whether the step found an inf/NaN gradient and was skipped.
   bool foundInf;
   double milliseconds;
+  /// The bytes of temporaries the step allocated (with the CPU runtime's
+  /// buffer pool, i.e. `library`; else unknown).
+  std::optional<uint64_t> temporaryBytes;
 };
 
 class CompiledStep {
@@ -193,6 +196,7 @@ private:
   int64_t hysteresis = 1;
   double compileSeconds = 0.0;
   int threads = 1;
+  bool library = true;
 };
 
 } // namespace mlir::amp
