@@ -1,6 +1,7 @@
 //===- gpu_selftest.cpp - The runtime on a real GPU ------------------------===//
 //
-// Usage: amp-gpu-selftest            correctness checks (exit 0 when all pass)
+// Usage: amp-gpu-selftest            correctness checks (exit 0 when all pass):
+//                                     memory, the NCCL sums, matmuls
 //        amp-gpu-selftest --bench [N] N^3 f16 and bf16 GEMMs (default 8192)
 //                                     through ampMatmul vs cuBLASLt directly
 //
@@ -187,6 +188,41 @@ void checkMemory(CUstream stream) {
     report(runtimeOk("host-shared") && back == 42, "host-shared allocation");
   } else {
     runtimeOk("host-shared allocation");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Sums of data-parallel steps
+//===----------------------------------------------------------------------===//
+
+/// ampAllReduceSum in each type, as a copy without a communicator and
+/// through ncclAllReduce on a one-rank one: the sum of one rank is its own
+/// buffer, bit for bit.
+void checkSums(CUstream stream) {
+  for (bool nccl : {false, true}) {
+    if (nccl && ampRuntimeInitCommunicator(1, 0, nullptr) != AMP_RUNTIME_SUCCESS) {
+      runtimeOk("one-rank NCCL communicator");
+      return;
+    }
+    const char *how = nccl ? "ncclAllReduce, one rank" : "no communicator";
+    report(ampRuntimeWorldSize() == 1,
+           std::string("world size 1 (") + how + ")");
+    for (int32_t type : {AMP_ELEMENT_F32, AMP_ELEMENT_F16, AMP_ELEMENT_BF16}) {
+      const size_t n = 4099;
+      Buffer send(type, n, stream), recv(type, n, stream);
+      for (size_t i = 0; i < n; ++i)
+        send.set(i, static_cast<float>(i % 97) * 0.25f - 11.0f);
+      send.upload(stream);
+      ampAllReduceSum(send.device, recv.device, n, type, stream);
+      recv.download(stream);
+      report(runtimeOk("ampAllReduceSum") && send.host == recv.host,
+             std::string("ampAllReduceSum ") + typeName(type) + " (" + how +
+                 ")");
+      send.release(stream);
+      recv.release(stream);
+    }
+    if (nccl)
+      ampRuntimeDestroyCommunicator();
   }
 }
 
@@ -458,6 +494,7 @@ int main(int argc, char **argv) {
     benchmark(stream, n);
   } else {
     checkMemory(stream);
+    checkSums(stream);
     checkMatmuls(stream);
   }
   mgpuStreamDestroy(stream);

@@ -7,7 +7,7 @@
 //
 //   amp-train STEP.so --data x.npy,y.npy --steps N [--init DIR] [--log F.csv]
 //             [--symbol NAME] [--seed S] [--time N]
-//             [--batch-size N] [--keep-last-batch]
+//             [--batch-size N] [--keep-last-batch] [--nccl]
 //
 // A step whose batch dimension is dynamic needs --batch-size; batches are
 // then that many samples, and --keep-last-batch runs the last partial batch
@@ -16,6 +16,9 @@
 // optimizer state found there (e.g. the arg<i>.npy of amp-run
 // --save-params). --time N then times N more steps on the last batch
 // without reading anything back, and prints the mean milliseconds per step.
+// --nccl gives the runtime a one-rank NCCL communicator, so that the sums
+// of a data-parallel step go through ncclAllReduce (without it they are
+// copies: a world of one either way).
 // Exit status: 0 on success, 1 on an error, 2 when there is no CUDA device.
 //
 //===----------------------------------------------------------------------===//
@@ -103,7 +106,7 @@ int main(int argc, char **argv) {
   std::string library, symbol = "amp_compiled_step", initDir, logPath;
   std::vector<std::string> dataFiles;
   int64_t steps = 100, timedSteps = 0, batchOption = 0;
-  bool keepLastBatch = false;
+  bool keepLastBatch = false, nccl = false;
   uint64_t seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -132,6 +135,8 @@ int main(int argc, char **argv) {
       batchOption = std::atoll(value().c_str());
     else if (arg == "--keep-last-batch")
       keepLastBatch = true;
+    else if (arg == "--nccl")
+      nccl = true;
     else if (library.empty() && arg[0] != '-')
       library = arg;
     else
@@ -139,7 +144,7 @@ int main(int argc, char **argv) {
                       "'; usage: amp-train STEP.so --data x.npy,y.npy "
                       "--steps N [--init DIR] [--log F.csv] [--symbol NAME] "
                       "[--seed S] [--time N] [--batch-size N] "
-                      "[--keep-last-batch]");
+                      "[--keep-last-batch] [--nccl]");
   }
   if (library.empty())
     return failWith("no compiled step given (a shared library from "
@@ -155,6 +160,7 @@ int main(int argc, char **argv) {
     void *handle;
     AmpSession *session = nullptr;
     ~Cleanup() {
+      ampRuntimeDestroyCommunicator();
       ampSessionDestroy(session);
       dlclose(handle);
     }
@@ -167,6 +173,8 @@ int main(int argc, char **argv) {
   AmpSession *session = cleanup.session = ampSessionCreate(step, seed);
   if (!session)
     return runtimeFailure("cannot create a session");
+  if (nccl && ampRuntimeInitCommunicator(1, 0, nullptr) != AMP_RUNTIME_SUCCESS)
+    return runtimeFailure("cannot create a one-rank NCCL communicator");
 
   // Arguments by role: the data ones are fed in order from --data.
   std::vector<int32_t> dataBuffers;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeDriverTest.h"
 #include "amp/Runtime/MgpuWrappers.h"
 
 #include "gtest/gtest.h"
@@ -19,6 +20,8 @@
 #include <vector>
 
 namespace {
+
+using amp::test::FakeDriver;
 
 std::string lastError() { return ampRuntimeGetLastErrorMessage(); }
 
@@ -94,38 +97,6 @@ TEST_F(NoDevice, LibraryWithoutDriverSymbolsIsRejected) {
                          "cuGetErrorName (the driver is older than CUDA 12 "
                          "or not a CUDA driver)");
 }
-
-/// Loads the fake driver afresh for every test and exposes its controls.
-class FakeDriver : public ::testing::Test {
-protected:
-  void SetUp() override {
-    ampRuntimeClearError();
-    library = dlopen(AMP_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(library, nullptr) << dlerror();
-    reset = reinterpret_cast<void (*)()>(dlsym(library, "fakeCudaReset"));
-    fail = reinterpret_cast<void (*)(const char *, int)>(
-        dlsym(library, "fakeCudaFail"));
-    setDeviceCount = reinterpret_cast<void (*)(int)>(
-        dlsym(library, "fakeCudaSetDeviceCount"));
-    calls = reinterpret_cast<int (*)(const char *)>(
-        dlsym(library, "fakeCudaCalls"));
-    ASSERT_TRUE(reset && fail && setDeviceCount && calls);
-    reset();
-    ASSERT_EQ(ampRuntimeLoadDriver(AMP_FAKE_CUDA_DRIVER), AMP_RUNTIME_SUCCESS)
-        << lastError();
-  }
-  void TearDown() override {
-    mgpuSetDefaultDevice(0);
-    ampRuntimeClearError();
-    dlclose(library);
-  }
-
-  void *library = nullptr;
-  void (*reset)() = nullptr;
-  void (*fail)(const char *, int) = nullptr;
-  void (*setDeviceCount)(int) = nullptr;
-  int (*calls)(const char *) = nullptr;
-};
 
 TEST_F(FakeDriver, MemoryRoundTrip) {
   CUstream stream = mgpuStreamCreate();

@@ -9,6 +9,12 @@
 // test of a compiled step can see the sizes its code computed from the
 // memref descriptors it was given.
 //
+// Where the runtime is built with NCCL, it also exports the NCCL functions
+// the runtime looks up ($AMP_NCCL_PATH pointed here): a communicator whose
+// other ranks contribute zeros, so a sum is a copy of this rank's buffer.
+// Each ncclAllReduce is logged with its count, type, operation and whether
+// it got the runtime's communicator.
+//
 //===----------------------------------------------------------------------===//
 
 #include <cuda.h>
@@ -329,3 +335,73 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *, CUfunction, void **,
 }
 
 } // extern "C"
+
+#if AMP_HAVE_NCCL
+#include <nccl.h>
+
+namespace {
+struct FakeComm {
+  int size, rank;
+};
+} // namespace
+
+#define FAKE_NCCL_ENTER()                                                      \
+  if (CUresult fakeResult = enter(__func__))                                   \
+    return static_cast<ncclResult_t>(fakeResult);
+
+extern "C" {
+
+ncclResult_t ncclGetVersion(int *version) {
+  FAKE_NCCL_ENTER();
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+const char *ncclGetErrorString(ncclResult_t result) {
+  return result == ncclInvalidUsage ? "invalid usage (fake)" : "fake error";
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  FAKE_NCCL_ENTER();
+  std::memset(id, 7, sizeof *id);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int size, ncclUniqueId,
+                              int rank) {
+  FAKE_NCCL_ENTER();
+  *comm = reinterpret_cast<ncclComm_t>(new FakeComm{size, rank});
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
+  FAKE_NCCL_ENTER();
+  *count = reinterpret_cast<FakeComm *>(comm)->size;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  FAKE_NCCL_ENTER();
+  delete reinterpret_cast<FakeComm *>(comm);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count,
+                           ncclDataType_t type, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t) {
+  FAKE_NCCL_ENTER();
+  const char *typeName = type == ncclFloat32   ? "f32"
+                         : type == ncclFloat16 ? "f16"
+                         : type == ncclBfloat16 ? "bf16"
+                                                : "other";
+  auto *fake = reinterpret_cast<FakeComm *>(comm);
+  logLine("ncclAllReduce " + std::to_string(count) + " " + typeName +
+          (op == ncclSum ? " sum" : " other") + " rank " +
+          std::to_string(fake->rank) + " of " + std::to_string(fake->size));
+  if (send != recv)
+    std::memcpy(recv, send, count * (type == ncclFloat32 ? 4 : 2));
+  return ncclSuccess;
+}
+
+} // extern "C"
+#endif // AMP_HAVE_NCCL

@@ -2,8 +2,9 @@
 |*                                                                            *|
 |* The entry points that compiled training steps call besides the mgpu*      *|
 |* functions of MLIR's GPU host ABI (declared in MgpuWrappers.h): the error   *|
-|* state, driver selection and the cuBLASLt matmul. docs/Runtime.md is the    *|
-|* reference for every function here.                                         *|
+|* state, driver selection, the cuBLASLt matmul and the NCCL sums of         *|
+|* data-parallel steps. docs/Runtime.md is the reference for every function  *|
+|* here.                                                                      *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -35,6 +36,9 @@ typedef enum AmpRuntimeStatus {
   AMP_RUNTIME_ERROR_CUBLAS = 3,
   /* Operands the runtime cannot handle (ranks, shapes, strides, types). */
   AMP_RUNTIME_ERROR_INVALID_ARGUMENT = 4,
+  /* NCCL is missing (not built in, or its library does not load) or an
+   * NCCL call returned an error. */
+  AMP_RUNTIME_ERROR_NCCL = 5,
 } AmpRuntimeStatus;
 
 /* The first error since start or since the last ampRuntimeClearError, and
@@ -73,6 +77,40 @@ AMP_RUNTIME_EXPORT void ampMatmul(int64_t rank, const void *a, const void *b,
 /* Plan-cache counters since start, for tests and benchmarks. */
 AMP_RUNTIME_EXPORT void ampRuntimeGetPlanCacheStats(int64_t *hits,
                                                     int64_t *misses);
+
+/* Data-parallel steps: one NCCL communicator per process, given by the
+ * runner; without one the process is a world of one. NCCL
+ * ($AMP_NCCL_PATH, else the library found when the runtime was built) is
+ * loaded by the first of the two calls below. */
+#define AMP_NCCL_UNIQUE_ID_BYTES 128
+
+/* Writes a new ncclUniqueId (AMP_NCCL_UNIQUE_ID_BYTES bytes) to `id`: rank 0
+ * calls it and sends the bytes to every rank (MPI_Bcast). */
+AMP_RUNTIME_EXPORT int32_t ampRuntimeGetNcclUniqueId(void *id);
+
+/* Makes this process rank `rank` of a communicator of `size` ranks on the
+ * calling thread's default device (ncclCommInitRank; every rank calls it
+ * with rank 0's id). With size 1, `id` may be NULL: a one-rank
+ * communicator. Returns the status. */
+AMP_RUNTIME_EXPORT int32_t ampRuntimeInitCommunicator(int32_t size,
+                                                      int32_t rank,
+                                                      const void *id);
+
+/* Ends the communicator (ncclCommDestroy); the process is a world of one
+ * again. */
+AMP_RUNTIME_EXPORT void ampRuntimeDestroyCommunicator(void);
+
+/* The number of ranks of the communicator, 1 without one. */
+AMP_RUNTIME_EXPORT int32_t ampRuntimeWorldSize(void);
+
+/* recv = the sum over the ranks of every rank's send: `count` elements of
+ * `elementType` (AMP_ELEMENT_F32, F16 or BF16) in device memory, on
+ * `stream` (ncclAllReduce with ncclSum, in that type). Without a
+ * communicator, a copy of send into recv. Every rank must call the same
+ * sums in the same order. */
+AMP_RUNTIME_EXPORT void ampAllReduceSum(const void *send, void *recv,
+                                        int64_t count, int32_t elementType,
+                                        void *stream);
 
 #ifdef __cplusplus
 }
