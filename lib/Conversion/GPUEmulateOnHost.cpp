@@ -168,6 +168,19 @@ struct GPUEmulateOnHostPass
       } else if (auto matmul = dyn_cast<amp_gpu::MatmulOp>(op)) {
         if (failed(emulateMatmul(rewriter, matmul)))
           return WalkResult::interrupt();
+      } else if (auto sum = dyn_cast<amp_gpu::AllReduceSumOp>(op)) {
+        // NCCL's sum as MPI's, which the CPU lowering runs: a world of one
+        // in a plain process, the ranks of the job under mpiexec.
+        Value world = mpi::CommWorldOp::create(
+            rewriter, sum.getLoc(), mpi::CommType::get(rewriter.getContext()));
+        rewriter.replaceOpWithNewOp<mpi::AllReduceOp>(
+            sum, /*retval=*/Type(), sum.getSend(), sum.getRecv(),
+            mpi::MPI_ReductionOpEnum::MPI_SUM, world);
+      } else if (auto size = dyn_cast<amp_gpu::WorldSizeOp>(op)) {
+        Value world = mpi::CommWorldOp::create(
+            rewriter, size.getLoc(), mpi::CommType::get(rewriter.getContext()));
+        rewriter.replaceOpWithNewOp<mpi::CommSizeOp>(
+            size, /*retval=*/Type(), rewriter.getI32Type(), world);
       } else if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
         if (failed(emulateLaunch(rewriter, launch)))
           return WalkResult::interrupt();

@@ -53,6 +53,14 @@ linalg::FillOp amp::getZeroFillBefore(Operation *op, Value output) {
   return fill;
 }
 
+LogicalResult amp::checkNoMpiRetval(Operation *op, Value retval,
+                                    StringRef call) {
+  if (!retval)
+    return success();
+  return op->emitOpError("returns an '!mpi.retval', which ")
+         << call << " does not give";
+}
+
 func::CallOp LibraryCallBuilder::call(OpBuilder &builder, Location loc,
                                       StringRef name, ArrayRef<Value> memrefs,
                                       ArrayRef<Value> scalars,

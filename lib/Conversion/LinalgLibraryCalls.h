@@ -4,7 +4,8 @@
 // vendor library (oneDNN, cuBLASLt): which loops of a matmul are batch, M,
 // N and K, views of the operands in the library's order (transposes, never
 // copies), and the zero fill a beta = 0 product makes redundant; and the
-// calls of runtime functions with memref operands (oneDNN's, MPI's).
+// calls of runtime functions with memref operands (oneDNN's, MPI's) and
+// the checks of the mpi ops such calls replace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,10 @@ Value viewInOrder(OpBuilder &builder, Location loc, Value operand,
 /// The `linalg.fill` of zero into `output` right before `op` (skipping ops
 /// without memory effects), which a product with beta = 0 makes redundant.
 linalg::FillOp getZeroFillBefore(Operation *op, Value output);
+
+/// An error unless the mpi op that a runtime call (`call`, as the message
+/// names it) replaces returns no `!mpi.retval`: the calls return none.
+LogicalResult checkNoMpiRetval(Operation *op, Value retval, StringRef call);
 
 /// Calls of runtime functions through their C interface, each declared once
 /// per module (private, `llvm.emit_c_interface`).

@@ -47,12 +47,7 @@ LogicalResult checkBuffers(Operation *op) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type)
       continue;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    bool contiguous = type.getRank() == 1 &&
-                      succeeded(type.getStridesAndOffset(strides, offset)) &&
-                      strides[0] == 1;
-    if (!contiguous)
+    if (!amp_gpu::isContiguousVector(type))
       return op->emitOpError("takes a buffer of type ")
              << type
              << "; the MPI lowering counts the elements of dimension 0, so "
@@ -83,14 +78,6 @@ LogicalResult checkMpichAbi(ModuleOp module) {
       "and MPIToLLVM's default follow MPICH's ABI");
 }
 
-/// The op, which returns no MPI error code to check, as a runtime call.
-LogicalResult checkNoRetval(Operation *op, Value retval) {
-  if (!retval)
-    return success();
-  return op->emitOpError("returns an '!mpi.retval', which the MPI runtime's "
-                         "call does not give");
-}
-
 struct MPIToCPURuntimePass
     : public amp::impl::AmpMPIToCPURuntimeBase<MPIToCPURuntimePass> {
   void runOnOperation() override {
@@ -117,7 +104,8 @@ struct MPIToCPURuntimePass
             getHalfSumEntry(allreduce.getSendbuf().getType().getElementType());
         if (entry.empty())
           continue;
-        if (failed(checkNoRetval(op, allreduce.getRetval()))) {
+        if (failed(checkNoMpiRetval(op, allreduce.getRetval(),
+                                    "the MPI runtime's call"))) {
           failedOp = true;
           continue;
         }
@@ -135,7 +123,8 @@ struct MPIToCPURuntimePass
                         "MPI_COMM_WORLD, which the MPI runtime does not know");
         continue;
       }
-      if (failed(checkNoRetval(op, size.getRetval()))) {
+      if (failed(checkNoMpiRetval(op, size.getRetval(),
+                                    "the MPI runtime's call"))) {
         failedOp = true;
         continue;
       }

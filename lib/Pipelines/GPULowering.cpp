@@ -12,6 +12,9 @@
 // - gpu-async-region puts every device op of a function (allocations,
 //   copies, kernels, runtime matmuls) on one stream, synchronized once at
 //   the end of the step.
+// - The collectives of a data-parallel step become runtime calls (NCCL) on
+//   device buffers before bufferization, so that their receive buffers are
+//   device allocations freed like every temporary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +59,7 @@ namespace mlir::amp {
 static void buildGPUKernels(OpPassManager &pm,
                                 const GPULoweringOptions &options) {
   buildGPUTensorRewrites(pm);
+  pm.addPass(createAmpMPIToGPU());
   pm.addPass(createAmpGPUBufferize());
   pm.addPass(createAmpLinalgToGPUMatmul({options.matmulF32}));
   pm.addNestedPass<func::FuncOp>(createAmpGPUParallelOuterLoops());

@@ -107,3 +107,19 @@ func.func @kernel(%out: memref<64x10xf32>, %v: f32) {
   }
   return
 }
+
+// -----
+
+// NCCL's sum and world size become MPI's, which the CPU lowering runs.
+// CHECK-LABEL: func.func @sum
+// CHECK-SAME: (%[[S:.*]]: memref<8xf16>, %[[R:.*]]: memref<8xf16>)
+// CHECK: %[[W:.*]] = mpi.comm_world : !mpi.comm
+// CHECK-NEXT: mpi.allreduce(%[[S]], %[[R]], MPI_SUM, %[[W]]) : memref<8xf16>, memref<8xf16>
+// CHECK-NEXT: %[[W2:.*]] = mpi.comm_world : !mpi.comm
+// CHECK-NEXT: %[[N:.*]] = mpi.comm_size(%[[W2]]) : i32
+// CHECK-NEXT: return %[[N]] : i32
+func.func @sum(%s: memref<8xf16>, %r: memref<8xf16>) -> i32 {
+  amp_gpu.all_reduce_sum %s, %r : memref<8xf16>, memref<8xf16>
+  %n = amp_gpu.world_size : i32
+  return %n : i32
+}

@@ -39,3 +39,44 @@ func.func @batched_bf16(%a: memref<3x8x4xbf16>, %b: memref<3x2x4xbf16>, %c: memr
       : memref<3x8x4xbf16>, memref<3x4x2xbf16, strided<[8, 1, 4]>>, memref<3x8x2xbf16>
   return
 }
+
+// -----
+
+// A sum of a data-parallel step: ampAllReduceSum on the step's stream with
+// the buffers' first elements (offset included), the count from the
+// descriptor and the type code (f16 = 1); the world size from the runtime.
+// Both are declared once, at the top of the module.
+// CHECK: llvm.func @ampRuntimeWorldSize() -> i32
+// CHECK: llvm.func @ampAllReduceSum(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr)
+// CHECK-LABEL: llvm.func @sum_f16
+// CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// CHECK: %[[COUNT:.*]] = llvm.extractvalue %[[SENDD:.*]][3, 0]
+// CHECK: %[[SEND:.*]] = llvm.extractvalue %[[SENDD]][1]
+// CHECK: %[[RECVBASE:.*]] = llvm.extractvalue %{{.*}}[1]
+// CHECK: %[[OFFSET:.*]] = llvm.mlir.constant(16 : index) : i64
+// CHECK: %[[RECV:.*]] = llvm.getelementptr %[[RECVBASE]][%[[OFFSET]]] : (!llvm.ptr, i64) -> !llvm.ptr, f16
+// CHECK: %[[F16:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK: llvm.call @ampAllReduceSum(%[[SEND]], %[[RECV]], %[[COUNT]], %[[F16]], %[[STREAM]]) : (!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr) -> ()
+// CHECK: %[[N:.*]] = llvm.call @ampRuntimeWorldSize() : () -> i32
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
+// CHECK: llvm.return %[[N]] : i32
+func.func @sum_f16(%send: memref<212xf16>, %recv: memref<212xf16, strided<[1], offset: 16>>) -> i32 {
+  amp_gpu.all_reduce_sum %send, %recv : memref<212xf16>, memref<212xf16, strided<[1], offset: 16>>
+  %n = amp_gpu.world_size : i32
+  return %n : i32
+}
+
+// -----
+
+// Dynamic sizes are read from the descriptor; bf16 = 2, f32 = 0.
+// CHECK-LABEL: llvm.func @sums_dynamic
+// CHECK: %[[COUNT:.*]] = llvm.extractvalue %{{.*}}[3, 0] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+// CHECK: %[[BF16:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK: llvm.call @ampAllReduceSum(%{{.*}}, %{{.*}}, %[[COUNT]], %[[BF16]], %{{.*}})
+// CHECK: %[[F32:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: llvm.call @ampAllReduceSum(%{{.*}}, %{{.*}}, %{{.*}}, %[[F32]], %{{.*}})
+func.func @sums_dynamic(%a: memref<?xbf16>, %b: memref<?xbf16>, %c: memref<6xf32>, %d: memref<6xf32>) {
+  amp_gpu.all_reduce_sum %a, %b : memref<?xbf16>, memref<?xbf16>
+  amp_gpu.all_reduce_sum %c, %d : memref<6xf32>, memref<6xf32>
+  return
+}

@@ -212,6 +212,34 @@ def AmpMPIToCPURuntime : Pass<"amp-mpi-to-cpu-runtime", "ModuleOp"> {
   let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect"];
 }
 
+def AmpMPIToGPU : Pass<"amp-mpi-to-gpu", "ModuleOp"> {
+  let summary = "Turn the collectives of a data-parallel step into NCCL "
+                "calls on device buffers";
+  let description = [{
+    The GPU lowering of what `amp-data-parallel` puts in a step (on
+    tensors, before `amp-gpu-bufferize`):
+
+    - each `mpi.allreduce` with `MPI_SUM` over `mpi.comm_world` of f32, f16
+      or bf16 buffers becomes `amp_gpu.all_reduce_sum` (the runtime's
+      `ampAllReduceSum`: `ncclAllReduce` with `ncclSum`, in the buffers'
+      type, on the step's stream); its receive buffer, a `memref.alloc`,
+      becomes a `gpu.alloc` (freed by `amp-gpu-bufferize` like any
+      temporary), and its send buffer is a `bufferization.to_buffer` of a
+      tensor, which bufferization places in device memory;
+    - `mpi.comm_size` of `mpi.comm_world` becomes `amp_gpu.world_size`
+      (`ampRuntimeWorldSize`: the size of the runtime's NCCL communicator,
+      1 without one).
+
+    Anything else of the `mpi` dialect is an error naming the op, as are a
+    reduction other than `MPI_SUM`, another communicator, an
+    `!mpi.retval` result (NCCL's status goes to the runtime's error state),
+    buffers that are not 1-D and contiguous or of another element type, and
+    buffers that do not come from a `memref.alloc` or a
+    `bufferization.to_buffer` (they could be host memory).
+  }];
+  let dependentDialects = ["amp_gpu::AmpGPUDialect", "gpu::GPUDialect"];
+}
+
 def AmpLinalgToGPUMatmul : Pass<"amp-linalg-to-gpu-matmul", "ModuleOp"> {
   let summary = "Turn contractions on device buffers into runtime matmuls";
   let description = [{
@@ -304,6 +332,10 @@ def AmpGPUEmulateOnHost : Pass<"amp-gpu-emulate-on-host", "func::FuncOp"> {
       `gpu.dealloc` is dropped (the CPU lowering frees host buffers);
     - each `amp_gpu.matmul` by a fill (beta = 0) and a `linalg.generic`
       accumulating the products in f32;
+    - `amp_gpu.all_reduce_sum` and `amp_gpu.world_size` by `mpi.allreduce`
+      (`MPI_SUM`) and `mpi.comm_size` over `mpi.comm_world`, which the CPU
+      lowering runs through MPI: a world of one in a plain process, the
+      job's ranks under `mpiexec`;
     - each `gpu.launch` by loops over its blocks and threads around its body
       (the lowering's kernels use no barriers or shared memory), after
       `cf.assert`s that its grid and block sizes are within CUDA's limits
@@ -324,7 +356,7 @@ def AmpGPUEmulateOnHost : Pass<"amp-gpu-emulate-on-host", "func::FuncOp"> {
   }];
   let dependentDialects = ["arith::ArithDialect", "cf::ControlFlowDialect",
                            "linalg::LinalgDialect", "memref::MemRefDialect",
-                           "scf::SCFDialect"];
+                           "mpi::MPIDialect", "scf::SCFDialect"];
 }
 
 def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {

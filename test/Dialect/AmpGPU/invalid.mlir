@@ -37,3 +37,35 @@ func.func @shapes(%a: memref<8x4xf16>, %b: memref<5x2xf16>, %c: memref<8x2xf32>)
   amp_gpu.matmul %a, %b, %c {alpha = 1.0 : f32, beta = 0.0 : f32, call_site = 0 : i64} : memref<8x4xf16>, memref<5x2xf16>, memref<8x2xf32>
   return
 }
+
+// -----
+
+func.func @sum_of_matrices(%a: memref<2x3xf32>, %b: memref<2x3xf32>) {
+  // expected-error@+1 {{'amp_gpu.all_reduce_sum' op buffers must be 1-D and contiguous, got 'memref<2x3xf32>' and 'memref<2x3xf32>'}}
+  amp_gpu.all_reduce_sum %a, %b : memref<2x3xf32>, memref<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @sum_strided(%a: memref<4xf32, strided<[2]>>, %b: memref<4xf32>) {
+  // expected-error@+1 {{'amp_gpu.all_reduce_sum' op buffers must be 1-D and contiguous}}
+  amp_gpu.all_reduce_sum %a, %b : memref<4xf32, strided<[2]>>, memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @sum_into_another_type(%a: memref<4xf16>, %b: memref<4xf32>) {
+  // expected-error@+1 {{'amp_gpu.all_reduce_sum' op buffers must have one size and element type, got 'memref<4xf16>' and 'memref<4xf32>'}}
+  amp_gpu.all_reduce_sum %a, %b : memref<4xf16>, memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @sum_of_integers(%a: memref<4xi32>, %b: memref<4xi32>) {
+  // expected-error@+1 {{'amp_gpu.all_reduce_sum' op buffers must have f16, bf16 or f32 elements}}
+  amp_gpu.all_reduce_sum %a, %b : memref<4xi32>, memref<4xi32>
+  return
+}

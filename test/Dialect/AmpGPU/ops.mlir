@@ -14,3 +14,18 @@ func.func @matmul(%a: memref<8x4xf16>, %b: memref<4x2xf16>, %c: memref<8x2xf32>,
   gpu.wait [%t2]
   return
 }
+
+// CHECK-LABEL: func.func @all_reduce_sum
+// CHECK: amp_gpu.all_reduce_sum %arg0, %arg1 : memref<212xf16>, memref<212xf16>
+// CHECK: %[[T:.*]] = gpu.wait async
+// CHECK: %{{.*}} = amp_gpu.all_reduce_sum async [%[[T]]] %arg2, %arg3 : memref<6xf32>, memref<6xf32, strided<[1], offset: 2>>
+// CHECK: %{{.*}} = amp_gpu.world_size : i32
+func.func @all_reduce_sum(%a: memref<212xf16>, %b: memref<212xf16>, %c: memref<6xf32>,
+                          %d: memref<6xf32, strided<[1], offset: 2>>) -> i32 {
+  amp_gpu.all_reduce_sum %a, %b : memref<212xf16>, memref<212xf16>
+  %t = gpu.wait async
+  %t2 = amp_gpu.all_reduce_sum async [%t] %c, %d : memref<6xf32>, memref<6xf32, strided<[1], offset: 2>>
+  gpu.wait [%t2]
+  %n = amp_gpu.world_size : i32
+  return %n : i32
+}

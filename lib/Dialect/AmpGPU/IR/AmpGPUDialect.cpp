@@ -26,6 +26,14 @@ std::optional<int32_t> amp_gpu::getRuntimeElementType(Type type) {
   return std::nullopt;
 }
 
+bool amp_gpu::isContiguousVector(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() == 1 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides[0] == 1;
+}
+
 /// `async [%deps]`, as the gpu dialect's async ops print it.
 static ParseResult parseAsyncDependencies(
     OpAsmParser &parser, Type &asyncTokenType,
@@ -77,6 +85,21 @@ LogicalResult MatmulOp::verify() {
                      !agree(a.getDimSize(0), c.getDimSize(0)))))
     return emitOpError("operand shapes do not form a matrix product: ")
            << a << ", " << b << ", " << c;
+  return success();
+}
+
+LogicalResult AllReduceSumOp::verify() {
+  auto send = cast<MemRefType>(getSend().getType());
+  auto recv = cast<MemRefType>(getRecv().getType());
+  if (!isContiguousVector(send) || !isContiguousVector(recv))
+    return emitOpError("buffers must be 1-D and contiguous, got ")
+           << send << " and " << recv;
+  if (send.getShape() != recv.getShape() ||
+      send.getElementType() != recv.getElementType())
+    return emitOpError("buffers must have one size and element type, got ")
+           << send << " and " << recv;
+  if (!getRuntimeElementType(send.getElementType()))
+    return emitOpError("buffers must have f16, bf16 or f32 elements");
   return success();
 }
 

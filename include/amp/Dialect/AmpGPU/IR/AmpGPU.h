@@ -9,6 +9,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "amp/Dialect/AmpGPU/IR/AmpGPUOpsDialect.h.inc"
 
@@ -20,6 +21,10 @@ namespace mlir::amp_gpu {
 /// The element-type codes of the runtime's ampMatmul (AmpElementType in
 /// runtime/include/amp/Runtime/AmpRuntime.h), or nullopt for another type.
 std::optional<int32_t> getRuntimeElementType(Type type);
+
+/// Whether `type` is 1-D with unit stride: a buffer the runtime's sums (and
+/// MPI's) count by the size of dimension 0.
+bool isContiguousVector(MemRefType type);
 
 } // namespace mlir::amp_gpu
 
