@@ -8,16 +8,19 @@
 # --prepare compiles every example step for sm_90 with amp-compile (fp32,
 # f16, bf16), and the MLP with a dynamic batch dimension
 # (test/amp-compile/Inputs/mlp_dynamic_digits.mlir, f16, trained in batches
-# of 64 and the last one of 29), writes the initial parameters and the
-# expected CPU loss curves (amp-run, same initial parameters, batches in
-# file order), copies the digits data, and checks that the pack (default
+# of 64 and the last one of 29), the same MLP as a data-parallel step
+# (data-parallel=mpi, f16 sums: the one-rank NCCL check), writes the
+# initial parameters and the expected CPU loss curves (amp-run, same initial
+# parameters, batches in file order; the data-parallel step as one process,
+# a world of one), copies the digits data, and checks that the pack (default
 # build/gpu-pack) stays under the 64 MiB that can be carried to the GPU
 # machine.
 #
 # Without --prepare (CUDA toolkit, CMake, ninja, Python 3 + PyTorch; no MLIR)
 # it builds the runtime, the driver and the compiled steps with CMake, runs
 # the device tests (amp-gpu-selftest), trains every compiled step with
-# amp-train and compares its loss curve with the CPU one (tolerances in
+# amp-train (the data-parallel step with a one-rank NCCL communicator,
+# amp-train --nccl) and compares its loss curve with the CPU one (tolerances in
 # scripts/compare-curves.py), benchmarks 8192^3 f16/bf16 GEMMs (ampMatmul vs
 # cuBLASLt direct vs torch.matmul) and one training step of the MLP and the
 # transformer block vs PyTorch eager AMP, and prints a table. Exit status 0
@@ -29,16 +32,26 @@ MODES=${AMP_GPU_MODES:-"fp32 f16 bf16"}
 # Modes of the step with a dynamic batch ("" leaves it out), and its batch.
 DYNAMIC_MODES=${AMP_GPU_DYNAMIC_MODES-"f16"}
 DYNAMIC_BATCH=64
+# Modes of the data-parallel step ("" leaves it out): the dynamic MLP with
+# data-parallel=mpi, trained as the one of a dynamic batch is.
+DP_MODES=${AMP_GPU_DP_MODES-"f16"}
 STEPS=${AMP_GPU_STEPS:-100}
 LIMIT_MIB=64
 
-amp_options() { # mode -> amp-compile/amp-run option
-  case $1 in fp32) ;; *) echo "--amp=dtype=$1" ;; esac
+amp_options() { # example, mode -> AMP, the amp-compile/amp-run options
+  local dp="" text=""
+  [ "$1" != mlp_dp ] || dp="data-parallel=mpi"
+  case $2 in
+    fp32) [ -z "$dp" ] || text="level=O0 $dp" ;;
+    *) text="dtype=$2${dp:+ $dp}" ;;
+  esac
+  AMP=()
+  [ -z "$text" ] || AMP=("--amp=$text")
 }
 
 step_source() { # example name -> its step
   case $1 in
-    mlp_dynamic) echo test/amp-compile/Inputs/mlp_dynamic_digits.mlir ;;
+    mlp_dynamic|mlp_dp) echo test/amp-compile/Inputs/mlp_dynamic_digits.mlir ;;
     *) echo "examples/$1.mlir" ;;
   esac
 }
@@ -57,19 +70,24 @@ prepare() {
   # One line per compiled step: example, mode, steps, and for a step with a
   # dynamic batch its batch size (the last partial batch kept).
   : > "$pack/manifest"
-  local ex mode modes batching
-  for ex in $EXAMPLES ${DYNAMIC_MODES:+mlp_dynamic}; do
+  local ex mode modes batching AMP
+  for ex in $EXAMPLES ${DYNAMIC_MODES:+mlp_dynamic} ${DP_MODES:+mlp_dp}; do
     modes=$MODES batching=()
-    if [ "$ex" = mlp_dynamic ]; then
-      modes=$DYNAMIC_MODES batching=(--batch-size "$DYNAMIC_BATCH" --keep-last-batch)
-    fi
+    case $ex in
+      mlp_dynamic) modes=$DYNAMIC_MODES ;;
+      mlp_dp) modes=$DP_MODES ;;
+    esac
+    case $ex in
+      mlp_dynamic|mlp_dp) batching=(--batch-size "$DYNAMIC_BATCH" --keep-last-batch) ;;
+    esac
     "$build/bin/amp-run" "$(step_source "$ex")" --steps 0 --data "$x,$y" "${batching[@]}" \
       --save-params "$pack/init/$ex" > /dev/null || return 1
     for mode in $modes; do
       echo "gpu-check: compiling $ex ($mode) for sm_90"
-      "$build/bin/amp-compile" "$(step_source "$ex")" $(amp_options "$mode") --chip=sm_90 \
+      amp_options "$ex" "$mode"
+      "$build/bin/amp-compile" "$(step_source "$ex")" "${AMP[@]}" --chip=sm_90 \
         -o "$pack/steps/${ex}_$mode.o" || return 1
-      "$build/bin/amp-run" "$(step_source "$ex")" $(amp_options "$mode") --data "$x,$y" \
+      "$build/bin/amp-run" "$(step_source "$ex")" "${AMP[@]}" --data "$x,$y" \
         --steps "$STEPS" --shuffle=false --load-params "$pack/init/$ex" "${batching[@]}" \
         --log "$pack/expected/${ex}_$mode.csv" > /dev/null || return 1
       echo "$ex $mode $STEPS${batching:+ $DYNAMIC_BATCH}" >> "$pack/manifest"
@@ -115,6 +133,8 @@ run_on_gpu() {
   while read -r ex mode n batch; do
     local name=${ex}_$mode batching=()
     [ -z "$batch" ] || batching=(--batch-size "$batch" --keep-last-batch)
+    # The data-parallel step sums through NCCL, on a one-rank communicator.
+    [ "$ex" != mlp_dp ] || batching+=(--nccl)
     if timeout 120 "$build/bin/amp-train" "$build/lib/lib$name.so" \
          --data "$pack/data/digits_train_x.npy,$pack/data/digits_train_y.npy" "${batching[@]}" \
          --steps "$n" --init "$pack/init/$ex" --log "$out/$name.csv" --time 100 \
