@@ -16,6 +16,10 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%amp_src_root", config.amp_src_root))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%amp_obj_root", config.amp_obj_root))
+# MLIR's TableGen files (mlir/Pass/PassBase.td), for amp-tblgen's tests.
+config.substitutions.append(
+    ("%mlir_include_dir",
+     os.path.join(os.path.dirname(config.llvm_tools_dir), "include")))
 # The runtime libraries of mlir-runner's printing functions (printMemref*
 # lives in the C++ one).
 for name in ["mlir_c_runner_utils", "mlir_runner_utils"]:
@@ -29,7 +33,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-tools = ["amp-compile", "amp-opt", "amp-run", "amp-capi-test"]
+tools = ["amp-compile", "amp-opt", "amp-run", "amp-capi-test", "amp-tblgen"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -77,39 +77,35 @@ static std::string getEffectivePolicy(const AmpPipelineOptions &options,
 }
 
 /// The low type the step is converted to: an explicit `dtype` wins over the
-/// policy file's own, as amp-insert-casts decides.
+/// policy file's own, as amp-insert-casts decides; without either, the
+/// scaling passes' default.
 static std::string getEffectiveDtype(const AmpPipelineOptions &options,
                                      const AmpLevel *level) {
-  std::string policyName = getEffectivePolicy(options, level);
-  if (options.dtype.hasValue() || policyName.empty())
+  if (!options.dtype.empty())
     return options.dtype;
+  std::string policyName = getEffectivePolicy(options, level);
+  std::string fallback = AmpGuardUpdateOptions().dtype;
+  if (policyName.empty())
+    return fallback;
   llvm::Expected<Policy> policy = Policy::load(policyName);
   if (!policy) {
     // amp-insert-casts reports it.
     llvm::consumeError(policy.takeError());
-    return options.dtype;
+    return fallback;
   }
   std::optional<Precision> fileDtype = policy->getDtype();
-  return fileDtype ? stringifyPrecision(*fileDtype).str()
-                   : options.dtype.getValue();
+  return fileDtype ? stringifyPrecision(*fileDtype).str() : fallback;
 }
 
-/// The options of amp-loss-scaling or amp-guard-update (the same list).
+/// The options of amp-loss-scaling or amp-guard-update (the same list) with
+/// the effective dtype and the level's default scaling.
 template <typename ScalingOptionsT>
-static ScalingOptionsT getScalingOptions(const AmpPipelineOptions &options,
-                                         const AmpLevel *level) {
-  ScalingOptionsT scaling;
+static ScalingOptionsT withEffectiveScaling(ScalingOptionsT scaling,
+                                            const AmpPipelineOptions &options,
+                                            const AmpLevel *level) {
   scaling.dtype = getEffectiveDtype(options, level);
-  scaling.scaling = level && !options.scaling.hasValue()
-                        ? level->scaling.str()
-                        : options.scaling.getValue();
-  scaling.initScale = options.initScale;
-  scaling.growthFactor = options.growthFactor;
-  scaling.backoffFactor = options.backoffFactor;
-  scaling.growthInterval = options.growthInterval;
-  scaling.minScale = options.minScale;
-  scaling.maxScale = options.maxScale;
-  scaling.hysteresis = options.hysteresis;
+  if (level && !options.scaling.hasValue())
+    scaling.scaling = level->scaling.str();
   return scaling;
 }
 
@@ -169,7 +165,8 @@ llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {
   if (llvm::Error error = verifyDataParallelOptions(options, *level))
     return error;
   return ScalingConfig::get(
-             getScalingOptions<AmpGuardUpdateOptions>(options, *level))
+             withEffectiveScaling(getAmpGuardUpdateOptions(options), options,
+                                  *level))
       .takeError();
 }
 
@@ -203,7 +200,7 @@ amp::getCastInsertionOptions(const AmpPipelineOptions &options) {
   CastInsertionOptions casts;
   casts.policy = policy;
   // Only a dtype given as an option wins over the policy file's.
-  if (options.dtype.hasValue())
+  if (!options.dtype.empty())
     casts.dtype = symbolizePrecision(options.dtype);
   if (!options.unknownOps.empty())
     casts.unknownOps = symbolizeUnknownOpMode(options.unknownOps);
@@ -216,15 +213,14 @@ void amp::buildScalingPipeline(OpPassManager &pm,
                                const AmpPipelineOptions &options) {
   const AmpLevel *level = getVerifiedLevel(options);
   pm.addPass(createAmpLossScaling(
-      getScalingOptions<AmpLossScalingOptions>(options, level)));
+      withEffectiveScaling(getAmpLossScalingOptions(options), options, level)));
   if (isDataParallel(options)) {
-    AmpDataParallelOptions dataParallel;
+    AmpDataParallelOptions dataParallel = getAmpDataParallelOptions(options);
     dataParallel.gradCommDtype = getEffectiveCommDtype(options, level);
-    dataParallel.bucketSize = options.bucketSize;
     pm.addPass(createAmpDataParallel(dataParallel));
   }
   pm.addPass(createAmpGuardUpdate(
-      getScalingOptions<AmpGuardUpdateOptions>(options, level)));
+      withEffectiveScaling(getAmpGuardUpdateOptions(options), options, level)));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -233,19 +229,9 @@ void amp::buildAmpPipeline(OpPassManager &pm,
                            const AmpPipelineOptions &options) {
   if (std::optional<CastInsertionOptions> casts =
           getCastInsertionOptions(options)) {
-    AmpInsertCastsOptions passOptions;
+    AmpInsertCastsOptions passOptions = getAmpInsertCastsOptions(options);
     passOptions.policy = casts->policy;
-    passOptions.unknownOps = options.unknownOps;
-    passOptions.explain = options.explain;
-    passOptions.report = options.report;
-    passOptions.dot = options.dot;
-    std::unique_ptr<Pass> insertCasts = createAmpInsertCasts(passOptions);
-    // The pass tells an explicit dtype from its default by how it was given.
-    if (casts->dtype)
-      (void)insertCasts->initializeOptions(
-          "dtype=" + options.dtype.getValue(),
-          [](const Twine &) { return failure(); });
-    pm.addPass(std::move(insertCasts));
+    pm.addPass(createAmpInsertCasts(passOptions));
   }
   buildScalingPipeline(pm, options);
 }

@@ -555,14 +555,14 @@ struct AmpInsertCastsPass
 FailureOr<CastInsertionOptions> AmpInsertCastsPass::getCastInsertionOptions() {
   CastInsertionOptions options;
   options.policy = policy;
-  std::optional<Precision> low = symbolizePrecision(dtype);
-  if (!low || !isLowPrecision(*low))
-    return getOperation().emitError(
-               "option 'dtype' must be 'f16' or 'bf16', got '")
-           << dtype << "'";
   // Only a dtype given as an option wins over the policy file's.
-  if (dtype.hasValue())
-    options.dtype = low;
+  if (!dtype.empty()) {
+    options.dtype = symbolizePrecision(dtype);
+    if (!options.dtype || !isLowPrecision(*options.dtype))
+      return getOperation().emitError(
+                 "option 'dtype' must be 'f16' or 'bf16', got '")
+             << dtype << "'";
+  }
   if (!unknownOps.empty()) {
     options.unknownOps = symbolizeUnknownOpMode(unknownOps);
     if (!options.unknownOps)

@@ -130,18 +130,14 @@ std::string importStepText(const std::string &text, const std::string &name) {
                OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/false));
 }
 
+/// Every option's value (its default when not given), by option name.
 nb::dict optionValues(const std::string &text) {
   std::unique_ptr<AmpPipelineOptions> options = parseOptions(text);
   nb::dict values;
-  values["dtype"] = options->dtype.getValue();
-  values["scaling"] = options->scaling.getValue();
-  values["init-scale"] = options->initScale.getValue();
-  values["growth-factor"] = options->growthFactor.getValue();
-  values["backoff-factor"] = options->backoffFactor.getValue();
-  values["growth-interval"] = options->growthInterval.getValue();
-  values["min-scale"] = options->minScale.getValue();
-  values["max-scale"] = options->maxScale.getValue();
-  values["hysteresis"] = options->hysteresis.getValue();
+#define GEN_PASS_PIPELINE_OPTION_LIST_AMPPIPELINE
+#define PASS_PIPELINE_OPTION(field, argument)                                  \
+  values[argument] = options->field.getValue();
+#include "amp/Pipelines/AmpPipeline.h.inc"
   return values;
 }
 

@@ -3,6 +3,8 @@
 // RUN: amp-opt %s --split-input-file --amp-pipeline="scaling=static init-scale=256" | FileCheck %s --check-prefixes=CHECK,STATIC
 // RUN: amp-opt %s --split-input-file --amp-pipeline="scaling=none" | FileCheck %s --check-prefixes=CHECK,NONE
 // RUN: amp-opt %s --split-input-file --amp-pipeline="dtype=bf16" | FileCheck %s --check-prefixes=CHECK,BF16
+// A policy file's dtype (bf16 here) is the step's: the casts and the scaling follow it.
+// RUN: amp-opt %s --split-input-file --amp-pipeline="policy=%S/../Transforms/Inputs/cbrt-policy.json" | FileCheck %s --check-prefixes=CHECK,BF16
 // RUN: amp-opt %s --split-input-file --amp-pipeline="hysteresis=2 min-scale=1 max-scale=16777216 growth-factor=2 growth-interval=1000" | FileCheck %s --check-prefixes=CHECK,HYST
 // RUN: amp-opt %s --split-input-file --amp-pipeline="level=O0" | FileCheck %s --check-prefixes=CHECK,O0
 // RUN: amp-opt %s --split-input-file --amp-pipeline="level=auto" | FileCheck %s --check-prefixes=CHECK,AUTO

@@ -61,8 +61,9 @@ def AmpInsertCasts : Pass<"amp-insert-casts", "ModuleOp"> {
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
                            "tensor::TensorDialect"];
   let options = [
-    Option<"dtype", "dtype", "std::string", /*default=*/"\"f16\"",
-           "Low-precision type: f16 or bf16 (overrides a policy file's dtype)">,
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"\"",
+           "Low-precision type: f16 or bf16 (default: the policy file's, "
+           "else f16)">,
     Option<"policy", "policy", "std::string", /*default=*/"\"torch\"",
            "torch, tf, mindspore, tensor-cores-only, mindspore-o1, "
            "mindspore-o2, mindspore-o3, or a JSON policy file">,
