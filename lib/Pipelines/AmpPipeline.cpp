@@ -124,7 +124,7 @@ static std::string getEffectiveCommDtype(const AmpPipelineOptions &options,
 static llvm::Error verifyDataParallelOptions(const AmpPipelineOptions &options,
                                              const AmpLevel *level) {
   std::optional<DataParallelMode> mode =
-      parseDataParallelMode(options.dataParallel);
+      symbolizeDataParallelMode(options.dataParallel);
   if (!mode)
     return llvm::createStringError("option 'data-parallel' must be none or "
                                    "mpi, got '" +
@@ -145,7 +145,8 @@ static llvm::Error verifyDataParallelOptions(const AmpPipelineOptions &options,
 }
 
 bool amp::isDataParallel(const AmpPipelineOptions &options) {
-  return parseDataParallelMode(options.dataParallel) == DataParallelMode::Mpi;
+  return symbolizeDataParallelMode(options.dataParallel) ==
+         DataParallelMode::Mpi;
 }
 
 llvm::Error amp::verifyAmpPipelineOptions(const AmpPipelineOptions &options) {

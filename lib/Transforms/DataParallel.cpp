@@ -17,7 +17,6 @@
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/StringSwitch.h"
 #include <algorithm>
 #include <limits>
 
@@ -34,13 +33,6 @@ static constexpr llvm::StringLiteral kMpiImplementationKey =
     "MPI:Implementation";
 /// MPIToLLVM passes element counts as C ints.
 static constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
-
-std::optional<DataParallelMode> amp::parseDataParallelMode(StringRef name) {
-  return llvm::StringSwitch<std::optional<DataParallelMode>>(name)
-      .Case("none", DataParallelMode::None)
-      .Case("mpi", DataParallelMode::Mpi)
-      .Default(std::nullopt);
-}
 
 llvm::Expected<DataParallelConfig>
 DataParallelConfig::get(StringRef gradCommDtype, int64_t bucketSize) {

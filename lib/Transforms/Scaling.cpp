@@ -5,7 +5,6 @@
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -13,26 +12,6 @@
 
 using namespace mlir;
 using namespace mlir::amp;
-
-std::optional<ScalingMode> amp::parseScalingMode(StringRef name) {
-  return llvm::StringSwitch<std::optional<ScalingMode>>(name)
-      .Case("none", ScalingMode::None)
-      .Case("static", ScalingMode::Static)
-      .Case("dynamic", ScalingMode::Dynamic)
-      .Default(std::nullopt);
-}
-
-StringRef amp::stringifyScalingMode(ScalingMode mode) {
-  switch (mode) {
-  case ScalingMode::None:
-    return "none";
-  case ScalingMode::Static:
-    return "static";
-  case ScalingMode::Dynamic:
-    return "dynamic";
-  }
-  llvm_unreachable("unknown scaling mode");
-}
 
 static llvm::Error optionError(StringRef option, const Twine &range,
                                const Twine &got) {
@@ -60,7 +39,7 @@ ScalingConfig::get(StringRef dtype, StringRef scaling, double initScale,
   std::optional<ScalingMode> mode =
       scaling.empty() ? (*low == Precision::F16 ? ScalingMode::Dynamic
                                                 : ScalingMode::None)
-                      : parseScalingMode(scaling);
+                      : symbolizeScalingMode(scaling);
   if (!mode)
     return optionError("scaling", "none, static or dynamic (empty: dynamic "
                                   "for f16, none for bf16)",

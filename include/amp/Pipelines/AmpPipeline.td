@@ -13,6 +13,10 @@
 include "amp/Pipelines/PassPipeline.td"
 include "amp/Transforms/Passes.td"
 
+// The modes (dtype, scaling, data-parallel, ...) are strings checked against
+// their ODS enums, not enum options with cl::values: cl's parser prints its
+// error to stderr, where the C API and Python lose it, and `scaling` and
+// `unknown-ops` need an empty value for "the dtype's / the policy's".
 def AmpPipeline : PassPipeline<"amp-pipeline"> {
   let options = [
     Option<"level", "level", "std::string", /*default=*/"",

@@ -12,6 +12,7 @@
 #define AMP_TRANSFORMS_DATAPARALLEL_H
 
 #include "amp/Dialect/Amp/IR/AmpAttributes.h"
+#include "amp/Transforms/TransformsEnums.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,10 +23,6 @@
 #include <optional>
 
 namespace mlir::amp {
-
-/// `data-parallel=none|mpi`.
-enum class DataParallelMode { None, Mpi };
-std::optional<DataParallelMode> parseDataParallelMode(llvm::StringRef name);
 
 /// The validated options of amp-data-parallel.
 struct DataParallelConfig {

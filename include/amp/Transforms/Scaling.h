@@ -11,6 +11,7 @@
 #define AMP_TRANSFORMS_SCALING_H
 
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "amp/Transforms/TransformsEnums.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -22,11 +23,6 @@
 #include <optional>
 
 namespace mlir::amp {
-
-/// `scaling=none|static|dynamic`.
-enum class ScalingMode { None, Static, Dynamic };
-std::optional<ScalingMode> parseScalingMode(llvm::StringRef name);
-llvm::StringRef stringifyScalingMode(ScalingMode mode);
 
 /// The validated scaling options of a pipeline run.
 struct ScalingConfig {
