@@ -266,7 +266,7 @@ Operand transposed(Operand operand) {
   return operand;
 }
 
-void runMatmul(const Operand &aIn, const Operand &bIn, const Operand &cIn,
+void runMatmul(const Operand &a, const Operand &b, const Operand &c,
                bool accumulate);
 
 /// oneDNN's fast matmuls write row-major outputs: a column-major C is
@@ -279,28 +279,26 @@ void runMatmulRowMajor(const Operand &a, const Operand &b, const Operand &c,
   runMatmul(a, b, c, accumulate);
 }
 
-void runMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
-               bool accumulate) {
+/// Runs the primitive cached under `key` on `srcIn` and `weightsIn` into
+/// `dst`, made by `make(src, weights)` (the primitive and the name of its
+/// implementation) on the first call: on the low-precision inputs where
+/// oneDNN has a fast kernel for them (isFastLowPrecision), else on their
+/// extension to f32. `what` names the call in errors.
+template <typename MakeFn>
+void runCached(const char *what, Key key, const Operand &srcIn,
+               const Operand &weightsIn, const Operand &dst, MakeFn make) {
   Library &library = Library::get();
   std::lock_guard<std::mutex> lock(library.mutex);
-  Key key = makeKey(Matmul, {&aIn, &bIn, &c}, {accumulate});
   auto it = library.cache.find(key);
   try {
-    bool low = aIn.type != memory::data_type::f32;
+    bool low = srcIn.type != memory::data_type::f32;
     if (it == library.cache.end()) {
-      auto make = [&](const Operand &a, const Operand &b) {
-        dnnl::matmul::primitive_desc descriptor(
-            library.engine, describe(a), describe(b), describe(c),
-            makeAttributes(accumulate));
-        return std::make_pair(dnnl::matmul(descriptor),
-                              std::string(descriptor.impl_info_str()));
-      };
       Cached cached;
       bool native = false;
       if (low) {
         try {
-          auto [primitive, implementation] = make(aIn, bIn);
-          native = isFastLowPrecision(aIn.type, implementation);
+          auto [primitive, implementation] = make(srcIn, weightsIn);
+          native = isFastLowPrecision(srcIn.type, implementation);
           if (native)
             cached.primitive = primitive;
         } catch (const dnnl::error &) {
@@ -308,88 +306,63 @@ void runMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
         }
       }
       if (!low || !native) {
-        std::vector<float> a, b;
-        Operand extendedA = low ? extendToF32(aIn, a) : aIn;
-        Operand extendedB = low ? extendToF32(bIn, b) : bIn;
-        cached.primitive = make(extendedA, extendedB).first;
+        std::vector<float> src, weights;
+        Operand extendedSrc = low ? extendToF32(srcIn, src) : srcIn;
+        Operand extendedWeights =
+            low ? extendToF32(weightsIn, weights) : weightsIn;
+        cached.primitive = make(extendedSrc, extendedWeights).first;
       }
       cached.native = !low || native;
       it = library.cache.emplace(std::move(key), std::move(cached)).first;
     }
-    Operand a = aIn, b = bIn;
+    Operand src = srcIn, weights = weightsIn;
     if (!it->second.native) {
-      a = extendToF32(aIn, library.scratch[0]);
-      b = extendToF32(bIn, library.scratch[1]);
+      src = extendToF32(srcIn, library.scratch[0]);
+      weights = extendToF32(weightsIn, library.scratch[1]);
     }
     it->second.primitive.execute(
         library.stream,
-        {{DNNL_ARG_SRC, memory(describe(a), library.engine, a.data)},
-         {DNNL_ARG_WEIGHTS, memory(describe(b), library.engine, b.data)},
-         {DNNL_ARG_DST, memory(describe(c), library.engine, c.data)}});
+        {{DNNL_ARG_SRC, memory(describe(src), library.engine, src.data)},
+         {DNNL_ARG_WEIGHTS,
+          memory(describe(weights), library.engine, weights.data)},
+         {DNNL_ARG_DST, memory(describe(dst), library.engine, dst.data)}});
     library.stream.wait();
   } catch (const dnnl::error &error) {
-    fail("matmul", error);
+    fail(what, error);
   }
 }
 
-void runConv2D(const Operand &inputIn, const Operand &filterIn,
+void runMatmul(const Operand &a, const Operand &b, const Operand &c,
+               bool accumulate) {
+  runCached("matmul", makeKey(Matmul, {&a, &b, &c}, {accumulate}), a, b, c,
+            [&](const Operand &src, const Operand &weights) {
+              dnnl::matmul::primitive_desc descriptor(
+                  Library::get().engine, describe(src), describe(weights),
+                  describe(c), makeAttributes(accumulate));
+              return std::make_pair(dnnl::matmul(descriptor),
+                                    std::string(descriptor.impl_info_str()));
+            });
+}
+
+void runConv2D(const Operand &input, const Operand &filter,
                const Operand &output, int64_t strideH, int64_t strideW,
                int64_t dilationH, int64_t dilationW, bool accumulate) {
-  Library &library = Library::get();
-  std::lock_guard<std::mutex> lock(library.mutex);
-  Key key = makeKey(Conv2D, {&inputIn, &filterIn, &output},
-                    {strideH, strideW, dilationH, dilationW, accumulate});
-  auto it = library.cache.find(key);
-  try {
-    bool low = inputIn.type != memory::data_type::f32;
-    if (it == library.cache.end()) {
-      auto make = [&](const Operand &input, const Operand &filter) {
+  runCached(
+      "convolution",
+      makeKey(Conv2D, {&input, &filter, &output},
+              {strideH, strideW, dilationH, dilationW, accumulate}),
+      input, filter, output,
+      [&](const Operand &src, const Operand &weights) {
         // oneDNN counts dilation from 0, linalg from 1.
         dnnl::convolution_forward::primitive_desc descriptor(
-            library.engine, dnnl::prop_kind::forward_training,
-            dnnl::algorithm::convolution_direct, describe(input),
-            describe(filter), describe(output), {strideH, strideW},
+            Library::get().engine, dnnl::prop_kind::forward_training,
+            dnnl::algorithm::convolution_direct, describe(src),
+            describe(weights), describe(output), {strideH, strideW},
             {dilationH - 1, dilationW - 1}, {0, 0}, {0, 0},
             makeAttributes(accumulate));
         return std::make_pair(dnnl::convolution_forward(descriptor),
                               std::string(descriptor.impl_info_str()));
-      };
-      Cached cached;
-      bool native = false;
-      if (low) {
-        try {
-          auto [primitive, implementation] = make(inputIn, filterIn);
-          native = isFastLowPrecision(inputIn.type, implementation);
-          if (native)
-            cached.primitive = primitive;
-        } catch (const dnnl::error &) {
-          // No bf16 kernel on this host: extend to f32.
-        }
-      }
-      if (!low || !native) {
-        std::vector<float> input, filter;
-        Operand extendedInput = low ? extendToF32(inputIn, input) : inputIn;
-        Operand extendedFilter = low ? extendToF32(filterIn, filter) : filterIn;
-        cached.primitive = make(extendedInput, extendedFilter).first;
-      }
-      cached.native = !low || native;
-      it = library.cache.emplace(std::move(key), std::move(cached)).first;
-    }
-    Operand input = inputIn, filter = filterIn;
-    if (!it->second.native) {
-      input = extendToF32(inputIn, library.scratch[0]);
-      filter = extendToF32(filterIn, library.scratch[1]);
-    }
-    it->second.primitive.execute(
-        library.stream,
-        {{DNNL_ARG_SRC, memory(describe(input), library.engine, input.data)},
-         {DNNL_ARG_WEIGHTS,
-          memory(describe(filter), library.engine, filter.data)},
-         {DNNL_ARG_DST, memory(describe(output), library.engine, output.data)}});
-    library.stream.wait();
-  } catch (const dnnl::error &error) {
-    fail("convolution", error);
-  }
+      });
 }
 
 /// The buffers of lowered steps, kept by size for reuse: a step allocates

@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 
@@ -86,6 +87,29 @@ bool denseMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes,
   data = header->aligned + header->offset * elementSizeBytes;
   sizeBytes = static_cast<uint64_t>(elements * elementSizeBytes);
   return true;
+}
+
+/// What mgpuMemHost(Un)registerMemRef act on: the driver and the bytes of a
+/// dense memref.
+struct HostRange {
+  const CudaDriver *cu;
+  char *data;
+  uint64_t sizeBytes;
+};
+
+/// Enters the device for the entry point `where` and finds the bytes of the
+/// memref; none when there is nothing to do: no usable device or a memref
+/// that is not dense (the error recorded), or an empty memref.
+std::optional<HostRange> enterHostRange(const char *where, int64_t rank,
+                                        void *descriptor,
+                                        int64_t elementSizeBytes) {
+  HostRange range{enterDevice(where), nullptr, 0};
+  if (!range.cu ||
+      !denseMemRef(rank, descriptor, elementSizeBytes, range.data,
+                   range.sizeBytes) ||
+      range.sizeBytes == 0)
+    return std::nullopt;
+  return range;
 }
 
 } // namespace
@@ -198,24 +222,16 @@ void mgpuMemset16(void *dst, uint16_t value, size_t count, CUstream stream) {
 
 void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
                                int64_t elementSizeBytes) {
-  const CudaDriver *cu = enterDevice(__func__);
-  char *data = nullptr;
-  uint64_t sizeBytes = 0;
-  if (!cu || !denseMemRef(rank, descriptor, elementSizeBytes, data, sizeBytes) ||
-      sizeBytes == 0)
-    return;
-  AMP_CHECK(cu->cuMemHostRegister(data, sizeBytes, 0));
+  if (std::optional<HostRange> range =
+          enterHostRange(__func__, rank, descriptor, elementSizeBytes))
+    AMP_CHECK(range->cu->cuMemHostRegister(range->data, range->sizeBytes, 0));
 }
 
 void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                  int64_t elementSizeBytes) {
-  const CudaDriver *cu = enterDevice(__func__);
-  char *data = nullptr;
-  uint64_t sizeBytes = 0;
-  if (!cu || !denseMemRef(rank, descriptor, elementSizeBytes, data, sizeBytes) ||
-      sizeBytes == 0)
-    return;
-  AMP_CHECK(cu->cuMemHostUnregister(data));
+  if (std::optional<HostRange> range =
+          enterHostRange(__func__, rank, descriptor, elementSizeBytes))
+    AMP_CHECK(range->cu->cuMemHostUnregister(range->data));
 }
 
 void mgpuSetDefaultDevice(int32_t device) { setDefaultDevice(device); }

@@ -425,12 +425,10 @@ int main(int argc, char **argv) {
   gpuOptions.matmulF32 = matmulF32;
   if (std::string error = gpuOptions.validate(); !error.empty())
     return fail(error);
-  llvm::Expected<std::unique_ptr<AmpPipelineOptions>> parsedOptions =
+  llvm::Expected<std::unique_ptr<AmpPipelineOptions>> pipelineOptions =
       stepOptions.getPipelineOptions();
-  if (!parsedOptions)
-    return fail(llvm::toString(parsedOptions.takeError()));
-  std::unique_ptr<AmpPipelineOptions> pipelineOptions =
-      std::move(*parsedOptions);
+  if (!pipelineOptions)
+    return fail(llvm::toString(pipelineOptions.takeError()));
 
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -451,8 +449,8 @@ int main(int argc, char **argv) {
       other.erase();
 
   PassManager transform(&context);
-  if (pipelineOptions)
-    buildAmpPipeline(transform, *pipelineOptions);
+  if (*pipelineOptions)
+    buildAmpPipeline(transform, **pipelineOptions);
   else
     transform.addPass(createAmpStripMarkers());
   if (failed(transform.run(*module)))
@@ -461,7 +459,7 @@ int main(int argc, char **argv) {
   if (failed(addScalerState(*signature, transformed)))
     return 1;
   FailureOr<SmallVector<TableEntry>> table =
-      buildBufferTable(transformed, *signature, pipelineOptions.get());
+      buildBufferTable(transformed, *signature, pipelineOptions->get());
   if (failed(table))
     return 1;
   transformed->setAttr("llvm.emit_c_interface", UnitAttr::get(&context));

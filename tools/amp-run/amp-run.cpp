@@ -395,12 +395,10 @@ int main(int argc, char **argv) {
   if (!module)
     return fail("cannot parse " + inputFile);
 
-  llvm::Expected<std::unique_ptr<AmpPipelineOptions>> parsedOptions =
+  llvm::Expected<std::unique_ptr<AmpPipelineOptions>> pipelineOptions =
       stepOptions.getPipelineOptions();
-  if (!parsedOptions)
-    return fail(llvm::toString(parsedOptions.takeError()));
-  std::unique_ptr<AmpPipelineOptions> pipelineOptions =
-      std::move(*parsedOptions);
+  if (!pipelineOptions)
+    return fail(llvm::toString(pipelineOptions.takeError()));
   bool hasEval = !evalFiles.empty();
   if (hasEval) {
     auto predict = module->lookupSymbol<func::FuncOp>(evalFunc);
@@ -408,7 +406,7 @@ int main(int argc, char **argv) {
       return fail("--eval needs a function @" + evalFunc + " in " + inputFile);
   }
   StepCompileOptions compileOptions;
-  compileOptions.amp = pipelineOptions.get();
+  compileOptions.amp = pipelineOptions->get();
   compileOptions.function = stepOptions.function;
   compileOptions.cpu = targetCPU;
   compileOptions.vectorize = vectorize;
