@@ -33,25 +33,26 @@ LN_EPS = 1e-5
 GELU_C, GELU_A = math.sqrt(2.0 / math.pi), 0.044715
 
 
-def ttype(shape):
-    return "tensor<" + "".join(f"{n}x" for n in shape) + "f32>"
+def ttype(shape, elt="f32"):
+    """tensor<4x?xf32> for shape (4, None): None is a dynamic size."""
+    return "tensor<" + "".join("?x" if n is None else f"{n}x" for n in shape) + elt + ">"
 
 
-def fconst(value):
+def fconst(value, elt="f32"):
     if value == float("-inf"):
-        return "0xFF800000"
-    return f"{float(value):.9e}"
+        return "0xFFF0000000000000" if elt == "f64" else "0xFF800000"
+    return f"{float(value):.17e}" if elt == "f64" else f"{float(value):.9e}"
 
 
 class V:
-    """A tensor SSA value and its static shape."""
+    """A tensor SSA value, its shape (None for the dynamic batch) and element type."""
 
-    def __init__(self, name, shape):
-        self.name, self.shape = name, tuple(shape)
+    def __init__(self, name, shape, elt="f32"):
+        self.name, self.shape, self.elt = name, tuple(shape), elt
 
     @property
     def type(self):
-        return ttype(self.shape)
+        return ttype(self.shape, self.elt)
 
 
 class Body:
@@ -66,10 +67,10 @@ class Body:
         return name
 
     def const(self, value):
-        return self._op("c", f"arith.constant {fconst(value)} : f32")
+        return self._op("c", f"arith.constant {fconst(value, self.gen.elt)} : {self.gen.elt}")
 
     def bin(self, op, a, b):
-        return self._op("s", f"arith.{op} {a}, {b} : f32")
+        return self._op("s", f"arith.{op} {a}, {b} : {self.gen.elt}")
 
     def add(self, a, b): return self.bin("addf", a, b)
     def sub(self, a, b): return self.bin("subf", a, b)
@@ -78,21 +79,24 @@ class Body:
     def max(self, a, b): return self.bin("maximumf", a, b)
 
     def math(self, op, a):
-        return self._op("s", f"math.{op} {a} : f32")
+        return self._op("s", f"math.{op} {a} : {self.gen.elt}")
 
     def gt(self, a, b):
-        return self._op("p", f"arith.cmpf ogt, {a}, {b} : f32")
+        return self._op("p", f"arith.cmpf ogt, {a}, {b} : {self.gen.elt}")
 
     def select(self, p, a, b):
-        return self._op("s", f"arith.select {p}, {a}, {b} : f32")
+        return self._op("s", f"arith.select {p}, {a}, {b} : {self.gen.elt}")
 
 
 class Gen:
-    """Emits one step function; tracks names, parameters and the op count."""
+    """Emits one step function; tracks names, parameters and the op count. `elt` is the
+    float type of every value; `batch` names an index value holding the dynamic batch
+    size, which shapes write as None."""
 
-    def __init__(self):
+    def __init__(self, elt="f32", batch=None):
         self.lines, self.ops, self.counter = [], 0, 0
         self.params = []  # (V, init) in argument order
+        self.elt, self.batch = elt, batch
 
     def fresh(self, hint):
         self.counter += 1
@@ -106,20 +110,30 @@ class Gen:
         self.line(f"// {text}", op=False)
 
     def param(self, name, shape):
-        value = V(f"%{name}", shape)
+        value = V(f"%{name}", shape, self.elt)
         self.params.append(value)
         return value
 
     # ---- tensors ----
-    def zeros(self, shape, value=0.0):
+    def dims(self, shape):
+        """The sizes of `shape`, the dynamic one as the batch value: [%b, 4]."""
+        return [self.batch if n is None else str(n) for n in shape]
+
+    def empty(self, shape):
         empty = self.fresh("e")
-        self.line(f"{empty} = tensor.empty() : {ttype(shape)}")
+        dynamic = ", ".join(self.batch for n in shape if n is None)
+        self.line(f"{empty} = tensor.empty({dynamic}) : {ttype(shape, self.elt)}")
+        return V(empty, shape, self.elt)
+
+    def zeros(self, shape, value=0.0):
+        empty = self.empty(shape)
         cst = self.fresh("c")
-        self.line(f"{cst} = arith.constant {fconst(value)} : f32")
+        self.line(f"{cst} = arith.constant {fconst(value, self.elt)} : {self.elt}")
         out = self.fresh("f")
-        self.line(f"{out} = linalg.fill ins({cst} : f32) outs({empty} : {ttype(shape)}) -> {ttype(shape)}")
+        self.line(f"{out} = linalg.fill ins({cst} : {self.elt}) outs({empty.name} : {empty.type}) "
+                  f"-> {empty.type}")
         self.ops += 1  # the yield of its implicit body
-        return V(out, shape)
+        return V(out, shape, self.elt)
 
     def generic(self, ins, out_shape, out_dims, loops, body, reduce_dims=(), init=None, hint="t"):
         """A linalg.generic. `ins`: (V, dims) pairs, dims naming loop variables d0..;
@@ -131,9 +145,7 @@ class Gen:
         iters = ", ".join('"reduction"' if f"d{i}" in reduce_dims else '"parallel"'
                           for i in range(loops))
         if init is None:
-            empty = self.fresh("e")
-            self.line(f"{empty} = tensor.empty() : {ttype(out_shape)}")
-            init = V(empty, out_shape)
+            init = self.empty(out_shape)
         out = self.fresh(hint)
         in_names = ", ".join(v.name for v, _ in ins)
         in_types = ", ".join(v.type for v, _ in ins)
@@ -141,11 +153,12 @@ class Gen:
                   f"iterator_types = [{iters}]}} ins({in_names} : {in_types}) "
                   f"outs({init.name} : {init.type}) {{")
         args = [self.fresh("a") for _ in range(len(ins) + 1)]
-        self.line("^bb0(" + ", ".join(f"{a}: f32" for a in args) + "):", op=False)
+        elts = [v.elt for v, _ in ins] + [init.elt]
+        self.line("^bb0(" + ", ".join(f"{a}: {e}" for a, e in zip(args, elts)) + "):", op=False)
         result = body(Body(self, 2), *args)
-        self.line(f"linalg.yield {result} : f32", 2)
-        self.line(f"}} -> {ttype(out_shape)}", op=False)
-        return V(out, out_shape)
+        self.line(f"linalg.yield {result} : {init.elt}", 2)
+        self.line(f"}} -> {init.type}", op=False)
+        return V(out, out_shape, init.elt)
 
     def map(self, fn, *values, hint="t"):
         """Elementwise over values of one shape."""
@@ -180,7 +193,7 @@ class Gen:
         self.line(f"{name} = linalg.matmul{maps} ins({a.name}, {b.name} : {a.type}, {b.type}) "
                   f"outs({out.name} : {out.type}) -> {out.type}")
         self.ops += 3  # its implicit body: mulf, addf, yield
-        return V(name, (m, n))
+        return V(name, (m, n), self.elt)
 
     def contract(self, a, a_dims, b, b_dims, out_shape, out_dims, loops, red, scale=1.0):
         """A generic contraction (mul-add body) over the loops in `red`."""
@@ -197,13 +210,14 @@ class Gen:
     def reshape(self, value, shape, reassoc):
         name = self.fresh("rs")
         groups = "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in reassoc) + "]"
+        out = V(name, shape, value.elt)
         if len(shape) > len(value.shape):
             self.line(f"{name} = tensor.expand_shape {value.name} {groups} output_shape "
-                      f"[{', '.join(map(str, shape))}] : {value.type} into {ttype(shape)}")
+                      f"[{', '.join(self.dims(shape))}] : {value.type} into {out.type}")
         else:
             self.line(f"{name} = tensor.collapse_shape {value.name} {groups} : "
-                      f"{value.type} into {ttype(shape)}")
-        return V(name, shape)
+                      f"{value.type} into {out.type}")
+        return out
 
     def add_bias(self, value, bias):
         """value[n, k] + bias[k]."""
