@@ -5,10 +5,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/ViewLikeInterfaceUtils.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -135,6 +136,44 @@ struct SplitFMA : public OpRewritePattern<vector::FMAOp> {
   }
 };
 
+/// A transfer of a tile (a subview, maybe rank-reducing) as a transfer of
+/// the buffer it is a view of. MLIR's fold-memref-alias-ops patterns also fold
+/// reshapes, and in MLIR 22 fold a transfer of a memref.expand_shape whose
+/// vector spans an expanded group into one that reads across the rows of
+/// the source (a batch matmul on a reshaped operand read other rows, and
+/// past the buffer's end).
+template <typename TransferOp>
+struct FoldSubViewIntoTransfer : public OpRewritePattern<TransferOp> {
+  using OpRewritePattern<TransferOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransferOp op,
+                                PatternRewriter &rewriter) const override {
+    auto subview = op.getBase().template getDefiningOp<memref::SubViewOp>();
+    if (!subview)
+      return failure();
+    // The dimensions of the view are those of the source it keeps.
+    llvm::SmallBitVector dropped = subview.getDroppedDims();
+    unsigned rank = subview.getSourceType().getRank();
+    SmallVector<AffineExpr> kept;
+    for (unsigned dim = 0; dim < rank; ++dim)
+      if (!dropped.test(dim))
+        kept.push_back(rewriter.getAffineDimExpr(dim));
+    AffineMap map = op.getPermutationMap().replaceDimsAndSymbols(
+        kept, {}, rank, 0);
+    SmallVector<Value> indices;
+    affine::resolveIndicesIntoOpWithOffsetsAndStrides(
+        rewriter, op.getLoc(), subview.getMixedOffsets(),
+        subview.getMixedStrides(), subview.getDroppedDims(),
+        getAsOpFoldResult(op.getIndices()), indices);
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getBaseMutable().assign(subview.getSource());
+      op.getIndicesMutable().assign(indices);
+      op.setPermutationMapAttr(AffineMapAttr::get(map));
+    });
+    return success();
+  }
+};
+
 struct CPUVectorizePass
     : public amp::impl::AmpCPUVectorizeBase<CPUVectorizePass> {
   void runOnOperation() override {
@@ -178,9 +217,10 @@ struct CPUVectorizePass
     // hoisting leaves transfers of views alone (they might alias).
     {
       RewritePatternSet patterns(context);
-      memref::populateFoldMemRefAliasOpPatterns(patterns);
-      // As in fold-memref-alias-ops, a fold left undone is no error.
-      (void)applyPatternsGreedily(function, std::move(patterns));
+      patterns.add<FoldSubViewIntoTransfer<vector::TransferReadOp>,
+                   FoldSubViewIntoTransfer<vector::TransferWriteOp>>(context);
+      if (failed(applyPatternsGreedily(function, std::move(patterns))))
+        return fail("folding the tiles' subviews in");
     }
     // The accumulator tile stays in registers across the K loop.
     linalg::hoistRedundantVectorTransfers(function);

@@ -244,3 +244,24 @@ func.func @integer_power(%x: memref<64xf32>, %out: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A batch matmul on a reshaped operand (stepgen seed 1013, an attention block):
+// the tile of A spans the expanded group [2, 3] of one row of %x. It is read
+// through the expand_shape; folded into %x it would read across rows of %x
+// (and past its end for the last batch).
+
+// CHECK-LABEL: func.func @batch_matmul_of_expand_shape(
+// CHECK:         %[[A:.*]] = memref.expand_shape %arg0
+// CHECK:         vector.transfer_read %arg2
+// CHECK:         scf.for {{.*}} iter_args
+// CHECK-NOT:       affine.linearize_index
+// CHECK-NOT:       vector.transfer_read %arg0
+// CHECK:           vector.transfer_read %[[A]][%{{.*}}, %{{.*}}, %{{.*}}]{{.*}} : memref<6x2x3xf32>, vector<2x3xf32>
+
+func.func @batch_matmul_of_expand_shape(%x: memref<6x6xf32>, %bt: memref<6x3x2xf32>, %c: memref<6x2x2xf32>) {
+  %a = memref.expand_shape %x [[0], [1, 2]] output_shape [6, 2, 3] : memref<6x6xf32> into memref<6x2x3xf32>
+  linalg.batch_matmul ins(%a, %bt : memref<6x2x3xf32>, memref<6x3x2xf32>) outs(%c : memref<6x2x2xf32>)
+  return
+}
