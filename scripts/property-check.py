@@ -86,9 +86,13 @@ def main():
             code = proc.wait()
             crashed.append(seed)
             failures.append(f"seed {seed}: the worker died (exit status {code})")
+            print("  " + failures[-1], flush=True)
             proc = None
         else:
-            failures += json.loads(line)["failures"]
+            found = json.loads(line)["failures"]
+            for failure in found:  # as they come, for a long run
+                print("  " + failure, flush=True)
+            failures += found
         if cases % 10 == 0:
             print(f"{cases} cases, {len(failures)} failures, "
                   f"{time.monotonic() - start:.0f} s", flush=True)

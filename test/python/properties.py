@@ -9,7 +9,8 @@ docs/Reliability.md:
   step); its f64 twin's gradients agree with central finite differences of its f64 loss;
 - every other mode: the pipeline's output compiles and runs with finite losses, the first
   step's loss (and, until a step is skipped, the following ones) within LOSS_TOLERANCE of
-  fp32's; no op the report files as deny computes in the low type, and no op that computes
+  fp32's, as long as fp32's losses stay benign (finite, at most BENIGN_LOSS: a draw may be an
+  unstable model); no op the report files as deny computes in the low type, and no op that computes
   math.exp does, except at O3; every linalg matmul, batch matmul and convolution yields f32
   (the f32 accumulator); level=O0 equals fp32 bit for bit;
 - with loss scaling: a NaN or inf injected into the input at a random step marks the step
@@ -29,6 +30,9 @@ MODES = [None, "dtype=f16", "dtype=f16 scaling=static init-scale=256", "dtype=bf
          "level=O2", "level=O3", "level=auto"]
 # |loss - fp32 loss| <= tolerance * max(1, |fp32 loss|), by the low type.
 LOSS_TOLERANCE = {"f16": 2e-2, "bf16": 6e-2}
+# Data is benign while fp32's losses stay below this: a draw can be an unstable model
+# (a large rate on a deep stack), whose later steps no low type need follow.
+BENIGN_LOSS = 1e3
 STEPS = 4
 FD_SAMPLES = 4
 FD_EPS = 1e-6
@@ -92,8 +96,6 @@ class Checker:
             plain = s.call("plain", *(values[n] for n in names))
             result = s.step(*batch)
             losses.append(result.loss)
-            if not np.isfinite(result.loss):
-                self.fail(None, f"step {k + 1}: loss {result.loss} on benign data")
             if bits(s.result(0)) != bits(plain[0]):
                 self.fail(None, f"step {k + 1}: loss {s.result(0)} != plain twin's {plain[0]}")
             carried = [a.name for a in s.arguments if a.role in ("parameter", "optimizer_state")]
@@ -105,6 +107,11 @@ class Checker:
         final = state_bits(s)
         self.resume(s, None)
         return losses, final
+
+    @staticmethod
+    def benign(fp32_losses, k):
+        """Whether step k comes before fp32 training leaves the benign range."""
+        return all(np.isfinite(v) and abs(v) <= BENIGN_LOSS for v in fp32_losses[:k + 1])
 
     def gradients(self, s):
         """Finite differences of @loss64 against @grads64 at the initial parameters."""
@@ -149,6 +156,8 @@ class Checker:
             r = s.step(*batch)
             losses.append(r.loss)
             skipped |= r.found_inf
+            if fp32_losses and not self.benign(fp32_losses, k):
+                continue
             if not np.isfinite(r.loss):
                 self.fail(mode, f"step {k + 1}: loss {r.loss} on benign data")
             elif fp32_losses and (k == 0 or not skipped) and mode != "level=O0":

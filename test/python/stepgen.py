@@ -304,12 +304,14 @@ class Builder:
         return y, back
 
     def layer_attention(self, h, spec, prefix):
-        """y = (A A^T / E) A on A = h reshaped to [batch, tokens, E]."""
+        """y = (A A^T / E) A on A = tanh(h) reshaped to [batch, tokens, E] (the tanh
+        bounds what is otherwise a cube of the input)."""
         n, d = h.shape
         t = spec["tokens"]
         e = d // t
         inv = 1.0 / e
-        a = self.g.reshape(h, (n, t, e), [[0], [1, 2]])
+        th = self.map(lambda b, x: b.math("tanh", x), h, hint="tanh")
+        a = self.g.reshape(th, (n, t, e), [[0], [1, 2]])
         at = self.transpose(a, (0, 2, 1))
         s = self.map(lambda b, x: b.mul(x, b.const(inv)), self.bmm(a, at), hint="scores")
         y = self.g.reshape(self.bmm(s, a), (n, d), [[0], [1, 2]])
@@ -319,7 +321,9 @@ class Builder:
             ds = self.map(lambda b, x: b.mul(x, b.const(inv)), self.bmm(dy, at), hint="dscores")
             da = self.bmm(self.transpose(s, (0, 2, 1)), dy)
             dsym = self.add(ds, self.transpose(ds, (0, 2, 1)))
-            return self.g.reshape(self.add(da, self.bmm(dsym, a)), (n, d), [[0], [1, 2]])
+            dth = self.g.reshape(self.add(da, self.bmm(dsym, a)), (n, d), [[0], [1, 2]])
+            return self.map(lambda b, g, v: b.mul(g, b.sub(b.const(1.0), b.mul(v, v))), dth, th,
+                            hint="dtanh")
         return y, back
 
     def layer_slice(self, h, spec, prefix):
