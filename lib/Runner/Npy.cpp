@@ -11,6 +11,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstring>
@@ -239,11 +240,17 @@ llvm::Expected<HostArray> amp::parseNpy(StringRef bytes, StringRef name) {
     shape.push_back(dim);
   }
 
-  HostArray array(*dtype, shape);
-  if (payload.size() != array.getNumBytes())
+  // The size the header claims, checked against the data before anything is
+  // allocated: a hostile shape must not overflow or exhaust memory.
+  int64_t needed = getDTypeSize(*dtype);
+  for (int64_t dim : shape)
+    if (llvm::MulOverflow(needed, dim, needed))
+      return npyError(name, "shape (" + dims + ") in the header is too large");
+  if (payload.size() != static_cast<uint64_t>(needed))
     return npyError(name, "holds " + llvm::Twine(payload.size()) +
                               " bytes of data; shape and dtype need " +
-                              llvm::Twine(array.getNumBytes()));
+                              llvm::Twine(needed));
+  HostArray array(*dtype, shape);
   std::memcpy(array.data(), payload.data(), payload.size());
   return array;
 }
