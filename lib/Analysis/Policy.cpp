@@ -208,6 +208,9 @@ private:
     return error(node.loc, path + ": " + message);
   }
   llvm::Error syntaxError(const llvm::json::ParseError &error);
+  /// An error at the first array or object nested deeper than the parsers
+  /// can take.
+  llvm::Error checkNesting();
   JsonNode convert(llvm::yaml::Node &node);
   unsigned getLine(llvm::SMLoc loc) {
     return sourceMgr.getLineAndColumn(loc).first;
@@ -255,6 +258,45 @@ PolicyFileParser::syntaxError(const llvm::json::ParseError &parseError) {
       llvm::inconvertibleErrorCode(),
       llvm::formatv("{0}:{1}:{2}: error: invalid JSON: {3}", fileName, line,
                     std::max(column, 1u), message));
+}
+
+/// The deepest nesting of arrays and objects a policy file may have (its
+/// lists are at depth 3). The JSON and YAML parsers recurse once per level:
+/// a hostile file nested 100000 deep overflowed the stack.
+static constexpr unsigned kMaxNesting = 64;
+
+llvm::Error PolicyFileParser::checkNesting() {
+  unsigned depth = 0;
+  bool inString = false, escaped = false;
+  for (auto [offset, c] : llvm::enumerate(text)) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth <= kMaxNesting)
+        continue;
+      StringRef before = text.take_front(offset);
+      size_t lineStart = before.rfind('\n');
+      size_t column = offset - (lineStart == StringRef::npos ? 0 : lineStart + 1);
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("{0}:{1}:{2}: error: arrays and objects nested deeper "
+                        "than {3} levels; a policy file has at most 3",
+                        fileName, before.count('\n') + 1, column + 1,
+                        kMaxNesting));
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return llvm::Error::success();
 }
 
 JsonNode PolicyFileParser::convert(llvm::yaml::Node &node) {
@@ -364,6 +406,8 @@ llvm::Error PolicyFileParser::applyLists(Policy &policy, const JsonNode &node,
 }
 
 llvm::Expected<Policy> PolicyFileParser::parse() {
+  if (llvm::Error error = checkNesting())
+    return std::move(error);
   // Strict JSON first: llvm::yaml would accept YAML-only syntax.
   if (llvm::Expected<llvm::json::Value> json = llvm::json::parse(text); !json) {
     llvm::Error result = llvm::Error::success();

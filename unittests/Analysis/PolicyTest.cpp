@@ -153,6 +153,19 @@ TEST(PolicyFileErrors, SyntaxError) {
             "policy.json:1:1: error: invalid JSON: Unexpected EOF");
 }
 
+// A hostile file nested 100000 deep overflowed the parsers' stacks.
+TEST(PolicyFileErrors, DeepNesting) {
+  std::string deep = "{\"add\": \n " + std::string(100000, '[') +
+                     std::string(100000, ']') + "}";
+  EXPECT_EQ(parseError(deep),
+            "policy.json:2:65: error: arrays and objects nested deeper than 64 "
+            "levels; a policy file has at most 3");
+  // Brackets inside strings, escaped quotes included, are no nesting.
+  std::string quoted = "{\"add\": {\"deny\": [\"\\\"" +
+                       std::string(100, '[') + "\"]}}";
+  EXPECT_EQ(parseError(quoted).find("nested"), std::string::npos);
+}
+
 TEST(PolicyFileErrors, WrongTypes) {
   EXPECT_EQ(parseError("[]"),
             "policy.json:1:1: error: $: expected an object, got an array");
