@@ -368,9 +368,10 @@ std::string amp::describeType(DType dtype, RankedTensorType type) {
   return text + "]";
 }
 
-llvm::Error CompiledStep::setArgument(unsigned index, HostArray array) {
+llvm::Error CompiledStep::checkArgument(unsigned index,
+                                        const HostArray &array) const {
   const StepArgument &argument = signature.arguments[index];
-  HostArray &target = arguments[index];
+  const HostArray &target = arguments[index];
   llvm::ArrayRef<int64_t> shape = array.getShape();
   bool fits = array.getDType() == target.getDType() &&
               shape.size() == target.getShape().size();
@@ -382,7 +383,13 @@ llvm::Error CompiledStep::setArgument(unsigned index, HostArray array) {
                      describeType(target.getDType(), argument.type) +
                      ", got " +
                      describeArray(array.getDType(), array.getShape()));
-  target = std::move(array);
+  return llvm::Error::success();
+}
+
+llvm::Error CompiledStep::setArgument(unsigned index, HostArray array) {
+  if (llvm::Error error = checkArgument(index, array))
+    return error;
+  arguments[index] = std::move(array);
   isSet[index] = true;
   return llvm::Error::success();
 }

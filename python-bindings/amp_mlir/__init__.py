@@ -13,8 +13,10 @@ Options are those of ``amp-opt --amp-pipeline="..."`` (the same parser),
 given as a string, as keyword arguments (``init_scale=1024`` is
 ``init-scale=1024``), or both. docs/Python.md is the reference.
 """
+import functools
 import json
 import os
+import threading
 import warnings
 from dataclasses import dataclass
 from typing import Dict, List, Optional
@@ -47,6 +49,14 @@ def _numpy_dtype(name):
     if name not in _NUMPY_DTYPES:
         raise TypeError(f"the step uses {name} arrays, which need the ml_dtypes package")
     return _NUMPY_DTYPES[name]
+
+
+def _describe_dtype(dtype):
+    """float64, or '>f4' (big-endian float32) where the name alone would not say why."""
+    if dtype.byteorder not in ("=", "|") and dtype.newbyteorder("=") != dtype:
+        order = "big" if dtype.byteorder == ">" else "little"
+        return f"'{dtype.str}' ({order}-endian {dtype.name})"
+    return dtype.name
 
 
 def _dtype_name(dtype):
@@ -242,19 +252,27 @@ class GradScalerState:
         return state
 
     def load_state_dict(self, state: Dict) -> None:
+        for key, array in self._arrays(state):
+            self._session._put(key, array)
+
+    def _arrays(self, state: Dict):
+        """The scaler state arguments `state` sets, as (state name, array), all checked."""
+        if not isinstance(state, dict):
+            raise TypeError(f"scaler state_dict must be a dict, got {type(state).__name__}")
         mode = self.mode
         if mode == "none":
             if state:
                 raise ValueError("the step was compiled without loss scaling; "
                                  "it has no scaler state to load")
-            return
+            return []
         if "scale" not in state:
             raise KeyError("scaler state_dict has no 'scale'")
+        scale = _number(state, "scale", float)
         if mode == "static":
-            if float(state["scale"]) != self.init_scale:
+            if scale != self.init_scale:
                 raise ValueError(f"'scale' is the static scale {self.init_scale} compiled "
                                  f"into the step, got {state['scale']}")
-            return
+            return []
         for key, compiled in (("growth_factor", self.growth_factor),
                               ("backoff_factor", self.backoff_factor),
                               ("growth_interval", self.growth_interval)):
@@ -262,18 +280,49 @@ class GradScalerState:
                 option = key.replace("_", "-")
                 raise ValueError(f"'{key}' is {compiled} in the compiled step, got "
                                  f"{state[key]}; compile with {option}={state[key]}")
-        scale = np.float32(state["scale"])
+        scale = np.float32(scale)
         if not np.isfinite(scale) or scale <= 0:
             raise ValueError(f"'scale' must be finite and > 0, got {state['scale']}")
-        self._session._put("scale", np.full((), scale, np.float32))
-        self._session._put("growth_tracker",
-                           np.full((), int(state.get("_growth_tracker", 0)), np.int32))
+        arrays = [("scale", np.full((), scale, np.float32)),
+                  ("growth_tracker", np.full((), _count(state, "_growth_tracker"), np.int32))]
         if "_hysteresis" in state and self._session._state_index("hysteresis") is not None:
-            self._session._put("hysteresis", np.full((), int(state["_hysteresis"]), np.int32))
+            arrays.append(("hysteresis", np.full((), _count(state, "_hysteresis"), np.int32)))
+        return arrays
+
+
+def _number(state, key, kind):
+    """state[key] as a Python number of `kind`, or a ValueError naming the key."""
+    value = state[key]
+    try:
+        if isinstance(value, (bool, str, bytes)) or np.ndim(value) != 0:
+            raise TypeError
+        return kind(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"'{key}' must be a number, got {value!r}") from None
+
+
+def _count(state, key, default=0, limit=2**31 - 1):
+    """state[key] (default if absent) as an integer in [0, limit]."""
+    if key not in state:
+        return default
+    value = _number(state, key, float)
+    if not value.is_integer() or not 0 <= value <= limit:
+        raise ValueError(f"'{key}' must be an integer in [0, {limit}], got {state[key]!r}")
+    return int(value)
 
 
 #: The carried arguments a state_dict holds by name (the scaler apart).
 _CARRIED_ROLES = ("parameter", "buffer", "optimizer_state")
+
+
+def _exclusive(method):
+    """Runs a Session method holding the session's lock: its arguments and state live in
+    one set of buffers, so calls from several threads take turns, each whole."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 class Session:
@@ -306,6 +355,7 @@ class Session:
             raise NotImplementedError(
                 f"device={device!r}: amp_mlir runs steps on the CPU only; GPU execution "
                 "is not available from Python in this version")
+        self._lock = threading.RLock()
         text, name = _read_source(source)
         option_text = options_string(options, **kwargs) if (options or kwargs) else None
         self._option_values = _amp_mlir.option_values(option_text or "")
@@ -376,6 +426,7 @@ class Session:
         argument name: each starts at its ``amp.value``."""
         return {a.name: self._get(a.index) for a in self._role("hyperparameter")}
 
+    @_exclusive
     def set_hyperparameter(self, name: str, value) -> None:
         """Sets hyperparameter ``name`` for the next steps (an LR scheduler's new
         rate); a number fills it in its dtype."""
@@ -414,7 +465,7 @@ class Session:
         array = np.asarray(value)
         if array.dtype != a.dtype:
             raise TypeError(f"{what} '{a.name}' must be {a.describe()}, "
-                            f"got dtype {array.dtype.name}")
+                            f"got dtype {_describe_dtype(array.dtype)}")
         if not a.accepts(array.shape):
             raise ValueError(f"{what} '{a.name}' must have shape {a.shape_text()} "
                              f"({a.dtype.name}), got {array.shape}")
@@ -429,6 +480,7 @@ class Session:
         self._step.set_argument(index, name, list(array.shape), array.tobytes())
 
     # -- running ---------------------------------------------------------------
+    @_exclusive
     def step(self, *data, **named) -> StepResult:
         """Runs one step on a batch: the data arguments in order, or by name
         (``arg4=x``, or the argument's ``amp.name``). A step whose batch
@@ -464,9 +516,11 @@ class Session:
         self.steps_done += 1
         return StepResult(loss, found_inf, scale, ms, temporaries)
 
+    @_exclusive
     def fit(self, *data, steps: Optional[int] = None, epochs: Optional[int] = None,
             batch_size: Optional[int] = None, shuffle: bool = True,
-            keep_last_batch: bool = False) -> List[StepResult]:
+            keep_last_batch: bool = False, save_every: Optional[int] = None,
+            save_to=None) -> List[StepResult]:
         """Trains on data sets holding every sample along dimension 0, one per data
         argument, exactly as amp-run does with its --data files: batches of the step's
         size (or ``batch_size`` for a dynamic batch), a new permutation every epoch
@@ -474,28 +528,39 @@ class Session:
         steps or ``epochs`` epochs (default one epoch), continuing from ``steps_done``
         so that a resumed session continues the same run. In a data-parallel session
         each rank takes its share of every batch (``batch_size`` is the batch of all
-        ranks together), and each result has the loss of the whole batch."""
+        ranks together), and each result has the loss of the whole batch.
+        ``save_every=K, save_to=path``: ``save(path)`` after every K steps of the run
+        and at the end (amp-run's ``--save-every``), so that an interrupted run
+        resumes with ``load(path)`` and loses at most K steps."""
         inputs = self.data_arguments
         if len(data) != len(inputs):
             raise TypeError(f"fit() takes {len(inputs)} data set(s), one per data "
                             f"argument ({', '.join(a.name for a in inputs)}), got {len(data)}")
         if steps is not None and epochs is not None:
             raise TypeError("fit() takes steps or epochs, not both")
+        if (save_every is None) != (save_to is None) or (
+                save_every is not None and (not isinstance(save_every, int) or save_every < 1)):
+            raise ValueError("fit() takes save_every (an integer >= 1) and save_to together, "
+                             f"got save_every={save_every!r}, save_to={save_to!r}")
         sets = []
         for a, value in zip(inputs, data):
             array = np.ascontiguousarray(np.asarray(value))
             name = _dtype_name(array.dtype)
             if name is None:
-                raise TypeError(f"data set for '{a.name}' has dtype {array.dtype.name}, "
-                                "which no step takes")
+                raise TypeError(f"data set for '{a.name}' has dtype "
+                                f"{_describe_dtype(array.dtype)}, which no step takes")
             sets.append((name, list(array.shape), array.tobytes()))
-        outcomes = self._step.fit(sets, -1 if steps is None else steps,
-                                  1 if epochs is None else epochs, self.steps_done,
-                                  batch_size or 0, keep_last_batch, shuffle, self.seed)
-        self.steps_done += len(outcomes)
+        try:
+            outcomes = self._step.fit(sets, -1 if steps is None else steps,
+                                      1 if epochs is None else epochs, self.steps_done,
+                                      batch_size or 0, keep_last_batch, shuffle, self.seed,
+                                      save_every or 0, os.fspath(save_to or ""))
+        finally:  # a KeyboardInterrupt between steps keeps the count of those run
+            self.steps_done += self._step.fit_steps
         return [StepResult(loss, found_inf, scale, ms, temporaries)
                 for loss, scale, found_inf, ms, temporaries in outcomes]
 
+    @_exclusive
     def accuracy(self, inputs, labels, function: str = "predict",
                  batch_size: Optional[int] = None) -> float:
         """The accuracy of ``function`` (compiled along, as amp-run's --eval-func) on the
@@ -517,6 +582,7 @@ class Session:
         dtype, shape = results[index]
         return np.frombuffer(self._step.get_result(index), _numpy_dtype(dtype)).reshape(shape).copy()
 
+    @_exclusive
     def call(self, function: str, *arrays) -> List[np.ndarray]:
         """Calls a function compiled along (``functions``) on arrays of its
         argument types; returns its results."""
@@ -543,6 +609,7 @@ class Session:
                     [batch if d < 0 else d for d in shape]).copy()
                 for data, (dtype, shape) in zip(outputs, result_types)]
 
+    @_exclusive
     def predict(self, x, function: str = "predict") -> np.ndarray:
         """``function`` (a forward function compiled along, as amp-run's
         --eval-func) on the current parameters and buffers in argument order
@@ -552,6 +619,7 @@ class Session:
         return self.call(function, *model, x)[0]
 
     # -- state -------------------------------------------------------------------
+    @_exclusive
     def state_dict(self) -> Dict:
         """Everything the next step depends on besides its batch: the carried
         arrays by argument name, the scaler (GradScaler keys) and the step
@@ -563,8 +631,17 @@ class Session:
                 "hyperparameters": self.hyperparameters,
                 "scaler": self.scaler.state_dict()}
 
+    @_exclusive
     def load_state_dict(self, state: Dict) -> None:
+        """Sets everything `state` (a ``state_dict()``) holds; everything is checked
+        first, so that an error (KeyError, TypeError, ValueError naming the key) leaves
+        the session as it was."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state_dict must be a dict, got {type(state).__name__}")
         arrays = state.get("state", {})
+        if not isinstance(arrays, dict):
+            raise TypeError(f"state_dict's 'state' must be a dict of arrays, got "
+                            f"{type(arrays).__name__}")
         expected = {a.name: a for a in self.arguments if a.role in _CARRIED_ROLES}
         unknown = sorted(set(arrays) - set(expected))
         if unknown:
@@ -575,13 +652,34 @@ class Session:
         for name, value in arrays.items():  # all checked before any is set
             self._check(expected[name], value, "state")
         hyperparameters = state.get("hyperparameters", {})
-        for name in hyperparameters:
-            if name not in self.hyperparameters:
+        named = {a.name: a for a in self._role("hyperparameter")}
+        for name, value in hyperparameters.items():
+            if name not in named:
                 raise KeyError(f"state_dict has a value for no hyperparameter: '{name}'")
+            a = named[name]
+            self._check(a, np.full(a.shape, value, a.dtype) if np.isscalar(value) else value,
+                        "hyperparameter")
+        scaler = self.scaler._arrays(state.get("scaler", {}))
+        steps = _count(state, "step", limit=2**63 - 1)
+        seed = _count(state, "seed", self.seed, limit=2**64 - 1)
         for name, value in arrays.items():
             self._put(expected[name].index, value, "state")
         for name, value in hyperparameters.items():
             self.set_hyperparameter(name, value)
-        self.scaler.load_state_dict(state.get("scaler", {}))
-        self.steps_done = int(state.get("step", 0))
-        self.seed = int(state.get("seed", self.seed))
+        for key, value in scaler:
+            self._put(key, value)
+        self.steps_done, self.seed = steps, seed
+
+    @_exclusive
+    def save(self, path) -> None:
+        """Writes the training state (as ``state_dict``) to directory ``path`` in the
+        format of ``amp-run --save-state``: atomically, so that a process killed while
+        saving leaves the previous checkpoint whole (docs/Reliability.md). An existing
+        ``path`` must hold nothing but .npy files: it is replaced."""
+        self._step.save_checkpoint(os.fspath(path), self.steps_done, self.seed)
+
+    @_exclusive
+    def load(self, path) -> None:
+        """Loads a directory ``save`` or ``amp-run --save-state`` wrote; the session then
+        continues that run bit for bit. Every file is checked before anything is set."""
+        self.steps_done, self.seed = self._step.load_checkpoint(os.fspath(path))

@@ -13,6 +13,7 @@
 #include "amp/InitAllAmp.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Runner/Batcher.h"
+#include "amp/Runner/Checkpoint.h"
 #include "amp/Runner/CompiledStep.h"
 #include "amp/Runner/Evaluation.h"
 #include "amp/Pipelines/TransformStep.h"
@@ -285,11 +286,14 @@ public:
   /// Runs `steps` steps (from step `first` of the run) on batches of
   /// `dataSets`, one per data argument, as amp-run does with its --data files:
   /// this rank's share of each in a data-parallel run, whose outcomes have
-  /// the loss of the whole batch (the mean of the ranks').
+  /// the loss of the whole batch (the mean of the ranks'). With `saveEvery`
+  /// > 0 it saves a checkpoint to `saveDir` after every `saveEvery` steps of
+  /// the run and after the last.
   std::vector<Outcome> fit(const std::vector<ArrayData> &dataSets,
                            int64_t steps, int64_t epochs, int64_t first,
                            int64_t batchSize, bool keepLastBatch, bool shuffle,
-                           uint64_t seed) {
+                           uint64_t seed, int64_t saveEvery,
+                           const std::string &saveDir) {
     std::vector<HostArray> arrays;
     std::vector<std::string> names;
     for (const auto &[dtype, shape, data] : dataSets) {
@@ -313,7 +317,12 @@ public:
     if (steps < 0)
       steps = epochs * batcher->getBatchesPerEpoch();
     std::vector<Outcome> outcomes;
+    fitSteps = 0;
     for (int64_t s = first; s < first + steps; ++s) {
+      // Ctrl-C (SIGINT) and other signals' Python handlers run between
+      // steps; their exception ends the run, the steps done counted.
+      if (PyErr_CheckSignals() != 0)
+        throw nb::python_error();
       if (llvm::Error error = batcher->fill(s, *step))
         raise(llvm::toString(std::move(error)));
       Outcome outcome = run();
@@ -321,6 +330,11 @@ public:
         std::get<0>(outcome) =
             world->sum(std::get<0>(outcome)) / world->getSize();
       outcomes.push_back(outcome);
+      ++fitSteps;
+      // Rank 0 alone writes the state every rank holds.
+      if (saveEvery > 0 && (!world || world->getRank() == 0) &&
+          ((s + 1) % saveEvery == 0 || s + 1 == first + steps))
+        saveCheckpoint(saveDir, s + 1, seed);
     }
     return outcomes;
   }
@@ -405,6 +419,23 @@ public:
     return results;
   }
 
+  void saveCheckpoint(const std::string &dir, int64_t stepsDone,
+                      uint64_t seed) const {
+    if (llvm::Error error =
+            amp::saveCheckpoint(dir, *step, {stepsDone, seed}))
+      raise(llvm::toString(std::move(error)));
+  }
+
+  /// (steps done, seed) of the checkpoint loaded.
+  std::pair<int64_t, uint64_t> loadCheckpoint(const std::string &dir) {
+    llvm::Expected<RunPosition> position = amp::loadCheckpoint(dir, *step);
+    if (!position)
+      raise(llvm::toString(position.takeError()));
+    return {position->stepsDone, position->seed};
+  }
+
+  /// The steps the last (or current) fit ran, also when it raised.
+  int64_t fitSteps = 0;
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<AmpPipelineOptions> options;
   OwningOpRef<ModuleOp> module;
@@ -480,7 +511,10 @@ NB_MODULE(_amp_mlir, m) {
       .def("get_result", &Step::getResult)
       .def("run", &Step::run)
       .def("fit", &Step::fit)
+      .def_ro("fit_steps", &Step::fitSteps)
       .def("accuracy", &Step::accuracy)
       .def("function_types", &Step::getFunctionTypes)
-      .def("call", &Step::call);
+      .def("call", &Step::call)
+      .def("save_checkpoint", &Step::saveCheckpoint)
+      .def("load_checkpoint", &Step::loadCheckpoint);
 }

@@ -13,6 +13,7 @@
 #include "amp/InitAllAmp.h"
 #include "amp/Pipelines/AmpPipeline.h"
 #include "amp/Runner/Batcher.h"
+#include "amp/Runner/Checkpoint.h"
 #include "amp/Runner/CompiledStep.h"
 #include "amp/Runner/Evaluation.h"
 #include "amp/Runner/Npy.h"
@@ -98,8 +99,13 @@ static cl::opt<std::string> loadState(
 static cl::opt<std::string> saveState(
     "save-state",
     cl::desc("Directory to write the training state to (parameters, "
-             "optimizer and scaler state, step)"),
+             "optimizer and scaler state, step), atomically"),
     cl::init(""), cl::cat(runCategory));
+static cl::opt<int64_t> saveEvery(
+    "save-every",
+    cl::desc("With --save-state: also write it every N steps, so that an "
+             "interrupted run resumes from the last N (0: at the end only)"),
+    cl::init(0), cl::cat(runCategory));
 static cl::opt<std::string>
     logFile("log", cl::desc("Per-step log, CSV or JSON by its extension"),
             cl::init(""), cl::cat(runCategory));
@@ -430,11 +436,8 @@ int main(int argc, char **argv) {
   llvm::StringRef stepName = step.getName();
   llvm::MutableArrayRef<HostArray> arguments = step.getArguments();
 
-  llvm::ArrayRef<unsigned> carried = step.getCarriedArguments();
   llvm::SmallVector<unsigned> model = signature.getModelArguments();
   step.initializeState(seed);
-  if (llvm::Error error = setHyperparameters(step))
-    return fail(llvm::toString(std::move(error)));
   if (!loadParams.empty())
     for (unsigned index : model)
       if (llvm::Error error = loadArgument(loadParams, step, index))
@@ -442,20 +445,17 @@ int main(int argc, char **argv) {
 
   int64_t firstStep = 0;
   if (!loadState.empty()) {
-    for (unsigned index : carried)
-      if (llvm::Error error = loadArgument(loadState, step, index))
-        return fail(llvm::toString(std::move(error)));
-    llvm::SmallString<128> stepPath(loadState);
-    llvm::sys::path::append(stepPath, "step.npy");
-    llvm::Expected<HostArray> stepArray = readNpy(stepPath);
-    if (!stepArray)
-      return fail(llvm::toString(stepArray.takeError()));
-    if (stepArray->getDType() != DType::I64 || stepArray->getShape().size() != 1 ||
-        stepArray->getShape()[0] != 2)
-      return fail(stepPath + ": expected i64[2] (steps done, seed)");
-    firstStep = stepArray->getAsDouble(0);
-    seed = static_cast<uint64_t>(stepArray->getAsDouble(1));
+    llvm::Expected<RunPosition> position = loadCheckpoint(loadState, step);
+    if (!position)
+      return fail(llvm::toString(position.takeError()));
+    firstStep = position->stepsDone;
+    seed = position->seed;
   }
+  // After the checkpoint, whose hyperparameters --hyper overrides.
+  if (llvm::Error error = setHyperparameters(step))
+    return fail(llvm::toString(std::move(error)));
+  if (saveEvery < 0 || (saveEvery > 0 && saveState.empty()))
+    return fail("--save-every N takes N >= 0 and needs --save-state DIR");
 
   llvm::Expected<Batcher> loaded = loadBatcher(signature);
   if (!loaded)
@@ -546,6 +546,11 @@ int main(int argc, char **argv) {
           llvm::consumeError(std::move(error));
         return 1;
       }
+    if (lead && saveEvery > 0 && (s + 1) % saveEvery == 0 &&
+        s + 1 != firstStep + steps)
+      if (llvm::Error error =
+              saveCheckpoint(saveState, step, {s + 1, seed}))
+        return fail(llvm::toString(std::move(error)));
     if (lead && printEvery > 0 &&
         ((s + 1) % printEvery == 0 || s + 1 == firstStep + steps)) {
       std::string line = llvm::formatv("step {0}/{1}  loss {2:F6}", s + 1,
@@ -583,17 +588,10 @@ int main(int argc, char **argv) {
   if (!saveParams.empty())
     if (llvm::Error error = saveArguments(saveParams, step, model))
       return fail(llvm::toString(std::move(error)));
-  if (!saveState.empty()) {
-    if (llvm::Error error = saveArguments(saveState, step, carried))
+  if (!saveState.empty())
+    if (llvm::Error error =
+            saveCheckpoint(saveState, step, {firstStep + steps, seed}))
       return fail(llvm::toString(std::move(error)));
-    HostArray stepArray(DType::I64, {2});
-    stepArray.setFromDouble(0, firstStep + steps);
-    stepArray.setFromDouble(1, static_cast<double>(seed));
-    llvm::SmallString<128> stepPath(saveState);
-    llvm::sys::path::append(stepPath, "step.npy");
-    if (llvm::Error error = writeNpy(stepPath, stepArray))
-      return fail(llvm::toString(std::move(error)));
-  }
   if (hasEval) {
     llvm::Expected<double> accuracy = evaluate(step, batcher.getBatchSize());
     if (!accuracy)

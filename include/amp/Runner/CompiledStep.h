@@ -149,6 +149,8 @@ public:
   /// types when `array` does not have its dtype and shape (any number of
   /// rows for a data argument of a dynamic batch).
   llvm::Error setArgument(unsigned index, HostArray array);
+  /// The error setArgument(index, array) would give, without setting it.
+  llvm::Error checkArgument(unsigned index, const HostArray &array) const;
   /// The rows of the data arguments as set, which must agree in a step with
   /// a dynamic batch; 0 for a static step.
   llvm::Expected<int64_t> getBatchSize() const;
