@@ -15,10 +15,12 @@ docs/Reliability.md:
   (the f32 accumulator); level=O0 equals fp32 bit for bit;
 - with loss scaling: a NaN or inf injected into the input at a random step marks the step
   skipped, leaves parameters and optimizer state bit-identical and backs the dynamic scale off;
-- in every mode: saving the state (state_dict) at a random step, training on, then loading it
-  and training again over the same batches gives the same losses and state bit for bit.
+- in every mode: saving a checkpoint (Session.save) at a random step, training on, then
+  loading it and training again over the same batches gives the same losses and state bit for
+  bit (the injection check restores its state with state_dict and load_state_dict).
 """
 import re
+import tempfile
 
 import numpy as np
 
@@ -236,22 +238,25 @@ class Checker:
         s.load_state_dict(snapshot)
 
     def resume(self, s, mode):
-        """Save at a random step, train on, load and train again: the same bits."""
+        """Save at a random step (to disk, as a checkpoint), train on, load and train again:
+        the same bits."""
         start = s.state_dict()
         at = int(self.rng.integers(1, len(self.batches)))
-        saved, losses = None, []
-        for k, batch in enumerate(self.batches):
-            if k == at:
-                saved = s.state_dict()
-            r = s.step(*batch)
-            if k >= at:
-                losses.append(r.loss)
-        final = state_bits(s)
-        s.load_state_dict(saved)
+        losses = []
+        with tempfile.TemporaryDirectory() as checkpoint:
+            for k, batch in enumerate(self.batches):
+                if k == at:
+                    s.save(checkpoint)
+                r = s.step(*batch)
+                if k >= at:
+                    losses.append(r.loss)
+            final = state_bits(s)
+            s.load(checkpoint)
         again = [s.step(*batch).loss for batch in self.batches[at:]]
         if [bits(np.float64(v)) for v in again] != [bits(np.float64(v)) for v in losses] \
                 or state_bits(s) != final:
-            self.fail(mode, f"resuming from the state of step {at} does not continue bit for bit")
+            self.fail(mode, f"resuming from the checkpoint of step {at} does not continue "
+                            "bit for bit")
         s.load_state_dict(start)
 
 
