@@ -305,10 +305,15 @@ def _count(state, key, default=0, limit=2**31 - 1):
     """state[key] (default if absent) as an integer in [0, limit]."""
     if key not in state:
         return default
-    value = _number(state, key, float)
-    if not value.is_integer() or not 0 <= value <= limit:
+    value = state[key]
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        count = int(value)  # exactly: a 64-bit seed does not fit a double
+    else:
+        number = _number(state, key, float)
+        count = int(number) if number.is_integer() else None
+    if count is None or not 0 <= count <= limit:
         raise ValueError(f"'{key}' must be an integer in [0, {limit}], got {state[key]!r}")
-    return int(value)
+    return count
 
 
 #: The carried arguments a state_dict holds by name (the scaler apart).

@@ -140,6 +140,13 @@ def test_a_bad_state_dict_is_an_error_that_changes_nothing(session, change, erro
     assert snapshot(session) == before
 
 
+def test_a_64_bit_seed_loads_exactly(session):
+    state = session.state_dict()
+    state["seed"] = 2**64 - 1
+    session.load_state_dict(state)
+    assert session.seed == 2**64 - 1
+
+
 def test_not_a_state_dict(session):
     with pytest.raises(TypeError, match="state_dict must be a dict, got list"):
         session.load_state_dict([1, 2, 3])
