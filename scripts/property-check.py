@@ -9,7 +9,7 @@ with its seed (docs/Reliability.md).
 
 Cases run in a worker process, so that a crash (a signal, an abort) is a failure of its seed
 and not the end of the run: the worker is started again at the next seed. `--modes sample`
-runs fp32 and two other modes drawn per seed, about four times the cases per hour.
+runs fp32 and two other modes drawn per seed, more cases per hour (measured here: 6 to 9 s a case against 12 to 18 s).
 Exits 1 if anything failed.
 """
 import argparse
