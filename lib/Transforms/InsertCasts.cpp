@@ -353,7 +353,9 @@ void CastInserter::convertBody(Operation *op) {
         continue;
       Value truncated =
           arith::TruncFOp::create(rewriter, loc, element, yielded.get());
-      rewriter.modifyOpInPlace(yield, [&] { yielded.set(truncated); });
+      // C++17 cannot capture a structured binding; an init-capture names it.
+      rewriter.modifyOpInPlace(
+          yield, [&, &operand = yielded] { operand.set(truncated); });
     }
   };
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
