@@ -289,9 +289,12 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS, cpuRuntime};
   if (step->world)
     libraries.push_back(step->world->getRuntimePath());
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer =
+  // ExecutionEngineOptions keeps a function_ref: the transformer must live
+  // until create() returns.
+  std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(3, 0, targetMachine->get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
   engineOptions.sharedLibPaths = libraries;
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       ExecutionEngine::create(module, engineOptions, std::move(*targetMachine));
