@@ -4,6 +4,11 @@
 function(add_amp_library name)
   add_mlir_library(${name} ${ARGN} DISABLE_INSTALL EXCLUDE_FROM_LIBMLIR)
   target_link_libraries(${name} PUBLIC MLIR)
+  if(AMP_SANITIZE)
+    # Instrumented static libraries need the sanitizer runtimes wherever
+    # they are linked, in projects using the installed package too.
+    target_link_options(${name} INTERFACE -fsanitize=${AMP_SANITIZE})
+  endif()
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${AMP_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${AMP_BINARY_DIR}/include>
