@@ -241,6 +241,9 @@ def benchmark(name, threads, rounds, steps, with_compile):
         model, make_optimizer, batch = make_model(name)
         variants[label] = torch_step(model, make_optimizer(model), batch, autocast)
     if with_compile:
+        # Dynamo keys its cache on `train`'s code, shared by every model and thread count:
+        # without a reset, the later ones hit its recompile limit and run eagerly.
+        torch._dynamo.reset()
         for label, autocast in (("torch.compile fp32", False), ("torch.compile bf16", True)):
             model, make_optimizer, batch = make_model(name)
             variants[label], compile_seconds[label] = compiled_torch_step(

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -69,6 +70,48 @@ bool hasIntegerPowers(linalg::LinalgOp op) {
   return !op.getBlock()->getOps<math::FPowIOp>().empty();
 }
 
+/// A float reduction along the innermost loop, vectorized along that loop,
+/// would add in another order than the loops. Moving the innermost parallel
+/// loop inside instead keeps the order of every result's additions (vectors
+/// then hold independent results: a BatchNorm's channel sums, a softmax's
+/// row maxima), so the code computes the loops' bits. Returns the op to
+/// vectorize: `op`, or the interchanged one replacing it.
+linalg::LinalgOp moveParallelLoopInnermost(RewriterBase &rewriter,
+                                           linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || op.getNumLoops() < 2 ||
+      linalg::isParallelIterator(op.getIteratorTypesArray().back()) ||
+      hasOnlyIntegerReductionsOfInnermostLoop(op))
+    return op;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto parallel = llvm::find_if(llvm::reverse(llvm::seq<unsigned>(
+                                    0, iterators.size())),
+                                [&](unsigned loop) {
+                                  return linalg::isParallelIterator(
+                                      iterators[loop]);
+                                });
+  if (parallel == llvm::reverse(llvm::seq<unsigned>(0, iterators.size())).end())
+    return op;
+  unsigned loop = *parallel;
+  if (ShapedType::isDynamic(ranges[loop]) ||
+      largestDivisor(ranges[loop], kVectorLimit) == 1 ||
+      !llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        return op.getMatchingIndexingMap(&init).isFunctionOfDim(loop);
+      }))
+    return op;
+  SmallVector<unsigned> permutation;
+  for (unsigned other = 0; other < iterators.size(); ++other)
+    if (other != loop)
+      permutation.push_back(other);
+  permutation.push_back(loop);
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> interchanged =
+      linalg::interchangeGenericOp(rewriter, generic, permutation);
+  return succeeded(interchanged) ? cast<linalg::LinalgOp>(interchanged->getOperation())
+                                 : op;
+}
+
 /// The tile sizes with which `op` becomes vector code, or nothing when it
 /// stays loops.
 std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
@@ -106,6 +149,8 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
 /// Tiles `op` and replaces its tile by vector code. Ops without tiles or
 /// whose tile cannot be vectorized are left as they are.
 void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (!getTileSizes(op) && op.hasPureBufferSemantics() && !op.hasDynamicShape())
+    op = moveParallelLoopInnermost(rewriter, op);
   std::optional<SmallVector<int64_t>> tiles = getTileSizes(op);
   if (!tiles)
     return;
@@ -185,9 +230,29 @@ struct CPUVectorizePass
       signalPassFailure();
     };
 
+    IRRewriter rewriter(context);
+    // A copy between strided buffers (a pad's interior, a transposed view)
+    // is an element-by-element loop of the runtime's memrefCopy, indexing
+    // each element anew; as a linalg.copy it becomes vectors along its rows.
+    // Contiguous copies stay memcpy.
+    SmallVector<memref::CopyOp> copies;
+    function.walk([&](memref::CopyOp copy) {
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+      if (source && target && source.hasStaticShape() &&
+          !(memref::isStaticShapeAndContiguousRowMajor(source) &&
+            memref::isStaticShapeAndContiguousRowMajor(target)))
+        copies.push_back(copy);
+    });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      rewriter.eraseOp(copy);
+    }
+
     SmallVector<linalg::LinalgOp> ops;
     function.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
-    IRRewriter rewriter(context);
     for (linalg::LinalgOp op : ops)
       tileAndVectorize(rewriter, op);
 

@@ -187,10 +187,20 @@ memory::desc describe(const Operand &operand) {
   return memory::desc(operand.dims, operand.type, operand.strides);
 }
 
+/// The same dimensions and type in the layout a primitive chooses.
+memory::desc describeAnyLayout(const Operand &operand) {
+  return memory::desc(operand.dims, operand.type, memory::format_tag::any);
+}
+
 /// A primitive and whether it computes low-precision inputs natively.
 struct Cached {
   dnnl::primitive primitive;
   bool native = true;
+  /// The layouts the primitive reads its operands in (src, weights, dst),
+  /// and buffers in them where they differ from the operands' own, made at
+  /// the first call that needs them.
+  memory::desc layouts[3];
+  memory relaid[3];
 };
 
 using Key = std::tuple<int, std::vector<int64_t>>;
@@ -279,14 +289,29 @@ void runMatmulRowMajor(const Operand &a, const Operand &b, const Operand &c,
   runMatmul(a, b, c, accumulate);
 }
 
+/// `operand` as a primitive reads it: in place when it has the chosen
+/// layout, else reordered into `buffer` (copied in when `read`).
+memory inLayout(Library &library, const Operand &operand,
+                const memory::desc &layout, memory &buffer, bool read) {
+  memory plain(describe(operand), library.engine, operand.data);
+  if (plain.get_desc() == layout)
+    return plain;
+  if (!buffer)
+    buffer = memory(layout, library.engine);
+  if (read)
+    dnnl::reorder(plain, buffer).execute(library.stream, plain, buffer);
+  return buffer;
+}
+
 /// Runs the primitive cached under `key` on `srcIn` and `weightsIn` into
-/// `dst`, made by `make(src, weights)` (the primitive and the name of its
-/// implementation) on the first call: on the low-precision inputs where
+/// `dst` (added to it when `accumulate`), made from `make(src, weights)` (a
+/// primitive descriptor) on the first call: on the low-precision inputs where
 /// oneDNN has a fast kernel for them (isFastLowPrecision), else on their
 /// extension to f32. `what` names the call in errors.
 template <typename MakeFn>
 void runCached(const char *what, Key key, const Operand &srcIn,
-               const Operand &weightsIn, const Operand &dst, MakeFn make) {
+               const Operand &weightsIn, const Operand &dst, bool accumulate,
+               MakeFn make) {
   Library &library = Library::get();
   std::lock_guard<std::mutex> lock(library.mutex);
   auto it = library.cache.find(key);
@@ -294,13 +319,19 @@ void runCached(const char *what, Key key, const Operand &srcIn,
     bool low = srcIn.type != memory::data_type::f32;
     if (it == library.cache.end()) {
       Cached cached;
+      auto keep = [&](const dnnl::primitive_desc &descriptor) {
+        cached.primitive = dnnl::primitive(descriptor);
+        cached.layouts[0] = descriptor.src_desc();
+        cached.layouts[1] = descriptor.weights_desc();
+        cached.layouts[2] = descriptor.dst_desc();
+      };
       bool native = false;
       if (low) {
         try {
-          auto [primitive, implementation] = make(srcIn, weightsIn);
-          native = isFastLowPrecision(srcIn.type, implementation);
+          dnnl::primitive_desc descriptor = make(srcIn, weightsIn);
+          native = isFastLowPrecision(srcIn.type, descriptor.impl_info_str());
           if (native)
-            cached.primitive = primitive;
+            keep(descriptor);
         } catch (const dnnl::error &) {
           // No bf16 kernel on this host: extend to f32.
         }
@@ -310,22 +341,30 @@ void runCached(const char *what, Key key, const Operand &srcIn,
         Operand extendedSrc = low ? extendToF32(srcIn, src) : srcIn;
         Operand extendedWeights =
             low ? extendToF32(weightsIn, weights) : weightsIn;
-        cached.primitive = make(extendedSrc, extendedWeights).first;
+        keep(make(extendedSrc, extendedWeights));
       }
       cached.native = !low || native;
       it = library.cache.emplace(std::move(key), std::move(cached)).first;
     }
+    Cached &cached = it->second;
     Operand src = srcIn, weights = weightsIn;
-    if (!it->second.native) {
+    if (!cached.native) {
       src = extendToF32(srcIn, library.scratch[0]);
       weights = extendToF32(weightsIn, library.scratch[1]);
     }
-    it->second.primitive.execute(
-        library.stream,
-        {{DNNL_ARG_SRC, memory(describe(src), library.engine, src.data)},
-         {DNNL_ARG_WEIGHTS,
-          memory(describe(weights), library.engine, weights.data)},
-         {DNNL_ARG_DST, memory(describe(dst), library.engine, dst.data)}});
+    memory srcArg = inLayout(library, src, cached.layouts[0],
+                             cached.relaid[0], /*read=*/true);
+    memory weightsArg = inLayout(library, weights, cached.layouts[1],
+                                 cached.relaid[1], /*read=*/true);
+    memory dstArg = inLayout(library, dst, cached.layouts[2],
+                             cached.relaid[2], /*read=*/accumulate);
+    cached.primitive.execute(library.stream, {{DNNL_ARG_SRC, srcArg},
+                                              {DNNL_ARG_WEIGHTS, weightsArg},
+                                              {DNNL_ARG_DST, dstArg}});
+    if (describe(dst) != cached.layouts[2]) {
+      memory plain(describe(dst), library.engine, dst.data);
+      dnnl::reorder(dstArg, plain).execute(library.stream, dstArg, plain);
+    }
     library.stream.wait();
   } catch (const dnnl::error &error) {
     fail(what, error);
@@ -335,15 +374,17 @@ void runCached(const char *what, Key key, const Operand &srcIn,
 void runMatmul(const Operand &a, const Operand &b, const Operand &c,
                bool accumulate) {
   runCached("matmul", makeKey(Matmul, {&a, &b, &c}, {accumulate}), a, b, c,
-            [&](const Operand &src, const Operand &weights) {
-              dnnl::matmul::primitive_desc descriptor(
+            accumulate, [&](const Operand &src, const Operand &weights) {
+              return dnnl::matmul::primitive_desc(
                   Library::get().engine, describe(src), describe(weights),
                   describe(c), makeAttributes(accumulate));
-              return std::make_pair(dnnl::matmul(descriptor),
-                                    std::string(descriptor.impl_info_str()));
             });
 }
 
+/// A convolution chooses its operands' layouts (format_tag::any): oneDNN's
+/// direct kernels read blocked layouts (nChw16c and the like), and with the
+/// plain strided ones it falls back to im2col and a GEMM, which took 30% of
+/// a ResNet step. The reorders cost a pass over each operand.
 void runConv2D(const Operand &input, const Operand &filter,
                const Operand &output, int64_t strideH, int64_t strideW,
                int64_t dilationH, int64_t dilationW, bool accumulate) {
@@ -351,17 +392,15 @@ void runConv2D(const Operand &input, const Operand &filter,
       "convolution",
       makeKey(Conv2D, {&input, &filter, &output},
               {strideH, strideW, dilationH, dilationW, accumulate}),
-      input, filter, output,
+      input, filter, output, accumulate,
       [&](const Operand &src, const Operand &weights) {
         // oneDNN counts dilation from 0, linalg from 1.
-        dnnl::convolution_forward::primitive_desc descriptor(
+        return dnnl::convolution_forward::primitive_desc(
             Library::get().engine, dnnl::prop_kind::forward_training,
-            dnnl::algorithm::convolution_direct, describe(src),
-            describe(weights), describe(output), {strideH, strideW},
-            {dilationH - 1, dilationW - 1}, {0, 0}, {0, 0},
-            makeAttributes(accumulate));
-        return std::make_pair(dnnl::convolution_forward(descriptor),
-                              std::string(descriptor.impl_info_str()));
+            dnnl::algorithm::convolution_direct, describeAnyLayout(src),
+            describeAnyLayout(weights), describeAnyLayout(output),
+            {strideH, strideW}, {dilationH - 1, dilationW - 1}, {0, 0},
+            {0, 0}, makeAttributes(accumulate));
       });
 }
 

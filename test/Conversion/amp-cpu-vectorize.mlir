@@ -124,11 +124,17 @@ func.func @column_sum(%x: memref<64x10xf16>, %s: memref<10xf32>) {
 // -----
 
 // A float sum along the innermost dim would need a horizontal sum in another
-// order than the loops': it stays a linalg op.
+// order than the loops'. The row loop moves inside instead: a vector holds 16
+// rows' sums, each adding its elements in the loops' order.
 
 // CHECK-LABEL: func.func @row_sum(
-// CHECK:         linalg.generic
-// CHECK-NOT:     vector.
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c10 step %c1
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %c64 step %c16
+// CHECK:             %[[X:.*]] = vector.transfer_read %arg0[%[[I]], %[[J]]]{{.*}} : memref<64x10xf32>, vector<16xf32>
+// CHECK:             %[[S:.*]] = vector.transfer_read %arg1[%[[I]]]{{.*}} : memref<64xf32>, vector<16xf32>
+// CHECK:             %[[R:.*]] = arith.addf %{{.*}}, %[[S]] : vector<16xf32>
+// CHECK:             vector.transfer_write %[[R]], %arg1[%[[I]]]
+// CHECK-NOT:     linalg.generic
 
 func.func @row_sum(%x: memref<64x10xf32>, %s: memref<64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
@@ -263,5 +269,21 @@ func.func @integer_power(%x: memref<64xf32>, %out: memref<64xf32>) {
 func.func @batch_matmul_of_expand_shape(%x: memref<6x6xf32>, %bt: memref<6x3x2xf32>, %c: memref<6x2x2xf32>) {
   %a = memref.expand_shape %x [[0], [1, 2]] output_shape [6, 2, 3] : memref<6x6xf32> into memref<6x2x3xf32>
   linalg.batch_matmul ins(%a, %bt : memref<6x2x3xf32>, memref<6x3x2xf32>) outs(%c : memref<6x2x2xf32>)
+  return
+}
+
+// -----
+
+// A copy into a strided buffer (a pad's interior) becomes vectors along its
+// rows; a contiguous copy stays a memref.copy (memcpy).
+
+// CHECK-LABEL: func.func @copy_into_interior(
+// CHECK:         vector.transfer_read %arg0{{.*}} : memref<2x32xf32>, vector<16xf32>
+// CHECK:         vector.transfer_write {{.*}} : vector<16xf32>, memref<4x34xf32>
+// CHECK:         memref.copy %arg0, %arg2 : memref<2x32xf32> to memref<2x32xf32>
+func.func @copy_into_interior(%x: memref<2x32xf32>, %padded: memref<4x34xf32>, %y: memref<2x32xf32>) {
+  %interior = memref.subview %padded[1, 1] [2, 32] [1, 1] : memref<4x34xf32> to memref<2x32xf32, strided<[34, 1], offset: 35>>
+  memref.copy %x, %interior : memref<2x32xf32> to memref<2x32xf32, strided<[34, 1], offset: 35>>
+  memref.copy %x, %y : memref<2x32xf32> to memref<2x32xf32>
   return
 }

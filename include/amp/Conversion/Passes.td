@@ -381,10 +381,20 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
       only integers (the overflow check's `or` of i1 flags, exact in any
       order): tiles of at most 16 along the innermost loop, other dims 1.
 
+    - generics whose innermost loop reduces floats and that have a parallel
+      loop (row sums and maxima of a softmax, layer-norm statistics,
+      BatchNorm's channel sums): the innermost parallel loop is moved inside
+      the reduction loops first, then vectorized as above, so that a vector
+      holds independent results, each summed in the loops' order (its
+      elements are read strided).
+
     A tile size is the largest divisor of the dim not above the limit, so
     tiles need no masks; an op whose vectorized dim would be 1 (a prime
-    above the limit) stays scalar. Ops whose innermost loop reduces floats
-    (row sums, softmax, the loss) and convolutions stay loops.
+    above the limit) stays scalar. Float reductions to one value (the loss)
+    and convolutions stay loops. A `memref.copy` between strided buffers (a
+    pad's interior), which the runtime would copy element by element, becomes
+    a `linalg.copy` vectorized along its rows; contiguous copies stay
+    `memref.copy` (memcpy).
 
     Rounding is that of the loops: the outer products' multiply-adds are
     split into a multiply and an add (never fused, whatever the target), and
@@ -393,7 +403,8 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
     bits.
   }];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
-                           "scf::SCFDialect", "vector::VectorDialect"];
+                           "linalg::LinalgDialect", "scf::SCFDialect",
+                           "vector::VectorDialect"];
 }
 
 #endif // AMP_CONVERSION_PASSES_TD
