@@ -58,9 +58,9 @@ void _mlir_ciface_ampCpuConv2DBF16(AmpUnrankedMemRef *input,
 void ampCpuSetNumThreads(int32_t threads);
 
 /* How low-precision inputs are computed on this host: "native" (the
- * library's own bf16 kernels, with AMX) or "f32" (inputs extended to f32,
- * the same arithmetic: products of two bf16 or f16 numbers are exact in
- * f32). f16 is always "f32" with oneDNN 2.6. */
+ * library's own kernels: bf16 with AMX, f16 with AMX or AVX512-FP16) or
+ * "f32" (inputs extended to f32, the same arithmetic: products of two bf16
+ * or f16 numbers are exact in f32). */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
 
 /* memref.alloc and memref.dealloc of the lowered step (FinalizeMemRefToLLVM's
