@@ -194,10 +194,25 @@ int fail(const llvm::Twine &message) {
     llvm::WithColor::error(llvm::errs(), "amp-run") << message << "\n";
     return 1;
   }
-  llvm::WithColor::error(llvm::errs(), "amp-run")
+  // One write: the abort may kill another rank in the middle of its own.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::WithColor::error(os, "amp-run")
       << "rank " << world->getRank() << ": " << message << "\n";
+  llvm::errs() << text;
   llvm::errs().flush();
   world->abort(1);
+}
+
+/// Reports an error that every rank finds at the same point (a set-up that
+/// cannot train): each rank ends as one process would, and no abort cuts
+/// the job's output short before a rank's message is forwarded.
+int failOnEveryRank(const llvm::Twine &message) {
+  if (!world || world->getSize() == 1)
+    return fail(message);
+  llvm::WithColor::error(llvm::errs(), "amp-run")
+      << "rank " << world->getRank() << ": " << message << "\n";
+  return 1;
 }
 
 /// The file of an argument in a parameter or state directory: its name
@@ -459,7 +474,7 @@ int main(int argc, char **argv) {
 
   llvm::Expected<Batcher> loaded = loadBatcher(signature);
   if (!loaded)
-    return fail(llvm::toString(loaded.takeError()));
+    return failOnEveryRank(llvm::toString(loaded.takeError()));
   Batcher &batcher = *loaded;
   int64_t steps = numSteps >= 0 ? numSteps
                   : numEpochs >= 0
