@@ -112,6 +112,15 @@ linalg::LinalgOp moveParallelLoopInnermost(RewriterBase &rewriter,
                                  : op;
 }
 
+/// Whether the rows of `type` (along its last dim) are contiguous.
+bool hasUnitInnermostStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() > 0 &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 /// The tile sizes with which `op` becomes vector code, or nothing when it
 /// stays loops.
 std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
@@ -240,6 +249,8 @@ struct CPUVectorizePass
       auto source = dyn_cast<MemRefType>(copy.getSource().getType());
       auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
       if (source && target && source.hasStaticShape() &&
+          target.hasStaticShape() && hasUnitInnermostStride(source) &&
+          hasUnitInnermostStride(target) &&
           !(memref::isStaticShapeAndContiguousRowMajor(source) &&
             memref::isStaticShapeAndContiguousRowMajor(target)))
         copies.push_back(copy);

@@ -391,10 +391,12 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
     A tile size is the largest divisor of the dim not above the limit, so
     tiles need no masks; an op whose vectorized dim would be 1 (a prime
     above the limit) stays scalar. Float reductions to one value (the loss)
-    and convolutions stay loops. A `memref.copy` between strided buffers (a
-    pad's interior), which the runtime would copy element by element, becomes
-    a `linalg.copy` vectorized along its rows; contiguous copies stay
-    `memref.copy` (memcpy).
+    and convolutions stay loops. A `memref.copy` between strided buffers
+    with contiguous rows (a pad's interior), which the runtime would copy
+    element by element, becomes a `linalg.copy` vectorized along its rows;
+    contiguous copies stay `memref.copy` (memcpy), and so do copies of
+    transposed views (vectorized, they computed wrong results on the
+    ResNet block of the zoo; not understood yet).
 
     Rounding is that of the loops: the outer products' multiply-adds are
     split into a multiply and an add (never fused, whatever the target), and
