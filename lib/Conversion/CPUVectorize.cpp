@@ -85,13 +85,11 @@ linalg::LinalgOp moveParallelLoopInnermost(RewriterBase &rewriter,
     return op;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto parallel = llvm::find_if(llvm::reverse(llvm::seq<unsigned>(
-                                    0, iterators.size())),
-                                [&](unsigned loop) {
-                                  return linalg::isParallelIterator(
-                                      iterators[loop]);
-                                });
-  if (parallel == llvm::reverse(llvm::seq<unsigned>(0, iterators.size())).end())
+  std::optional<unsigned> parallel;
+  for (unsigned loop = 0; loop < iterators.size(); ++loop)
+    if (linalg::isParallelIterator(iterators[loop]))
+      parallel = loop;
+  if (!parallel)
     return op;
   unsigned loop = *parallel;
   if (ShapedType::isDynamic(ranges[loop]) ||
