@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <vector>
 
 namespace amp::runtime {
 
@@ -21,6 +22,10 @@ struct RuntimeState {
   bool initialized = false;
   int deviceCount = 0;
   std::map<int, std::unique_ptr<DeviceState>> devices;
+  /// Devices opened through a driver loaded before the current one: their
+  /// objects cannot be released through the new driver, so they are kept,
+  /// never destroyed, rather than lost.
+  std::vector<std::unique_ptr<DeviceState>> retiredDevices;
 };
 
 // Never destroyed: compiled code calls into the runtime from global
@@ -36,9 +41,9 @@ thread_local int32_t defaultDevice = 0;
 AmpRuntimeStatus loadDriverLocked(RuntimeState &state,
                                   const std::string &path) {
   // Objects made through a previous driver cannot be released through the
-  // new one: they are dropped, and the old library stays mapped.
+  // new one: they are retired, and the old library stays mapped.
   for (auto &entry : state.devices)
-    (void)entry.second.release();
+    state.retiredDevices.push_back(std::move(entry.second));
   state.devices.clear();
   state.initialized = false;
   state.loaded.store(nullptr);
