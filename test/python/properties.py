@@ -11,10 +11,15 @@ docs/Reliability.md:
   step's loss (and, until a step is skipped, the following ones) within LOSS_TOLERANCE of
   fp32's, as long as fp32's losses stay benign (finite, at most BENIGN_LOSS: a draw may be an
   unstable model); no op the report files as deny computes in the low type, and no op that computes
-  math.exp does, except at O3; every linalg matmul, batch matmul and convolution yields f32
-  (the f32 accumulator); level=O0 equals fp32 bit for bit;
-- with loss scaling: a NaN or inf injected into the input at a random step marks the step
-  skipped, leaves parameters and optimizer state bit-identical and backs the dynamic scale off;
+  math.exp does, except at O3; every op that sums over a reduction dimension (linalg matmul,
+  batch matmul and convolution, and every linalg.generic with a reduction iterator and an
+  arith.addf in its body: generic contractions such as the convolutions' backward, row and
+  batch sums) yields f32 (the f32 accumulator), at every level; level=O0 equals fp32 bit for
+  bit;
+- with loss scaling: a NaN or inf injected at a random step marks the step skipped, leaves
+  parameters and optimizer state bit-identical and backs the dynamic scale off; it goes into
+  the float input, or, for steps whose input is token ids, into a gradient (through the
+  `poison` input of Case.poisoned());
 - in every mode: saving a checkpoint (Session.save) at a random step, training on, then
   loading it and training again over the same batches gives the same losses and state bit for
   bit (the injection check restores its state with state_dict and load_state_dict).
@@ -39,7 +44,27 @@ STEPS = 4
 FD_SAMPLES = 4
 FD_EPS = 1e-6
 FD_RTOL, FD_ATOL = 1e-5, 1e-7
-CONTRACTIONS = re.compile(r"= linalg\.(matmul|batch_matmul|conv_2d_nhwc_hwcf)\b.*-> tensor<[^>]*x(\w+)>")
+CONTRACTIONS = re.compile(r"= linalg\.(matmul|batch_matmul|conv_\w+)\b.*-> tensor<[^>]*x(\w+)>")
+REDUCING_GENERIC = re.compile(r"= linalg\.generic .*iterator_types = \[[^\]]*\"reduction\"")
+RESULT_ELEMENT = re.compile(r"^\s*\} -> tensor<(?:[^>]*x)?(\w+)>")
+
+
+def accumulators(ir):
+    """(what, element type of the result) of every op of `ir` that sums over a reduction
+    dimension: named contractions, and generics with a reduction iterator that add."""
+    for match in CONTRACTIONS.finditer(ir):
+        yield f"linalg.{match.group(1)}", match.group(2)
+    lines = ir.splitlines()
+    for i, line in enumerate(lines):
+        if not REDUCING_GENERIC.search(line):
+            continue
+        j, adds = i + 1, False
+        while not RESULT_ELEMENT.match(lines[j]):
+            adds |= "arith.addf" in lines[j]
+            j += 1
+        if adds:
+            yield f"the reducing linalg.generic of line {i + 1}", \
+                RESULT_ELEMENT.match(lines[j]).group(1)
 
 
 def bits(a):
@@ -48,6 +73,11 @@ def bits(a):
 
 def state_bits(s):
     return {k: bits(v) for k, v in {**s.parameters, **s.optimizer_state}.items()}
+
+
+def as64(a):
+    """A float array in f64; integers (token ids, class indices) as they are."""
+    return a if a.dtype.kind == "i" else a.astype(np.float64)
 
 
 def low_type(mode):
@@ -117,11 +147,9 @@ class Checker:
 
     def gradients(self, s):
         """Finite differences of @loss64 against @grads64 at the initial parameters."""
-        x, t = self.batches[0]
-        t64 = t if t.dtype == np.int32 else t.astype(np.float64)
         params = {k: v.astype(np.float64) for k, v in s.parameters.items()}
         order = list(params)
-        data = (x.astype(np.float64), t64)
+        data = [as64(a) for a in self.batches[0]]
         grads = s.call("grads64", *params.values(), *data)[1:]
         for _ in range(FD_SAMPLES):
             i = int(self.rng.integers(len(order)))
@@ -173,7 +201,10 @@ class Checker:
                     or state_bits(s) != fp32_final:
                 self.fail(mode, "differs from fp32 as written")
         if s.scaler.is_enabled():
-            self.injection(mode, s)
+            if self.case.cfg.vocab:
+                self.gradient_injection(mode)
+            else:
+                self.injection(mode, s)
         self.resume(s, mode)
 
     def decisions(self, mode, text, compiled):
@@ -198,44 +229,62 @@ class Checker:
                                 f"{d['precision']}")
         step_ir = compiled.ir[compiled.ir.index("func.func @train_step"):]
         step_ir = step_ir[:step_ir.find("func.func @", 1)]
-        for match in CONTRACTIONS.finditer(step_ir):
-            if match.group(2) != "f32":
-                self.fail(mode, f"linalg.{match.group(1)} yields {match.group(2)}, not the f32 "
-                                "accumulator")
+        for what, elt in accumulators(step_ir):
+            if elt != "f32":
+                self.fail(mode, f"{what} yields {elt}, not the f32 accumulator")
 
     def reaches_gradients(self, s, x, t):
         """Whether the f64 gradients at the current parameters are not all finite: an inf
         in the input may rightly vanish (softmax of -inf, tanh of inf)."""
-        t64 = t if t.dtype == np.int32 else t.astype(np.float64)
         params = [v.astype(np.float64) for v in s.parameters.values()]
         with np.errstate(all="ignore"):
-            out = s.call("grads64", *params, x.astype(np.float64), t64)
+            out = s.call("grads64", *params, as64(x), as64(t))
         return not all(np.isfinite(v).all() for v in out)
 
     def injection(self, mode, s):
         """A NaN or inf in the input at a random step that makes a gradient non-finite
         skips the step."""
         snapshot = s.state_dict()
-        at = int(self.rng.integers(len(self.batches)))
-        value = [np.nan, np.inf, -np.inf][int(self.rng.integers(3))]
+        at, value = self.draw_injection()
         for k, (x, t) in enumerate(self.batches):
-            before, scale = state_bits(s), s.scaler.get_scale()
             if k == at:
                 x = x.copy()
                 x.flat[int(self.rng.integers(x.size))] = value
-            expected = k == at and self.reaches_gradients(s, x, t)
-            r = s.step(x, t)
-            if not expected:
-                continue
-            if not r.found_inf:
-                self.fail(mode, f"step {k + 1} with {value} in the input was not skipped")
-            elif state_bits(s) != before:
-                self.fail(mode, f"step {k + 1} was skipped but changed the parameters or "
-                                "optimizer state")
-            if s.scaler.mode == "dynamic" and s.scaler.get_scale() != scale * s.scaler.backoff_factor:
-                self.fail(mode, f"step {k + 1} was skipped; the scale went from {scale} to "
-                                f"{s.scaler.get_scale()}")
+            self.expect_skipped(mode, s, k, value, "the input",
+                                k == at and self.reaches_gradients(s, x, t), (x, t))
         s.load_state_dict(snapshot)
+
+    def gradient_injection(self, mode):
+        """For token-id inputs: a NaN or inf added to a gradient at a random step (the
+        `poison` input of Case.poisoned()) skips the step."""
+        s = self.session(mode, self.case.poisoned())
+        if s is None:
+            return
+        at, value = self.draw_injection()
+        for k, (x, t) in enumerate(self.batches):
+            poison = np.zeros(len(x), np.float32)
+            if k == at:
+                poison[int(self.rng.integers(len(x)))] = value
+            self.expect_skipped(mode, s, k, value, "a gradient", k == at, (x, t, poison))
+
+    def draw_injection(self):
+        at = int(self.rng.integers(len(self.batches)))
+        return at, [np.nan, np.inf, -np.inf][int(self.rng.integers(3))]
+
+    def expect_skipped(self, mode, s, k, value, where, expected, batch):
+        """Runs step k on `batch`; when `expected`, checks that it was skipped."""
+        before, scale = state_bits(s), s.scaler.get_scale()
+        r = s.step(*batch)
+        if not expected:
+            return
+        if not r.found_inf:
+            self.fail(mode, f"step {k + 1} with {value} in {where} was not skipped")
+        elif state_bits(s) != before:
+            self.fail(mode, f"step {k + 1} was skipped but changed the parameters or "
+                            "optimizer state")
+        if s.scaler.mode == "dynamic" and s.scaler.get_scale() != scale * s.scaler.backoff_factor:
+            self.fail(mode, f"step {k + 1} was skipped; the scale went from {scale} to "
+                            f"{s.scaler.get_scale()}")
 
     def resume(self, s, mode):
         """Save at a random step (to disk, as a checkpoint), train on, load and train again:

@@ -8,8 +8,10 @@ activations (ReLU, tanh, sigmoid, GELU, softplus), a broadcast scale and shift, 
 softmax over the features, an attention-like block of batch matmuls and transposes on a
 reshape, a slice, an ``scf.for`` carrying a tensor, an ``scf.if`` on the data, a convolution
 with sum pooling on a reshape to NHWC, and residual blocks around some of them. Static or
-dynamic batch; softmax cross-entropy on one-hot rows or on i32 class indices, or a squared
-error; SGD, momentum or Adam, the learning rate a constant or a hyperparameter.
+dynamic batch; float inputs, or one i32 token id per row embedded by a table (a one-hot
+matmul, whose gradient is the table's); softmax cross-entropy on one-hot rows or on i32 class
+indices, or a squared error; SGD, momentum or Adam, the learning rate a constant or a
+hyperparameter.
 
 The module of a case holds four functions built from the same draw:
   @train_step  the step in the contract's form
@@ -17,6 +19,9 @@ The module of a case holds four functions built from the same draw:
                the update's body inlined (what fp32 "as written" must equal bit for bit)
   @loss64      the forward and the loss in f64
   @grads64     the loss and the gradients of every parameter in f64, for finite differences
+``Case.poisoned()`` is @train_step with one more data input, `poison` (one float per row, zero
+on benign data), whose batch sum is added to one parameter's gradient: the way an inf or NaN
+reaches a gradient of a step whose inputs are integers.
 
   python3 test/python/stepgen.py 17          # prints the module of seed 17
   python3 test/python/stepgen.py 17 --describe
@@ -57,6 +62,7 @@ class Config:
     lr_input: bool   # the learning rate as a hyperparameter (an `inputs` operand)
     lr: float
     layers: List[dict] = field(default_factory=list)
+    vocab: int = 0   # > 0: the input is one i32 token id per row, below `vocab`
 
     def describe(self):
         def text(spec):
@@ -64,8 +70,9 @@ class Config:
                 return "residual(" + ", ".join(text(s) for s in spec["inner"]) + ")"
             extra = {k: v for k, v in spec.items() if k not in ("kind", "inner")}
             return spec["kind"] + (str(extra) if extra else "")
+        inputs = f"token ids below {self.vocab} embedded in " if self.vocab else ""
         return (f"seed {self.seed}: batch {'?' if self.dynamic else ''}{self.batch}, "
-                f"{self.features} features, {self.classes} classes, {self.loss}, "
+                f"{inputs}{self.features} features, {self.classes} classes, {self.loss}, "
                 f"{self.optimizer} (lr {self.lr}{' input' if self.lr_input else ''}); "
                 + " -> ".join(text(s) for s in self.layers))
 
@@ -133,6 +140,10 @@ def draw(seed) -> Config:
         spec, width = _draw_layer(rng, kind, width)
         if spec:
             cfg.layers.append(spec)
+    # Drawn apart, so that adding the token inputs left every other seed's draw as it was.
+    tokens = random.Random(f"tokens {seed}")
+    if tokens.random() < 0.25:
+        cfg.vocab = tokens.choice([5, 7, 11])
     return cfg
 
 
@@ -141,8 +152,8 @@ class Builder:
     output and its backward: a function from the output's gradient to the input's, which
     records the parameters' gradients in `self.grads`."""
 
-    def __init__(self, cfg: Config, mode: str):
-        self.cfg, self.mode = cfg, mode
+    def __init__(self, cfg: Config, mode: str, poison=False):
+        self.cfg, self.mode, self.poison = cfg, mode, poison
         elt = "f64" if mode.endswith("64") else "f32"
         self.g = Gen(elt, "%batch" if cfg.dynamic else None)
         self.elt = elt
@@ -379,9 +390,17 @@ class Builder:
         return out, back
 
     def condition(self):
-        """x[0, 0] > 0, on the data: a branch taken at run time."""
+        """x[0, 0] > 0 (token ids: 2 * x[0] > vocab), on the data: a branch taken at run
+        time."""
         zero, cst, value, cond = (self.fresh(x) for x in ("c0", "zero", "x00", "cond"))
         self.line(f"{zero} = arith.constant 0 : index")
+        if self.cfg.vocab:
+            twice = self.fresh("twice")
+            self.line(f"{cst} = arith.constant {self.cfg.vocab} : i32")
+            self.line(f"{value} = tensor.extract {self.x.name}[{zero}] : {self.x.type}")
+            self.line(f"{twice} = arith.addi {value}, {value} : i32")
+            self.line(f"{cond} = arith.cmpi sgt, {twice}, {cst} : i32")
+            return cond
         self.line(f"{cst} = arith.constant {fconst(0.0, self.elt)} : {self.elt}")
         self.line(f"{value} = tensor.extract {self.x.name}[{zero}, {zero}] : {self.x.type}")
         self.line(f"{cond} = arith.cmpf ogt, {value}, {cst} : {self.elt}")
@@ -634,7 +653,7 @@ class Builder:
     # ---- the function ----
     def build(self):
         cfg, g, elt = self.cfg, self.g, self.elt
-        self.x = V("%x", (self.B, cfg.features), elt)
+        self.x = V("%x", (self.B,), "i32") if cfg.vocab else V("%x", (self.B, cfg.features), elt)
         if cfg.loss == "ce_index":
             target_arg = V("%labels", (self.B,), "i32")
         else:
@@ -644,6 +663,11 @@ class Builder:
             self.line(f"{c0} = arith.constant 0 : index")
             self.line(f"%batch = tensor.dim %x, {c0} : {self.x.type}")
         h, backs = self.x, []
+        if cfg.vocab:
+            h, back = self.layer_dense(self.one_hot(self.x, cfg.vocab),
+                                       dict(out=cfg.features, transposed=False, bias=False),
+                                       "embed")
+            backs.append(back)
         for i, spec in enumerate(cfg.layers):
             h, back = self.layer(h, spec, f"l{i}")
             backs.append(back)
@@ -661,11 +685,25 @@ class Builder:
             d = back(d)
         if self.mode == "grads64":
             return self.function(params, [], [], data, [loss] + [self.grads[p.name] for p in params])
+        if self.poison:
+            data.append((self.poison_gradient(params), 'amp.name = "poison"'))
         state = self.optimizer_state(params)
         lr = V("%lr", (), elt) if cfg.lr_input else None
         hyper = [(lr, f'amp.name = "lr", amp.value = {cfg.lr} : f32')] if lr else []
         new = self.update(params, state, lr)
         return self.function(params, state, hyper, data, [loss] + new)
+
+    def poison_gradient(self, params):
+        """Adds the batch sum of a new [batch] input to one parameter's gradient; returns
+        the input."""
+        poison = V("%poison", (self.B,), self.elt)
+        total = self.g.reduce_sum(poison, ())
+        p = params[self.cfg.seed % len(params)]
+        grad = self.grads[p.name]
+        d = tuple(f"d{i}" for i in range(len(grad.shape)))
+        self.grads[p.name] = self.g.generic([(grad, d), (total, ())], grad.shape, d, len(d),
+                                            lambda b, x, q, o: b.add(x, q), hint="poisoned")
+        return poison
 
     def function(self, params, state, hyper, data, results):
         args = [(p, self.param_attrs[p.name]) for p in params]
@@ -690,12 +728,16 @@ class Case:
         return self.cfg.seed
 
     def batches(self, steps, rng=None, batch=None):
-        """Benign data: `steps` batches of (x, target), standard normal inputs."""
+        """Benign data: `steps` batches of (x, target), standard normal inputs (or token
+        ids)."""
         rng = rng or np.random.default_rng(self.seed)
         n = batch or self.cfg.batch
         out = []
         for _ in range(steps):
-            x = rng.standard_normal((n, self.cfg.features)).astype(np.float32)
+            if self.cfg.vocab:
+                x = rng.integers(0, self.cfg.vocab, n).astype(np.int32)
+            else:
+                x = rng.standard_normal((n, self.cfg.features)).astype(np.float32)
             if self.cfg.loss == "ce_index":
                 t = rng.integers(0, self.cfg.classes, n).astype(np.int32)
             elif self.cfg.loss == "ce_onehot":
@@ -704,6 +746,10 @@ class Case:
                 t = rng.standard_normal((n, self.cfg.classes)).astype(np.float32)
             out.append((x, t))
         return out
+
+    def poisoned(self):
+        """@train_step with the `poison` input (the module docstring)."""
+        return Builder(self.cfg, "train_step", poison=True).build()
 
 
 def generate(seed) -> Case:

@@ -41,9 +41,11 @@ def test_seeds_cover_the_generator():
     seen |= {cfg.loss for cfg in drawn} | {cfg.optimizer for cfg in drawn}
     seen |= {"dynamic" if cfg.dynamic else "static" for cfg in drawn}
     seen |= {"lr input" for cfg in drawn if cfg.lr_input}
+    seen |= {"token ids" if cfg.vocab else "float input" for cfg in drawn}
     wanted = {"dense", "scale_shift", "layernorm", "softmax", "attention", "slice", "loop",
               "branch", "conv", "residual", *stepgen.ACTIVATIONS, "ce_onehot", "ce_index",
-              "mse", "sgd", "momentum", "adam", "dynamic", "static", "lr input"}
+              "mse", "sgd", "momentum", "adam", "dynamic", "static", "lr input", "token ids",
+              "float input"}
     assert wanted <= seen, f"not drawn by SEEDS: {sorted(wanted - seen)}"
 
 
@@ -91,6 +93,35 @@ def test_checker_sees_a_loss_out_of_tolerance(monkeypatch):
     monkeypatch.setattr(properties, "LOSS_TOLERANCE", {"f16": 0.0, "bf16": 0.0})
     failures = properties.check(stepgen.generate(1), modes=[None, "dtype=bf16"])
     assert any("vs fp32" in f for f in failures), failures
+
+
+def test_checker_sees_an_injected_gradient_that_is_not_skipped(monkeypatch):
+    """With the poison input left out of the gradient, the step with an inf or NaN in it
+    runs normally: the checker must say so."""
+    assert stepgen.draw(11).vocab
+    monkeypatch.setattr(stepgen.Builder, "poison_gradient",
+                        lambda self, params: stepgen.V("%poison", (self.B,), self.elt))
+    failures = properties.check(stepgen.generate(11), modes=["dtype=f16"])
+    assert any("in a gradient was not skipped" in f for f in failures), failures
+
+
+LOW_SUM = """
+  %s = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<4x8xf16>) outs(%z : tensor<4xf16>) {
+  ^bb0(%in: f16, %acc: f16):
+    %0 = arith.BODY %in, %acc : f16
+    linalg.yield %0 : f16
+  } -> tensor<4xf16>
+  %m = linalg.matmul ins(%p, %q : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%o : tensor<4x2xf32>) -> tensor<4x2xf32>
+"""
+
+
+def test_accumulators_finds_low_sums():
+    """A reduction that adds in f16 is found; one that takes a maximum (exact in any type)
+    and a matmul yielding f32 are not failures."""
+    found = dict(properties.accumulators(LOW_SUM.replace("BODY", "addf")))
+    assert found == {"the reducing linalg.generic of line 2": "f16", "linalg.matmul": "f32"}
+    assert dict(properties.accumulators(LOW_SUM.replace("BODY", "maximumf"))) == \
+        {"linalg.matmul": "f32"}
 
 
 def test_fd_gradients_match_numpy_for_a_dense_step():
