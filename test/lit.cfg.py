@@ -28,8 +28,9 @@ for name in ["mlir_c_runner_utils", "mlir_runner_utils"]:
          os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
                       "lib" + name + ".so")))
 
+# HWLOC_COMPONENTS: scripts/sanitize.sh turns hwloc's PCI plugin off for MPICH.
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
-                                     "CUDA_ROOT", "CUDA_HOME"])
+                                     "CUDA_ROOT", "CUDA_HOME", "HWLOC_COMPONENTS"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
