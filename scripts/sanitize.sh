@@ -40,10 +40,12 @@ for test in "$BUILD_DIR"/unittests/*Tests; do
   [ -x "$test" ] && run "$(basename "$test")" "$test"
 done
 # The interpreter is not instrumented: the runtimes must be loaded first,
-# into the interpreter itself (pyenv's python3 is a bash script whose
-# subshells would report bash's leaks).
+# into every Python process and no other one (scripts/sanitize-python/
+# sitecustomize.py; pyenv's python3 is a bash script, so the interpreter is
+# started directly).
 python=$(python3 -c "import sys; print(sys.executable)")
-run pytest env LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" \
+run pytest env AMP_SANITIZE_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)" \
+  PYTHONPATH="$PWD/scripts/sanitize-python${PYTHONPATH:+:$PYTHONPATH}" \
   AMP_BUILD_DIR="$BUILD_DIR" "$python" -m pytest -q -rs test/python
 
 if ((${#failed[@]})); then

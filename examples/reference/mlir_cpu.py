@@ -2,8 +2,10 @@
 
 `strip_amp` drops the amp markers with `amp-opt --amp-strip-markers` (the seed becomes ones,
 each update region is inlined); `compile_step` lowers the result with mlir-opt (one-shot
-bufferization, linalg to loops, LLVM), mlir-translate and llc into a shared library, and
-`Step` calls its C interface through ctypes with numpy arrays as memref descriptors. This
+bufferization, ownership-based deallocation, linalg to loops, LLVM), mlir-translate and llc
+into a shared library, and `Step` calls its C interface through ctypes with numpy arrays as
+memref descriptors, and frees the buffers it returns (the deallocation pipeline makes every
+returned buffer one the caller owns: a returned argument or constant is a clone). This
 is the fp32 oracle the tests compare amp-run against, and how the examples' MLIR backward
 is checked independently of amp-run.
 """
@@ -19,6 +21,7 @@ CPU_PIPELINE = (
     "builtin.module(func.func(llvm-request-c-wrappers),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
     "func.func(convert-linalg-to-loops),lower-affine,expand-strided-metadata,convert-scf-to-cf,"
     "convert-to-llvm,reconcile-unrealized-casts)"
 )
@@ -71,6 +74,10 @@ def _descriptor(array):
     return desc
 
 
+_free = ctypes.CDLL(None).free
+_free.argtypes = [ctypes.c_void_p]
+
+
 def _to_numpy(desc, shape):
     count = int(np.prod(shape)) if shape else 1
     buf = (ctypes.c_float * count).from_address(desc.aligned + 4 * desc.offset)
@@ -93,8 +100,11 @@ class Step:
         descs = [_descriptor(a) for a in arrays]
         results = self._results()
         self._fn(ctypes.byref(results), *[ctypes.byref(d) for d in descs])
-        # Result buffers are leaked on purpose: a test process makes few calls.
-        return [_to_numpy(getattr(results, f"r{k}"), s) for k, s in enumerate(self._shapes)]
+        out = [getattr(results, f"r{k}") for k in range(len(self._shapes))]
+        values = [_to_numpy(d, s) for d, s in zip(out, self._shapes)]
+        for allocated in {d.allocated for d in out}:
+            _free(allocated)
+        return values
 
 
 def load_step(mlir_path, name, result_shapes, amp_opt, workdir=None):
