@@ -261,7 +261,22 @@ bool isFastLowPrecision(memory::data_type type,
   return has("amx") || (type == memory::data_type::f16 && has("avx512_core_fp16"));
 }
 
-enum Kind { Matmul = 1, Conv2D = 2 };
+enum Kind {
+  Matmul = 1,
+  Conv2D = 2,
+  Conv2DBackwardWeights = 3,
+  Conv2DBackwardData = 4
+};
+
+/// The execution arguments a primitive reads its two inputs from and writes
+/// its output to, and whether it can add into its output (a sum post-op;
+/// oneDNN's backward convolutions cannot).
+struct Roles {
+  int arguments[3];
+  bool sums;
+};
+constexpr Roles kForwardRoles{{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
+                              true};
 
 [[noreturn]] void fail(const char *what, const dnnl::error &error) {
   std::fprintf(stderr, "amp cpu runtime: %s: %s\n", what, error.what());
@@ -311,7 +326,7 @@ memory inLayout(Library &library, const Operand &operand,
 template <typename MakeFn>
 void runCached(const char *what, Key key, const Operand &srcIn,
                const Operand &weightsIn, const Operand &dst, bool accumulate,
-               MakeFn make) {
+               MakeFn make, const Roles &roles = kForwardRoles) {
   Library &library = Library::get();
   std::lock_guard<std::mutex> lock(library.mutex);
   auto it = library.cache.find(key);
@@ -321,9 +336,9 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       Cached cached;
       auto keep = [&](const dnnl::primitive_desc &descriptor) {
         cached.primitive = dnnl::primitive(descriptor);
-        cached.layouts[0] = descriptor.src_desc();
-        cached.layouts[1] = descriptor.weights_desc();
-        cached.layouts[2] = descriptor.dst_desc();
+        for (int i = 0; i < 3; ++i)
+          cached.layouts[i] =
+              descriptor.query_md(dnnl::query::exec_arg_md, roles.arguments[i]);
       };
       bool native = false;
       if (low) {
@@ -356,14 +371,24 @@ void runCached(const char *what, Key key, const Operand &srcIn,
                              cached.relaid[0], /*read=*/true);
     memory weightsArg = inLayout(library, weights, cached.layouts[1],
                                  cached.relaid[1], /*read=*/true);
-    memory dstArg = inLayout(library, dst, cached.layouts[2],
-                             cached.relaid[2], /*read=*/accumulate);
-    cached.primitive.execute(library.stream, {{DNNL_ARG_SRC, srcArg},
-                                              {DNNL_ARG_WEIGHTS, weightsArg},
-                                              {DNNL_ARG_DST, dstArg}});
-    if (describe(dst) != cached.layouts[2]) {
+    // A primitive without a sum post-op writes a buffer of its own, which
+    // the reorder back adds into the output.
+    bool sumOnReorder = accumulate && !roles.sums;
+    if (sumOnReorder && !cached.relaid[2])
+      cached.relaid[2] = memory(cached.layouts[2], library.engine);
+    memory dstArg = sumOnReorder
+                        ? cached.relaid[2]
+                        : inLayout(library, dst, cached.layouts[2],
+                                   cached.relaid[2], /*read=*/accumulate);
+    cached.primitive.execute(library.stream,
+                             {{roles.arguments[0], srcArg},
+                              {roles.arguments[1], weightsArg},
+                              {roles.arguments[2], dstArg}});
+    if (sumOnReorder || describe(dst) != cached.layouts[2]) {
       memory plain(describe(dst), library.engine, dst.data);
-      dnnl::reorder(dstArg, plain).execute(library.stream, dstArg, plain);
+      dnnl::reorder::primitive_desc back(dstArg, plain,
+                                         makeAttributes(sumOnReorder));
+      dnnl::reorder(back).execute(library.stream, dstArg, plain);
     }
     library.stream.wait();
   } catch (const dnnl::error &error) {
@@ -381,27 +406,146 @@ void runMatmul(const Operand &a, const Operand &b, const Operand &c,
             });
 }
 
+/// The spatial parameters of a 2-d convolution: strides, dilations (from
+/// 1, as linalg counts them), padding before and after, each {H, W}.
+struct ConvGeometry {
+  int64_t strideH, strideW, dilationH, dilationW, padTop, padLeft, padBottom,
+      padRight;
+
+  memory::dims strides() const { return {strideH, strideW}; }
+  /// oneDNN counts dilation from 0.
+  memory::dims dilations() const { return {dilationH - 1, dilationW - 1}; }
+  memory::dims padLow() const { return {padTop, padLeft}; }
+  memory::dims padHigh() const { return {padBottom, padRight}; }
+};
+
+/// The key of a convolution call of `kind`.
+Key makeConvKey(int kind, std::initializer_list<const Operand *> operands,
+                const ConvGeometry &g, bool accumulate) {
+  return makeKey(kind, operands,
+                 {g.strideH, g.strideW, g.dilationH, g.dilationW, g.padTop,
+                  g.padLeft, g.padBottom, g.padRight, accumulate});
+}
+
+/// `operand` with another element type (a primitive's own output type for
+/// an input of its backward).
+memory::desc describeAnyLayout(memory::dims dims, memory::data_type type) {
+  return memory::desc(dims, type, memory::format_tag::any);
+}
+
+/// The forward convolution of `src` by `weights` into `dst` dimensions
+/// (forward_training, as the backward primitives' hint), every layout the
+/// library's choice.
+dnnl::convolution_forward::primitive_desc
+makeForwardConv(const memory::desc &src, const memory::desc &weights,
+                const memory::desc &dst, const ConvGeometry &geometry,
+                const dnnl::primitive_attr &attributes = {}) {
+  return dnnl::convolution_forward::primitive_desc(
+      Library::get().engine, dnnl::prop_kind::forward_training,
+      dnnl::algorithm::convolution_direct, src, weights, dst,
+      geometry.strides(), geometry.dilations(), geometry.padLow(),
+      geometry.padHigh(), attributes);
+}
+
 /// A convolution chooses its operands' layouts (format_tag::any): oneDNN's
 /// direct kernels read blocked layouts (nChw16c and the like), and with the
 /// plain strided ones it falls back to im2col and a GEMM, which took 30% of
 /// a ResNet step. The reorders cost a pass over each operand.
 void runConv2D(const Operand &input, const Operand &filter,
-               const Operand &output, int64_t strideH, int64_t strideW,
-               int64_t dilationH, int64_t dilationW, bool accumulate) {
+               const Operand &output, const ConvGeometry &geometry,
+               bool accumulate) {
+  runCached("convolution",
+            makeConvKey(Conv2D, {&input, &filter, &output}, geometry,
+                        accumulate),
+            input, filter, output, accumulate,
+            [&](const Operand &src, const Operand &weights) {
+              return makeForwardConv(describeAnyLayout(src),
+                                     describeAnyLayout(weights),
+                                     describeAnyLayout(output), geometry,
+                                     makeAttributes(accumulate));
+            });
+}
+
+/// The filter gradient of a convolution of `input` (N x C x H x W) whose
+/// output gradient is `outputGradient` (N x F x OH x OW), into
+/// `filterGradient` (F x C x KH x KW): oneDNN's
+/// convolution_backward_weights, the forward convolution as its hint.
+void runConv2DBackwardWeights(const Operand &input,
+                              const Operand &outputGradient,
+                              const Operand &filterGradient,
+                              const ConvGeometry &geometry, bool accumulate) {
   runCached(
-      "convolution",
-      makeKey(Conv2D, {&input, &filter, &output},
-              {strideH, strideW, dilationH, dilationW, accumulate}),
-      input, filter, output, accumulate,
-      [&](const Operand &src, const Operand &weights) {
-        // oneDNN counts dilation from 0, linalg from 1.
-        return dnnl::convolution_forward::primitive_desc(
-            Library::get().engine, dnnl::prop_kind::forward_training,
-            dnnl::algorithm::convolution_direct, describeAnyLayout(src),
-            describeAnyLayout(weights), describeAnyLayout(output),
-            {strideH, strideW}, {dilationH - 1, dilationW - 1}, {0, 0},
-            {0, 0}, makeAttributes(accumulate));
-      });
+      "convolution weight gradient",
+      makeConvKey(Conv2DBackwardWeights,
+                  {&input, &outputGradient, &filterGradient}, geometry,
+                  accumulate),
+      input, outputGradient, filterGradient, accumulate,
+      [&](const Operand &src, const Operand &diffDst) {
+        memory::desc srcDesc = describeAnyLayout(src);
+        memory::desc diffDstDesc = describeAnyLayout(diffDst);
+        auto hint = makeForwardConv(
+            srcDesc, describeAnyLayout(filterGradient.dims, src.type),
+            diffDstDesc, geometry);
+        return dnnl::convolution_backward_weights::primitive_desc(
+            Library::get().engine, dnnl::algorithm::convolution_direct, srcDesc,
+            describeAnyLayout(filterGradient), diffDstDesc, geometry.strides(),
+            geometry.dilations(), geometry.padLow(), geometry.padHigh(), hint);
+      },
+      Roles{{DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}, false});
+}
+
+/// `filter` (F x C x KH x KW, any strides) rotated by 180 degrees in its
+/// spatial dimensions, dense, into `storage`.
+Operand rotateFilter(const Operand &filter, std::vector<char> &storage) {
+  size_t size = getElementSize(filter.type);
+  const memory::dims &d = filter.dims;
+  storage.resize(getNumElements(filter) * size);
+  Operand rotated = filter;
+  rotated.strides = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+  rotated.data = storage.data();
+  char *out = storage.data();
+  for (int64_t f = 0; f < d[0]; ++f)
+    for (int64_t c = 0; c < d[1]; ++c)
+      for (int64_t y = 0; y < d[2]; ++y)
+        for (int64_t x = 0; x < d[3]; ++x, out += size)
+          std::memcpy(out,
+                      static_cast<const char *>(filter.data) +
+                          (f * filter.strides[0] + c * filter.strides[1] +
+                           (d[2] - 1 - y) * filter.strides[2] +
+                           (d[3] - 1 - x) * filter.strides[3]) *
+                              size,
+                      size);
+  return rotated;
+}
+
+/// The input gradient (N x C x H x W) of a convolution by the filter that
+/// `rotatedFilter` (F x C x KH x KW) is the 180-degree rotation of, from
+/// its output gradient (N x F x OH x OW): oneDNN's
+/// convolution_backward_data, the forward convolution as its hint.
+void runConv2DBackwardData(const Operand &outputGradient,
+                           const Operand &rotatedFilter,
+                           const Operand &inputGradient,
+                           const ConvGeometry &geometry, bool accumulate) {
+  std::vector<char> storage;
+  Operand filter = rotateFilter(rotatedFilter, storage);
+  runCached(
+      "convolution input gradient",
+      makeConvKey(Conv2DBackwardData, {&outputGradient, &filter, &inputGradient},
+                  geometry, accumulate),
+      outputGradient, filter, inputGradient, accumulate,
+      [&](const Operand &diffDst, const Operand &weights) {
+        memory::desc diffDstDesc = describeAnyLayout(diffDst);
+        memory::desc weightsDesc = describeAnyLayout(weights);
+        auto hint = makeForwardConv(
+            describeAnyLayout(inputGradient.dims, weights.type), weightsDesc,
+            diffDstDesc, geometry);
+        return dnnl::convolution_backward_data::primitive_desc(
+            Library::get().engine, dnnl::algorithm::convolution_direct,
+            describeAnyLayout(inputGradient), weightsDesc, diffDstDesc,
+            geometry.strides(), geometry.dilations(), geometry.padLow(),
+            geometry.padHigh(), hint);
+      },
+      Roles{{DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC}, false});
 }
 
 /// The buffers of lowered steps, kept by size for reuse: a step allocates
@@ -486,15 +630,40 @@ AMP_CPU_MATMUL(F32, f32)
 AMP_CPU_MATMUL(F16, f16)
 AMP_CPU_MATMUL(BF16, bf16)
 
+#define AMP_CPU_CONV2D_PARAMETERS                                              \
+  int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW,      \
+      int64_t padTop, int64_t padLeft, int64_t padBottom, int64_t padRight,    \
+      int32_t accumulate
+#define AMP_CPU_CONV2D_GEOMETRY                                                \
+  ConvGeometry {                                                               \
+    strideH, strideW, dilationH, dilationW, padTop, padLeft, padBottom,        \
+        padRight                                                               \
+  }
 #define AMP_CPU_CONV2D(SUFFIX, TYPE)                                           \
   extern "C" void _mlir_ciface_ampCpuConv2D##SUFFIX(                          \
       AmpUnrankedMemRef *input, AmpUnrankedMemRef *filter,                     \
-      AmpUnrankedMemRef *output, int64_t strideH, int64_t strideW,             \
-      int64_t dilationH, int64_t dilationW, int32_t accumulate) {              \
+      AmpUnrankedMemRef *output, AMP_CPU_CONV2D_PARAMETERS) {                  \
     runConv2D(readOperand(input, memory::data_type::TYPE),                     \
               readOperand(filter, memory::data_type::TYPE),                    \
-              readOperand(output, memory::data_type::f32), strideH, strideW,   \
-              dilationH, dilationW, accumulate != 0);                          \
+              readOperand(output, memory::data_type::f32),                     \
+              AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);                       \
+  }                                                                            \
+  extern "C" void _mlir_ciface_ampCpuConv2DBackwardWeights##SUFFIX(           \
+      AmpUnrankedMemRef *input, AmpUnrankedMemRef *outputGradient,             \
+      AmpUnrankedMemRef *filterGradient, AMP_CPU_CONV2D_PARAMETERS) {          \
+    runConv2DBackwardWeights(                                                  \
+        readOperand(input, memory::data_type::TYPE),                           \
+        readOperand(outputGradient, memory::data_type::TYPE),                  \
+        readOperand(filterGradient, memory::data_type::f32),                   \
+        AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);                             \
+  }                                                                            \
+  extern "C" void _mlir_ciface_ampCpuConv2DBackwardData##SUFFIX(              \
+      AmpUnrankedMemRef *outputGradient, AmpUnrankedMemRef *rotatedFilter,     \
+      AmpUnrankedMemRef *inputGradient, AMP_CPU_CONV2D_PARAMETERS) {           \
+    runConv2DBackwardData(readOperand(outputGradient, memory::data_type::TYPE),\
+                          readOperand(rotatedFilter, memory::data_type::TYPE), \
+                          readOperand(inputGradient, memory::data_type::f32),  \
+                          AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);           \
   }
 AMP_CPU_CONV2D(F32, f32)
 AMP_CPU_CONV2D(F16, f16)

@@ -38,15 +38,14 @@ func.func @transposed_f16(%a: memref<8x4xf16>, %b: memref<8x16xf16>, %c: memref<
 
 // -----
 
-// Batch matmuls of bf16 and 2-d convolutions with their strides and
-// dilations.
+// Batch matmuls of bf16 and 2-d convolutions with their strides, dilations
+// and (none here) padding before and after.
 // CHECK-LABEL: func.func @batch_and_conv(
 // CHECK:         call @ampCpuMatmulBF16(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xbf16>, memref<*xbf16>, memref<*xf32>, i32) -> ()
-// CHECK:         %[[SH:.*]] = arith.constant 2 : i64
-// CHECK:         %[[SW:.*]] = arith.constant 2 : i64
-// CHECK:         %[[DH:.*]] = arith.constant 1 : i64
-// CHECK:         %[[DW:.*]] = arith.constant 1 : i64
-// CHECK:         call @ampCpuConv2DF32(%{{.*}}, %{{.*}}, %{{.*}}, %[[SH]], %[[SW]], %[[DH]], %[[DW]], %{{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i32) -> ()
+// CHECK:         %[[S:.*]] = arith.constant 2 : i64
+// CHECK:         %[[D:.*]] = arith.constant 1 : i64
+// CHECK:         %[[P:.*]] = arith.constant 0 : i64
+// CHECK:         call @ampCpuConv2DF32(%{{.*}}, %{{.*}}, %{{.*}}, %[[S]], %[[S]], %[[D]], %[[D]], %[[P]], %[[P]], %[[P]], %[[P]], %{{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) -> ()
 func.func @batch_and_conv(%a: memref<2x4x8xbf16>, %b: memref<2x8x16xbf16>, %c: memref<2x4x16xf32>,
                           %x: memref<1x3x9x9xf32>, %w: memref<8x3x3x3xf32>, %y: memref<1x8x4x4xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<2x4x8xbf16>, memref<2x8x16xbf16>) outs(%c : memref<2x4x16xf32>)
@@ -67,5 +66,163 @@ func.func @stays(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<4x16xbf
                  %d: memref<4x8xf16>, %e: memref<8x16xf32>, %f: memref<4x16xf32>) {
   linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c : memref<4x16xbf16>)
   linalg.matmul ins(%d, %e : memref<4x8xf16>, memref<8x16xf32>) outs(%f : memref<4x16xf32>)
+  return
+}
+// -----
+
+// A forward convolution of an input zero-padded by one copy into a filled
+// buffer: the call reads the copy's source with padding 1 on every side,
+// and the fill, copy and buffer go.
+// CHECK-LABEL: func.func @forward_padded(
+// CHECK-SAME:      %[[X:.*]]: memref<2x3x8x8xf32>, %[[W:.*]]: memref<4x3x3x3xf32>, %[[Y:.*]]: memref<2x4x8x8xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     memref.copy
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         %[[UX:.*]] = memref.cast %[[X]] : memref<2x3x8x8xf32> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DF32(%[[UX]], %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %[[P:.*]], %[[P]], %[[P]], %[[P]], %{{.*}})
+// CHECK-NOT:     memref.dealloc
+// CHECK:       func.func private @ampCpuConv2DF32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) attributes {llvm.emit_c_interface}
+func.func @forward_padded(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x3x10x10xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x10x10xf32> to memref<2x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %w : memref<2x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x8x8xf32>)
+  memref.dealloc %padded : memref<2x3x10x10xf32>
+  return
+}
+
+// -----
+
+// A weight gradient as torch-mlir writes it, after a forward convolution of
+// 3 images 4 x 8 x 8 by 8 filters 3 x 3 with stride 2 and padding 1: the
+// transposed input x^T (4 x 3, zero-padded) by the transposed output
+// gradient dy^T (8 x 3 x 4 x 4) into the transposed filter gradient, with
+// linalg's stride and dilation swapped. The call gets views of dy, x and
+// the filter gradient in their forward roles, stride 2, padding 1 before
+// and 0 after (the last row of the padded image is not read), the pad's
+// buffer gone.
+// CHECK-LABEL: func.func @weight_gradient(
+// CHECK-SAME:      %[[XT:.*]]: memref<4x3x8x8xbf16>, %[[DYT:.*]]: memref<8x3x4x4xbf16>, %[[DW:.*]]: memref<4x8x3x3xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-DAG:     %[[X:.*]] = memref.transpose %[[XT]] (d0, d1, d2, d3) -> (d1, d0, d2, d3) : memref<4x3x8x8xbf16> to memref<3x4x8x8xbf16, strided<[64, 192, 8, 1]>>
+// CHECK-DAG:     %[[DY:.*]] = memref.transpose %[[DYT]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK-DAG:     %[[G:.*]] = memref.transpose %[[DW]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[NONE:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[UX:.*]] = memref.cast %[[X]]
+// CHECK-DAG:     %[[UDY:.*]] = memref.cast %[[DY]]
+// CHECK-DAG:     %[[UG:.*]] = memref.cast %[[G]]
+// CHECK:         call @ampCpuConv2DBackwardWeightsBF16(%[[UX]], %[[UDY]], %[[UG]], %[[TWO]], %{{.*}}, %[[ONE]], %{{.*}}, %[[ONE]], %{{.*}}, %[[NONE]], %{{.*}}, %{{.*}}) : (memref<*xbf16>, memref<*xbf16>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) -> ()
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+func.func @weight_gradient(%xt: memref<4x3x8x8xbf16>, %dyt: memref<8x3x4x4xbf16>, %dw: memref<4x8x3x3xf32>) {
+  %zero = arith.constant 0.0 : bf16
+  %fzero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<4x3x10x10xbf16>
+  linalg.map outs(%padded : memref<4x3x10x10xbf16>)
+    (%init: bf16) {
+      linalg.yield %zero : bf16
+    }
+  %interior = memref.subview %padded[0, 0, 1, 1] [4, 3, 8, 8] [1, 1, 1, 1] : memref<4x3x10x10xbf16> to memref<4x3x8x8xbf16, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %xt, %interior : memref<4x3x8x8xbf16> to memref<4x3x8x8xbf16, strided<[300, 100, 10, 1], offset: 11>>
+  linalg.fill ins(%fzero : f32) outs(%dw : memref<4x8x3x3xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %dyt : memref<4x3x10x10xbf16>, memref<8x3x4x4xbf16>) outs(%dw : memref<4x8x3x3xf32>)
+  memref.dealloc %padded : memref<4x3x10x10xbf16>
+  return
+}
+
+// -----
+
+// The input gradient of that strided convolution as torch-mlir writes it:
+// dy (3 x 8 x 4 x 4) copied into a zero buffer with stride 2 after one
+// zero, convolved with stride 1 by the rotated, transposed filter. The call
+// gets dy itself, the filter as an 8 x 4 view, stride 2 and the forward's
+// padding (3 - 1) - 1 = 1 before, and accumulates into dx (no fill).
+// CHECK-LABEL: func.func @input_gradient(
+// CHECK-SAME:      %[[DY:.*]]: memref<3x8x4x4xf16>, %[[WR:.*]]: memref<4x8x3x3xf16>, %[[DX:.*]]: memref<3x4x8x8xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-DAG:     %[[YES:.*]] = arith.constant 1 : i32
+// CHECK-DAG:     %[[W:.*]] = memref.transpose %[[WR]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[NONE:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[UDY:.*]] = memref.cast %[[DY]] : memref<3x8x4x4xf16> to memref<*xf16>
+// CHECK:         call @ampCpuConv2DBackwardDataF16(%[[UDY]], %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}}, %[[ONE]], %{{.*}}, %[[ONE]], %{{.*}}, %[[NONE]], %{{.*}}, %[[YES]])
+// CHECK-NOT:     memref.copy
+func.func @input_gradient(%dy: memref<3x8x4x4xf16>, %wr: memref<4x8x3x3xf16>, %dx: memref<3x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f16
+  %dilated = memref.alloc() : memref<3x8x10x10xf16>
+  linalg.fill ins(%zero : f16) outs(%dilated : memref<3x8x10x10xf16>)
+  %interior = memref.subview %dilated[0, 0, 1, 1] [3, 8, 4, 4] [1, 1, 2, 2] : memref<3x8x10x10xf16> to memref<3x8x4x4xf16, strided<[800, 100, 20, 2], offset: 11>>
+  memref.copy %dy, %interior : memref<3x8x4x4xf16> to memref<3x8x4x4xf16, strided<[800, 100, 20, 2], offset: 11>>
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%dilated, %wr : memref<3x8x10x10xf16>, memref<4x8x3x3xf16>) outs(%dx : memref<3x4x8x8xf32>)
+  memref.dealloc %dilated : memref<3x8x10x10xf16>
+  return
+}
+
+// -----
+
+// Convolutions that are none of those stay forward calls on the buffers as
+// they are: a padded buffer whose source changes after the copy, and one
+// with zeros interleaved but more zeros before the copy than the filter
+// reaches (no padding of the forward convolution gives those sums). The
+// input larger than the convolution reads is cropped.
+// CHECK-LABEL: func.func @stays_forward(
+// CHECK-SAME:      %[[X:.*]]: memref<1x2x6x6xf32>, %[[W:.*]]: memref<2x2x3x3xf32>, %[[Y:.*]]: memref<1x2x6x6xf32>, %[[V:.*]]: memref<1x2x10x10xf32>, %[[BIG:.*]]: memref<1x2x9x9xf32>, %[[Z:.*]]: memref<1x2x3x3xf32>
+// CHECK:         %[[P:.*]] = memref.alloc() : memref<1x2x8x8xf32>
+// CHECK:         memref.copy %[[X]]
+// CHECK:         linalg.fill
+// CHECK:         %[[UP:.*]] = memref.cast %[[P]] : memref<1x2x8x8xf32> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DF32(%[[UP]],
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<1x2x12x12xf32>
+// CHECK:         memref.copy
+// CHECK:         %[[UD:.*]] = memref.cast %[[D]] : memref<1x2x12x12xf32> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DF32(%[[UD]],
+// CHECK:         %[[CROP:.*]] = memref.subview %[[BIG]][0, 0, 0, 0] [1, 2, 7, 7] [1, 1, 1, 1]
+// CHECK:         %[[UC:.*]] = memref.cast %[[CROP]]
+// CHECK:         call @ampCpuConv2DF32(%[[UC]],
+// CHECK-NOT:     call @ampCpuConv2DBackward
+func.func @stays_forward(%x: memref<1x2x6x6xf32>, %w: memref<2x2x3x3xf32>, %y: memref<1x2x6x6xf32>,
+                         %v: memref<1x2x10x10xf32>, %big: memref<1x2x9x9xf32>, %z: memref<1x2x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<1x2x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x2x8x8xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 2, 6, 6] [1, 1, 1, 1] : memref<1x2x8x8xf32> to memref<1x2x6x6xf32, strided<[128, 64, 8, 1], offset: 9>>
+  memref.copy %x, %interior : memref<1x2x6x6xf32> to memref<1x2x6x6xf32, strided<[128, 64, 8, 1], offset: 9>>
+  linalg.fill ins(%zero : f32) outs(%x : memref<1x2x6x6xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %w : memref<1x2x8x8xf32>, memref<2x2x3x3xf32>) outs(%y : memref<1x2x6x6xf32>)
+  %dilated = memref.alloc() : memref<1x2x12x12xf32>
+  linalg.fill ins(%zero : f32) outs(%dilated : memref<1x2x12x12xf32>)
+  %spaced = memref.subview %dilated[0, 0, 3, 3] [1, 2, 3, 3] [1, 1, 2, 2] : memref<1x2x12x12xf32> to memref<1x2x3x3xf32, strided<[288, 144, 24, 2], offset: 39>>
+  memref.copy %z, %spaced : memref<1x2x3x3xf32> to memref<1x2x3x3xf32, strided<[288, 144, 24, 2], offset: 39>>
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%dilated, %w : memref<1x2x12x12xf32>, memref<2x2x3x3xf32>) outs(%v : memref<1x2x10x10xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%big, %w : memref<1x2x9x9xf32>, memref<2x2x3x3xf32>) outs(%z : memref<1x2x3x3xf32>)
+  memref.dealloc %padded : memref<1x2x8x8xf32>
+  memref.dealloc %dilated : memref<1x2x12x12xf32>
+  return
+}
+
+// -----
+
+// A convolution of a batch known only at run time: a forward call on the
+// operands as they are, without padding, whatever its filter window.
+// CHECK-LABEL: func.func @dynamic_batch(
+// CHECK-SAME:      %[[X:.*]]: memref<?x3x9x9xf32>
+// CHECK:         %[[S:.*]] = arith.constant 1 : i64
+// CHECK:         %[[P:.*]] = arith.constant 0 : i64
+// CHECK:         %[[UX:.*]] = memref.cast %[[X]] : memref<?x3x9x9xf32> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DF32(%[[UX]], %{{.*}}, %{{.*}}, %[[S]], %[[S]], %[[S]], %[[S]], %[[P]], %[[P]], %[[P]], %[[P]], %{{.*}})
+func.func @dynamic_batch(%x: memref<?x3x9x9xf32>, %w: memref<4x3x8x8xf32>, %y: memref<?x4x2x2xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : memref<?x3x9x9xf32>, memref<4x3x8x8xf32>) outs(%y : memref<?x4x2x2xf32>)
   return
 }

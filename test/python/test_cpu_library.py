@@ -10,6 +10,8 @@ gradients, and which a low-precision rounding (bf16 has 8 bits) may carry to the
 neighbouring number.
 """
 import os
+import re
+import subprocess
 import sys
 
 import numpy as np
@@ -102,3 +104,78 @@ def test_bf16_stores_fewer_bytes_than_fp32(model, rows):
     (3 sequences of 5 steps) or the MLP at 4 rows, whose weight copies weigh more."""
     text = amp_mlir.import_step(os.path.join(FIXTURES, model + ".mlir"))
     assert temporaries(text, "dtype=bf16", rows)[0] < temporaries(text, None, rows)[0]
+
+
+# -- convolutions and their gradients ------------------------------------------------------
+# Two convolutions traced from PyTorch (the second one's input gradient feeds the first
+# one's weight gradient) on images of odd sizes, for the geometries whose backward goes to
+# oneDNN's convolution_backward_weights and convolution_backward_data: the same tolerances
+# as the models above, library against loops.
+
+CONVOLUTIONS = {  # name: (stride, padding, kernel, dilation) of the second convolution
+    "stride1_pad1": (1, 1, 3, 1),
+    "stride2_pad1": (2, 1, 3, 1),
+    "stride2_1x1": (2, 0, 1, 1),
+    "stride2_pad2_dilation2": (2, 2, 3, 2),
+}
+
+
+def convolution_step(stride, padding, kernel, dilation):
+    torch = pytest.importorskip("torch")
+    from amp_mlir.torch import trace_training_step
+
+    class TwoConvolutions(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 5, 3, 1, 1, bias=False)
+            self.b = torch.nn.Conv2d(5, 6, kernel, stride, padding, dilation=dilation)
+
+        def forward(self, x):
+            return self.b(torch.relu(self.a(x)))
+
+    def loss(model, x, target):
+        return torch.nn.functional.mse_loss(model(x), target)
+
+    torch.manual_seed(0)
+    model = TwoConvolutions()
+    x = torch.randn(3, 3, 9, 7)
+    with torch.no_grad():
+        target = torch.randn(model(x).shape)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    return amp_mlir.import_step(
+        trace_training_step(model, loss, optimizer, (x, target)).module_text)
+
+
+@pytest.fixture(scope="module", params=sorted(CONVOLUTIONS))
+def convolution(request):
+    return request.param, convolution_step(*CONVOLUTIONS[request.param])
+
+
+def library_calls(text, options):
+    """The runtime functions the CPU lowering calls for `text` under `options`."""
+    lowered = subprocess.run(
+        [os.path.join(BUILD, "bin", "amp-opt"), "-",
+         f"--amp-pipeline={options}" if options else "--amp-strip-markers",
+         "--amp-lower-to-llvm=library=true vectorize=true",
+         "--mlir-print-ir-after=amp-linalg-to-cpu-library", "-o", os.devnull],
+        input=text, capture_output=True, text=True, check=True).stderr
+    return set(re.findall(r"call @(ampCpu\w+)", lowered))
+
+
+@pytest.mark.parametrize("options", [None, "dtype=f16", "dtype=bf16"])
+def test_convolution_gradients_match_the_loops(convolution, options):
+    name, text = convolution
+    stride = CONVOLUTIONS[name][0]
+    suffix = {None: "F32", "dtype=f16": "F16", "dtype=bf16": "BF16"}[options]
+    calls = library_calls(text, options)
+    assert f"ampCpuConv2DBackwardWeights{suffix}" in calls, calls
+    assert (f"ampCpuConv2DBackwardData{suffix}" in calls) == (stride > 1), calls
+    losses, start, library = train(text, options, cpu_library=True)
+    loop_losses, _, loops = train(text, options, cpu_library=False)
+    loss_tolerance, change_tolerance = (1e-5, 1e-3) if options is None else (3e-2, 3e-2)
+    np.testing.assert_allclose(losses, loop_losses, rtol=loss_tolerance, atol=1e-6)
+    for key, value in library.items():
+        change = np.abs(loops[key] - start[key]).max()
+        assert change > 0, key
+        np.testing.assert_allclose(value, loops[key], rtol=1e-5,
+                                   atol=change_tolerance * change + 1e-7, err_msg=key)

@@ -225,51 +225,185 @@ TEST(CpuRuntime, PoolsBuffersBySizeAndAlignment) {
 
 using Conv = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
                       AmpUnrankedMemRef *, int64_t, int64_t, int64_t, int64_t,
-                      int32_t);
+                      int64_t, int64_t, int64_t, int64_t, int32_t);
+
+/// One convolution problem: N x C x H x W images by F x C x K x K filters
+/// with a stride, dilation and padding (top/left; bottom/right follow from
+/// OH and OW) of the forward convolution.
+struct ConvCase {
+  int64_t stride, dilation, kernel, pad;
+  int64_t n = 2, c = 3, f = 5, h = 9, w = 7;
+  int64_t oh() const { return outputSize(h); }
+  int64_t ow() const { return outputSize(w); }
+  int64_t outputSize(int64_t size) const {
+    return (size + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+  }
+  /// The padding after the image that makes the output size exact.
+  int64_t padAfter(int64_t size) const {
+    return (outputSize(size) - 1) * stride + dilation * (kernel - 1) + 1 -
+           size - pad;
+  }
+  /// The image row (or column) that output `o` reads at tap `k`, or -1 in
+  /// the padding.
+  int64_t at(int64_t o, int64_t k, int64_t size) const {
+    int64_t i = o * stride + k * dilation - pad;
+    return i >= 0 && i < size ? i : -1;
+  }
+};
+
+const ConvCase kConvCases[] = {{1, 1, 3, 0}, {2, 1, 3, 0}, {1, 2, 3, 0},
+                               {2, 1, 1, 0}, {1, 1, 3, 1}, {2, 1, 3, 1},
+                               {2, 2, 3, 2}};
+
+/// Checks `value` against an f64 sum whose |products| add up to `magnitude`,
+/// plus the output's initial value when accumulating.
+void expectSum(float value, double sum, double magnitude, float initial,
+               bool accumulate, const char *what, const ConvCase &conv) {
+  if (accumulate) {
+    sum += initial;
+    magnitude += std::fabs(initial);
+  }
+  ASSERT_NEAR(value, sum, 1e-5 * magnitude + 1e-30)
+      << what << ": stride " << conv.stride << " dilation " << conv.dilation
+      << " kernel " << conv.kernel << " pad " << conv.pad;
+}
 
 TEST(CpuRuntime, ConvolutionsMatchTheLoops) {
   Conv convs[] = {_mlir_ciface_ampCpuConv2DF32, _mlir_ciface_ampCpuConv2DF16,
                   _mlir_ciface_ampCpuConv2DBF16};
   for (DType dtype : {DType::F32, DType::F16, DType::BF16})
-    for (auto [stride, dilation, kernel] :
-         {std::tuple<int64_t, int64_t, int64_t>{1, 1, 3}, {2, 1, 3},
-          {1, 2, 3}, {2, 1, 1}})
+    for (const ConvCase &conv : kConvCases)
       for (bool accumulate : {false, true}) {
         std::mt19937 random(3);
-        int64_t n = 2, c = 3, f = 5, h = 9, w = 7;
-        int64_t oh = (h - dilation * (kernel - 1) - 1) / stride + 1;
-        int64_t ow = (w - dilation * (kernel - 1) - 1) / stride + 1;
-        Tensor input(dtype, {n, c, h, w}, {0, 1, 2, 3}, random);
-        Tensor filter(dtype, {f, c, kernel, kernel}, {0, 1, 2, 3}, random);
-        Tensor output(DType::F32, {n, f, oh, ow}, {0, 1, 2, 3}, random);
+        int64_t oh = conv.oh(), ow = conv.ow();
+        Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, {0, 1, 2, 3},
+                     random);
+        Tensor filter(dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
+                      {0, 1, 2, 3}, random);
+        Tensor output(DType::F32, {conv.n, conv.f, oh, ow}, {0, 1, 2, 3},
+                      random);
         std::vector<float> initial = output.f32;
-        convs[static_cast<int>(dtype)](&input.memref, &filter.memref,
-                                       &output.memref, stride, stride,
-                                       dilation, dilation, accumulate);
-        for (int64_t b = 0; b < n; ++b)
-          for (int64_t o = 0; o < f; ++o)
+        convs[static_cast<int>(dtype)](
+            &input.memref, &filter.memref, &output.memref, conv.stride,
+            conv.stride, conv.dilation, conv.dilation, conv.pad, conv.pad,
+            conv.padAfter(conv.h), conv.padAfter(conv.w), accumulate);
+        for (int64_t b = 0; b < conv.n; ++b)
+          for (int64_t o = 0; o < conv.f; ++o)
             for (int64_t y = 0; y < oh; ++y)
               for (int64_t x = 0; x < ow; ++x) {
                 double sum = 0, magnitude = 0;
-                for (int64_t i = 0; i < c; ++i)
-                  for (int64_t ky = 0; ky < kernel; ++ky)
-                    for (int64_t kx = 0; kx < kernel; ++kx) {
-                      double product =
-                          double(input.at({b, i, y * stride + ky * dilation,
-                                           x * stride + kx * dilation})) *
-                          filter.at({o, i, ky, kx});
+                for (int64_t i = 0; i < conv.c; ++i)
+                  for (int64_t ky = 0; ky < conv.kernel; ++ky)
+                    for (int64_t kx = 0; kx < conv.kernel; ++kx) {
+                      int64_t iy = conv.at(y, ky, conv.h),
+                              ix = conv.at(x, kx, conv.w);
+                      if (iy < 0 || ix < 0)
+                        continue;
+                      double product = double(input.at({b, i, iy, ix})) *
+                                       filter.at({o, i, ky, kx});
                       sum += product;
                       magnitude += std::fabs(product);
                     }
-                int64_t offset = ((b * f + o) * oh + y) * ow + x;
-                if (accumulate) {
-                  sum += initial[offset];
-                  magnitude += std::fabs(initial[offset]);
-                }
-                ASSERT_NEAR(output.f32[offset], sum, 1e-5 * magnitude + 1e-30)
-                    << "stride " << stride << " dilation " << dilation
-                    << " kernel " << kernel;
+                int64_t offset = ((b * conv.f + o) * oh + y) * ow + x;
+                expectSum(output.f32[offset], sum, magnitude, initial[offset],
+                          accumulate, "forward", conv);
               }
+      }
+}
+
+/// The filter gradient, from an input whose batch and channel dimensions
+/// are swapped in storage (as the views of torch-mlir's transposes are)
+/// and an output gradient and filter gradient likewise.
+TEST(CpuRuntime, WeightGradientsMatchTheLoops) {
+  Conv convs[] = {_mlir_ciface_ampCpuConv2DBackwardWeightsF32,
+                  _mlir_ciface_ampCpuConv2DBackwardWeightsF16,
+                  _mlir_ciface_ampCpuConv2DBackwardWeightsBF16};
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+    for (const ConvCase &conv : kConvCases)
+      for (bool accumulate : {false, true}) {
+        std::mt19937 random(5);
+        int64_t oh = conv.oh(), ow = conv.ow(), k = conv.kernel;
+        Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, {1, 0, 2, 3},
+                     random);
+        Tensor gradient(dtype, {conv.n, conv.f, oh, ow}, {1, 0, 2, 3}, random);
+        Tensor filterGradient(DType::F32, {conv.f, conv.c, k, k}, {1, 0, 2, 3},
+                              random);
+        std::vector<float> initial = filterGradient.f32;
+        convs[static_cast<int>(dtype)](
+            &input.memref, &gradient.memref, &filterGradient.memref,
+            conv.stride, conv.stride, conv.dilation, conv.dilation, conv.pad,
+            conv.pad, conv.padAfter(conv.h), conv.padAfter(conv.w),
+            accumulate);
+        for (int64_t o = 0; o < conv.f; ++o)
+          for (int64_t i = 0; i < conv.c; ++i)
+            for (int64_t ky = 0; ky < k; ++ky)
+              for (int64_t kx = 0; kx < k; ++kx) {
+                double sum = 0, magnitude = 0;
+                for (int64_t b = 0; b < conv.n; ++b)
+                  for (int64_t y = 0; y < oh; ++y)
+                    for (int64_t x = 0; x < ow; ++x) {
+                      int64_t iy = conv.at(y, ky, conv.h),
+                              ix = conv.at(x, kx, conv.w);
+                      if (iy < 0 || ix < 0)
+                        continue;
+                      double product = double(input.at({b, i, iy, ix})) *
+                                       gradient.at({b, o, y, x});
+                      sum += product;
+                      magnitude += std::fabs(product);
+                    }
+                int64_t offset = ((i * conv.f + o) * k + ky) * k + kx;
+                expectSum(filterGradient.f32[offset], sum, magnitude,
+                          initial[offset], accumulate, "weight gradient",
+                          conv);
+              }
+      }
+}
+
+/// The input gradient, given the filter rotated by 180 degrees, whose
+/// F and C dimensions are swapped in storage.
+TEST(CpuRuntime, InputGradientsMatchTheLoops) {
+  Conv convs[] = {_mlir_ciface_ampCpuConv2DBackwardDataF32,
+                  _mlir_ciface_ampCpuConv2DBackwardDataF16,
+                  _mlir_ciface_ampCpuConv2DBackwardDataBF16};
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+    for (const ConvCase &conv : kConvCases)
+      for (bool accumulate : {false, true}) {
+        std::mt19937 random(7);
+        int64_t oh = conv.oh(), ow = conv.ow(), k = conv.kernel;
+        Tensor gradient(dtype, {conv.n, conv.f, oh, ow}, {0, 1, 2, 3}, random);
+        Tensor rotated(dtype, {conv.f, conv.c, k, k}, {1, 0, 2, 3}, random);
+        Tensor inputGradient(DType::F32, {conv.n, conv.c, conv.h, conv.w},
+                             {0, 1, 2, 3}, random);
+        std::vector<float> initial = inputGradient.f32;
+        convs[static_cast<int>(dtype)](
+            &gradient.memref, &rotated.memref, &inputGradient.memref,
+            conv.stride, conv.stride, conv.dilation, conv.dilation, conv.pad,
+            conv.pad, conv.padAfter(conv.h), conv.padAfter(conv.w),
+            accumulate);
+        std::vector<double> sums(initial.size()), magnitudes(initial.size());
+        for (int64_t b = 0; b < conv.n; ++b)
+          for (int64_t o = 0; o < conv.f; ++o)
+            for (int64_t i = 0; i < conv.c; ++i)
+              for (int64_t y = 0; y < oh; ++y)
+                for (int64_t x = 0; x < ow; ++x)
+                  for (int64_t ky = 0; ky < k; ++ky)
+                    for (int64_t kx = 0; kx < k; ++kx) {
+                      int64_t iy = conv.at(y, ky, conv.h),
+                              ix = conv.at(x, kx, conv.w);
+                      if (iy < 0 || ix < 0)
+                        continue;
+                      double product =
+                          double(gradient.at({b, o, y, x})) *
+                          rotated.at({o, i, k - 1 - ky, k - 1 - kx});
+                      int64_t offset =
+                          ((b * conv.c + i) * conv.h + iy) * conv.w + ix;
+                      sums[offset] += product;
+                      magnitudes[offset] += std::fabs(product);
+                    }
+        for (size_t offset = 0; offset < sums.size(); ++offset)
+          expectSum(inputGradient.f32[offset], sums[offset],
+                    magnitudes[offset], initial[offset], accumulate,
+                    "input gradient", conv);
       }
 }
 

@@ -169,12 +169,27 @@ def AmpLinalgToCPULibrary : Pass<"amp-linalg-to-cpu-library", "ModuleOp"> {
     `linalg.conv_2d_nchw_fchw` whose two inputs are f32, f16 or bf16 and
     whose output is f32 into calls of the CPU runtime
     (`include/amp/ExecutionEngine/CpuRuntime.h`, over oneDNN):
-    `ampCpuMatmul{F32,F16,BF16}` and `ampCpuConv2D{F32,F16,BF16}`, declared
-    with `llvm.emit_c_interface`. Operands are passed as unranked memrefs
-    of their own strides: a transposed operand is a `memref.transpose`
-    view, never a copy. The product accumulates in f32 into the output, as
-    the linalg op does; a `linalg.fill` of zero into the output just before
-    it is folded away (the call overwrites instead of accumulating).
+    `ampCpuMatmul{F32,F16,BF16}` and `ampCpuConv2D{,BackwardWeights,BackwardData}{F32,F16,BF16}`,
+    declared with `llvm.emit_c_interface`. Operands are passed as unranked
+    memrefs of their own strides: a transposed operand is a
+    `memref.transpose` view, never a copy. The product accumulates in f32
+    into the output, as the linalg op does; a `linalg.fill` of zero into
+    the output just before it is folded away (the call overwrites instead
+    of accumulating).
+
+    Which convolution primitive computes a convolution follows from its
+    geometry (`linalg::inferConvolutionDims`): one whose filter window is
+    larger than its output image is a weight gradient as torch-mlir writes
+    it (input and output gradient with batch and channels swapped) and
+    calls `convolution_backward_weights`, with linalg's stride and dilation
+    as the forward's dilation and stride; a stride-1 convolution of an
+    input that holds zeros except for one strided copy (an output gradient
+    with the forward's stride interleaved) calls
+    `convolution_backward_data` on the copy's source, with the filter
+    rotated back by the runtime; the rest call `convolution_forward`.
+    Zero padding around an input (a zero fill and one copy into its
+    interior, with no other reader) becomes the call's padding, and the
+    fill and copy go.
 
     Contractions of other types (outputs in the low type, integers, f64)
     stay loops.

@@ -2,9 +2,9 @@
 |*                                                                            *|
 |* The entry points that `amp-linalg-to-cpu-library` calls from a step        *|
 |* lowered for the CPU (libAmpCpuRuntime.so, over oneDNN): matrix products    *|
-|* and 2-d convolutions with f32 accumulation, on memrefs of any strides      *|
-|* (transposed operands are views). Operands cross as unranked memref         *|
-|* descriptors: {rank, pointer to the ranked descriptor}. Each call           *|
+|* and 2-d convolutions and their gradients with f32 accumulation, on memrefs *|
+|* of any strides (transposed operands are views). Operands cross as unranked *|
+|* memref descriptors: {rank, pointer to the ranked descriptor}. Each call    *|
 |* computes C = A.B, or C += A.B when `accumulate` is nonzero, as the linalg  *|
 |* op it replaces does up to summation order. The step's buffers come from    *|
 |* the runtime's pool.                                                        *|
@@ -35,24 +35,46 @@ void _mlir_ciface_ampCpuMatmulF16(AmpUnrankedMemRef *a, AmpUnrankedMemRef *b,
 void _mlir_ciface_ampCpuMatmulBF16(AmpUnrankedMemRef *a, AmpUnrankedMemRef *b,
                                    AmpUnrankedMemRef *c, int32_t accumulate);
 
-/* linalg.conv_2d_nchw_fchw: input N x C x H x W, filter F x C x KH x KW,
- * output N x F x OH x OW (f32), no padding; strides and dilations as the
- * linalg op's attributes. */
-void _mlir_ciface_ampCpuConv2DF32(AmpUnrankedMemRef *input,
-                                  AmpUnrankedMemRef *filter,
-                                  AmpUnrankedMemRef *output, int64_t strideH,
-                                  int64_t strideW, int64_t dilationH,
-                                  int64_t dilationW, int32_t accumulate);
-void _mlir_ciface_ampCpuConv2DF16(AmpUnrankedMemRef *input,
-                                  AmpUnrankedMemRef *filter,
-                                  AmpUnrankedMemRef *output, int64_t strideH,
-                                  int64_t strideW, int64_t dilationH,
-                                  int64_t dilationW, int32_t accumulate);
-void _mlir_ciface_ampCpuConv2DBF16(AmpUnrankedMemRef *input,
-                                   AmpUnrankedMemRef *filter,
-                                   AmpUnrankedMemRef *output, int64_t strideH,
-                                   int64_t strideW, int64_t dilationH,
-                                   int64_t dilationW, int32_t accumulate);
+/* 2-d convolutions, NCHW images and FCHW filters, f32 outputs. Each takes
+ * the spatial parameters of the convolution it computes (of the forward
+ * one, for the two gradients): strides and dilations (from 1, as linalg
+ * counts them) and the zero padding before and after, {H, W} each, such
+ * that OH = (H + padTop + padBottom - dilationH * (KH - 1) - 1) / strideH
+ * + 1 exactly, and likewise for W.
+ *
+ * Forward: output N x F x OH x OW = input N x C x H x W (*) filter
+ * F x C x KH x KW. */
+#define AMP_CPU_CONV2D_DECLARE(NAME, A, B, C)                                  \
+  void _mlir_ciface_##NAME(AmpUnrankedMemRef *A, AmpUnrankedMemRef *B,         \
+                           AmpUnrankedMemRef *C, int64_t strideH,             \
+                           int64_t strideW, int64_t dilationH,                 \
+                           int64_t dilationW, int64_t padTop, int64_t padLeft, \
+                           int64_t padBottom, int64_t padRight,                \
+                           int32_t accumulate);
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DF32, input, filter, output)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DF16, input, filter, output)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBF16, input, filter, output)
+/* The filter gradient F x C x KH x KW of a convolution of input
+ * N x C x H x W, from the output gradient N x F x OH x OW (oneDNN's
+ * convolution_backward_weights). */
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardWeightsF32, input, outputGradient,
+                       filterGradient)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardWeightsF16, input, outputGradient,
+                       filterGradient)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardWeightsBF16, input, outputGradient,
+                       filterGradient)
+/* The input gradient N x C x H x W of a convolution from its output
+ * gradient N x F x OH x OW, given the convolution's filter rotated by 180
+ * degrees in its spatial dimensions (F x C x KH x KW: the filter the
+ * stride-1 convolution of the zero-interleaved output gradient reads, as
+ * torch-mlir writes input gradients; oneDNN's convolution_backward_data). */
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataF32, outputGradient,
+                       rotatedFilter, inputGradient)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataF16, outputGradient,
+                       rotatedFilter, inputGradient)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16, outputGradient,
+                       rotatedFilter, inputGradient)
+#undef AMP_CPU_CONV2D_DECLARE
 
 /* Threads the library calls use (1 by default: deterministic). */
 void ampCpuSetNumThreads(int32_t threads);
