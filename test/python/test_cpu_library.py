@@ -23,6 +23,16 @@ sys.path.insert(0, os.path.join(BUILD, "python_packages"))
 
 import amp_mlir  # noqa: E402
 
+# torch-mlir (the PyTorch front end's importer) carries its own LLVM: loaded after a step's
+# JIT, it finds LLVM's command-line options registered already and aborts; loaded first, it
+# does not. The convolution tests below trace PyTorch models.
+try:
+    import torch
+    import torch_mlir.ir  # noqa: F401
+    from amp_mlir.torch import trace_training_step
+except ImportError:
+    torch = trace_training_step = None
+
 FIXTURES = os.path.join(ROOT, "test", "Inputs", "torch")
 MODELS = ["mlp_dynamic_batch", "cnn_bn", "resnet_block", "gpt_block", "lstm"]
 STEPS = 3
@@ -121,8 +131,8 @@ CONVOLUTIONS = {  # name: (stride, padding, kernel, dilation) of the second conv
 
 
 def convolution_step(stride, padding, kernel, dilation):
-    torch = pytest.importorskip("torch")
-    from amp_mlir.torch import trace_training_step
+    if trace_training_step is None:
+        pytest.skip("needs torch and torch-mlir")
 
     class TwoConvolutions(torch.nn.Module):
         def __init__(self):
