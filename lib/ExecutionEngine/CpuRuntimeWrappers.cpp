@@ -248,17 +248,23 @@ dnnl::primitive_attr makeAttributes(bool accumulate) {
 }
 
 /// Whether a primitive runs low-precision inputs at least as fast as f32
-/// would: the library's AMX kernels, and for f16 its AVX512-FP16 ones (at
-/// the f32 rate, without extending the inputs first). Without those (bf16
+/// would: the library's AMX kernels, and for f16 its AVX512-FP16 matmuls (at
+/// the f32 rate, without extending the inputs first). Its AVX512-FP16
+/// convolutions are not (on the Xeon of docs/CPU.md, 9-13 ms against 2-3 ms
+/// in f32 for the CNN's 64 x 16 x 32 x 32 3x3 convolutions). Elsewhere (bf16
 /// on AVX512-BF16 alone, as on AMD Zen 4, or AVX2) inputs are extended
 /// instead. A fixed rule, not a timing, so that a step computes the same
 /// on every run.
 bool isFastLowPrecision(memory::data_type type,
-                        const std::string &implementation) {
+                        const dnnl::primitive_desc &descriptor) {
+  std::string implementation = descriptor.impl_info_str();
   auto has = [&](const char *isa) {
     return implementation.find(isa) != std::string::npos;
   };
-  return has("amx") || (type == memory::data_type::f16 && has("avx512_core_fp16"));
+  bool convolution =
+      descriptor.get_kind() == dnnl::primitive::kind::convolution;
+  return has("amx") || (type == memory::data_type::f16 &&
+                        has("avx512_core_fp16") && !convolution);
 }
 
 enum Kind {
@@ -344,7 +350,7 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       if (low) {
         try {
           dnnl::primitive_desc descriptor = make(srcIn, weightsIn);
-          native = isFastLowPrecision(srcIn.type, descriptor.impl_info_str());
+          native = isFastLowPrecision(srcIn.type, descriptor);
           if (native)
             keep(descriptor);
         } catch (const dnnl::error &) {
@@ -682,8 +688,7 @@ extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
     memory::desc a({64, 64}, type, memory::format_tag::ab);
     memory::desc c({64, 64}, memory::data_type::f32, memory::format_tag::ab);
     dnnl::matmul::primitive_desc descriptor(library.engine, a, a, c);
-    return isFastLowPrecision(type, descriptor.impl_info_str()) ? "native"
-                                                                 : "f32";
+    return isFastLowPrecision(type, descriptor) ? "native" : "f32";
   } catch (const dnnl::error &) {
     return "f32";
   }

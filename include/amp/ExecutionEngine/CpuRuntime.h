@@ -79,10 +79,11 @@ AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16, outputGradient,
 /* Threads the library calls use (1 by default: deterministic). */
 void ampCpuSetNumThreads(int32_t threads);
 
-/* How low-precision inputs are computed on this host: "native" (the
- * library's own kernels: bf16 with AMX, f16 with AMX or AVX512-FP16) or
- * "f32" (inputs extended to f32, the same arithmetic: products of two bf16
- * or f16 numbers are exact in f32). */
+/* How low-precision inputs of matmuls are computed on this host: "native"
+ * (the library's own kernels: bf16 with AMX, f16 with AMX or AVX512-FP16)
+ * or "f32" (inputs extended to f32, the same arithmetic: products of two
+ * bf16 or f16 numbers are exact in f32). Convolutions take the library's
+ * own kernels with AMX only. */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
 
 /* memref.alloc and memref.dealloc of the lowered step (FinalizeMemRefToLLVM's
