@@ -9,7 +9,9 @@
 // the input gradients of strided convolutions (zeros interleaved into the
 // output gradient) to convolution_backward_data, the rest to the forward
 // convolution; zero padding written around an input becomes the call's
-// padding instead of a copy.
+// padding instead of a copy. With `epilogues`, the elementwise code next to
+// a matmul that the library computes the same way (a low output type, a
+// bias) goes into the call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -385,15 +388,251 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
       op->erase();
 }
 
+//===----------------------------------------------------------------------===//
+// Epilogues
+//===----------------------------------------------------------------------===//
+
+/// Whether `op` may write (or, unless `writesOnly`, read) a view of one of
+/// `roots`: calls are taken to read and write each memref they are passed,
+/// ops with unknown effects anything.
+bool mayAccess(Operation *op, ArrayRef<Value> roots, bool writesOnly) {
+  auto isRoot = [&](Value value) {
+    return llvm::is_contained(roots, getRoot(value));
+  };
+  if (isa<CallOpInterface>(op))
+    return llvm::any_of(op->getOperands(), [&](Value operand) {
+      return isa<BaseMemRefType>(operand.getType()) && isRoot(operand);
+    });
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return true;
+  for (const MemoryEffects::EffectInstance &effect : *effects) {
+    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+      continue;
+    if (writesOnly && isa<MemoryEffects::Read>(effect.getEffect()))
+      continue;
+    if (!effect.getValue() || isRoot(effect.getValue()))
+      return true;
+  }
+  return false;
+}
+
+/// Whether an op strictly between `first` and `last` (in one block) may
+/// access `roots` as mayAccess tells.
+bool anyBetweenMayAccess(Operation *first, Operation *last,
+                         ArrayRef<Value> roots, bool writesOnly) {
+  for (Operation *op = first->getNextNode(); op && op != last;
+       op = op->getNextNode())
+    if (mayAccess(op, roots, writesOnly))
+      return true;
+  return false;
+}
+
+/// The elementwise op after a matmul that a library call computes with the
+/// product: `generic` computes `addf(product, bias)`.
+struct Epilogue {
+  linalg::GenericOp generic;
+  Value bias;
+};
+
+/// Whether `map` is the identity of `rank` loops.
+bool isIdentity(AffineMap map, unsigned rank) {
+  return map.isIdentity() && map.getNumDims() == rank;
+}
+
+/// The bias `generic` adds to `product` (an f32 output, read through an
+/// identity map), if it is an epilogue the runtime takes: all loops
+/// parallel, an f32 output of the product's shape through an identity map
+/// whose value the body does not read, and a body of exactly
+/// `addf(product, bias)` (either order), `bias` an f32 input along the last
+/// loop.
+std::optional<Epilogue> matchEpilogue(linalg::GenericOp generic,
+                                      Value product) {
+  auto type = cast<MemRefType>(product.getType());
+  unsigned rank = type.getRank();
+  if (generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      generic.getNumLoops() != rank)
+    return std::nullopt;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  auto outputType = dyn_cast<MemRefType>(init->get().getType());
+  if (!outputType || outputType.getShape() != type.getShape() ||
+      !outputType.getElementType().isF32() ||
+      !isIdentity(generic.getMatchingIndexingMap(init), rank) ||
+      !generic.getMatchingBlockArgument(init).use_empty())
+    return std::nullopt;
+  // The block argument that reads the product, through an identity map.
+  Block *body = generic.getBody();
+  BlockArgument productArgument;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    if (input->get() != product)
+      continue;
+    if (productArgument ||
+        !isIdentity(generic.getMatchingIndexingMap(input), rank))
+      return std::nullopt;
+    productArgument = generic.getMatchingBlockArgument(input);
+  }
+  if (!productArgument || body->getOperations().size() != 2)
+    return std::nullopt;
+  auto add = cast<linalg::YieldOp>(body->getTerminator())
+                 .getValues()[0]
+                 .getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  Value other = add.getLhs() == productArgument ? add.getRhs() : add.getLhs();
+  auto bias = dyn_cast<BlockArgument>(other);
+  if (!bias || bias.getOwner() != body || bias == productArgument ||
+      (add.getLhs() != productArgument && add.getRhs() != productArgument) ||
+      bias.getArgNumber() >= generic.getNumDpsInputs() ||
+      !bias.getType().isF32())
+    return std::nullopt;
+  OpOperand *input = generic.getDpsInputOperand(bias.getArgNumber());
+  AffineMap map = generic.getMatchingIndexingMap(input);
+  if (map.getNumResults() != 1 ||
+      map.getResult(0) != getAffineDimExpr(rank - 1, map.getContext()))
+    return std::nullopt;
+  return Epilogue{generic, input->get()};
+}
+
+/// The epilogue of a matmul `op` whose f32 output `product` it overwrites,
+/// and the op before which the fused call goes (see the pass's
+/// description), if one can be fused.
+std::optional<std::pair<Epilogue, Operation *>>
+findEpilogue(linalg::LinalgOp op, Value product, DominanceInfo &dominance) {
+  // The readers of the product: one generic, and deallocations.
+  linalg::GenericOp generic;
+  for (Operation *user : product.getUsers()) {
+    if (user == op.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    auto reader = dyn_cast<linalg::GenericOp>(user);
+    if (!reader || (generic && generic != reader))
+      return std::nullopt;
+    generic = reader;
+  }
+  if (!generic || generic->getBlock() != op->getBlock() ||
+      !op->isBeforeInBlock(generic))
+    return std::nullopt;
+  std::optional<Epilogue> epilogue = matchEpilogue(generic, product);
+  if (!epilogue)
+    return std::nullopt;
+  Value output = generic.getDpsInits()[0];
+  // A product in a function argument stays unless the epilogue overwrites
+  // it; operands of the epilogue may not be views of the output.
+  bool inPlace = getRoot(output) == product;
+  if (!inPlace && !product.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  Value outputRoot = getRoot(output);
+  Value biasRoot = getRoot(epilogue->bias);
+  if (biasRoot == outputRoot || biasRoot == product)
+    return std::nullopt;
+  // At the generic, if the matmul's inputs keep their values until there.
+  SmallVector<Value> inputs;
+  for (Value input : op.getDpsInputs())
+    inputs.push_back(getRoot(input));
+  if (!anyBetweenMayAccess(op, generic, inputs, /*writesOnly=*/true))
+    return std::make_pair(*epilogue, generic.getOperation());
+  // At the matmul, if the output and the bias are there, nothing in between
+  // reads or writes the output, and nothing writes the bias.
+  if (dominance.properlyDominates(output, op) &&
+      dominance.properlyDominates(epilogue->bias, op) &&
+      !anyBetweenMayAccess(op, generic, outputRoot, /*writesOnly=*/false) &&
+      !anyBetweenMayAccess(op, generic, biasRoot, /*writesOnly=*/true))
+    return std::make_pair(*epilogue, op.getOperation());
+  return std::nullopt;
+}
+
+/// The readers of a matmul's f32 output `product` when it is a fresh
+/// buffer that only linalg.generic ops read, each only through arith.truncf
+/// to `lowType`.
+std::optional<SmallVector<linalg::GenericOp>>
+findTruncatingReaders(linalg::LinalgOp op, Value product, Type lowType) {
+  if (!product.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  SmallVector<linalg::GenericOp> readers;
+  for (Operation *user : product.getUsers()) {
+    if (user == op.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    auto reader = dyn_cast<linalg::GenericOp>(user);
+    if (!reader || llvm::is_contained(reader.getDpsInits(), product))
+      return std::nullopt;
+    for (OpOperand *input : reader.getDpsInputOperands()) {
+      if (input->get() != product)
+        continue;
+      for (Operation *use : reader.getMatchingBlockArgument(input).getUsers()) {
+        auto truncate = dyn_cast<arith::TruncFOp>(use);
+        if (!truncate || truncate.getType() != lowType)
+          return std::nullopt;
+      }
+    }
+    if (!llvm::is_contained(readers, reader))
+      readers.push_back(reader);
+  }
+  if (readers.empty())
+    return std::nullopt;
+  return readers;
+}
+
+/// Replaces the f32 buffer `product` by one of `lowType`, which `readers`
+/// read without their truncf; returns it.
+Value lowerOutputType(OpBuilder &builder, Value product, Type lowType,
+                      ArrayRef<linalg::GenericOp> readers) {
+  auto alloc = product.getDefiningOp<memref::AllocOp>();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(alloc);
+  MemRefType type = alloc.getType();
+  Value low = memref::AllocOp::create(
+      builder, alloc.getLoc(),
+      MemRefType::get(type.getShape(), lowType, type.getLayout(),
+                      type.getMemorySpace()),
+      alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+      alloc.getAlignmentAttr());
+  for (linalg::GenericOp reader : readers) {
+    for (OpOperand *input : reader.getDpsInputOperands()) {
+      if (input->get() != product)
+        continue;
+      BlockArgument argument = reader.getMatchingBlockArgument(input);
+      input->set(low);
+      argument.setType(lowType);
+      for (Operation *use : llvm::make_early_inc_range(argument.getUsers())) {
+        use->getResult(0).replaceAllUsesWith(argument);
+        use->erase();
+      }
+    }
+  }
+  for (Operation *user : llvm::make_early_inc_range(product.getUsers()))
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(user))
+      dealloc.getMemrefMutable().assign(low);
+  return low;
+}
+
+/// Erases `buffer`, a memref.alloc, and its deallocations once nothing
+/// else uses it.
+void eraseIfDead(Value buffer) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!alloc || llvm::any_of(buffer.getUsers(), [](Operation *user) {
+        return !isa<memref::DeallocOp>(user);
+      }))
+    return;
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+    user->erase();
+  alloc.erase();
+}
+
 struct LinalgToCPULibraryPass
     : public amp::impl::AmpLinalgToCPULibraryBase<LinalgToCPULibraryPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     LibraryCallBuilder calls(module);
+    DominanceInfo dominance(module);
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    // Generics fused into calls, erased before the walk reaches them.
+    DenseSet<Operation *> erased;
     for (linalg::LinalgOp op : ops) {
-      if (!op.hasPureBufferSemantics())
+      if (erased.contains(op.getOperation()) || !op.hasPureBufferSemantics())
         continue;
       StringRef suffix = getEntrySuffix(op);
       if (suffix.empty())
@@ -403,12 +642,58 @@ struct LinalgToCPULibraryPass
       if (std::optional<MatmulPlan> plan = planMatmul(op)) {
         SmallVector<AffineMap> maps = op.getIndexingMapsArray();
         Value accumulate = takeAccumulation(builder, op);
-        Value a = viewInOrder(builder, loc, op.getDpsInputs()[0], maps[0],
-                              plan->a);
-        Value b = viewInOrder(builder, loc, op.getDpsInputs()[1], maps[1],
-                              plan->b);
-        Value c = viewInOrder(builder, loc, op.getDpsInits()[0], maps[2],
-                              plan->c);
+        Value product = op.getDpsInits()[0];
+        Type inputType = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+        // Epilogues read the product in the output's own layout.
+        bool overwrites =
+            matchPattern(accumulate, m_Zero()) &&
+            llvm::all_of(llvm::enumerate(plan->c), [&](auto position) {
+              return maps[2].getDimPosition(position.index()) ==
+                     position.value();
+            });
+        auto view = [&](Value operand, unsigned index,
+                        ArrayRef<unsigned> order) {
+          return viewInOrder(builder, loc, operand, maps[index], order);
+        };
+        // The low output type the product's readers truncate it to.
+        if (epilogues && overwrites && !inputType.isF32()) {
+          if (std::optional<SmallVector<linalg::GenericOp>> readers =
+                  findTruncatingReaders(op, product, inputType)) {
+            Value low = lowerOutputType(builder, product, inputType, *readers);
+            calls.call(builder, loc,
+                       ("ampCpuMatmul" + suffix + "To" + suffix).str(),
+                       {view(op.getDpsInputs()[0], 0, plan->a),
+                        view(op.getDpsInputs()[1], 1, plan->b),
+                        view(low, 2, plan->c)},
+                       {});
+            op.erase();
+            product.getDefiningOp()->erase();
+            accumulate.getDefiningOp()->erase();
+            continue;
+          }
+        }
+        // A bias, at the matmul or at the generic.
+        if (epilogues && overwrites) {
+          if (auto found = findEpilogue(op, product, dominance)) {
+            auto [epilogue, at] = *found;
+            builder.setInsertionPoint(at);
+            calls.call(builder, loc, ("ampCpuMatmul" + suffix + "Bias").str(),
+                       {view(op.getDpsInputs()[0], 0, plan->a),
+                        view(op.getDpsInputs()[1], 1, plan->b),
+                        view(epilogue.generic.getDpsInits()[0], 2, plan->c),
+                        epilogue.bias},
+                       {});
+            erased.insert(epilogue.generic);
+            epilogue.generic.erase();
+            op.erase();
+            eraseIfDead(product);
+            accumulate.getDefiningOp()->erase();
+            continue;
+          }
+        }
+        Value a = view(op.getDpsInputs()[0], 0, plan->a);
+        Value b = view(op.getDpsInputs()[1], 1, plan->b);
+        Value c = view(product, 2, plan->c);
         calls.call(builder, loc, ("ampCpuMatmul" + suffix).str(), {a, b, c},
                    {accumulate});
         op.erase();

@@ -14,6 +14,7 @@
 #include "amp/ExecutionEngine/CpuRuntime.h"
 #include "dnnl.hpp"
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -219,6 +220,9 @@ public:
   std::map<Key, Cached> cache;
   /// Scratch for inputs extended to f32.
   std::vector<float> scratch[2];
+  /// Whether oneDNN fuses the epilogue of a matmul (by its key); where it
+  /// does not, the epilogue runs as loops after the product.
+  std::map<Key, bool> fusable;
 
 private:
   Library() { omp_set_num_threads(1); }
@@ -247,6 +251,22 @@ dnnl::primitive_attr makeAttributes(bool accumulate) {
   return attributes;
 }
 
+/// The addends of a matmul's epilogue, added in order to the f32 product
+/// before it is converted to the output's type: f32, of the output's rank,
+/// with dimensions of 1 where they are broadcast (a bias is 1 x N).
+using Epilogue = std::vector<Operand>;
+
+/// oneDNN's post-ops for `epilogue`: binary adds, their operands read at
+/// run time (DNNL_ARG_ATTR_MULTIPLE_POST_OP).
+dnnl::primitive_attr makeAttributes(const Epilogue &epilogue) {
+  dnnl::post_ops ops;
+  for (const Operand &addend : epilogue)
+    ops.append_binary(dnnl::algorithm::binary_add, describe(addend));
+  dnnl::primitive_attr attributes;
+  attributes.set_post_ops(ops);
+  return attributes;
+}
+
 /// Whether a primitive runs low-precision inputs at least as fast as f32
 /// would: the library's AMX kernels, and for f16 its AVX512-FP16 matmuls (at
 /// the f32 rate, without extending the inputs first). Its AVX512-FP16
@@ -271,7 +291,8 @@ enum Kind {
   Matmul = 1,
   Conv2D = 2,
   Conv2DBackwardWeights = 3,
-  Conv2DBackwardData = 4
+  Conv2DBackwardData = 4,
+  MatmulEpilogue = 5
 };
 
 /// The execution arguments a primitive reads its two inputs from and writes
@@ -332,7 +353,8 @@ memory inLayout(Library &library, const Operand &operand,
 template <typename MakeFn>
 void runCached(const char *what, Key key, const Operand &srcIn,
                const Operand &weightsIn, const Operand &dst, bool accumulate,
-               MakeFn make, const Roles &roles = kForwardRoles) {
+               MakeFn make, const Roles &roles = kForwardRoles,
+               const Epilogue &epilogue = {}) {
   Library &library = Library::get();
   std::lock_guard<std::mutex> lock(library.mutex);
   auto it = library.cache.find(key);
@@ -386,10 +408,13 @@ void runCached(const char *what, Key key, const Operand &srcIn,
                         ? cached.relaid[2]
                         : inLayout(library, dst, cached.layouts[2],
                                    cached.relaid[2], /*read=*/accumulate);
-    cached.primitive.execute(library.stream,
-                             {{roles.arguments[0], srcArg},
-                              {roles.arguments[1], weightsArg},
-                              {roles.arguments[2], dstArg}});
+    std::unordered_map<int, memory> args = {{roles.arguments[0], srcArg},
+                                            {roles.arguments[1], weightsArg},
+                                            {roles.arguments[2], dstArg}};
+    for (size_t index = 0; index < epilogue.size(); ++index)
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = memory(
+          describe(epilogue[index]), library.engine, epilogue[index].data);
+    cached.primitive.execute(library.stream, args);
     if (sumOnReorder || describe(dst) != cached.layouts[2]) {
       memory plain(describe(dst), library.engine, dst.data);
       dnnl::reorder::primitive_desc back(dstArg, plain,
@@ -451,6 +476,164 @@ makeForwardConv(const memory::desc &src, const memory::desc &weights,
       dnnl::algorithm::convolution_direct, src, weights, dst,
       geometry.strides(), geometry.dilations(), geometry.padLow(),
       geometry.padHigh(), attributes);
+}
+
+/// `operand` as the operand of a post-op of a product of rank `rank`:
+/// leading dimensions of 1 added (a per-column bias becomes 1 x N, a
+/// scalar 1 x 1).
+Operand broadcastTo(Operand operand, size_t rank) {
+  while (operand.dims.size() < rank) {
+    int64_t stride =
+        operand.dims.empty() ? 1 : operand.dims[0] * operand.strides[0];
+    operand.dims.insert(operand.dims.begin(), 1);
+    operand.strides.insert(operand.strides.begin(), stride);
+  }
+  return operand;
+}
+
+/// f32 to bf16 bits, rounded to nearest even (NaNs stay NaNs).
+uint16_t truncateBF16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, 4);
+  if ((word & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((word >> 16) | 0x40);
+  return static_cast<uint16_t>((word + 0x7fffu + ((word >> 16) & 1)) >> 16);
+}
+
+/// f32 to f16 bits, rounded to nearest even (overflow to infinity).
+uint16_t truncateF16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, 4);
+  uint32_t sign = (word >> 16) & 0x8000u, magnitude = word & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return static_cast<uint16_t>(sign | 0x7e00u);
+  if (magnitude >= 0x477ff000u) // 65520 and above round to infinity
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (magnitude < 0x38800000u) { // below 2^-14: a multiple of 2^-24
+    float scaled;
+    std::memcpy(&scaled, &magnitude, 4);
+    return static_cast<uint16_t>(
+        sign | static_cast<uint32_t>(std::nearbyint(scaled * 16777216.0f)));
+  }
+  uint32_t bits = ((magnitude >> 23) - 112) << 10 | ((magnitude >> 13) & 0x3ff);
+  uint32_t rest = magnitude & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (bits & 1)))
+    ++bits; // a carry into the exponent is the right result
+  return static_cast<uint16_t>(sign | bits);
+}
+
+/// The epilogue where oneDNN does not fuse it: the product into dense f32
+/// scratch, then each post-op and the conversion to `c`'s type, element by
+/// element, as the fused primitive computes them.
+void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
+                      const Epilogue &epilogue) {
+  int64_t count = getNumElements(c);
+  std::vector<float> product(count);
+  Operand scratch = c;
+  scratch.type = memory::data_type::f32;
+  scratch.data = product.data();
+  int64_t stride = 1;
+  for (size_t d = c.dims.size(); d-- > 0; stride *= c.dims[d])
+    scratch.strides[d] = stride;
+  runMatmul(a, b, scratch, /*accumulate=*/false);
+  if (epilogue.empty()) { // a conversion alone: oneDNN's reorder
+    Library &library = Library::get();
+    std::lock_guard<std::mutex> lock(library.mutex);
+    try {
+      memory from(describe(scratch), library.engine, scratch.data);
+      memory to(describe(c), library.engine, c.data);
+      dnnl::reorder(from, to).execute(library.stream, from, to);
+      library.stream.wait();
+    } catch (const dnnl::error &error) {
+      fail("conversion of a matmul's output", error);
+    }
+    return;
+  }
+  size_t rank = c.dims.size();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    float value = product[i];
+    for (const Operand &addend : epilogue) {
+      int64_t at = 0;
+      for (size_t d = 0; d < rank; ++d)
+        if (addend.dims[d] != 1)
+          at += index[d] * addend.strides[d];
+      value += static_cast<const float *>(addend.data)[at];
+    }
+    int64_t at = 0;
+    for (size_t d = 0; d < rank; ++d)
+      at += index[d] * c.strides[d];
+    if (c.type == memory::data_type::f32)
+      static_cast<float *>(c.data)[at] = value;
+    else if (c.type == memory::data_type::bf16)
+      static_cast<uint16_t *>(c.data)[at] = truncateBF16(value);
+    else
+      static_cast<uint16_t *>(c.data)[at] = truncateF16(value);
+    for (size_t d = rank; d-- > 0 && ++index[d] == c.dims[d];)
+      index[d] = 0;
+  }
+}
+
+/// C = A.B + epilogue, never accumulating: post-ops on the f32 product, then
+/// the conversion to C's type (f32, f16 or bf16), all in one oneDNN
+/// primitive where the library makes one for these types (as runCached
+/// would: native low-precision inputs or their extension to f32), else
+/// runEpilogueLoops.
+void runMatmulEpilogue(const Operand &a, const Operand &b, const Operand &c,
+                       const Epilogue &epilogue) {
+  Key key = makeKey(MatmulEpilogue, {&a, &b, &c}, {});
+  std::vector<int64_t> &values = std::get<1>(key);
+  for (const Operand &addend : epilogue) {
+    values.insert(values.end(), addend.dims.begin(), addend.dims.end());
+    values.insert(values.end(), addend.strides.begin(), addend.strides.end());
+  }
+  auto make = [&](const Operand &src, const Operand &weights) {
+    return dnnl::matmul::primitive_desc(Library::get().engine, describe(src),
+                                        describe(weights), describe(c),
+                                        makeAttributes(epilogue));
+  };
+  Library &library = Library::get();
+  bool fused;
+  {
+    std::lock_guard<std::mutex> lock(library.mutex);
+    auto it = library.fusable.find(key);
+    if (it == library.fusable.end()) {
+      bool supported = false;
+      if (a.type != memory::data_type::f32) {
+        try {
+          supported = isFastLowPrecision(a.type, make(a, b));
+        } catch (const dnnl::error &) {
+        }
+      }
+      if (!supported) {
+        Operand extendedA = a, extendedB = b;
+        extendedA.type = extendedB.type = memory::data_type::f32;
+        try {
+          make(extendedA, extendedB);
+          supported = true;
+        } catch (const dnnl::error &) {
+        }
+      }
+      it = library.fusable.emplace(key, supported).first;
+    }
+    fused = it->second;
+  }
+  if (!fused)
+    return runEpilogueLoops(a, b, c, epilogue);
+  runCached("matmul with epilogue", std::move(key), a, b, c,
+            /*accumulate=*/false, make, kForwardRoles, epilogue);
+}
+
+/// runMatmulEpilogue with a row-major C, as runMatmulRowMajor: the
+/// operands of the post-ops are transposed with C.
+void runMatmulEpilogueRowMajor(const Operand &a, const Operand &b,
+                               const Operand &c, Epilogue epilogue) {
+  size_t rank = c.dims.size();
+  if (!(c.strides[rank - 1] != 1 && c.strides[rank - 2] == 1))
+    return runMatmulEpilogue(a, b, c, epilogue);
+  for (Operand &addend : epilogue)
+    addend = transposed(addend);
+  runMatmulEpilogue(transposed(b), transposed(a), transposed(c), epilogue);
 }
 
 /// A convolution chooses its operands' layouts (format_tag::any): oneDNN's
@@ -635,6 +818,33 @@ thread_local uint64_t BufferPool::allocatedBytes = 0;
 AMP_CPU_MATMUL(F32, f32)
 AMP_CPU_MATMUL(F16, f16)
 AMP_CPU_MATMUL(BF16, bf16)
+
+/* C = A.B + bias (per column), into f32. */
+#define AMP_CPU_MATMUL_BIAS(SUFFIX, TYPE)                                      \
+  extern "C" void _mlir_ciface_ampCpuMatmul##SUFFIX##Bias(                    \
+      AmpUnrankedMemRef *a, AmpUnrankedMemRef *b, AmpUnrankedMemRef *c,        \
+      AmpUnrankedMemRef *bias) {                                               \
+    Operand output = readOperand(c, memory::data_type::f32);                   \
+    runMatmulEpilogueRowMajor(                                                 \
+        readOperand(a, memory::data_type::TYPE),                               \
+        readOperand(b, memory::data_type::TYPE), output,                       \
+        {broadcastTo(readOperand(bias, memory::data_type::f32),                \
+                     output.dims.size())});                                    \
+  }
+AMP_CPU_MATMUL_BIAS(F32, f32)
+AMP_CPU_MATMUL_BIAS(F16, f16)
+AMP_CPU_MATMUL_BIAS(BF16, bf16)
+
+/* C = A.B rounded to the inputs' low type. */
+#define AMP_CPU_MATMUL_LOW_OUTPUT(SUFFIX, TYPE)                                \
+  extern "C" void _mlir_ciface_ampCpuMatmul##SUFFIX##To##SUFFIX(              \
+      AmpUnrankedMemRef *a, AmpUnrankedMemRef *b, AmpUnrankedMemRef *c) {      \
+    runMatmulEpilogueRowMajor(readOperand(a, memory::data_type::TYPE),         \
+                              readOperand(b, memory::data_type::TYPE),         \
+                              readOperand(c, memory::data_type::TYPE), {});    \
+  }
+AMP_CPU_MATMUL_LOW_OUTPUT(F16, f16)
+AMP_CPU_MATMUL_LOW_OUTPUT(BF16, bf16)
 
 #define AMP_CPU_CONV2D_PARAMETERS                                              \
   int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW,      \

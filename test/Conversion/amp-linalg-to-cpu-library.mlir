@@ -1,4 +1,5 @@
 // RUN: amp-opt %s --split-input-file --amp-linalg-to-cpu-library | FileCheck %s
+// RUN: amp-opt %s --split-input-file --amp-linalg-to-cpu-library=epilogues=false | FileCheck %s --check-prefix=NOFUSE
 
 // An f32 matmul after a fill of zero: the call overwrites its output
 // (accumulate = 0) and the fill goes; the runtime is declared once with its
@@ -224,5 +225,261 @@ func.func @stays_forward(%x: memref<1x2x6x6xf32>, %w: memref<2x2x3x3xf32>, %y: m
 func.func @dynamic_batch(%x: memref<?x3x9x9xf32>, %w: memref<4x3x8x8xf32>, %y: memref<?x4x2x2xf32>) {
   linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%x, %w : memref<?x3x9x9xf32>, memref<4x3x8x8xf32>) outs(%y : memref<?x4x2x2xf32>)
+  return
+}
+
+// -----
+
+// A bf16 product whose only reader rounds it to bf16: the call writes a
+// bf16 buffer, which the reader reads without the truncf.
+// CHECK-LABEL: func.func @low_output_bf16(
+// CHECK-SAME:      %[[A:.*]]: memref<5x7xbf16>, %[[B:.*]]: memref<7x9xbf16>, %[[BIAS:.*]]: memref<9xbf16>, %[[Y:.*]]: memref<5x9xbf16>)
+// CHECK-NOT:     memref<5x9xf32>
+// CHECK:         %[[LOW:.*]] = memref.alloc() {alignment = 64 : i64} : memref<5x9xbf16>
+// CHECK:         %[[UC:.*]] = memref.cast %[[LOW]] : memref<5x9xbf16> to memref<*xbf16>
+// CHECK:         call @ampCpuMatmulBF16ToBF16(%{{.*}}, %{{.*}}, %[[UC]]) : (memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) -> ()
+// CHECK:         linalg.generic {{.*}} ins(%[[LOW]], %[[BIAS]] : memref<5x9xbf16>, memref<9xbf16>) outs(%[[Y]] : memref<5x9xbf16>)
+// CHECK-NEXT:    ^bb0(%[[P:.*]]: bf16, %[[Q:.*]]: bf16, %{{.*}}: bf16):
+// CHECK-NEXT:      %[[E:.*]] = arith.extf %[[P]] : bf16 to f32
+// CHECK-NEXT:      %[[F:.*]] = arith.extf %[[Q]] : bf16 to f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[E]], %[[F]] : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[R]] : bf16
+// CHECK:         memref.dealloc %[[LOW]] : memref<5x9xbf16>
+// CHECK:       func.func private @ampCpuMatmulBF16ToBF16(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>) attributes {llvm.emit_c_interface}
+func.func @low_output_bf16(%a: memref<5x7xbf16>, %b: memref<7x9xbf16>, %bias: memref<9xbf16>, %y: memref<5x9xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() {alignment = 64 : i64} : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xbf16>, memref<7x9xbf16>) outs(%c : memref<5x9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<5x9xf32>, memref<9xbf16>) outs(%y : memref<5x9xbf16>) {
+  ^bb0(%p: f32, %q: bf16, %out: bf16):
+    %t = arith.truncf %p : f32 to bf16
+    %e = arith.extf %t : bf16 to f32
+    %f = arith.extf %q : bf16 to f32
+    %s = arith.addf %e, %f : f32
+    %r = arith.truncf %s : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  memref.dealloc %c : memref<5x9xf32>
+  return
+}
+
+// -----
+
+// An f16 batch matmul read by two ops that both round it to f16 (an input
+// gradient and a reduction over it), one of them twice.
+// CHECK-LABEL: func.func @low_output_f16_two_readers(
+// CHECK:         %[[LOW:.*]] = memref.alloc() : memref<2x3x17xf16>
+// CHECK:         call @ampCpuMatmulF16ToF16(%{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf16>, memref<*xf16>, memref<*xf16>) -> ()
+// CHECK:         linalg.generic {{.*}} ins(%[[LOW]] : memref<2x3x17xf16>)
+// CHECK-NOT:       arith.truncf
+// CHECK:         linalg.generic {{.*}} ins(%[[LOW]], %[[LOW]] : memref<2x3x17xf16>, memref<2x3x17xf16>)
+// CHECK-NOT:       arith.truncf
+// CHECK:         return
+func.func @low_output_f16_two_readers(%a: memref<2x3x5xf16>, %b: memref<2x5x17xf16>, %y: memref<2x3x17xf16>, %sum: memref<2x17xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<2x3x17xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x3x17xf32>)
+  linalg.batch_matmul ins(%a, %b : memref<2x3x5xf16>, memref<2x5x17xf16>) outs(%c : memref<2x3x17xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c : memref<2x3x17xf32>) outs(%y : memref<2x3x17xf16>) {
+  ^bb0(%p: f32, %out: f16):
+    %t = arith.truncf %p : f32 to f16
+    linalg.yield %t : f16
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, j, i) -> (b, i, j)>, affine_map<(b, j, i) -> (b, i, j)>, affine_map<(b, j, i) -> (b, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%c, %c : memref<2x3x17xf32>, memref<2x3x17xf32>) outs(%sum : memref<2x17xf16>) {
+  ^bb0(%p: f32, %p2: f32, %out: f16):
+    %t = arith.truncf %p : f32 to f16
+    %t2 = arith.truncf %p2 : f32 to f16
+    %s = arith.addf %t, %out : f16
+    %s2 = arith.addf %s, %t2 : f16
+    linalg.yield %s2 : f16
+  }
+  return
+}
+
+// -----
+
+// The f32 product has another reader that uses it as f32: nothing is fused,
+// the product stays f32 and both readers keep their code.
+// CHECK-LABEL: func.func @no_fusion_f32_reader(
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<5x9xf32>
+// CHECK:         call @ampCpuMatmulBF16(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xbf16>, memref<*xbf16>, memref<*xf32>, i32) -> ()
+// CHECK:         linalg.generic {{.*}} ins(%[[C]] : memref<5x9xf32>)
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         linalg.generic {{.*}} ins(%[[C]] : memref<5x9xf32>)
+// CHECK:           arith.mulf
+// CHECK-NOT:   ampCpuMatmulBF16ToBF16
+func.func @no_fusion_f32_reader(%a: memref<5x7xbf16>, %b: memref<7x9xbf16>, %y: memref<5x9xbf16>, %z: memref<5x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xbf16>, memref<7x9xbf16>) outs(%c : memref<5x9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<5x9xf32>) outs(%y : memref<5x9xbf16>) {
+  ^bb0(%p: f32, %out: bf16):
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<5x9xf32>) outs(%z : memref<5x9xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %m = arith.mulf %p, %p : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A product that accumulates into its output is not fused: the truncf
+// reads the sum.
+// CHECK-LABEL: func.func @no_fusion_accumulating(
+// CHECK:         %[[YES:.*]] = arith.constant 1 : i32
+// CHECK:         call @ampCpuMatmulBF16(%{{.*}}, %{{.*}}, %{{.*}}, %[[YES]])
+// CHECK:         arith.truncf
+func.func @no_fusion_accumulating(%a: memref<5x7xbf16>, %b: memref<7x9xbf16>, %y: memref<5x9xbf16>) {
+  %c = memref.alloc() : memref<5x9xf32>
+  linalg.matmul ins(%a, %b : memref<5x7xbf16>, memref<7x9xbf16>) outs(%c : memref<5x9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<5x9xf32>) outs(%y : memref<5x9xbf16>) {
+  ^bb0(%p: f32, %out: bf16):
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
+// A bias added in f32 to a product read by nothing else: one call writes the
+// sum into the generic's output; the generic and the f32 buffer go.
+// CHECK-LABEL: func.func @bias_f32(
+// CHECK-SAME:      %[[A:.*]]: memref<5x7xf32>, %[[B:.*]]: memref<7x9xf32>, %[[BIAS:.*]]: memref<9xf32>, %[[Y:.*]]: memref<5x9xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[UY:.*]] = memref.cast %[[Y]] : memref<5x9xf32> to memref<*xf32>
+// CHECK:         %[[UBIAS:.*]] = memref.cast %[[BIAS]] : memref<9xf32> to memref<*xf32>
+// CHECK:         call @ampCpuMatmulF32Bias(%{{.*}}, %{{.*}}, %[[UY]], %[[UBIAS]]) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+// CHECK:       func.func private @ampCpuMatmulF32Bias(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+func.func @bias_f32(%a: memref<5x7xf32>, %b: memref<7x9xf32>, %bias: memref<9xf32>, %y: memref<5x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xf32>, memref<7x9xf32>) outs(%c : memref<5x9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%bias, %c : memref<9xf32>, memref<5x9xf32>) outs(%y : memref<5x9xf32>) {
+  ^bb0(%q: f32, %p: f32, %out: f32):
+    %s = arith.addf %q, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<5x9xf32>
+  return
+}
+
+// -----
+
+// The matmul's input is overwritten before the bias is added: the fused call
+// goes where the matmul was, before the fill.
+// CHECK-LABEL: func.func @bias_at_the_matmul(
+// CHECK-SAME:      %[[A:.*]]: memref<5x7xbf16>, %{{.*}}: memref<7x9xbf16>, %[[BIAS:.*]]: memref<9xf32>, %[[Y:.*]]: memref<5x9xf32>)
+// CHECK:         call @ampCpuMatmulBF16Bias(
+// CHECK:         linalg.fill {{.*}} outs(%[[A]] : memref<5x7xbf16>)
+// CHECK-NOT:     linalg.generic
+func.func @bias_at_the_matmul(%a: memref<5x7xbf16>, %b: memref<7x9xbf16>, %bias: memref<9xf32>, %y: memref<5x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : bf16
+  %c = memref.alloc() : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xbf16>, memref<7x9xbf16>) outs(%c : memref<5x9xf32>)
+  linalg.fill ins(%one : bf16) outs(%a : memref<5x7xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<5x9xf32>, memref<9xf32>) outs(%y : memref<5x9xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<5x9xf32>
+  return
+}
+
+// -----
+
+// Neither place works: the matmul's input and the bias are both written in
+// between. Nor is a bias along the rows, or one with a scale, an epilogue.
+// CHECK-LABEL: func.func @no_bias_fusion(
+// CHECK-COUNT-3: call @ampCpuMatmulF32(
+// CHECK-NOT:     Bias
+func.func @no_bias_fusion(%a: memref<5x7xf32>, %b: memref<7x9xf32>, %bias: memref<9xf32>, %rows: memref<5xf32>, %y: memref<5x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xf32>, memref<7x9xf32>) outs(%c : memref<5x9xf32>)
+  linalg.fill ins(%zero : f32) outs(%a : memref<5x7xf32>)
+  linalg.fill ins(%zero : f32) outs(%bias : memref<9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<5x9xf32>, memref<9xf32>) outs(%y : memref<5x9xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  %d = memref.alloc() : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xf32>, memref<7x9xf32>) outs(%d : memref<5x9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%d, %rows : memref<5x9xf32>, memref<5xf32>) outs(%y : memref<5x9xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  %e = memref.alloc() : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%e : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xf32>, memref<7x9xf32>) outs(%e : memref<5x9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%e, %bias : memref<5x9xf32>, memref<9xf32>) outs(%y : memref<5x9xf32>) {
+  ^bb0(%p: f32, %q: f32, %out: f32):
+    %s = arith.addf %p, %q : f32
+    %m = arith.mulf %s, %q : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// With epilogues=false nothing is fused.
+// NOFUSE-LABEL: func.func @option_off(
+// NOFUSE:         call @ampCpuMatmulBF16(
+// NOFUSE:         arith.truncf
+// CHECK-LABEL: func.func @option_off(
+// CHECK:         call @ampCpuMatmulBF16ToBF16(
+func.func @option_off(%a: memref<5x7xbf16>, %b: memref<7x9xbf16>, %y: memref<5x9xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<5x9xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<5x9xf32>)
+  linalg.matmul ins(%a, %b : memref<5x7xbf16>, memref<7x9xbf16>) outs(%c : memref<5x9xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<5x9xf32>) outs(%y : memref<5x9xbf16>) {
+  ^bb0(%p: f32, %out: bf16):
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
   return
 }

@@ -193,7 +193,43 @@ def AmpLinalgToCPULibrary : Pass<"amp-linalg-to-cpu-library", "ModuleOp"> {
 
     Contractions of other types (outputs in the low type, integers, f64)
     stay loops.
+
+    With `epilogues` (the default), a matmul or batch matmul that overwrites
+    its f32 output (no accumulation) takes the elementwise code next to it
+    into the call where the library computes exactly the same function:
+    post-ops on the f32 product, then one conversion to the output's type.
+
+    - `ampCpuMatmul{F16,BF16}To{F16,BF16}`: the output is a fresh buffer
+      (`memref.alloc`) that only `linalg.generic` ops read, each only
+      through `arith.truncf` to the inputs' type. The call writes a buffer
+      of that type, which the readers read instead, without the `truncf`
+      (a bf16 step's activations and input gradients).
+    - `ampCpuMatmul{F32,F16,BF16}Bias`: the only reader of a fresh output
+      is an elementwise `linalg.generic` computing `addf(product, bias)`
+      into an f32 buffer of the same shape, `bias` an f32 vector along the
+      last dimension; the call writes that buffer, and the generic and
+      the f32 buffer go. The call takes the generic's place when the
+      matmul's inputs are not written in between, else the matmul's when
+      the generic's output and bias exist there and nothing in between
+      reads or writes the output or writes the bias; otherwise nothing is
+      fused. Buffers are told apart by the
+    allocation or function argument they are views of: distinct function
+    arguments are taken to be distinct buffers, as the runners pass them.
+
+    Not fused: a bias added in the low type (a bf16 step adds the rounded
+    product and the rounded bias and rounds again, which a post-op on the
+    f32 product does not), ReLU and GELU (oneDNN's ReLU is max(x, 0),
+    which turns a NaN into 0 where the IR's keeps it), SGD updates of a
+    weight from its gradient (a post-op reading a whole f32 operand made
+    the weight-gradient products twice as slow as the product and the
+    separate loop together), and products that accumulate.
   }];
+  let options = [
+    Option<"epilogues", "epilogues", "bool", /*default=*/"true",
+           "Fuse the elementwise code next to matmuls into the library "
+           "calls where the library computes the same function (a low "
+           "output type, a bias)">,
+  ];
   let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
                            "arith::ArithDialect"];
 }

@@ -35,6 +35,31 @@ void _mlir_ciface_ampCpuMatmulF16(AmpUnrankedMemRef *a, AmpUnrankedMemRef *b,
 void _mlir_ciface_ampCpuMatmulBF16(AmpUnrankedMemRef *a, AmpUnrankedMemRef *b,
                                    AmpUnrankedMemRef *c, int32_t accumulate);
 
+/* Matrix products with their epilogue, as amp-linalg-to-cpu-library fuses
+ * them: never accumulating; the f32 product is converted to C's type once,
+ * after the bias is added (in one oneDNN primitive where the library has
+ * one for the types, else in loops after the product).
+ * - ...Bias: C = A.B + bias, C f32, bias f32 along C's last dimension (N);
+ * - ...To...: C = A.B rounded to the inputs' type (f16 or bf16). */
+void _mlir_ciface_ampCpuMatmulF32Bias(AmpUnrankedMemRef *a,
+                                      AmpUnrankedMemRef *b,
+                                      AmpUnrankedMemRef *c,
+                                      AmpUnrankedMemRef *bias);
+void _mlir_ciface_ampCpuMatmulF16Bias(AmpUnrankedMemRef *a,
+                                      AmpUnrankedMemRef *b,
+                                      AmpUnrankedMemRef *c,
+                                      AmpUnrankedMemRef *bias);
+void _mlir_ciface_ampCpuMatmulBF16Bias(AmpUnrankedMemRef *a,
+                                       AmpUnrankedMemRef *b,
+                                       AmpUnrankedMemRef *c,
+                                       AmpUnrankedMemRef *bias);
+void _mlir_ciface_ampCpuMatmulF16ToF16(AmpUnrankedMemRef *a,
+                                       AmpUnrankedMemRef *b,
+                                       AmpUnrankedMemRef *c);
+void _mlir_ciface_ampCpuMatmulBF16ToBF16(AmpUnrankedMemRef *a,
+                                         AmpUnrankedMemRef *b,
+                                         AmpUnrankedMemRef *c);
+
 /* 2-d convolutions, NCHW images and FCHW filters, f32 outputs. Each takes
  * the spatial parameters of the convolution it computes (of the forward
  * one, for the two gradients): strides and dilations (from 1, as linalg
