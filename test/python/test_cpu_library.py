@@ -161,12 +161,13 @@ def convolution(request):
     return request.param, convolution_step(*CONVOLUTIONS[request.param])
 
 
-def library_calls(text, options):
-    """The runtime functions the CPU lowering calls for `text` under `options`."""
+def library_calls(text, options, lowering=""):
+    """The runtime functions the CPU lowering (with amp-lower-to-llvm's options `lowering`)
+    calls for `text` under `options`."""
     lowered = subprocess.run(
         [os.path.join(BUILD, "bin", "amp-opt"), "-",
          f"--amp-pipeline={options}" if options else "--amp-strip-markers",
-         "--amp-lower-to-llvm=library=true vectorize=true",
+         f"--amp-lower-to-llvm=library=true vectorize=true {lowering}",
          "--mlir-print-ir-after=amp-linalg-to-cpu-library", "-o", os.devnull],
         input=text, capture_output=True, text=True, check=True).stderr
     return set(re.findall(r"call @(ampCpu\w+)", lowered))
@@ -189,3 +190,37 @@ def test_convolution_gradients_match_the_loops(convolution, options):
         assert change > 0, key
         np.testing.assert_allclose(value, loops[key], rtol=1e-5,
                                    atol=change_tolerance * change + 1e-7, err_msg=key)
+
+
+# -- matmul epilogues ----------------------------------------------------------------------
+
+def odd_mlp_step():
+    """A torch MLP 13-19-17-5 at batch 7 (no size a multiple of a tile) with SGD, traced by
+    amp_mlir.torch: the matmul + bias (+ ReLU) pattern of every nn.Linear."""
+    if trace_training_step is None:
+        pytest.skip("needs torch and torch-mlir")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(13, 19), torch.nn.ReLU(), torch.nn.Linear(19, 17),
+                                torch.nn.ReLU(), torch.nn.Linear(17, 5))
+    batch = (torch.randn(7, 13), torch.randint(0, 5, (7,)))
+
+    def loss(module, x, y):
+        return torch.nn.functional.cross_entropy(module(x), y)
+
+    traced = trace_training_step(model, loss, torch.optim.SGD(model.parameters(), lr=0.1), batch)
+    return amp_mlir.import_step(traced.module_text)
+
+
+@pytest.mark.parametrize("options,fused", [
+    (None, {"ampCpuMatmulF32Bias"}),
+    ("dtype=f16", {"ampCpuMatmulF16ToF16", "ampCpuMatmulF16Bias"}),
+    ("dtype=bf16", {"ampCpuMatmulBF16ToBF16", "ampCpuMatmulBF16Bias"}),
+])
+def test_fused_epilogues_match_the_loops(options, fused):
+    """Matmuls with their epilogue in the library call (the logits' f32 bias; in f16 and bf16
+    the product written in the low type where the next loop rounds it) give the loops'
+    results within the tolerances above; epilogues=false fuses none."""
+    text = odd_mlp_step()
+    assert fused <= library_calls(text, options)
+    assert not fused & library_calls(text, options, "epilogues=false")
+    test_library_calls_match_the_loops(text, options)
