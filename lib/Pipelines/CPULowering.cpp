@@ -26,6 +26,8 @@
 //   lib/ExecutionEngine/CpuRuntimeWrappers.cpp), and buffers come from the
 //   runtime's pool (FinalizeMemRefToLLVM's generic allocation functions),
 //   which keeps them for the next step instead of mapping fresh pages.
+//   With `epilogues` (the default), a low output type or an f32 bias next
+//   to a matmul goes into its call where oneDNN computes the same.
 // - The collectives of a data-parallel step: f32 sums become MPICH calls in
 //   convert-to-llvm (MPIToLLVM); f16 and bf16 sums, which MPI has no
 //   datatype for, and the world size, which MPIToLLVM does not lower, become
@@ -83,8 +85,11 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
 
-  if (options.library)
-    pm.addPass(createAmpLinalgToCPULibrary());
+  if (options.library) {
+    AmpLinalgToCPULibraryOptions library;
+    library.epilogues = options.epilogues;
+    pm.addPass(createAmpLinalgToCPULibrary(library));
+  }
   pm.addPass(createAmpMPIToCPURuntime());
   if (options.vectorize) {
     pm.addNestedPass<func::FuncOp>(createAmpCPUVectorize());

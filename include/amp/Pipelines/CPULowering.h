@@ -29,6 +29,13 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "(amp-linalg-to-cpu-library), buffers come from its pool; "
                      "else they become loops and malloc/free"),
       llvm::cl::init(true)};
+  Option<bool> epilogues{
+      *this, "epilogues",
+      llvm::cl::desc("With `library`, fuse the elementwise code next to a "
+                     "matmul into its call where oneDNN computes the same "
+                     "function: a low output type, an f32 bias "
+                     "(amp-linalg-to-cpu-library's `epilogues`)"),
+      llvm::cl::init(true)};
 };
 
 /// Appends to `pm` (on builtin.module) the passes of `amp-lower-to-llvm`:
