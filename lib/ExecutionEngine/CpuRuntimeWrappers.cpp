@@ -528,7 +528,9 @@ uint16_t truncateF16(float value) {
 void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
                       const Epilogue &epilogue) {
   int64_t count = getNumElements(c);
-  std::vector<float> product(count);
+  // Kept per thread: filled anew by every call, so zeroed only when it grows.
+  static thread_local std::vector<float> product;
+  product.resize(count);
   Operand scratch = c;
   scratch.type = memory::data_type::f32;
   scratch.data = product.data();
