@@ -153,17 +153,23 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
   return tiles;
 }
 
-/// Tiles `op` and replaces its tile by vector code. Ops without tiles or
-/// whose tile cannot be vectorized are left as they are.
-void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
+/// Tiles `op` and replaces its tile by vector code; the loops over tiles of
+/// parallel dims are scf.parallel with `parallelLoops`, else scf.for. Ops
+/// without tiles or whose tile cannot be vectorized are left as they are.
+void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
+                      bool parallelLoops) {
   if (!getTileSizes(op) && op.hasPureBufferSemantics() && !op.hasDynamicShape())
     op = moveParallelLoopInnermost(rewriter, op);
   std::optional<SmallVector<int64_t>> tiles = getTileSizes(op);
   if (!tiles)
     return;
   rewriter.setInsertionPoint(op);
-  FailureOr<linalg::TiledLinalgOp> tiled = linalg::tileLinalgOp(
-      rewriter, op, linalg::LinalgTilingOptions().setTileSizes(*tiles));
+  linalg::LinalgTilingOptions tiling;
+  tiling.setTileSizes(*tiles);
+  if (parallelLoops)
+    tiling.setLoopType(linalg::LinalgTilingLoopType::ParallelLoops);
+  FailureOr<linalg::TiledLinalgOp> tiled =
+      linalg::tileLinalgOp(rewriter, op, tiling);
   if (failed(tiled))
     return;
   rewriter.eraseOp(op);
@@ -228,6 +234,8 @@ struct FoldSubViewIntoTransfer : public OpRewritePattern<TransferOp> {
 
 struct CPUVectorizePass
     : public amp::impl::AmpCPUVectorizeBase<CPUVectorizePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp function = getOperation();
     MLIRContext *context = &getContext();
@@ -263,7 +271,7 @@ struct CPUVectorizePass
     SmallVector<linalg::LinalgOp> ops;
     function.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     for (linalg::LinalgOp op : ops)
-      tileAndVectorize(rewriter, op);
+      tileAndVectorize(rewriter, op, parallelLoops);
 
     // Multiply + reduce over K becomes vector.contract of the extended
     // operands, without the vectorizer's broadcasts to the iteration space.

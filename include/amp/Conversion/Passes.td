@@ -454,10 +454,65 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
     every sum keeps the loops' order (K ascending, reduced outer dims
     ascending), so `vectorize=true` and `vectorize=false` compute the same
     bits.
+
+    With `parallel-loops` (`amp-lower-to-llvm` with `threads` above 1), the
+    loops over the tiles of parallel dims are `scf.parallel` instead of
+    `scf.for` (reduction dims stay `scf.for`, in the same order), for
+    `amp-cpu-parallel-loops` to split over threads.
   }];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "scf::SCFDialect",
                            "vector::VectorDialect"];
+  let options = [
+    Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"false",
+           "Tile parallel dims into scf.parallel loops (else scf.for)">,
+  ];
+}
+
+def AmpCPUParallelLoops : Pass<"amp-cpu-parallel-loops", "ModuleOp"> {
+  let summary = "Run the outermost parallel loops with enough work on "
+                "several threads of MLIR's async runtime";
+  let description = [{
+    Part of `amp-lower-to-llvm` with `threads` above 1, after the linalg ops
+    have become `scf.parallel` loops over their parallel dims (tiles of
+    `amp-cpu-vectorize{parallel-loops}`, `convert-linalg-to-parallel-loops`)
+    and `scf.for` loops over their reduction dims. Only the parallel dims are
+    split, and every iteration runs whole on one thread, so every sum keeps
+    its order and the results are the same bits for any `threads`.
+
+    - An `scf.parallel` nested in another one becomes `scf.for` loops: its
+      outermost enclosing one is split.
+    - An outermost `scf.parallel` with less than 2 x `grain` work (its
+      iterations times the operations of one iteration, vector operations
+      counted per element, loops inside counted by their static trip counts,
+      a dynamic one as 64) becomes `scf.for` loops: it would not pay for a
+      thread's wake-up.
+    - Of each other one, the iterations of its first dim with more than one
+      (the rows, the batch) are split into at most `threads` blocks of
+      consecutive iterations, each at least `grain` work. The loop becomes a
+      private function `<function>_parallel(first, last, captured values...)`
+      that runs the rows from `first` to `last` and all of the other dims, as
+      `scf.for` loops in order; the step calls it for the first block, and
+      for each other block in an `async.execute` added to an `async.group`
+      that it then waits for (`async.await_all`). `async-to-async-runtime`
+      and `convert-async-to-llvm` make these calls of
+      `libmlir_async_runtime.so`. A dynamic trip count (a dynamic batch) is
+      split the same way at run time; fewer rows than two blocks' worth run
+      in one call.
+
+    `scf.parallel` loops with reductions are left as they are (sequential
+    after `convert-scf-to-cf`). `threads=1` makes every `scf.parallel`
+    sequential loops.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "async::AsyncDialect",
+                           "func::FuncDialect", "scf::SCFDialect"];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads to split the loops over (the calling one included)">,
+    Option<"grain", "grain", "int64_t", /*default=*/"65536",
+           "The least work (operations, vector ones per element) of one "
+           "thread's block">,
+  ];
 }
 
 #endif // AMP_CONVERSION_PASSES_TD
