@@ -1,4 +1,5 @@
 // RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-cpu-vectorize))" | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-cpu-vectorize{parallel-loops=true}))" | FileCheck %s --check-prefix=PAR
 
 // A low-precision matmul: 4x16 tiles of C, read before the K loop and written
 // after it, carried in registers; each K step of 8 reads the f16 operand tiles,
@@ -24,6 +25,17 @@
 // CHECK-NOT:           vector.contract
 // CHECK:               scf.yield %{{.*}} : vector<4x16xf32>
 // CHECK:             vector.transfer_write %[[R]], %arg2[%[[M]], %[[N]]]
+
+// With parallel-loops (amp-lower-to-llvm's threads above 1), the M and N
+// tiles are one scf.parallel, the K loop an scf.for inside it, with the
+// accumulator carried as before.
+
+// PAR-LABEL: func.func @matmul_f16_into_f32(
+// PAR:         scf.parallel (%[[M:.*]], %[[N:.*]]) = (%c0, %c0) to (%c8, %c32) step (%c4, %c16) {
+// PAR:           %[[C:.*]] = vector.transfer_read %arg2[%[[M]], %[[N]]]{{.*}} : memref<8x32xf32>, vector<4x16xf32>
+// PAR:           %[[R:.*]] = scf.for %{{.*}} = %c0 to %c16 step %c8 iter_args(%{{.*}} = %[[C]]) -> (vector<4x16xf32>)
+// PAR:           vector.transfer_write %[[R]], %arg2[%[[M]], %[[N]]]
+// PAR:           scf.reduce
 
 func.func @matmul_f16_into_f32(%a: memref<8x16xf16>, %b: memref<16x32xf16>, %c: memref<8x32xf32>) {
   linalg.matmul ins(%a, %b : memref<8x16xf16>, memref<16x32xf16>) outs(%c : memref<8x32xf32>)
@@ -109,6 +121,15 @@ func.func @bias_add_f16(%x: memref<4x32xf16>, %b: memref<32xf16>, %y: memref<4x3
 // CHECK:             %[[XE:.*]] = arith.extf %[[X]] : vector<10xf16> to vector<10xf32>
 // CHECK:             %[[R:.*]] = arith.addf %[[XE]], %[[S]] : vector<10xf32>
 // CHECK:             vector.transfer_write %[[R]], %arg1[%[[J]]]
+
+// With parallel-loops, the reduction over the rows stays the outer scf.for;
+// only the loop over the kept dim's tiles is parallel.
+
+// PAR-LABEL: func.func @column_sum(
+// PAR:         scf.for %[[I:.*]] = %{{.*}} to %c64 step %c1
+// PAR:           scf.parallel (%[[J:.*]]) = (%c0) to (%c10) step (%c10)
+// PAR:             vector.transfer_read %arg0[%[[I]], %[[J]]]
+// PAR:             vector.transfer_write %{{.*}}, %arg1[%[[J]]]
 
 func.func @column_sum(%x: memref<64x10xf16>, %s: memref<10xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
