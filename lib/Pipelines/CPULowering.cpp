@@ -38,12 +38,20 @@
 //   (amp-cpu-vectorize) with the loops' rounding; other ops become loops. Scalar f16 loads are slow on x86 (LLVM
 //   merges them into a live register, a false dependency that serializes a
 //   matmul's inner loop); vector loads are not.
+// - With `threads` N above 1, the linalg ops' parallel dims become
+//   scf.parallel loops (tiles of amp-cpu-vectorize, and
+//   convert-linalg-to-parallel-loops for the others), reductions scf.for;
+//   amp-cpu-parallel-loops splits the outermost ones with enough work into at
+//   most N blocks on MLIR's async runtime (libmlir_async_runtime.so, which
+//   the runner loads), so sums keep their order and the bits do not depend
+//   on N. docs/CPU.md ("Threads") says why this runtime.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Pipelines/CPULowering.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/AsyncToLLVM/AsyncToLLVM.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -52,6 +60,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -91,14 +100,30 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
     pm.addPass(createAmpLinalgToCPULibrary(library));
   }
   pm.addPass(createAmpMPIToCPURuntime());
+  // threads=1 builds exactly the sequential pipeline; any other value goes
+  // to amp-cpu-parallel-loops, which rejects one below 1.
+  bool parallel = options.threads != 1;
   if (options.vectorize) {
-    pm.addNestedPass<func::FuncOp>(createAmpCPUVectorize());
+    AmpCPUVectorizeOptions vectorize;
+    vectorize.parallelLoops = parallel;
+    pm.addNestedPass<func::FuncOp>(createAmpCPUVectorize(vectorize));
     // Transfers of 2-D tiles (a matmul's operands) become 1-D ones.
     VectorTransferToSCFOptions transfers;
     transfers.enableFullUnroll();
     pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
   }
-  pm.addPass(createConvertLinalgToLoopsPass());
+  if (parallel) {
+    pm.addPass(createConvertLinalgToParallelLoopsPass());
+    AmpCPUParallelLoopsOptions loops;
+    loops.threads = options.threads;
+    pm.addPass(createAmpCPUParallelLoops(loops));
+    pm.addPass(createAsyncToAsyncRuntimePass());
+    pm.addNestedPass<func::FuncOp>(createAsyncRuntimeRefCountingPass());
+    pm.addNestedPass<func::FuncOp>(createAsyncRuntimeRefCountingOptPass());
+    pm.addPass(createConvertAsyncToLLVMPass());
+  } else {
+    pm.addPass(createConvertLinalgToLoopsPass());
+  }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

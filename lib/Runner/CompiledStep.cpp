@@ -14,6 +14,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/xxhash.h"
 #include <chrono>
@@ -189,6 +190,9 @@ llvm::Expected<std::unique_ptr<CompiledStep>>
 CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
   MLIRContext *context = module.getContext();
+  if (options.threads < 1)
+    return makeError("threads=" + llvm::Twine(options.threads) +
+                     ": expected a positive number of threads");
   std::unique_ptr<CompiledStep> step(new CompiledStep());
 
   // What the runner reads from the IR, before the markers go away.
@@ -271,6 +275,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   CPULoweringOptions loweringOptions;
   loweringOptions.vectorize = options.vectorize;
   loweringOptions.library = options.library;
+  loweringOptions.threads = options.threads;
   buildCPULoweringPipeline(lowering, loweringOptions);
   if (failed(lowering.run(module)))
     return makeError("lowering the step to LLVM failed");
@@ -289,6 +294,20 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS, cpuRuntime};
   if (step->world)
     libraries.push_back(step->world->getRuntimePath());
+  // The split loops call MLIR's async runtime. Not one of `libraries`: the
+  // engine would call its __mlir_execution_engine_destroy when it goes,
+  // which deletes the process's one runtime under every other step. Loaded
+  // for good instead, its functions found among the process's symbols.
+  if (options.threads > 1) {
+    std::string error;
+    if (!llvm::sys::DynamicLibrary::getPermanentLibrary(AMP_ASYNC_RUNTIME,
+                                                       &error)
+            .isValid())
+      return makeError("threads=" + llvm::Twine(options.threads) +
+                       ": cannot load the async runtime " AMP_ASYNC_RUNTIME
+                       ": " +
+                       error);
+  }
   // ExecutionEngineOptions keeps a function_ref: the transformer must live
   // until create() returns.
   std::function<llvm::Error(llvm::Module *)> transformer =

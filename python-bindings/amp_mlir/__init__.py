@@ -342,7 +342,8 @@ class Session:
     state at zero, the scaler at its options. ``functions`` names other
     functions of the module compiled along (e.g. "predict"), for ``call``
     and ``predict``. ``threads``: the cores the matmul and convolution
-    library calls use (1, the default, is deterministic); ``cpu_library``:
+    library calls and the compiled loops use (1, the default, is
+    deterministic; the loops give the same bits on any number); ``cpu_library``:
     whether they go to oneDNN (else compiled loops, with the same results up
     to summation order), as amp-run's ``--threads`` and ``--cpu-library``.
 

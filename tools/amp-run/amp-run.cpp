@@ -175,8 +175,9 @@ namespace {
 cl::opt<int> &adoptThreadsOption() {
   auto *option =
       static_cast<cl::opt<int> *>(cl::getRegisteredOptions().lookup("threads"));
-  option->setDescription("Threads of the library calls (default 1: "
-                         "deterministic)");
+  option->setDescription("Threads of the library calls and of the compiled "
+                         "loops (default 1: deterministic; the loops give the "
+                         "same bits with any number)");
   option->setHiddenFlag(cl::NotHidden);
   option->addCategory(runCategory);
   option->setInitialValue(1);

@@ -36,6 +36,14 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "function: a low output type, an f32 bias "
                      "(amp-linalg-to-cpu-library's `epilogues`)"),
       llvm::cl::init(true)};
+  Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads of the compiled loops: above 1, the outermost "
+                     "parallel loops with enough work are split over that many "
+                     "threads of MLIR's async runtime "
+                     "(amp-cpu-parallel-loops), with the same results; 1 "
+                     "keeps every loop on the calling thread"),
+      llvm::cl::init(1)};
 };
 
 /// Appends to `pm` (on builtin.module) the passes of `amp-lower-to-llvm`:

@@ -82,8 +82,9 @@ struct StepCompileOptions {
   /// `library` option); else they are loops, with the same results up to
   /// summation order.
   bool library = true;
-  /// Threads of the library calls (1, the default, is deterministic; the
-  /// results of more may differ in summation order).
+  /// Threads of the library calls and of the compiled loops (1, the
+  /// default, is deterministic; the library's results with more may differ
+  /// in summation order, the loops' do not: amp-lower-to-llvm's `threads`).
   int threads = 1;
   /// Passes run on the transformed module before the CPU lowering, as a
   /// pass pipeline (e.g. "amp-gpu-tensor-rewrites"): runs the

@@ -336,8 +336,8 @@ def compile_training_step(model: torch.nn.Module, loss_fn: Callable,
     keyword options ({"dtype": "bf16"}). `clip_grad_norm` clips the
     unscaled gradients by their global norm inside the guarded update.
     `forward_inputs` (default: what loss_fn passes the model) fixes the eval
-    forward's inputs. `threads`: the cores of the library calls (1, the
-    default, is deterministic). The model's current parameters and buffers
+    forward's inputs. `threads`: the cores of the library calls and the
+    compiled loops (1, the default, is deterministic). The model's current parameters and buffers
     and the optimizer's state are loaded; the model and optimizer are not
     changed.
     """
