@@ -52,8 +52,10 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
 /// caller-allocated out-parameters, buffer deallocation, library calls for
 /// contractions and convolutions (`library`) and for the collectives MPI's
 /// lowering cannot take (data-parallel steps), vector code for the cheap
-/// linalg ops (`vectorize`), loops for the others, and conversion of
-/// everything to the LLVM dialect.
+/// linalg ops (`vectorize`), loops for the others (the outermost parallel
+/// ones with enough work split over `threads` threads of MLIR's async
+/// runtime when it is above 1), and conversion of everything to the LLVM
+/// dialect.
 void buildCPULoweringPipeline(OpPassManager &pm,
                               const CPULoweringOptions &options);
 
