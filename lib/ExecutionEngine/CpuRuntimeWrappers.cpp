@@ -228,10 +228,12 @@ private:
   Library() { omp_set_num_threads(1); }
 };
 
-/// The key of a call: its kind, types, shapes, strides and parameters.
+/// The key of a call: its kind, types, shapes, strides and parameters, and
+/// the calling thread's thread count (ampCpuSetNumThreads): oneDNN divides a
+/// primitive's work among the threads it had when it was created.
 Key makeKey(int kind, std::initializer_list<const Operand *> operands,
             std::initializer_list<int64_t> parameters) {
-  std::vector<int64_t> key;
+  std::vector<int64_t> key = {omp_get_max_threads()};
   for (const Operand *operand : operands) {
     key.push_back(static_cast<int64_t>(operand->type));
     key.insert(key.end(), operand->dims.begin(), operand->dims.end());

@@ -224,3 +224,28 @@ def test_fused_epilogues_match_the_loops(options, fused):
     assert fused <= library_calls(text, options)
     assert not fused & library_calls(text, options, "epilogues=false")
     test_library_calls_match_the_loops(text, options)
+
+
+THREAD_COUNTS = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import amp_mlir
+text = open(sys.argv[2]).read()
+for threads in (1, 2, 1):
+    amp_mlir.Session(text, threads=threads).step(np.ones((4, 3), np.float32),
+                                                  np.ones((4, 1), np.float32))
+"""
+
+
+def test_each_thread_count_has_its_own_primitive():
+    """oneDNN divides a primitive's work among the threads it was created with: a step at 2
+    threads after one at 1 creates its matmul anew (oneDNN's verbose log says so), and a
+    third step at 1 thread finds the first one (no third creation)."""
+    run = subprocess.run(
+        [sys.executable, "-c", THREAD_COUNTS, os.path.join(BUILD, "python_packages"),
+         os.path.join(ROOT, "test", "amp-run", "Inputs", "linear.mlir")],
+        capture_output=True, text=True, check=True, env={**os.environ, "DNNL_VERBOSE": "2"})
+    created = [line for line in run.stdout.splitlines()
+               if line.startswith("onednn_verbose,create:") and ",matmul," in line]
+    assert len(created) == 2, created
