@@ -20,8 +20,10 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.abspath(os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build")))
 sys.path.insert(0, os.path.join(BUILD, "python_packages"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import amp_mlir  # noqa: E402
+from random_batch import random_batch  # noqa: E402
 
 # torch-mlir (the PyTorch front end's importer) carries its own LLVM: loaded after a step's
 # JIT, it finds LLVM's command-line options registered already and aborts; loaded first, it
@@ -38,21 +40,9 @@ MODELS = ["mlp_dynamic_batch", "cnn_bn", "resnet_block", "gpt_block", "lstm"]
 STEPS = 3
 
 
-def batch_of(session, rows=4):
-    rng = np.random.default_rng(1)
-    data = []
-    for argument in session.data_arguments:
-        shape = tuple(rows if d is None else d for d in argument.shape)
-        if np.issubdtype(argument.dtype, np.integer):
-            data.append(rng.integers(0, 4, size=shape).astype(argument.dtype))
-        else:
-            data.append(rng.normal(size=shape).astype(argument.dtype))
-    return data
-
-
 def train(text, options, **session_options):
     session = amp_mlir.Session(text, options, **session_options)
-    data = batch_of(session)
+    data = random_batch(session, 4, seed=1)
     start = session.parameters
     losses = [session.step(*data).loss for _ in range(STEPS)]
     return np.array(losses), start, session.parameters
@@ -93,7 +83,7 @@ def test_threads_must_be_positive(step_text):
 
 def temporaries(text, options, rows=4, **session_options):
     session = amp_mlir.Session(text, options, **session_options)
-    data = batch_of(session, rows)
+    data = random_batch(session, rows, seed=1)
     return [session.step(*data).temporary_bytes for _ in range(STEPS)]
 
 

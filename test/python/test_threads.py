@@ -17,28 +17,18 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.abspath(os.environ.get("AMP_BUILD_DIR", os.path.join(ROOT, "build")))
 sys.path.insert(0, os.path.join(BUILD, "python_packages"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import amp_mlir  # noqa: E402
+from random_batch import random_batch  # noqa: E402
 
 FIXTURES = os.path.join(ROOT, "test", "Inputs", "torch")
 STEPS = 3
 
 
-def batch_of(session, rows):
-    rng = np.random.default_rng(2)
-    data = []
-    for argument in session.data_arguments:
-        shape = tuple(rows if d is None else d for d in argument.shape)
-        if np.issubdtype(argument.dtype, np.integer):
-            data.append(rng.integers(0, 4, size=shape).astype(argument.dtype))
-        else:
-            data.append(rng.normal(size=shape).astype(argument.dtype))
-    return data
-
-
 def train(text, options, threads, rows):
     session = amp_mlir.Session(text, options, threads=threads, cpu_library=False)
-    data = batch_of(session, rows)
+    data = random_batch(session, rows, seed=2)
     losses = [session.step(*data).loss for _ in range(STEPS)]
     return np.array(losses), session.parameters
 
