@@ -359,7 +359,8 @@ def test_pip_install(tmp_path):
     check = subprocess.run(
         [sys.executable, "-c", f"import amp_mlir; print(amp_mlir.__file__); "
                                f"print(amp_mlir.compile({LINEAR!r}, 'dtype=f16').report['dtype'])"],
-        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(target)})
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(target), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])})
     assert check.returncode == 0, check.stderr
     assert check.stdout.split() == [str(target / "amp_mlir" / "__init__.py"), "f16"]
 

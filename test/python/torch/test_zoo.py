@@ -489,7 +489,9 @@ SETUP_FILE = textwrap.dedent("""
 def test_command_line_export(tmp_path):
     source = tmp_path / "setup.py"
     source.write_text(SETUP_FILE)
-    environment = dict(os.environ, PYTHONPATH=PACKAGES)
+    # The caller's entries after ours (scripts/sanitize.sh puts its sitecustomize there).
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [PACKAGES, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
     out = tmp_path / "out"
     result = run(sys.executable, "-m", "amp_mlir.torch", "export", f"{source}:make", "-o", out,
                  "--amp", "dtype=bf16", env=environment)
