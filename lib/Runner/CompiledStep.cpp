@@ -19,6 +19,9 @@
 #include "llvm/Support/xxhash.h"
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -346,7 +349,52 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   return std::move(step);
 }
 
-CompiledStep::~CompiledStep() = default;
+/// Returns once every worker of MLIR's async runtime has left the code of
+/// the tasks it ran before. A worker marks a split loop's block done (the
+/// token its caller awaits) inside the block's coroutine and only then
+/// returns from it, so the caller may free that JIT code while a preempted
+/// worker still runs its last instructions. One task per worker, each
+/// waiting until all have started, proves every worker has moved on.
+static void waitUntilAsyncWorkersMoveOn() {
+  using Resume = void (*)(void *);
+  auto execute = reinterpret_cast<void (*)(void *, Resume)>(
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+          "mlirAsyncRuntimeExecute"));
+  auto countWorkers = reinterpret_cast<int64_t (*)()>(
+      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+          "mlirAsyncRuntimGetNumWorkerThreads"));
+  if (!execute || !countWorkers)
+    return;
+  struct Barrier {
+    std::mutex mutex;
+    std::condition_variable changed;
+    int64_t workers = 0, started = 0, finished = 0;
+  };
+  auto barrier = std::make_shared<Barrier>();
+  barrier->workers = countWorkers();
+  // Each task owns a reference, so the barrier outlives its last use.
+  Resume meet = [](void *handle) {
+    std::unique_ptr<std::shared_ptr<Barrier>> owned(
+        static_cast<std::shared_ptr<Barrier> *>(handle));
+    Barrier &b = **owned;
+    std::unique_lock<std::mutex> lock(b.mutex);
+    ++b.started;
+    b.changed.notify_all();
+    b.changed.wait(lock, [&] { return b.started == b.workers; });
+    ++b.finished;
+    b.changed.notify_all();
+  };
+  for (int64_t worker = 0; worker < barrier->workers; ++worker)
+    execute(new std::shared_ptr<Barrier>(barrier), meet);
+  std::unique_lock<std::mutex> lock(barrier->mutex);
+  barrier->changed.wait(lock,
+                        [&] { return barrier->finished == barrier->workers; });
+}
+
+CompiledStep::~CompiledStep() {
+  if (threads > 1)
+    waitUntilAsyncWorkersMoveOn();
+}
 
 void CompiledStep::initializeState(uint64_t seed) {
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
