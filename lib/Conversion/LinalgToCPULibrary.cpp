@@ -79,28 +79,48 @@ Value getRoot(Value memref) {
   return memref;
 }
 
-/// Whether two roots are different memory: distinct values, one of them a
-/// fresh allocation.
-bool areDisjoint(Value root, Value other) {
-  return root != other && (root.getDefiningOp<memref::AllocOp>() ||
-                           other.getDefiningOp<memref::AllocOp>());
+/// Whether two roots may be one memory: only when they are the same value.
+/// Distinct allocations are, and so are distinct function arguments, which
+/// the contract makes buffers of their own (docs/TrainingStepIR.md,
+/// "Output: the function signature after the pipeline").
+bool mayAlias(Value root, Value other) { return root == other; }
+
+/// Whether `op` may write (or, unless `writesOnly`, read) memory that one of
+/// `roots` views: calls are taken to read and write each memref they are
+/// passed, ops with unknown effects anything.
+bool mayAccess(Operation *op, ArrayRef<Value> roots, bool writesOnly) {
+  auto viewsRoot = [&](Value value) {
+    Value root = getRoot(value);
+    return llvm::any_of(roots, [&](Value other) { return mayAlias(root, other); });
+  };
+  if (isa<CallOpInterface>(op))
+    return llvm::any_of(op->getOperands(), [&](Value operand) {
+      return isa<BaseMemRefType>(operand.getType()) && viewsRoot(operand);
+    });
+  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+      getEffectsRecursively(op);
+  if (!effects)
+    return true;
+  for (const MemoryEffects::EffectInstance &effect : *effects) {
+    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+      continue;
+    if (writesOnly && isa<MemoryEffects::Read>(effect.getEffect()))
+      continue;
+    if (!effect.getValue() || viewsRoot(effect.getValue()))
+      return true;
+  }
+  return false;
 }
 
-/// Whether an op leaves the memory that `root` views as it was: it writes
-/// nothing, or only memory disjoint from it.
-bool leavesUnchanged(Operation *op, Value root) {
-  if (isMemoryEffectFree(op) || isa<memref::AllocOp>(op))
-    return true;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects || (op->getNumRegions() && !isa<linalg::LinalgOp>(op)))
-    return false;
-  SmallVector<MemoryEffects::EffectInstance> instances;
-  effects.getEffects(instances);
-  return llvm::all_of(instances, [&](const MemoryEffects::EffectInstance &e) {
-    if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+/// Whether an op strictly between `first` and `last` (in one block) may
+/// access `roots` as mayAccess tells.
+bool anyBetweenMayAccess(Operation *first, Operation *last,
+                         ArrayRef<Value> roots, bool writesOnly) {
+  for (Operation *op = first->getNextNode(); op && op != last;
+       op = op->getNextNode())
+    if (mayAccess(op, roots, writesOnly))
       return true;
-    return e.getValue() && areDisjoint(getRoot(e.getValue()), root);
-  });
+  return false;
 }
 
 /// Whether `value` fills its output with zero: a `linalg.fill` of zero, or
@@ -183,10 +203,8 @@ std::optional<ZeroPadded> matchZeroPadded(Value buffer, Operation *reader) {
       llvm::any_of(llvm::concat<const int64_t>(offsets, strides),
                    ShapedType::isDynamic))
     return std::nullopt;
-  Value sourceRoot = getRoot(source);
-  for (Operation *op = copy->getNextNode(); op != reader; op = op->getNextNode())
-    if (!leavesUnchanged(op, sourceRoot))
-      return std::nullopt;
+  if (anyBetweenMayAccess(copy, reader, getRoot(source), /*writesOnly=*/true))
+    return std::nullopt;
   ZeroPadded padded{source, {offsets[2], offsets[3]}, {strides[2], strides[3]},
                     deallocs};
   padded.ops.append({fill, copy, interior, alloc});
@@ -392,43 +410,6 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
 // Epilogues
 //===----------------------------------------------------------------------===//
 
-/// Whether `op` may write (or, unless `writesOnly`, read) a view of one of
-/// `roots`: calls are taken to read and write each memref they are passed,
-/// ops with unknown effects anything.
-bool mayAccess(Operation *op, ArrayRef<Value> roots, bool writesOnly) {
-  auto isRoot = [&](Value value) {
-    return llvm::is_contained(roots, getRoot(value));
-  };
-  if (isa<CallOpInterface>(op))
-    return llvm::any_of(op->getOperands(), [&](Value operand) {
-      return isa<BaseMemRefType>(operand.getType()) && isRoot(operand);
-    });
-  std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-      getEffectsRecursively(op);
-  if (!effects)
-    return true;
-  for (const MemoryEffects::EffectInstance &effect : *effects) {
-    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
-      continue;
-    if (writesOnly && isa<MemoryEffects::Read>(effect.getEffect()))
-      continue;
-    if (!effect.getValue() || isRoot(effect.getValue()))
-      return true;
-  }
-  return false;
-}
-
-/// Whether an op strictly between `first` and `last` (in one block) may
-/// access `roots` as mayAccess tells.
-bool anyBetweenMayAccess(Operation *first, Operation *last,
-                         ArrayRef<Value> roots, bool writesOnly) {
-  for (Operation *op = first->getNextNode(); op && op != last;
-       op = op->getNextNode())
-    if (mayAccess(op, roots, writesOnly))
-      return true;
-  return false;
-}
-
 /// The elementwise op after a matmul that a library call computes with the
 /// product: `generic` computes `addf(product, bias)`.
 struct Epilogue {
@@ -524,7 +505,7 @@ findEpilogue(linalg::LinalgOp op, Value product, DominanceInfo &dominance) {
     return std::nullopt;
   Value outputRoot = getRoot(output);
   Value biasRoot = getRoot(epilogue->bias);
-  if (biasRoot == outputRoot || biasRoot == product)
+  if (mayAlias(biasRoot, outputRoot) || mayAlias(biasRoot, product))
     return std::nullopt;
   // At the generic, if the matmul's inputs keep their values until there.
   SmallVector<Value> inputs;
