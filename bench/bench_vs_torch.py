@@ -10,9 +10,10 @@ images at batch 64 with SGD and momentum) and each thread count, the variants
 run the same step from the same weights on the same batch. The rounds take turns, each
 variant running a few steps per round, so that the machine's noise falls on all of them
 alike; the table gives the median time per step, each variant's ratio to eager fp32, our
-compile time, the GEMM and convolution FLOPs of the step against the machine's GEMM rate
-measured in the same run (torch.mm at 256x1024x1024, the rate of the library PyTorch
-calls): the fraction of that floor a step reaches.
+compile time, the GEMM and convolution FLOPs of the step (PyTorch's FlopCounterMode on its
+forward and backward) against the machine's GEMM rate measured in the same run (torch.mm at
+256x1024x1024, the rate of the library PyTorch calls): the fraction of that floor a step
+reaches.
 
     python3 bench/bench_vs_torch.py [--models mlp,gpt,cnn] [--threads 1,2] [--rounds 5]
                                     [--steps 5] [--no-compile]
@@ -23,7 +24,6 @@ build in $AMP_BUILD_DIR, default build/).
 import argparse
 import os
 import platform
-import re
 import statistics
 import sys
 import time
@@ -162,8 +162,8 @@ def compiled_torch_step(model, optimizer, batch, autocast):
 
 def our_step(name, options, threads):
     """A Session on the traced step, started from the same weights as the torch variants;
-    returns (step, compile seconds, step FLOPs of GEMMs and convolutions, a function giving
-    the bytes of temporaries the last step allocated)."""
+    returns (step, compile seconds, a function giving the bytes of temporaries the last step
+    allocated)."""
     model, make_optimizer, batch = make_model(name)
     traced = trace_training_step(model, cross_entropy, make_optimizer(model), batch)
     step_text = amp_mlir.import_step(traced.module_text)
@@ -181,29 +181,19 @@ def our_step(name, options, threads):
     def step():
         last["result"] = session.step(*data)
         return last["result"].loss
-    return step, seconds, contraction_flops(step_text), lambda: last["result"].temporary_bytes
+    return step, seconds, lambda: last["result"].temporary_bytes
 
 
-def contraction_flops(text):
-    """2 x multiply-adds of the step's linalg matmuls, batch matmuls and 2-d convolutions
-    (static shapes, read from their operand types in the printed form)."""
-    def dims(types):
-        return [[int(d) for d in t.split("x")]
-                for t in re.findall(r"tensor<([0-9x]+)x(?:f32|f16|bf16)>", types)]
-    flops = 0
-    pattern = (r"linalg\.(matmul|batch_matmul|conv_2d_nchw_fchw)\b[^\n]*?ins\([^:]*:([^)]*)\)"
-               r"\s*outs\([^:]*:([^)]*)\)")
-    for op, inputs, outputs in re.findall(pattern, text):
-        (a, b), (c,) = dims(inputs), dims(outputs)
-        if op == "matmul":
-            k = a[1] if a[0] == c[0] else a[0]
-            flops += 2 * c[0] * c[1] * k
-        elif op == "batch_matmul":
-            k = a[2] if a[1] == c[1] else a[1]
-            flops += 2 * c[0] * c[1] * c[2] * k
-        else:  # input NCHW, filter FCHW, output NFHW
-            flops += 2 * c[0] * c[1] * c[2] * c[3] * b[1] * b[2] * b[3]
-    return flops
+def step_flops(name):
+    """FLOPs of the GEMMs and convolutions one fp32 forward and backward of the model needs, as
+    PyTorch's FlopCounterMode counts them (matmuls and convolutions, the backward ones from the
+    forward shapes: a strided convolution's input gradient at its own cost, not at that of the
+    stride-1 convolution over a zero-interleaved gradient that the imported step computes)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    model, _, batch = make_model(name)
+    with FlopCounterMode(display=False) as counter:
+        cross_entropy(model, *batch).backward()
+    return counter.get_total_flops()
 
 
 def gemm_rate(dtype):
@@ -248,11 +238,12 @@ def benchmark(name, threads, rounds, steps, with_compile):
             model, make_optimizer, batch = make_model(name)
             variants[label], compile_seconds[label] = compiled_torch_step(
                 model, make_optimizer(model), batch, autocast)
-    flops, temporaries = 0, {}
+    temporaries = {}
     for label, options in (("ours fp32", None), ("ours f16", "dtype=f16"),
                            ("ours bf16", "dtype=bf16")):
-        variants[label], compile_seconds[label], flops, temporaries[label] = our_step(
+        variants[label], compile_seconds[label], temporaries[label] = our_step(
             name, options, threads)
+    flops = step_flops(name)
     times = {label: [] for label in variants}
     for _ in range(rounds):
         for label, run in variants.items():

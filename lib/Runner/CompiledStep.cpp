@@ -312,9 +312,12 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
                        error);
   }
   // ExecutionEngineOptions keeps a function_ref: the transformer must live
-  // until create() returns.
+  // until create() returns. LLVM's -O2, not -O3: the loops arrive tiled and
+  // vectorized, and on the benchmark's GPT and CNN steps -O3 took 0.6 s more
+  // to compile (3.3 s against 2.7 for GPT) for steps no faster (43-44 ms
+  // both; bench/RESULTS.md, "Third round").
   std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(3, 0, targetMachine->get());
+      makeOptimizingTransformer(2, 0, targetMachine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.sharedLibPaths = libraries;
