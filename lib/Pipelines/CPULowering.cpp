@@ -20,7 +20,10 @@
 //   (p=8), so the double rounding is harmless. Only f32->bf16 truncation may
 //   need a runtime routine, __truncsfbf2, from libmlir_float16_utils.so
 //   (loaded by libmlir_c_runner_utils.so).
-// - Math functions without an LLVM intrinsic (erf, ...) become libm calls.
+// - f32 exp, expm1, log, log1p, tanh and erf become MLIR's polynomial
+//   approximations (`approximate-math`, amp-cpu-approximate-math): LLVM would
+//   call libm once per vector element. Other math functions without an LLVM
+//   intrinsic become libm calls.
 // - With `library` (the default), matmuls and convolutions with f32 outputs
 //   become calls of the CPU runtime over oneDNN (amp-linalg-to-cpu-library,
 //   lib/ExecutionEngine/CpuRuntimeWrappers.cpp), and buffers come from the
@@ -112,6 +115,8 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
     transfers.enableFullUnroll();
     pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
   }
+  if (options.approximateMath)
+    pm.addNestedPass<func::FuncOp>(createAmpCPUApproximateMath());
   if (parallel) {
     pm.addPass(createConvertLinalgToParallelLoopsPass());
     AmpCPUParallelLoopsOptions loops;

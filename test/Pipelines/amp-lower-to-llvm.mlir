@@ -1,5 +1,6 @@
 // RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false library=false" | FileCheck %s
 // RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="library=false" | FileCheck %s --check-prefix=VEC
+// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false library=false approximate-math=false" | FileCheck %s --check-prefix=LIBM
 
 // Tensor-level casts of the AMP pipeline become one fused loop
 // (amp-fuse-elementwise: no bf16 buffer between them) of scalar conversions
@@ -85,13 +86,22 @@ func.func @returned_argument(%w: tensor<3xf32>, %flag: i1)
 
 // -----
 
-// Math functions without an LLVM intrinsic become libm calls; the others
-// become intrinsics.
+// f32 exp and erf become polynomial approximations (approximate-math, the
+// default): arithmetic, no intrinsic, no libm call. Without them, math
+// functions without an LLVM intrinsic become libm calls, the others
+// intrinsics.
 
-// CHECK-LABEL: llvm.func @erff(f32) -> f32
 // CHECK-LABEL: llvm.func @math(
-// CHECK:         llvm.intr.exp(%{{.*}}) : (f32) -> f32
-// CHECK:         llvm.call @erff(%{{.*}}) : (f32) -> f32
+// CHECK-NOT:     llvm.intr.exp
+// CHECK-NOT:     llvm.call @erff
+// CHECK:         llvm.fmul
+// CHECK-NOT:     llvm.intr.exp
+// CHECK-NOT:     llvm.call @erff
+// CHECK:         llvm.return
+// LIBM-LABEL: llvm.func @erff(f32) -> f32
+// LIBM-LABEL: llvm.func @math(
+// LIBM:         llvm.intr.exp(%{{.*}}) : (f32) -> f32
+// LIBM:         llvm.call @erff(%{{.*}}) : (f32) -> f32
 func.func @math(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = math.exp %x : tensor<4xf32>
   %r = math.erf %e : tensor<4xf32>

@@ -469,6 +469,25 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
   ];
 }
 
+def AmpCPUApproximateMath : Pass<"amp-cpu-approximate-math", "func::FuncOp"> {
+  let summary = "Replace f32 exp, expm1, log, log1p, tanh and erf by MLIR's "
+                "polynomial approximations";
+  let description = [{
+    Part of `amp-lower-to-llvm` (`approximate-math=true`), after
+    `amp-cpu-vectorize`. LLVM has no vector libm for the JIT: a vector
+    `math.exp` or `math.erf` would become one libm call per element (a GELU
+    and a softmax spent 28% of the benchmark's GPT step in scalar `erff` and
+    `expf`). The functions of activations, softmax and losses (`exp`,
+    `expm1`, `log`, `log1p`, `tanh`, `erf`) on f32 scalars and vectors
+    become MLIR's polynomial approximations instead
+    (`populateMathPolynomialApproximationPatterns`): arithmetic on the
+    vectors as they are. Other math functions, and other element types, are
+    left to `convert-math-to-llvm` and `convert-math-to-libm`.
+  }];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "vector::VectorDialect"];
+}
+
 def AmpCPUParallelLoops : Pass<"amp-cpu-parallel-loops", "ModuleOp"> {
   let summary = "Run the outermost parallel loops with enough work on "
                 "several threads of MLIR's async runtime";

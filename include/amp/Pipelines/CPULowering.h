@@ -21,6 +21,13 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "loop is parallel or reduces integers (amp-cpu-vectorize); "
                      "else every linalg op becomes scalar loops"),
       llvm::cl::init(true)};
+  Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Compute f32 exp, expm1, log, log1p, tanh and erf with "
+                     "MLIR's polynomial approximations on the vectors as they "
+                     "are (amp-cpu-approximate-math); else with libm, one call "
+                     "per element"),
+      llvm::cl::init(true)};
   Option<bool> library{
       *this, "library",
       llvm::cl::desc("Call the CPU runtime (libAmpCpuRuntime): matmuls, batch "
