@@ -144,13 +144,39 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
   // Vectors along the innermost loop. If it is a reduction, each result it
   // reduces is combined horizontally, in another order than the loops':
   // exact only for integers (the overflow check's `or` of i1 flags).
-  if (!linalg::isParallelIterator(op.getIteratorTypesArray().back()) &&
-      !hasOnlyIntegerReductionsOfInnermostLoop(op))
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  bool vectorsOfResults = linalg::isParallelIterator(iterators.back());
+  if (!vectorsOfResults && !hasOnlyIntegerReductionsOfInnermostLoop(op))
     return std::nullopt;
   tiles.back() = largestDivisor(ranges.back(), kVectorLimit);
   if (tiles.back() == 1)
     return std::nullopt;
+  // A reduction whose results lie along the vectors takes a square tile of
+  // its innermost reduction loop at a time, in that loop's order: the rows
+  // of its inputs are read whole (a softmax's rows, BatchNorm's channel
+  // planes) and transposed in registers, not gathered lane by lane.
+  if (vectorsOfResults)
+    for (int64_t loop = ranges.size() - 2; loop >= 0; --loop)
+      if (!linalg::isParallelIterator(iterators[loop])) {
+        tiles[loop] = largestDivisor(ranges[loop], kVectorLimit);
+        break;
+      }
   return tiles;
+}
+
+/// The op's loops, parallel ones first, each group in its order. As the
+/// order of the loops over tiles, it keeps a reduction's accumulator tile
+/// in registers across the reduction loops (a softmax's row sums, moved to
+/// the vector lanes, add up whole rows one tile of rows at a time), and
+/// the outermost loop is one that threads may split.
+SmallVector<unsigned> getParallelLoopsFirst(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (bool parallel : {true, false})
+    for (unsigned loop = 0; loop < iterators.size(); ++loop)
+      if (linalg::isParallelIterator(iterators[loop]) == parallel)
+        order.push_back(loop);
+  return order;
 }
 
 /// Tiles `op` and replaces its tile by vector code; the loops over tiles of
@@ -166,6 +192,7 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.setInsertionPoint(op);
   linalg::LinalgTilingOptions tiling;
   tiling.setTileSizes(*tiles);
+  tiling.setInterchange(getParallelLoopsFirst(op));
   if (parallelLoops)
     tiling.setLoopType(linalg::LinalgTilingLoopType::ParallelLoops);
   FailureOr<linalg::TiledLinalgOp> tiled =
@@ -313,6 +340,10 @@ struct CPUVectorizePass
       vector::populateVectorOuterProductLoweringPatterns(patterns);
       vector::populateVectorMultiReductionLoweringPatterns(
           patterns, vector::VectorMultiReductionLowering::InnerParallel);
+      // The reductions' 16x16 tiles as AVX-512's unpack and permute
+      // sequence (other sizes as one shuffle of the flattened tile).
+      vector::populateVectorTransposeLoweringPatterns(
+          patterns, vector::VectorTransposeLowering::Shuffle16x16);
       patterns.add<SplitFMA>(context, /*benefit=*/2);
       if (failed(applyPatternsGreedily(function, std::move(patterns))))
         return fail("lowering the contractions of");

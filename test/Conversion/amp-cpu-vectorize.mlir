@@ -110,26 +110,31 @@ func.func @bias_add_f16(%x: memref<4x32xf16>, %b: memref<32xf16>, %y: memref<4x3
 // -----
 
 // A sum over an outer dim (a bias gradient) is vectorized along the kept
-// dim, the whole dim (10) being the largest divisor up to 16; the rows are
-// added one after the other, as the loops do.
+// dim, the whole dim (10) being the largest divisor up to 16. The loop over
+// the kept dim's tiles is outside the reduction, whose sums stay in registers
+// while 16 rows at a time are added, one after the other, as the loops do.
 
 // CHECK-LABEL: func.func @column_sum(
-// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %c64 step %c1
-// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c10 step %c10
-// CHECK:             %[[X:.*]] = vector.transfer_read %arg0[%[[I]], %[[J]]]{{.*}} : memref<64x10xf16>, vector<10xf16>
-// CHECK:             %[[S:.*]] = vector.transfer_read %arg1[%[[J]]]{{.*}} : memref<10xf32>, vector<10xf32>
-// CHECK:             %[[XE:.*]] = arith.extf %[[X]] : vector<10xf16> to vector<10xf32>
-// CHECK:             %[[R:.*]] = arith.addf %[[XE]], %[[S]] : vector<10xf32>
-// CHECK:             vector.transfer_write %[[R]], %arg1[%[[J]]]
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c10 step %c10
+// CHECK:           %[[S:.*]] = vector.transfer_read %arg1[%[[J]]]{{.*}} : memref<10xf32>, vector<10xf32>
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %c64 step %c16 iter_args(%[[ACC:.*]] = %[[S]])
+// CHECK:             %[[X:.*]] = vector.transfer_read %arg0[%[[I]], %[[J]]]{{.*}} : memref<64x10xf16>, vector<16x10xf16>
+// CHECK:             %[[XE:.*]] = arith.extf %[[X]] : vector<16x10xf16> to vector<16x10xf32>
+// CHECK:             %[[X0:.*]] = vector.extract %[[XE]][0]
+// CHECK:             %[[R0:.*]] = arith.addf %[[X0]], %[[ACC]] : vector<10xf32>
+// CHECK:             %[[X1:.*]] = vector.extract %[[XE]][1]
+// CHECK:             arith.addf %[[X1]], %[[R0]] : vector<10xf32>
+// CHECK-COUNT-14:    arith.addf
+// CHECK:             scf.yield
+// CHECK:           vector.transfer_write %{{.*}}, %arg1[%[[J]]]
 
-// With parallel-loops, the reduction over the rows stays the outer scf.for;
-// only the loop over the kept dim's tiles is parallel.
+// With parallel-loops, that outer loop is the parallel one.
 
 // PAR-LABEL: func.func @column_sum(
-// PAR:         scf.for %[[I:.*]] = %{{.*}} to %c64 step %c1
-// PAR:           scf.parallel (%[[J:.*]]) = (%c0) to (%c10) step (%c10)
+// PAR:         scf.parallel (%[[J:.*]]) = (%c0) to (%c10) step (%c10)
+// PAR:           scf.for %[[I:.*]] = %{{.*}} to %c64 step %c16
 // PAR:             vector.transfer_read %arg0[%[[I]], %[[J]]]
-// PAR:             vector.transfer_write %{{.*}}, %arg1[%[[J]]]
+// PAR:           vector.transfer_write %{{.*}}, %arg1[%[[J]]]
 
 func.func @column_sum(%x: memref<64x10xf16>, %s: memref<10xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
@@ -146,20 +151,65 @@ func.func @column_sum(%x: memref<64x10xf16>, %s: memref<10xf32>) {
 
 // A float sum along the innermost dim would need a horizontal sum in another
 // order than the loops'. The row loop moves inside instead: a vector holds 16
-// rows' sums, each adding its elements in the loops' order.
+// rows' sums, each adding its elements in the loops' order. A tile of 16 rows
+// by 10 elements is read row by row and transposed in registers (a shuffle),
+// then its columns are added in order.
 
 // CHECK-LABEL: func.func @row_sum(
-// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c10 step %c1
-// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %c64 step %c16
-// CHECK:             %[[X:.*]] = vector.transfer_read %arg0[%[[I]], %[[J]]]{{.*}} : memref<64x10xf32>, vector<16xf32>
-// CHECK:             %[[S:.*]] = vector.transfer_read %arg1[%[[I]]]{{.*}} : memref<64xf32>, vector<16xf32>
-// CHECK:             %[[R:.*]] = arith.addf %{{.*}}, %[[S]] : vector<16xf32>
-// CHECK:             vector.transfer_write %[[R]], %arg1[%[[I]]]
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %c64 step %c16
+// CHECK:           %[[S:.*]] = vector.transfer_read %arg1[%[[I]]]{{.*}} : memref<64xf32>, vector<16xf32>
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %c10 step %c10 iter_args(%[[ACC:.*]] = %[[S]])
+// CHECK:             vector.transfer_read %arg0[%[[I]], %[[J]]]{{.*}} : memref<64x10xf32>, vector<16x10xf32>
+// CHECK:             vector.shuffle
+// CHECK:             %[[C0:.*]] = vector.extract %{{.*}}[0] : vector<16xf32> from vector<10x16xf32>
+// CHECK:             %[[R0:.*]] = arith.addf %[[C0]], %[[ACC]] : vector<16xf32>
+// CHECK:             %[[C1:.*]] = vector.extract %{{.*}}[1] : vector<16xf32> from vector<10x16xf32>
+// CHECK:             arith.addf %[[C1]], %[[R0]] : vector<16xf32>
+// CHECK:           vector.transfer_write %{{.*}}, %arg1[%[[I]]]
 // CHECK-NOT:     linalg.generic
+
+// PAR-LABEL: func.func @row_sum(
+// PAR:         scf.parallel (%[[I:.*]]) = (%c0) to (%c64) step (%c16)
+// PAR:           scf.for %{{.*}} = %{{.*}} to %c10 step %c10
+// PAR:           vector.transfer_write %{{.*}}, %arg1[%[[I]]]
 
 func.func @row_sum(%x: memref<64x10xf32>, %s: memref<64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<64x10xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%u: f32, %acc: f32):
+    %r = arith.addf %u, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// BatchNorm's channel sums (over batch, height and width): 16 channels' sums
+// per vector, the channel tiles outermost; 16x16 tiles of 16 channels' rows
+// are transposed by AVX-512's unpack and permute sequence (vector.shuffle,
+// no vector.transpose left), then added in the loops' order.
+
+// CHECK-LABEL: func.func @channel_sum(
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %c32 step %c16
+// CHECK:           vector.transfer_read %arg1[%[[C]]]
+// CHECK:           scf.for %[[N:.*]] = %{{.*}} to %c2 step %c1
+// CHECK:             scf.for %[[H:.*]] = %{{.*}} to %c4 step %c1
+// CHECK:               scf.for %[[W:.*]] = %{{.*}} to %c32 step %c16
+// CHECK:                 vector.transfer_read %arg0[%[[N]], %[[C]], %[[H]], %[[W]]]{{.*}} : memref<2x32x4x32xf32>, vector<16x16xf32>
+// CHECK:                 vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29]
+// CHECK-NOT:             vector.transpose
+// CHECK-COUNT-16:        arith.addf %{{.*}} : vector<16xf32>
+// CHECK:           vector.transfer_write %{{.*}}, %arg1[%[[C]]]
+
+// PAR-LABEL: func.func @channel_sum(
+// PAR:         scf.parallel (%[[C:.*]]) = (%c0) to (%c32) step (%c16)
+// PAR-COUNT-3:   scf.for
+// PAR:           vector.transfer_write %{{.*}}, %arg1[%[[C]]]
+
+func.func @channel_sum(%x: memref<2x32x4x32xf32>, %s: memref<32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x32x4x32xf32>) outs(%s : memref<32xf32>) {
   ^bb0(%u: f32, %acc: f32):
     %r = arith.addf %u, %acc : f32
     linalg.yield %r : f32

@@ -430,14 +430,22 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
     - ops whose innermost loop is parallel (elementwise ops, casts, fills,
       broadcasts, sums over outer dims such as a bias gradient), or reduces
       only integers (the overflow check's `or` of i1 flags, exact in any
-      order): tiles of at most 16 along the innermost loop, other dims 1.
-
+      order): tiles of at most 16 along the innermost loop, other dims 1;
+      when reduction loops come before a parallel innermost one, the tile
+      also spans at most 16 of the innermost reduction loop, whose steps it
+      adds one after the other;
     - generics whose innermost loop reduces floats and that have a parallel
       loop (row sums and maxima of a softmax, layer-norm statistics,
       BatchNorm's channel sums): the innermost parallel loop is moved inside
       the reduction loops first, then vectorized as above, so that a vector
-      holds independent results, each summed in the loops' order (its
-      elements are read strided).
+      holds independent results, each summed in the loops' order. The tile
+      (16 results by up to 16 elements of each) is read along the inputs'
+      rows and transposed in registers (a 16x16 f32 tile by AVX-512's
+      unpack and permute sequence), not gathered element by element.
+
+    The loops over the tiles run over the parallel dims first, then over
+    the reduction dims, each group in the op's order: a reduction's
+    accumulator tile stays in registers across its reduction loops.
 
     A tile size is the largest divisor of the dim not above the limit, so
     tiles need no masks; an op whose vectorized dim would be 1 (a prime
@@ -457,8 +465,8 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
 
     With `parallel-loops` (`amp-lower-to-llvm` with `threads` above 1), the
     loops over the tiles of parallel dims are `scf.parallel` instead of
-    `scf.for` (reduction dims stay `scf.for`, in the same order), for
-    `amp-cpu-parallel-loops` to split over threads.
+    `scf.for` (reduction dims stay `scf.for` inside them, in the same
+    order), for `amp-cpu-parallel-loops` to split over threads.
   }];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "scf::SCFDialect",
