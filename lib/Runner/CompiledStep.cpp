@@ -312,12 +312,12 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
                        error);
   }
   // ExecutionEngineOptions keeps a function_ref: the transformer must live
-  // until create() returns. LLVM's -O2, not -O3: the loops arrive tiled and
-  // vectorized, and on the benchmark's GPT and CNN steps -O3 took 0.6 s more
-  // to compile (3.3 s against 2.7 for GPT) for steps no faster (43-44 ms
-  // both; bench/RESULTS.md, "Third round").
+  // until create() returns. LLVM's -O1: the loops arrive tiled and
+  // vectorized; -O3 and -O2 took longer to compile (GPT 3.3 and 2.8 s, 2.55
+  // at -O1) for steps no faster (bench/RESULTS.md, "Third round" and
+  // "Fifth round").
   std::function<llvm::Error(llvm::Module *)> transformer =
-      makeOptimizingTransformer(2, 0, targetMachine->get());
+      makeOptimizingTransformer(1, 0, targetMachine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.sharedLibPaths = libraries;
