@@ -189,7 +189,7 @@ def main():
            " Less disturbed by other processes than wall time.\n",
            table(headers, cpu_rows),
            "\n## JIT compile time, s (amp-run's 'compiled in': AMP pipeline + lowering + "
-           "LLVM -O3; wall time, median)\n",
+           "LLVM -O1; wall time, median)\n",
            table(["example"] + [m for m, _ in MODES], compile_rows)]
     print("\n".join(out))
 
