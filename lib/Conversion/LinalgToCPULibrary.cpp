@@ -85,18 +85,37 @@ Value getRoot(Value memref) {
 /// "Output: the function signature after the pipeline").
 bool mayAlias(Value root, Value other) { return root == other; }
 
+/// Whether the call `op` may write its memref operand number `index`
+/// (among its memref operands): the runtime's products and convolutions
+/// write only their third (CpuRuntime.h), other callees any.
+bool mayWriteMemRefOperand(func::CallOp op, unsigned index) {
+  StringRef callee = op.getCallee();
+  return !(callee.starts_with("ampCpuMatmul") ||
+           callee.starts_with("ampCpuConv2D")) ||
+         index == 2;
+}
+
 /// Whether `op` may write (or, unless `writesOnly`, read) memory that one of
 /// `roots` views: calls are taken to read and write each memref they are
-/// passed, ops with unknown effects anything.
+/// passed (but see mayWriteMemRefOperand), ops with unknown effects
+/// anything.
 bool mayAccess(Operation *op, ArrayRef<Value> roots, bool writesOnly) {
   auto viewsRoot = [&](Value value) {
     Value root = getRoot(value);
     return llvm::any_of(roots, [&](Value other) { return mayAlias(root, other); });
   };
-  if (isa<CallOpInterface>(op))
-    return llvm::any_of(op->getOperands(), [&](Value operand) {
-      return isa<BaseMemRefType>(operand.getType()) && viewsRoot(operand);
-    });
+  if (isa<CallOpInterface>(op)) {
+    auto call = dyn_cast<func::CallOp>(op);
+    unsigned index = 0;
+    for (Value operand : op->getOperands()) {
+      if (!isa<BaseMemRefType>(operand.getType()))
+        continue;
+      bool mayWrite = !call || mayWriteMemRefOperand(call, index++);
+      if ((mayWrite || !writesOnly) && viewsRoot(operand))
+        return true;
+    }
+    return false;
+  }
   std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
       getEffectsRecursively(op);
   if (!effects)
@@ -224,15 +243,13 @@ int64_t getReadExtent(int64_t output, int64_t window, int64_t stride,
   return (output - 1) * stride + (window - 1) * dilation + 1;
 }
 
-/// The runtime's convolution of `input` (N x C x H x W; its zero padding,
-/// when `padded`, taken from the source instead) read over `extent[d]`
-/// positions along spatial dimension d: the input itself, or a view
-/// cropped to what the convolution reads; `geometry`'s padding set to
-/// match.
-Value cropToExtent(OpBuilder &builder, Location loc, Value input,
+/// The runtime's convolution input `source` (N x C x H x W: the input, or
+/// the source of its zero padding when `padded`) read over `extent[d]`
+/// positions along spatial dimension d: `source` itself, or a view cropped
+/// to what the convolution reads; `geometry`'s padding set to match.
+Value cropToExtent(OpBuilder &builder, Location loc, Value source,
                    const std::optional<ZeroPadded> &padded,
                    const int64_t extent[2], Geometry &geometry) {
-  Value source = padded ? padded->source : input;
   auto type = cast<MemRefType>(source.getType());
   SmallVector<int64_t> sizes(type.getShape());
   for (int d = 0; d < 2; ++d) {
@@ -255,6 +272,105 @@ Value swapFirstTwo(OpBuilder &builder, Location loc, Value memref) {
                                                 builder.getContext());
   return memref::TransposeOp::create(builder, loc, memref,
                                      AffineMapAttr::get(swap));
+}
+
+/// The memref `value` reshapes (through memref.expand_shape and
+/// memref.collapse_shape only).
+Value stripReshapes(Value value) {
+  while (true) {
+    if (auto expand = value.getDefiningOp<memref::ExpandShapeOp>())
+      value = expand.getSrc();
+    else if (auto collapse = value.getDefiningOp<memref::CollapseShapeOp>())
+      value = collapse.getSrc();
+    else
+      return value;
+  }
+}
+
+/// Whether `type` is a static memref without a layout (row-major, dense).
+bool isDenseStatic(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  return memref && memref.hasStaticShape() && memref.getLayout().isIdentity();
+}
+
+/// The strides of `shape`'s dimensions of size other than one when it
+/// reshapes `dims` ((size, stride) pairs, outer to inner, of size other
+/// than one): each merges neighbours that are contiguous, or none when it
+/// would have to split one.
+std::optional<SmallVector<int64_t>>
+regroup(ArrayRef<std::pair<int64_t, int64_t>> dims, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides;
+  size_t next = 0;
+  for (int64_t size : shape) {
+    if (size == 1)
+      continue;
+    int64_t merged = 1, stride = 0;
+    while (merged < size && next < dims.size()) {
+      auto [dimSize, dimStride] = dims[next++];
+      if (merged > 1 && stride != dimStride * dimSize)
+        return std::nullopt;
+      merged *= dimSize;
+      stride = dimStride;
+    }
+    if (merged != size)
+      return std::nullopt;
+    strides.push_back(stride);
+  }
+  return strides;
+}
+
+/// The dense N x C x H x W buffer that `operand`, a C x N x H x W input of
+/// `reader`, holds with its first two dimensions swapped, when it reshapes a
+/// buffer that a linalg.transpose of that buffer (reshaped) wrote whole last
+/// before `reader`, in its block, and the transpose's source is unchanged up
+/// to `reader`: the copies torch-mlir makes of activations and output
+/// gradients for weight gradients, which the call reads in place instead.
+Value findSwappedSource(Value operand, Operation *reader) {
+  Value copy = stripReshapes(operand);
+  if (!copy.getDefiningOp<memref::AllocOp>() || !isDenseStatic(copy.getType()))
+    return nullptr;
+  Operation *writer = reader->getPrevNode();
+  while (writer && !mayAccess(writer, copy, /*writesOnly=*/true))
+    writer = writer->getPrevNode();
+  auto transpose = dyn_cast_or_null<linalg::TransposeOp>(writer);
+  if (!transpose || transpose.getInit() != copy)
+    return nullptr;
+  Value input = transpose.getInput();
+  Value source = stripReshapes(input);
+  ArrayRef<int64_t> shape = cast<MemRefType>(operand.getType()).getShape();
+  if (!isDenseStatic(input.getType()) || !isDenseStatic(source.getType()) ||
+      cast<MemRefType>(source.getType()).getShape() !=
+          ArrayRef<int64_t>{shape[1], shape[0], shape[2], shape[3]} ||
+      anyBetweenMayAccess(transpose, reader, getRoot(source),
+                          /*writesOnly=*/true))
+    return nullptr;
+  // The copy's dimensions and their strides in the source's memory ...
+  auto inputType = cast<MemRefType>(input.getType());
+  SmallVector<int64_t> inputStrides = inputType.getStridesAndOffset().first;
+  SmallVector<std::pair<int64_t, int64_t>> dims;
+  for (int64_t dim : transpose.getPermutation())
+    if (inputType.getDimSize(dim) != 1)
+      dims.push_back({inputType.getDimSize(dim), inputStrides[dim]});
+  std::optional<SmallVector<int64_t>> strides = regroup(dims, shape);
+  // ... are the source's with its first two swapped.
+  SmallVector<int64_t> swapped =
+      cast<MemRefType>(source.getType()).getStridesAndOffset().first;
+  std::swap(swapped[0], swapped[1]);
+  SmallVector<int64_t> expected;
+  for (auto [size, stride] : llvm::zip(shape, swapped))
+    if (size != 1)
+      expected.push_back(stride);
+  return strides && *strides == expected ? source : nullptr;
+}
+
+/// `operand`, a C x N x H x W input of `reader`, as an N x C x H x W view:
+/// the buffer it is a transposed copy of (findSwappedSource), else a
+/// memref.transpose view of it.
+Value swapFirstTwoOfInput(OpBuilder &builder, Location loc, Value operand,
+                          Operation *reader) {
+  if (Value source = findSwappedSource(operand, reader))
+    return source;
+  return swapFirstTwo(builder, loc, operand);
 }
 
 /// Whether the convolution `op` is a weight gradient as torch-mlir writes
@@ -384,10 +500,11 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
       geometry.strides[d] = dilations[d];
       geometry.dilations[d] = strides[d];
     }
-    Value source = cropToExtent(builder, loc, input, padded, extent, geometry);
+    Value source = swapFirstTwoOfInput(
+        builder, loc, padded ? padded->source : input, conv);
     callee = ("ampCpuConv2DBackwardWeights" + suffix).str();
-    memrefs = {swapFirstTwo(builder, loc, source),
-               swapFirstTwo(builder, loc, filter),
+    memrefs = {cropToExtent(builder, loc, source, padded, extent, geometry),
+               swapFirstTwoOfInput(builder, loc, filter, conv),
                swapFirstTwo(builder, loc, output)};
   } else {
     for (int d = 0; d < 2; ++d) {
@@ -396,7 +513,8 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
       geometry.strides[d] = strides[d];
       geometry.dilations[d] = dilations[d];
     }
-    Value source = cropToExtent(builder, loc, input, padded, extent, geometry);
+    Value source = cropToExtent(builder, loc, padded ? padded->source : input,
+                                padded, extent, geometry);
     callee = ("ampCpuConv2D" + suffix).str();
     memrefs = {source, filter, output};
   }
@@ -600,6 +718,38 @@ void eraseIfDead(Value buffer) {
   alloc.erase();
 }
 
+/// Erases the buffers that nothing reads, with the fills and transposes
+/// that write them (the copies that weight gradients now read in place) and
+/// their reshapes and deallocations.
+void eraseUnreadBuffers(ModuleOp module) {
+  SmallVector<memref::AllocOp> allocs;
+  module.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+  for (memref::AllocOp alloc : allocs) {
+    SmallVector<Value> views{alloc.getResult()};
+    SmallVector<Operation *> writes;
+    bool read = false;
+    for (size_t i = 0; i < views.size() && !read; ++i) {
+      for (OpOperand &use : views[i].getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user))
+          views.push_back(user->getResult(0));
+        else if (isa<memref::DeallocOp>(user) ||
+                 (isa<linalg::TransposeOp, linalg::FillOp>(user) &&
+                  cast<DestinationStyleOpInterface>(user).isDpsInit(&use)))
+          writes.push_back(user);
+        else
+          read = true;
+      }
+    }
+    if (read)
+      continue;
+    for (Operation *write : writes)
+      write->erase();
+    for (Value view : llvm::reverse(views))
+      view.getDefiningOp()->erase();
+  }
+}
+
 struct LinalgToCPULibraryPass
     : public amp::impl::AmpLinalgToCPULibraryBase<LinalgToCPULibraryPass> {
   using Base::Base;
@@ -683,6 +833,7 @@ struct LinalgToCPULibraryPass
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation()))
         lowerConvolution(calls, conv, suffix);
     }
+    eraseUnreadBuffers(module);
   }
 };
 

@@ -139,6 +139,77 @@ func.func @weight_gradient(%xt: memref<4x3x8x8xbf16>, %dyt: memref<8x3x4x4xbf16>
 
 // -----
 
+// The same weight gradient with the operands torch-mlir makes for it: x
+// (3 x 4 x 8 x 8) and dy (3 x 8 x 4 x 4) transposed through a unit group
+// dimension into copies, the copy of x then padded. The call reads x and dy
+// in place, and the copies, which nothing else reads, go.
+// CHECK-LABEL: func.func @weight_gradient_of_copies(
+// CHECK-SAME:      %[[X:.*]]: memref<3x4x8x8xbf16>, %[[DY:.*]]: memref<3x8x4x4xbf16>, %[[DW:.*]]: memref<4x8x3x3xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.transpose
+// CHECK-DAG:     %[[UX:.*]] = memref.cast %[[X]] : memref<3x4x8x8xbf16> to memref<*xbf16>
+// CHECK-DAG:     %[[UDY:.*]] = memref.cast %[[DY]] : memref<3x8x4x4xbf16> to memref<*xbf16>
+// CHECK:         call @ampCpuConv2DBackwardWeightsBF16(%[[UX]], %[[UDY]],
+// CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     memref.dealloc
+func.func @weight_gradient_of_copies(%x: memref<3x4x8x8xbf16>, %dy: memref<3x8x4x4xbf16>, %dw: memref<4x8x3x3xf32>) {
+  %zero = arith.constant 0.0 : bf16
+  %fzero = arith.constant 0.0 : f32
+  %xg = memref.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [3, 1, 4, 8, 8] : memref<3x4x8x8xbf16> into memref<3x1x4x8x8xbf16>
+  %xt = memref.alloc() : memref<4x1x3x8x8xbf16>
+  linalg.transpose ins(%xg : memref<3x1x4x8x8xbf16>) outs(%xt : memref<4x1x3x8x8xbf16>) permutation = [2, 1, 0, 3, 4]
+  %xc = memref.collapse_shape %xt [[0], [1, 2], [3], [4]] : memref<4x1x3x8x8xbf16> into memref<4x3x8x8xbf16>
+  %dyg = memref.expand_shape %dy [[0], [1, 2], [3], [4]] output_shape [3, 1, 8, 4, 4] : memref<3x8x4x4xbf16> into memref<3x1x8x4x4xbf16>
+  %dyt = memref.alloc() : memref<1x8x3x4x4xbf16>
+  linalg.transpose ins(%dyg : memref<3x1x8x4x4xbf16>) outs(%dyt : memref<1x8x3x4x4xbf16>) permutation = [1, 2, 0, 3, 4]
+  %dyc = memref.collapse_shape %dyt [[0, 1], [2], [3], [4]] : memref<1x8x3x4x4xbf16> into memref<8x3x4x4xbf16>
+  %padded = memref.alloc() : memref<4x3x10x10xbf16>
+  linalg.fill ins(%zero : bf16) outs(%padded : memref<4x3x10x10xbf16>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [4, 3, 8, 8] [1, 1, 1, 1] : memref<4x3x10x10xbf16> to memref<4x3x8x8xbf16, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %xc, %interior : memref<4x3x8x8xbf16> to memref<4x3x8x8xbf16, strided<[300, 100, 10, 1], offset: 11>>
+  linalg.fill ins(%fzero : f32) outs(%dw : memref<4x8x3x3xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %dyc : memref<4x3x10x10xbf16>, memref<8x3x4x4xbf16>) outs(%dw : memref<4x8x3x3xf32>)
+  memref.dealloc %padded : memref<4x3x10x10xbf16>
+  memref.dealloc %xt : memref<4x1x3x8x8xbf16>
+  memref.dealloc %dyt : memref<1x8x3x4x4xbf16>
+  return
+}
+
+// -----
+
+// Not when x changes after its copy, or when the copy is not x transposed
+// (dy's copy swaps its two image dimensions too): the call reads the
+// copies, as transposed views.
+// CHECK-LABEL: func.func @weight_gradient_keeps_copies(
+// CHECK-SAME:      %[[X:.*]]: memref<3x4x8x8xf32>, %[[DY:.*]]: memref<3x8x6x6xf32>, %[[DW:.*]]: memref<4x8x3x3xf32>)
+// CHECK:         %[[XT:.*]] = memref.alloc() : memref<4x3x8x8xf32>
+// CHECK:         linalg.transpose ins(%[[X]] : memref<3x4x8x8xf32>) outs(%[[XT]] : memref<4x3x8x8xf32>)
+// CHECK:         %[[DYT:.*]] = memref.alloc() : memref<8x3x6x6xf32>
+// CHECK:         linalg.transpose ins(%[[DY]] : memref<3x8x6x6xf32>) outs(%[[DYT]] : memref<8x3x6x6xf32>)
+// CHECK:         linalg.fill
+// CHECK-DAG:     %[[XV:.*]] = memref.transpose %[[XT]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK-DAG:     %[[DYV:.*]] = memref.transpose %[[DYT]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK-DAG:     %[[UX:.*]] = memref.cast %[[XV]]
+// CHECK-DAG:     %[[UDY:.*]] = memref.cast %[[DYV]]
+// CHECK:         call @ampCpuConv2DBackwardWeightsF32(%[[UX]], %[[UDY]],
+func.func @weight_gradient_keeps_copies(%x: memref<3x4x8x8xf32>, %dy: memref<3x8x6x6xf32>, %dw: memref<4x8x3x3xf32>) {
+  %fzero = arith.constant 0.0 : f32
+  %xt = memref.alloc() : memref<4x3x8x8xf32>
+  linalg.transpose ins(%x : memref<3x4x8x8xf32>) outs(%xt : memref<4x3x8x8xf32>) permutation = [1, 0, 2, 3]
+  %dyt = memref.alloc() : memref<8x3x6x6xf32>
+  linalg.transpose ins(%dy : memref<3x8x6x6xf32>) outs(%dyt : memref<8x3x6x6xf32>) permutation = [1, 0, 3, 2]
+  linalg.fill ins(%fzero : f32) outs(%x : memref<3x4x8x8xf32>)
+  linalg.fill ins(%fzero : f32) outs(%dw : memref<4x8x3x3xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xt, %dyt : memref<4x3x8x8xf32>, memref<8x3x6x6xf32>) outs(%dw : memref<4x8x3x3xf32>)
+  memref.dealloc %xt : memref<4x3x8x8xf32>
+  memref.dealloc %dyt : memref<8x3x6x6xf32>
+  return
+}
+
+// -----
+
 // The input gradient of that strided convolution as torch-mlir writes it:
 // dy (3 x 8 x 4 x 4) copied into a zero buffer with stride 2 after one
 // zero, convolved with stride 1 by the rotated, transposed filter. The call

@@ -104,12 +104,13 @@ def test_temporaries_are_counted(step_text):
     assert temporaries(step_text, None, cpu_library=False) == [None] * STEPS
 
 
-@pytest.mark.parametrize("model,rows", [("mlp_dynamic_batch", 32), ("cnn_bn", 4),
-                                        ("resnet_block", 3)])
+@pytest.mark.parametrize("model,rows", [("mlp_dynamic_batch", 32), ("resnet_block", 3)])
 def test_bf16_stores_fewer_bytes_than_fp32(model, rows):
     """Where the activations outweigh the parameters, bf16 (activations stored in bf16, the
     weights' bf16 copies added) allocates fewer bytes than fp32. Not so for the LSTM fixture
-    (3 sequences of 5 steps) or the MLP at 4 rows, whose weight copies weigh more."""
+    (3 sequences of 5 steps) or the MLP at 4 rows, whose weight copies weigh more, nor for
+    cnn_bn (205974 bytes against 202230), whose batch-norm, ReLU and pooling outputs stay f32
+    (as under autocast) so that the bf16 copies of the convolutions' inputs only add."""
     text = amp_mlir.import_step(os.path.join(FIXTURES, model + ".mlir"))
     assert temporaries(text, "dtype=bf16", rows)[0] < temporaries(text, None, rows)[0]
 

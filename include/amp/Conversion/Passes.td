@@ -189,7 +189,12 @@ def AmpLinalgToCPULibrary : Pass<"amp-linalg-to-cpu-library", "ModuleOp"> {
     rotated back by the runtime; the rest call `convolution_forward`.
     Zero padding around an input (a zero fill and one copy into its
     interior, with no other reader) becomes the call's padding, and the
-    fill and copy go.
+    fill and copy go. A weight gradient's operands that torch-mlir copies
+    with batch and channels swapped (a buffer that a `linalg.transpose`
+    wrote whole last before the convolution, reshapes aside, from a dense
+    buffer unchanged since) are read in place from the transpose's source;
+    copies that nothing reads any more go with their transposes. Calls of
+    the runtime's products and convolutions write only their output.
 
     Contractions of other types (outputs in the low type, integers, f64)
     stay loops.

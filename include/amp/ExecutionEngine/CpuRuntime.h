@@ -6,8 +6,8 @@
 |* of any strides (transposed operands are views). Operands cross as unranked *|
 |* memref descriptors: {rank, pointer to the ranked descriptor}. Each call    *|
 |* computes C = A.B, or C += A.B when `accumulate` is nonzero, as the linalg  *|
-|* op it replaces does up to summation order. The step's buffers come from    *|
-|* the runtime's pool.                                                        *|
+|* op it replaces does up to summation order; each writes only its third     *|
+|* memref, the output. The step's buffers come from the runtime's pool.       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
