@@ -373,6 +373,54 @@ Value swapFirstTwoOfInput(OpBuilder &builder, Location loc, Value operand,
   return swapFirstTwo(builder, loc, operand);
 }
 
+/// Grows `corner` to the spatial sizes of `view` (N x C x H x W) that are
+/// read: through unit-stride subviews of all its channels at spatial offset
+/// 0, what their own users read; through any other user but `writer` and
+/// deallocations, all of `view`.
+void growReadCorner(Value view, Operation *writer, int64_t corner[2]) {
+  auto type = cast<MemRefType>(view.getType());
+  for (Operation *user : view.getUsers()) {
+    if (user == writer || isa<memref::DeallocOp>(user))
+      continue;
+    auto subview = dyn_cast<memref::SubViewOp>(user);
+    if (subview && subview.getSource() == view &&
+        subview.getType().getRank() == 4 &&
+        subview.getStaticSizes().take_front(2) ==
+            type.getShape().take_front(2) &&
+        llvm::all_of(subview.getStaticOffsets(),
+                     [](int64_t offset) { return offset == 0; }) &&
+        llvm::all_of(subview.getStaticStrides(),
+                     [](int64_t stride) { return stride == 1; })) {
+      growReadCorner(subview.getResult(), writer, corner);
+      continue;
+    }
+    for (int d = 0; d < 2; ++d)
+      corner[d] = std::max(corner[d], type.getDimSize(2 + d));
+  }
+}
+
+/// `output`, which `conv` overwrites, cropped to its spatial corner that is
+/// read (growReadCorner) when it is a static allocation; else `output`.
+/// The weight gradients torch-mlir writes for strided convolutions compute
+/// a window larger than the filter (4 x 4 for 3 x 3 at stride 2) and read
+/// only its corner.
+Value cropToRead(OpBuilder &builder, Location loc, Value output,
+                 Operation *conv) {
+  auto type = cast<MemRefType>(output.getType());
+  if (!output.getDefiningOp<memref::AllocOp>() || !type.hasStaticShape())
+    return output;
+  int64_t corner[2] = {0, 0};
+  growReadCorner(output, conv, corner);
+  if (corner[0] == 0 || corner[1] == 0 ||
+      llvm::equal(corner, type.getShape().drop_front(2)))
+    return output;
+  return memref::SubViewOp::create(
+      builder, loc, output, SmallVector<int64_t>(4, 0),
+      SmallVector<int64_t>{type.getDimSize(0), type.getDimSize(1), corner[0],
+                           corner[1]},
+      SmallVector<int64_t>(4, 1));
+}
+
 /// Whether the convolution `op` is a weight gradient as torch-mlir writes
 /// one: its filter window (an output gradient's image) is larger than its
 /// output image (a filter's), so that oneDNN's weight-gradient kernels,
@@ -494,8 +542,10 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
     // out[c, f, i, j] = sum_{n, p, q} in[c, n, i*s + p*d, ..] * w[f, n, p, q]
     // is the gradient of filter f x c of a convolution of image n with
     // stride d and dilation s (linalg's), whose output gradient is w.
+    if (matchPattern(accumulate, m_Zero()))
+      output = cropToRead(builder, loc, output, conv);
     for (int d = 0; d < 2; ++d) {
-      extent[d] = getReadExtent(filterShape[2 + d], outputShape[2 + d],
+      extent[d] = getReadExtent(filterShape[2 + d], shape(output)[2 + d],
                                 dilations[d], strides[d]);
       geometry.strides[d] = dilations[d];
       geometry.dilations[d] = strides[d];

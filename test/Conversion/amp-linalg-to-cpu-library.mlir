@@ -210,6 +210,54 @@ func.func @weight_gradient_keeps_copies(%x: memref<3x4x8x8xf32>, %dy: memref<3x8
 
 // -----
 
+// torch-mlir's weight gradient of a 3 x 3 convolution with stride 2 (of 3
+// images 4 x 16 x 16, padding 1, by 8 filters) computes a 4 x 4 window, one
+// row and column more than the filter, and reads only its 3 x 3 corner: the
+// call computes that corner alone.
+// CHECK-LABEL: func.func @weight_gradient_read_corner(
+// CHECK-SAME:      %[[X:.*]]: memref<4x3x18x18xf32>, %[[DY:.*]]: memref<8x3x8x8xf32>, %[[DW:.*]]: memref<4x8x3x3xf32>)
+// CHECK:         %[[FULL:.*]] = memref.alloc() : memref<4x8x4x4xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[CORNER:.*]] = memref.subview %[[FULL]][0, 0, 0, 0] [4, 8, 3, 3] [1, 1, 1, 1]
+// CHECK:         %[[G:.*]] = memref.transpose %[[CORNER]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK:         %[[UG:.*]] = memref.cast %[[G]] : memref<8x4x3x3xf32, strided<[16, 128, 4, 1]>> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DBackwardWeightsF32(%{{.*}}, %{{.*}}, %[[UG]],
+// CHECK:         memref.copy
+func.func @weight_gradient_read_corner(%xt: memref<4x3x18x18xf32>, %dyt: memref<8x3x8x8xf32>, %dw: memref<4x8x3x3xf32>) {
+  %fzero = arith.constant 0.0 : f32
+  %full = memref.alloc() : memref<4x8x4x4xf32>
+  linalg.fill ins(%fzero : f32) outs(%full : memref<4x8x4x4xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xt, %dyt : memref<4x3x18x18xf32>, memref<8x3x8x8xf32>) outs(%full : memref<4x8x4x4xf32>)
+  %corner = memref.subview %full[0, 0, 0, 0] [4, 8, 3, 3] [1, 1, 1, 1] : memref<4x8x4x4xf32> to memref<4x8x3x3xf32, strided<[128, 16, 4, 1]>>
+  memref.copy %corner, %dw : memref<4x8x3x3xf32, strided<[128, 16, 4, 1]>> to memref<4x8x3x3xf32>
+  memref.dealloc %full : memref<4x8x4x4xf32>
+  return
+}
+
+// -----
+
+// Not when anything reads the whole window.
+// CHECK-LABEL: func.func @weight_gradient_read_whole(
+// CHECK:         %[[FULL:.*]] = memref.alloc() : memref<4x8x4x4xf32>
+// CHECK:         %[[G:.*]] = memref.transpose %[[FULL]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK:         %[[UG:.*]] = memref.cast %[[G]] : memref<8x4x4x4xf32, strided<[16, 128, 4, 1]>> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DBackwardWeightsF32(%{{.*}}, %{{.*}}, %[[UG]],
+func.func @weight_gradient_read_whole(%xt: memref<4x3x18x18xf32>, %dyt: memref<8x3x8x8xf32>, %dw: memref<4x8x3x3xf32>, %all: memref<4x8x4x4xf32>) {
+  %fzero = arith.constant 0.0 : f32
+  %full = memref.alloc() : memref<4x8x4x4xf32>
+  linalg.fill ins(%fzero : f32) outs(%full : memref<4x8x4x4xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xt, %dyt : memref<4x3x18x18xf32>, memref<8x3x8x8xf32>) outs(%full : memref<4x8x4x4xf32>)
+  %corner = memref.subview %full[0, 0, 0, 0] [4, 8, 3, 3] [1, 1, 1, 1] : memref<4x8x4x4xf32> to memref<4x8x3x3xf32, strided<[128, 16, 4, 1]>>
+  memref.copy %corner, %dw : memref<4x8x3x3xf32, strided<[128, 16, 4, 1]>> to memref<4x8x3x3xf32>
+  memref.copy %full, %all : memref<4x8x4x4xf32> to memref<4x8x4x4xf32>
+  memref.dealloc %full : memref<4x8x4x4xf32>
+  return
+}
+
+// -----
+
 // The input gradient of that strided convolution as torch-mlir writes it:
 // dy (3 x 8 x 4 x 4) copied into a zero buffer with stride 2 after one
 // zero, convolved with stride 1 by the rotated, transposed filter. The call
