@@ -46,6 +46,16 @@ if os.path.exists(os.path.join(cuda_root, "bin", "ptxas")):
     config.environment["CUDA_ROOT"] = cuda_root
     config.substitutions.append(("%ptxas", os.path.join(cuda_root, "bin", "ptxas")))
 
+# The host's bf16 dot-product instructions (AVX512-BF16, which every CPU
+# with AMX also has): the CPU runtime's native bf16 path is tested there.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if any(line.startswith("flags") and "avx512_bf16" in line.split()
+               for line in cpuinfo):
+            config.available_features.add("avx512-bf16")
+except OSError:
+    pass
+
 # MPI (MPICH's mpiexec and the MPI runtime built against it): the tests of
 # data-parallel training run their steps over 2 ranks.
 import shutil

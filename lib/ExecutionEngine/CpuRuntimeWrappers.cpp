@@ -270,13 +270,15 @@ dnnl::primitive_attr makeAttributes(const Epilogue &epilogue) {
 }
 
 /// Whether a primitive runs low-precision inputs at least as fast as f32
-/// would: the library's AMX kernels, and for f16 its AVX512-FP16 matmuls (at
-/// the f32 rate, without extending the inputs first). Its AVX512-FP16
-/// convolutions are not (on the Xeon of docs/CPU.md, 9-13 ms against 2-3 ms
-/// in f32 for the CNN's 64 x 16 x 32 x 32 3x3 convolutions). Elsewhere (bf16
-/// on AVX512-BF16 alone, as on AMD Zen 4, or AVX2) inputs are extended
-/// instead. A fixed rule, not a timing, so that a step computes the same
-/// on every run.
+/// would: the library's kernels on bf16 dot-product instructions (AMX, and
+/// AVX512-BF16's `vdpbf16ps`: on AMD Zen 4, 2x the f32 rate for matmuls and
+/// 1.2-3x for convolutions, bench/RESULTS.md), and for f16 its AVX512-FP16
+/// matmuls (at the f32 rate, without extending the inputs first). Its
+/// AVX512-FP16 convolutions are not (on the Xeon of docs/CPU.md, 9-13 ms
+/// against 2-3 ms in f32 for the CNN's 64 x 16 x 32 x 32 3x3 convolutions).
+/// Elsewhere (AVX2, or bf16 emulated on AVX-512 alone) inputs are extended
+/// instead. A fixed rule, not a timing, so that a step computes the same on
+/// every run.
 bool isFastLowPrecision(memory::data_type type,
                         const dnnl::primitive_desc &descriptor) {
   std::string implementation = descriptor.impl_info_str();
@@ -285,8 +287,9 @@ bool isFastLowPrecision(memory::data_type type,
   };
   bool convolution =
       descriptor.get_kind() == dnnl::primitive::kind::convolution;
-  return has("amx") || (type == memory::data_type::f16 &&
-                        has("avx512_core_fp16") && !convolution);
+  if (type == memory::data_type::bf16)
+    return has("amx") || has("avx512_core_bf16");
+  return has("amx") || (has("avx512_core_fp16") && !convolution);
 }
 
 enum Kind {
@@ -524,9 +527,43 @@ uint16_t truncateF16(float value) {
   return static_cast<uint16_t>(sign | bits);
 }
 
+/// out[i] = in[i] rounded to f16 for i < n. The F16C loop rounds eight
+/// numbers per instruction, to nearest even as truncateF16 does.
+__attribute__((target("avx,f16c"))) void truncateF16WithF16C(const float *in,
+                                                             uint16_t *out,
+                                                             int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i *>(out + i),
+        _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i)
+    out[i] = truncateF16(in[i]);
+}
+
+/// out[i * stride] = in[i] in `type` (f32, f16 or bf16) for i < n.
+void truncateRun(memory::data_type type, const float *in, void *out,
+                 int64_t n, int64_t stride) {
+  static const bool hasF16C = __builtin_cpu_supports("f16c");
+  if (type == memory::data_type::f32) {
+    auto *values = static_cast<float *>(out);
+    for (int64_t i = 0; i < n; ++i)
+      values[i * stride] = in[i];
+    return;
+  }
+  auto *bits = static_cast<uint16_t *>(out);
+  if (type == memory::data_type::f16 && hasF16C && stride == 1)
+    return truncateF16WithF16C(in, bits, n);
+  for (int64_t i = 0; i < n; ++i)
+    bits[i * stride] = type == memory::data_type::f16 ? truncateF16(in[i])
+                                                      : truncateBF16(in[i]);
+}
+
 /// The epilogue where oneDNN does not fuse it: the product into dense f32
-/// scratch, then each post-op and the conversion to `c`'s type, element by
-/// element, as the fused primitive computes them.
+/// scratch, then row by row each post-op and the conversion to `c`'s type,
+/// as the fused primitive computes them. (oneDNN's own f32 to f16 reorder
+/// is a scalar reference loop on hosts without AVX512-FP16: 60% of an f16
+/// MLP step on AMD Zen 4.)
 void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
                       const Epilogue &epilogue) {
   int64_t count = getNumElements(c);
@@ -540,40 +577,32 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
   for (size_t d = c.dims.size(); d-- > 0; stride *= c.dims[d])
     scratch.strides[d] = stride;
   runMatmul(a, b, scratch, /*accumulate=*/false);
-  if (epilogue.empty()) { // a conversion alone: oneDNN's reorder
-    Library &library = Library::get();
-    std::lock_guard<std::mutex> lock(library.mutex);
-    try {
-      memory from(describe(scratch), library.engine, scratch.data);
-      memory to(describe(c), library.engine, c.data);
-      dnnl::reorder(from, to).execute(library.stream, from, to);
-      library.stream.wait();
-    } catch (const dnnl::error &error) {
-      fail("conversion of a matmul's output", error);
-    }
-    return;
-  }
-  size_t rank = c.dims.size();
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t i = 0; i < count; ++i) {
-    float value = product[i];
-    for (const Operand &addend : epilogue) {
-      int64_t at = 0;
-      for (size_t d = 0; d < rank; ++d)
-        if (addend.dims[d] != 1)
-          at += index[d] * addend.strides[d];
-      value += static_cast<const float *>(addend.data)[at];
-    }
+  size_t last = c.dims.size() - 1;
+  int64_t rowLength = c.dims[last];
+  size_t elementSize = getElementSize(c.type);
+  std::vector<int64_t> index(last, 0);
+  // The element of `operand` at `index` (a broadcast dimension at 0) and
+  // the stride along the row.
+  auto rowOf = [&](const Operand &operand) {
     int64_t at = 0;
-    for (size_t d = 0; d < rank; ++d)
-      at += index[d] * c.strides[d];
-    if (c.type == memory::data_type::f32)
-      static_cast<float *>(c.data)[at] = value;
-    else if (c.type == memory::data_type::bf16)
-      static_cast<uint16_t *>(c.data)[at] = truncateBF16(value);
-    else
-      static_cast<uint16_t *>(c.data)[at] = truncateF16(value);
-    for (size_t d = rank; d-- > 0 && ++index[d] == c.dims[d];)
+    for (size_t d = 0; d < last; ++d)
+      if (operand.dims[d] != 1)
+        at += index[d] * operand.strides[d];
+    return std::pair{at, operand.dims[last] != 1 ? operand.strides[last] : 0};
+  };
+  for (int64_t row = 0; row * rowLength < count; ++row) {
+    float *values = product.data() + row * rowLength;
+    for (const Operand &addend : epilogue) {
+      auto [at, step] = rowOf(addend);
+      const float *in = static_cast<const float *>(addend.data) + at;
+      for (int64_t j = 0; j < rowLength; ++j)
+        values[j] += in[j * step];
+    }
+    auto [at, step] = rowOf(c);
+    truncateRun(c.type, values,
+                static_cast<char *>(c.data) + at * elementSize, rowLength,
+                step);
+    for (size_t d = last; d-- > 0 && ++index[d] == c.dims[d];)
       index[d] = 0;
   }
 }
