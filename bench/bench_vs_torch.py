@@ -11,9 +11,9 @@ run the same step from the same weights on the same batch. The rounds take turns
 variant running a few steps per round, so that the machine's noise falls on all of them
 alike; the table gives the median time per step, each variant's ratio to eager fp32, our
 compile time, the GEMM and convolution FLOPs of the step (PyTorch's FlopCounterMode on its
-forward and backward) against the machine's GEMM rate measured in the same run (torch.mm at
-256x1024x1024, the rate of the library PyTorch calls): the fraction of that floor a step
-reaches.
+forward and backward) against the machine's GEMM rate measured in the same run (at
+256x1024x1024, the faster of torch.mm, the library PyTorch calls, and oneDNN as our runtime
+calls it, `amp-gemm-rates`): the fraction of that floor a step reaches.
 
     python3 bench/bench_vs_torch.py [--models mlp,gpt,cnn] [--threads 1,2] [--rounds 5]
                                     [--steps 5] [--no-compile]
@@ -25,6 +25,7 @@ import argparse
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -207,6 +208,19 @@ def gemm_rate(dtype):
     return 2 * 256 * 1024 * 1024 * reps / (time.perf_counter() - start) / 1e9
 
 
+def library_rates(threads):
+    """GFLOP/s of oneDNN as our runtime calls it (amp-gemm-rates) at 256x1024x1024, by input
+    type; a type without a kernel is left out."""
+    out = subprocess.run([os.path.join(BUILD, "bin", "amp-gemm-rates"), "--threads",
+                          str(threads)], capture_output=True, text=True, check=True).stdout
+    rates = {}
+    for line in out.splitlines():
+        fields = line.split()
+        if fields[:1] == ["matmul"] and fields[3] != "none":
+            rates[fields[1]] = float(fields[3])
+    return rates
+
+
 def cpu_description():
     model = platform.processor() or "unknown"
     flags = set()
@@ -252,12 +266,14 @@ def benchmark(name, threads, rounds, steps, with_compile):
             for _ in range(steps):
                 run()
             times[label].append((time.perf_counter() - start) / steps * 1e3)
-    rates = {"f32": gemm_rate(torch.float32), "bf16": gemm_rate(torch.bfloat16)}
+    rates = {"torch.mm": {"f32": gemm_rate(torch.float32), "bf16": gemm_rate(torch.bfloat16)},
+             "oneDNN": library_rates(threads)}
     eager = statistics.median(times["torch eager fp32"])
     rows = []
     for label, samples in times.items():
         ms = statistics.median(samples)
-        rate = rates["bf16" if "bf16" in label else "f32"]
+        dtype = "bf16" if "bf16" in label else "f32"
+        rate = max(library.get(dtype, 0) for library in rates.values())
         floor_ms = flops / (rate * 1e9) * 1e3
         temporary_bytes = temporaries[label]() if label in temporaries else None
         rows.append((label, ms, ms / eager, compile_seconds.get(label), floor_ms / ms,
@@ -289,8 +305,11 @@ def main():
         for threads in sorted({int(t) for t in args.threads.split(",")}):
             rows, rates, flops = benchmark(name, threads, args.rounds, args.steps,
                                            not args.no_compile)
+            rate_text = "; ".join(
+                f"{library} {by_type.get('f32', 0):.0f} GFLOP/s f32, {by_type.get('bf16', 0):.0f} bf16"
+                for library, by_type in rates.items())
             print(f"\n{name}, {threads} thread(s): GEMM/conv {flops / 1e9:.3f} GFLOP per step; "
-                  f"torch.mm {rates['f32']:.0f} GFLOP/s f32, {rates['bf16']:.0f} bf16")
+                  f"{rate_text}")
             print(f"{'variant':<20} {'ms/step':>9} {'vs eager fp32':>14} {'compile s':>10} "
                   f"{'of floor':>9} {'temporaries MB':>15}")
             for label, ms, ratio, seconds, floor, temporary_bytes in rows:
