@@ -1,15 +1,16 @@
 //===- gemm_rates.cpp - oneDNN's GEMM and convolution rates on this host --===//
 //
 // amp-gemm-rates: the rates of the library the CPU runtime calls (oneDNN,
-// the one libAmpCpuRuntime links), one thread, for f32, bf16 and f16 inputs
-// with f32 accumulation: a matmul M x K by K x N and the forward, weight-
-// and input-gradient convolutions of one 3 x 3 layer. For each it names the
+// the one libAmpCpuRuntime links), on 1 thread or N, for f32, bf16 and f16
+// inputs with f32 accumulation: a matmul M x K by K x N and the forward,
+// weight- and input-gradient convolutions of one 3 x 3 layer with padding 1
+// (batch N, C channels of H x H, F filters). For each it names the
 // kernel oneDNN chose, so that a run tells whether the host's low-precision
 // kernels beat its f32 ones (docs/CPU.md, "The library"), and
 // bench/bench_vs_torch.py takes its floor from the faster of these and
 // PyTorch's rates.
 //
-//   amp-gemm-rates [M K N] [--conv N C H F STRIDE]
+//   amp-gemm-rates [--threads N] [M K N] [--conv N C H F STRIDE]
 //
 // One line per measurement:
 //   matmul f32 256x1024x1024 103.2 GFLOP/s brg:avx512_core
@@ -159,22 +160,26 @@ bool anyNonPositive(const std::vector<memory::dim> &a,
 
 int main(int argc, char **argv) {
   std::vector<memory::dim> gemm{256, 1024, 1024}, conv;
-  int i = 1;
-  if (argc >= 4 && std::strcmp(argv[1], "--conv") != 0)
+  int i = 1, threads = 1;
+  if (argc >= 3 && std::strcmp(argv[1], "--threads") == 0) {
+    threads = std::atoi(argv[2]);
+    i = 3;
+  }
+  if (argc - i >= 3 && std::strcmp(argv[i], "--conv") != 0)
     for (int j = 0; j < 3; ++j)
       gemm[j] = std::atol(argv[i++]);
   if (i < argc && std::strcmp(argv[i], "--conv") == 0 && argc - i == 6)
     for (++i; i < argc; ++i)
       conv.push_back(std::atol(argv[i]));
-  if (i != argc || anyNonPositive(gemm, conv)) {
-    std::fprintf(stderr,
-                 "usage: amp-gemm-rates [M K N] [--conv N C H F STRIDE]\n");
+  if (i != argc || threads <= 0 || anyNonPositive(gemm, conv)) {
+    std::fprintf(stderr, "usage: amp-gemm-rates [--threads N] [M K N] "
+                         "[--conv N C H F STRIDE]\n");
     return 2;
   }
   const dnnl_version_t *version = dnnl_version();
-  std::printf("oneDNN %d.%d.%d, 1 thread\n", version->major, version->minor,
-              version->patch);
-  omp_set_num_threads(1);
+  std::printf("oneDNN %d.%d.%d, %d thread(s)\n", version->major,
+              version->minor, version->patch, threads);
+  omp_set_num_threads(threads);
   matmulRates(gemm[0], gemm[1], gemm[2]);
   if (conv.size() == 5)
     convolutionRates(conv[0], conv[1], conv[2], conv[3], conv[4]);
