@@ -78,6 +78,7 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
                                    const CPULoweringOptions &options) {
   pm.addPass(createAmpDropContractAttributes());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createAmpOneHotMatmulToGather());
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createAmpFillPerDestination());
   if (options.library)

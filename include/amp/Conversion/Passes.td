@@ -63,6 +63,41 @@ def AmpDropContractAttributes : Pass<"amp-drop-contract-attributes",
   }];
 }
 
+def AmpOneHotMatmulToGather : Pass<"amp-one-hot-matmul-to-gather",
+                                   "func::FuncOp"> {
+  let summary = "Embedding lookups written as one-hot products become "
+                "gathers and scatter-adds";
+  let description = [{
+    Front ends that cannot express a gather and its gradient (a scatter)
+    write an embedding lookup as a product with a one-hot matrix: entry
+    [i, v] is 1 where index i equals v, else 0 (`amp_mlir.torch` does, since
+    torch-mlir's scatter has no MLIR 22 lowering). That is
+    2 x tokens x vocabulary x width multiply-adds per lookup and as many for
+    its gradient, most of them by zero: for a vocabulary of 50k the product
+    would outweigh the rest of the model.
+
+    This pass finds `linalg.matmul`s on tensors into a zero fill whose first
+    operand is such a matrix (a `linalg.generic` computing `cmpi eq` of an
+    integer input read along the rows and the column's index, a
+    `linalg.index` or an iota, through casts that keep 0 and 1 and through
+    the elementwise generics feeding it) and rewrites
+
+    - `onehot . table` into a gather, `out[i, j] = table[index[i], j]`;
+    - `transpose(onehot) . gradient` (the lookup's gradient) into a loop
+      over the rows i in order, adding row i of `gradient` into row
+      `index[i]` of the zero output.
+
+    An index that names no row (negative, or past the table) gives a zero
+    row and adds nothing, as the product does. The gather is exact; the
+    scatter-add sums the same f32 terms in the rows' order. The product
+    differs in one way: an inf or NaN in a row of the table that no index
+    selects made every output of its column NaN (0 x inf), and the lookup
+    does not.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect"];
+}
+
 def AmpFillPerDestination : Pass<"amp-fill-per-destination", "func::FuncOp"> {
   let summary = "Give every op that writes into a filled tensor a fill of "
                 "its own";
