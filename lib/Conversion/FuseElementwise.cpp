@@ -18,17 +18,59 @@ using namespace mlir::amp;
 
 namespace {
 
-/// A producer with other uses would be computed twice.
-bool hasOneUse(OpOperand *fused) {
+/// At most this many arith ops in a producer that is computed again in each
+/// consumer (a BatchNorm's `x - mean`, a scale and shift, a cast).
+constexpr unsigned kMaxRecomputedOps = 8;
+
+/// Below this many elements a producer's buffer costs less than computing
+/// it again for every element of its consumers (a scalar factor).
+constexpr int64_t kMinRecomputedElements = 4096;
+
+/// Whether `producer`, an elementwise generic with several uses, costs less
+/// computed again inside each of them than written to memory and read back:
+/// a large result of a few arith ops, at most one input read whole (the
+/// others broadcast, so each consumer reads no more than it did), and every
+/// use an input of a generic, so that it goes once all of them have fused
+/// it.
+bool isRecomputable(Operation *producer) {
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return false;
+  auto type = cast<ShapedType>(generic->getResult(0).getType());
+  if (type.hasStaticShape() && type.getNumElements() < kMinRecomputedElements)
+    return false;
+  unsigned whole = 0;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    whole += map.isPermutation() && map.getNumDims() == map.getNumResults();
+  }
+  Block *body = generic.getBody();
+  unsigned ops = body->getOperations().size() - 1;
+  bool arithOnly = llvm::all_of(body->without_terminator(), [](Operation &op) {
+    return isa<arith::ArithDialect>(op.getDialect());
+  });
+  bool inputsOfGenerics =
+      llvm::all_of(generic->getResult(0).getUses(), [](OpOperand &use) {
+        auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
+        return user && user.isDpsInput(&use);
+      });
+  return whole <= 1 && ops <= kMaxRecomputedOps && arithOnly &&
+         inputsOfGenerics;
+}
+
+/// A producer is fused when it has one use, or when computing it again in
+/// each of its consumers is cheaper than its buffer (isRecomputable).
+bool shouldFuse(OpOperand *fused) {
   Operation *producer = fused->get().getDefiningOp();
-  return producer && producer->hasOneUse();
+  return producer && (producer->hasOneUse() || isRecomputable(producer));
 }
 
 struct FuseElementwisePass
     : public amp::impl::AmpFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, hasOneUse);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

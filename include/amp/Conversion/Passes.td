@@ -46,6 +46,14 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
     into a generic, so every contraction still reaches the library
     (cuBLASLt, oneDNN). The fused body computes exactly what the two did,
     casts included.
+
+    A producer with several uses is fused too when computing it again in
+    each consumer costs less than its buffer: a result of at least 4096
+    elements, at most 8 arith ops, at most one input read whole (the others
+    broadcast), and every use an input of a `linalg.generic`, so that its
+    buffer goes once all of them have taken it. BatchNorm's `x - mean`,
+    read by the variance's sum of squares and by the normalization, is one:
+    each pass over the activation then reads it alone.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
