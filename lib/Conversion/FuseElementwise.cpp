@@ -22,6 +22,12 @@ namespace {
 /// consumer (a BatchNorm's `x - mean`, a scale and shift, a cast).
 constexpr unsigned kMaxRecomputedOps = 8;
 
+/// At most this many consumers compute a producer again. BatchNorm's
+/// `x - mean` has two; allowing more (its backward's producers have up to
+/// five) made the benchmark's CNN and GPT steps compile 40-50% slower (more
+/// vector code in each consumer) for no faster step.
+constexpr unsigned kMaxRecomputedUses = 2;
+
 /// Below this many elements a producer's buffer costs less than computing
 /// it again for every element of its consumers (a scalar factor).
 constexpr int64_t kMinRecomputedElements = 4096;
@@ -29,9 +35,9 @@ constexpr int64_t kMinRecomputedElements = 4096;
 /// Whether `producer`, an elementwise generic with several uses, costs less
 /// computed again inside each of them than written to memory and read back:
 /// a large result of a few arith ops, at most one input read whole (the
-/// others broadcast, so each consumer reads no more than it did), and every
-/// use an input of a generic, so that it goes once all of them have fused
-/// it.
+/// others broadcast, so each consumer reads no more than it did), and at
+/// most two uses, each an input of a generic, so that it goes once both
+/// have fused it.
 bool isRecomputable(Operation *producer) {
   auto generic = dyn_cast<linalg::GenericOp>(producer);
   if (!generic || generic.getNumResults() != 1 ||
@@ -56,7 +62,8 @@ bool isRecomputable(Operation *producer) {
         return user && user.isDpsInput(&use);
       });
   return whole <= 1 && ops <= kMaxRecomputedOps && arithOnly &&
-         inputsOfGenerics;
+         inputsOfGenerics &&
+         !generic->getResult(0).hasNUsesOrMore(kMaxRecomputedUses + 1);
 }
 
 /// A producer is fused when it has one use, or when computing it again in

@@ -144,3 +144,41 @@ func.func @kept_shared(%scale: tensor<f32>, %x: tensor<64x4096xf32>, %y: tensor<
   } -> tensor<64x4096xf32>
   return %u, %v : tensor<64x4096xf32>, tensor<64x4096xf32>
 }
+
+// -----
+
+// Nor a producer with three readers: each would compile its own copy.
+// CHECK-LABEL: func.func @three_readers
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x4096xf32>, tensor<64xf32>)
+// CHECK-COUNT-3: linalg.generic {{.*}} ins(%[[D]] :
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @three_readers(%x: tensor<64x4096xf32>, %mean: tensor<64xf32>)
+    -> (tensor<64x4096xf32>, tensor<64x4096xf32>, tensor<64x4096xf32>) {
+  %e = tensor.empty() : tensor<64x4096xf32>
+  %d = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : tensor<64x4096xf32>, tensor<64xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %s = arith.subf %a, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x4096xf32>
+  %u = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x4096xf32>
+  %v = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.mulf %a, %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x4096xf32>
+  %w = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.addf %a, %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x4096xf32>
+  return %u, %v, %w : tensor<64x4096xf32>, tensor<64x4096xf32>, tensor<64x4096xf32>
+}

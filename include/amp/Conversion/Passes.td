@@ -50,8 +50,9 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
     A producer with several uses is fused too when computing it again in
     each consumer costs less than its buffer: a result of at least 4096
     elements, at most 8 arith ops, at most one input read whole (the others
-    broadcast), and every use an input of a `linalg.generic`, so that its
-    buffer goes once all of them have taken it. BatchNorm's `x - mean`,
+    broadcast), and two uses, each an input of a `linalg.generic`, so that
+    its buffer goes once both have taken it (more consumers made steps
+    compile much longer for no faster step). BatchNorm's `x - mean`,
     read by the variance's sum of squares and by the normalization, is one:
     each pass over the activation then reads it alone.
   }];
