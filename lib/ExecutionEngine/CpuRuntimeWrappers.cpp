@@ -142,6 +142,11 @@ void extendRun(memory::data_type type, const void *in, float *out,
   }
 }
 
+/// The elements one thread converts at a time: conversions of large
+/// operands are split over the library's threads (`threads`), in blocks that
+/// each convert as before.
+constexpr int64_t kElementsPerBlock = 1 << 15;
+
 /// `operand` extended to f32 in `storage`: with its own strides when it is
 /// dense in some order (one run to convert), else dense row-major. The
 /// layout depends on the operand's alone, so a primitive made for one call
@@ -153,7 +158,17 @@ Operand extendToF32(const Operand &operand, std::vector<float> &storage) {
   extended.type = memory::data_type::f32;
   extended.data = storage.data();
   if (isDenseInSomeOrder(operand)) {
-    extendRun(operand.type, operand.data, storage.data(), count);
+    // In blocks over the library's threads (the same elements either way).
+    size_t elementSize = getElementSize(operand.type);
+    int64_t blocks = (count + kElementsPerBlock - 1) / kElementsPerBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (int64_t block = 0; block < blocks; ++block) {
+      int64_t first = block * kElementsPerBlock;
+      extendRun(operand.type,
+                static_cast<const char *>(operand.data) + first * elementSize,
+                storage.data() + first,
+                std::min(kElementsPerBlock, count - first));
+    }
     return extended;
   }
   int rank = operand.dims.size();
@@ -579,19 +594,28 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
   runMatmul(a, b, scratch, /*accumulate=*/false);
   size_t last = c.dims.size() - 1;
   int64_t rowLength = c.dims[last];
+  int64_t rows = count / std::max<int64_t>(rowLength, 1);
   size_t elementSize = getElementSize(c.type);
-  std::vector<int64_t> index(last, 0);
-  // The element of `operand` at `index` (a broadcast dimension at 0) and
-  // the stride along the row.
-  auto rowOf = [&](const Operand &operand) {
-    int64_t at = 0;
-    for (size_t d = 0; d < last; ++d)
-      if (operand.dims[d] != 1)
-        at += index[d] * operand.strides[d];
-    return std::pair{at, operand.dims[last] != 1 ? operand.strides[last] : 0};
-  };
-  for (int64_t row = 0; row * rowLength < count; ++row) {
-    float *values = product.data() + row * rowLength;
+  // Rows over the library's threads, each converted as one run; `product`
+  // is this thread's, so the workers get its data.
+  float *products = product.data();
+#pragma omp parallel for schedule(static) if (count > kElementsPerBlock)
+  for (int64_t row = 0; row < rows; ++row) {
+    // The row's index in the dimensions before the last.
+    std::vector<int64_t> index(last);
+    for (int64_t rest = row, d = last; d-- > 0; rest /= c.dims[d])
+      index[d] = rest % c.dims[d];
+    // The element of `operand` at `index` (a broadcast dimension at 0) and
+    // the stride along the row.
+    auto rowOf = [&](const Operand &operand) {
+      int64_t at = 0;
+      for (size_t d = 0; d < last; ++d)
+        if (operand.dims[d] != 1)
+          at += index[d] * operand.strides[d];
+      return std::pair{at,
+                       operand.dims[last] != 1 ? operand.strides[last] : 0};
+    };
+    float *values = products + row * rowLength;
     for (const Operand &addend : epilogue) {
       auto [at, step] = rowOf(addend);
       const float *in = static_cast<const float *>(addend.data) + at;
@@ -602,8 +626,6 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
     truncateRun(c.type, values,
                 static_cast<char *>(c.data) + at * elementSize, rowLength,
                 step);
-    for (size_t d = last; d-- > 0 && ++index[d] == c.dims[d];)
-      index[d] = 0;
   }
 }
 
