@@ -79,6 +79,7 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createAmpDropContractAttributes());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpOneHotMatmulToGather());
+  pm.addNestedPass<func::FuncOp>(createAmpMergeEqualReductions());
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createAmpFillPerDestination());
   if (options.library)

@@ -107,6 +107,25 @@ def AmpOneHotMatmulToGather : Pass<"amp-one-hot-matmul-to-gather",
                            "tensor::TensorDialect"];
 }
 
+def AmpMergeEqualReductions : Pass<"amp-merge-equal-reductions",
+                                    "func::FuncOp"> {
+  let summary = "Compute a reduction once where a block computes it twice";
+  let description = [{
+    torch-mlir's BatchNorm sums (x - mean)^2 twice over each activation: once
+    into a 1 x C x 1 x 1 tensor for the batch variance and once into a C
+    tensor for the running variance, the same sums in the same order. This
+    pass finds a `linalg.generic` reduction on tensors into a fill that
+    computes what an earlier one in its block does (the same inputs through
+    the same maps, the same loops and body, a fill of the same value, the
+    same output dimensions up to unit ones) and replaces its result by a
+    `tensor.collapse_shape` or `tensor.expand_shape` of the earlier one's.
+    One pass over the activation less per BatchNorm; the same bits. It runs
+    before `amp-fuse-elementwise`, so that `x - mean`, read then only by one
+    sum and the normalization, can be computed in each of them.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def AmpFillPerDestination : Pass<"amp-fill-per-destination", "func::FuncOp"> {
   let summary = "Give every op that writes into a filled tensor a fill of "
                 "its own";
