@@ -55,9 +55,9 @@ double measure(const std::function<void()> &run, double flops) {
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i)
       run();
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     best = std::max(best, flops * reps / seconds / 1e9);
   }
   return best;
@@ -98,20 +98,23 @@ void report(const char *what, dt type, const std::string &shape,
 }
 
 void matmulRates(memory::dim m, memory::dim k, memory::dim n) {
-  std::string shape = std::to_string(m) + "x" + std::to_string(k) + "x" +
-                      std::to_string(n);
+  std::string shape =
+      std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
   for (dt type : {dt::f32, dt::bf16, dt::f16})
-    report("matmul", type, shape, [&]() -> primitive_desc {
-      using tag = memory::format_tag;
-      return matmul::primitive_desc(cpu(), memory::desc({m, k}, type, tag::ab),
-                                    memory::desc({k, n}, type, tag::ab),
-                                    memory::desc({m, n}, dt::f32, tag::ab));
-    }, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, 2.0 * m * k * n);
+    report(
+        "matmul", type, shape,
+        [&]() -> primitive_desc {
+          using tag = memory::format_tag;
+          return matmul::primitive_desc(cpu(),
+                                        memory::desc({m, k}, type, tag::ab),
+                                        memory::desc({k, n}, type, tag::ab),
+                                        memory::desc({m, n}, dt::f32, tag::ab));
+        },
+        {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, 2.0 * m * k * n);
 }
 
-void convolutionRates(memory::dim batch, memory::dim channels,
-                      memory::dim size, memory::dim filters,
-                      memory::dim stride) {
+void convolutionRates(memory::dim batch, memory::dim channels, memory::dim size,
+                      memory::dim filters, memory::dim stride) {
   memory::dim out = (size + 2 - 3) / stride + 1;
   std::string shape = std::to_string(batch) + "x" + std::to_string(channels) +
                       "x" + std::to_string(size) + "x" + std::to_string(size) +
@@ -128,27 +131,33 @@ void convolutionRates(memory::dim batch, memory::dim channels,
     memory::dims strides{stride, stride}, padding{1, 1};
     auto forward = [&] {
       return convolution_forward::primitive_desc(
-          cpu(), prop_kind::forward_training, algorithm::convolution_direct, src,
-          weights, dst, strides, padding, padding);
+          cpu(), prop_kind::forward_training, algorithm::convolution_direct,
+          src, weights, dst, strides, padding, padding);
     };
     report("conv-forward", type, shape, forward,
            {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}, flops);
-    report("conv-weights", type, shape, [&]() -> primitive_desc {
-      return convolution_backward_weights::primitive_desc(
-          cpu(), algorithm::convolution_direct, src, weightsF32, dst, strides,
-          padding, padding, forward());
-    }, {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST}, flops);
-    report("conv-data", type, shape, [&]() -> primitive_desc {
-      return convolution_backward_data::primitive_desc(
-          cpu(), algorithm::convolution_direct, srcF32, weights, dst, strides,
-          padding, padding, forward());
-    }, {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST}, flops);
+    report(
+        "conv-weights", type, shape,
+        [&]() -> primitive_desc {
+          return convolution_backward_weights::primitive_desc(
+              cpu(), algorithm::convolution_direct, src, weightsF32, dst,
+              strides, padding, padding, forward());
+        },
+        {DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_DST}, flops);
+    report(
+        "conv-data", type, shape,
+        [&]() -> primitive_desc {
+          return convolution_backward_data::primitive_desc(
+              cpu(), algorithm::convolution_direct, srcF32, weights, dst,
+              strides, padding, padding, forward());
+        },
+        {DNNL_ARG_DIFF_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_DST}, flops);
   }
 }
 
 /// Whether any size is not a positive number.
 bool anyNonPositive(const std::vector<memory::dim> &a,
-                          const std::vector<memory::dim> &b) {
+                    const std::vector<memory::dim> &b) {
   for (const auto *sizes : {&a, &b})
     for (memory::dim size : *sizes)
       if (size <= 0)
@@ -177,8 +186,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const dnnl_version_t *version = dnnl_version();
-  std::printf("oneDNN %d.%d.%d, %d thread(s)\n", version->major,
-              version->minor, version->patch, threads);
+  std::printf("oneDNN %d.%d.%d, %d thread(s)\n", version->major, version->minor,
+              version->patch, threads);
   omp_set_num_threads(threads);
   matmulRates(gemm[0], gemm[1], gemm[2]);
   if (conv.size() == 5)

@@ -62,12 +62,13 @@ bool computeSameValues(linalg::GenericOp earlier, linalg::GenericOp later) {
       getElementTypeOrSelf(earlier.getResultTypes()[0]) !=
           getElementTypeOrSelf(later.getResultTypes()[0]))
     return false;
-  for (auto [a, b] : llvm::zip(earlier.getDpsInputOperands(),
-                               later.getDpsInputOperands()))
+  for (auto [a, b] :
+       llvm::zip(earlier.getDpsInputOperands(), later.getDpsInputOperands()))
     if (earlier.getMatchingIndexingMap(a) != later.getMatchingIndexingMap(b))
       return false;
-  return fillSameValue(earlier.getDpsInits()[0].getDefiningOp<linalg::FillOp>(),
-                       later.getDpsInits()[0].getDefiningOp<linalg::FillOp>()) &&
+  return fillSameValue(
+             earlier.getDpsInits()[0].getDefiningOp<linalg::FillOp>(),
+             later.getDpsInits()[0].getDefiningOp<linalg::FillOp>()) &&
          getWrittenDims(earlier) == getWrittenDims(later) &&
          OperationEquivalence::isRegionEquivalentTo(
              &earlier.getRegion(), &later.getRegion(),

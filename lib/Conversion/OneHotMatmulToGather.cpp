@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -33,27 +34,32 @@ struct OneHotRows {
   AffineMap map;
 };
 
-/// Whether `generic` computes its results elementwise over two parallel
-/// loops: the body's values are those of one matrix entry.
-bool isElementwise2D(linalg::GenericOp generic) {
-  return generic.getNumLoops() == 2 &&
-         generic.getNumLoops() == generic.getNumParallelLoops() &&
-         llvm::all_of(generic.getDpsInitsMutable(), [&](OpOperand &init) {
-           return generic.getMatchingIndexingMap(&init).isIdentity();
-         });
-}
-
-/// The generic whose body computes `value`'s elements, and the value its
-/// body yields for it: `value` is a result of an elementwise 2-D generic.
+/// The generic whose body computes `value`'s elements over `loops` parallel
+/// loops (its outputs read through identity maps), and the value its body
+/// yields for it.
 std::optional<std::pair<linalg::GenericOp, Value>>
-getElementProducer(Value value) {
+getElementProducer(Value value, unsigned loops) {
   auto result = dyn_cast<OpResult>(value);
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(
-      result ? result.getOwner() : nullptr);
-  if (!generic || !isElementwise2D(generic))
+  auto generic =
+      dyn_cast_or_null<linalg::GenericOp>(result ? result.getOwner() : nullptr);
+  if (!generic || generic.getNumLoops() != loops ||
+      generic.getNumParallelLoops() != loops ||
+      !llvm::all_of(generic.getDpsInitsMutable(), [&](OpOperand &init) {
+        return generic.getMatchingIndexingMap(&init).isIdentity();
+      }))
     return std::nullopt;
   Operation *yield = generic.getBody()->getTerminator();
   return std::pair{generic, yield->getOperand(result.getResultNumber())};
+}
+
+/// The input of `generic` whose element `value` is, when it is one of the
+/// body's arguments for the inputs.
+OpOperand *getReadInput(linalg::GenericOp generic, Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || argument.getOwner() != generic.getBody() ||
+      argument.getArgNumber() >= generic.getNumDpsInputs())
+    return nullptr;
+  return generic.getDpsInputOperand(argument.getArgNumber());
 }
 
 /// Whether `value`, in the body of `generic`, is the index of loop `dim`:
@@ -65,39 +71,29 @@ bool isLoopIndex(linalg::GenericOp generic, Value value, unsigned dim) {
     return index.getDim() == dim;
   if (isa_and_nonnull<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp>(def))
     return isLoopIndex(generic, def->getOperand(0), dim);
-  auto argument = dyn_cast<BlockArgument>(value);
-  if (!argument || argument.getOwner() != generic.getBody() ||
-      argument.getArgNumber() >= generic.getNumDpsInputs())
+  OpOperand *input = getReadInput(generic, value);
+  if (!input)
     return false;
-  OpOperand *input = generic.getDpsInputOperand(argument.getArgNumber());
   AffineMap map = generic.getMatchingIndexingMap(input);
-  auto result = dyn_cast<OpResult>(input->get());
-  auto iota = dyn_cast_or_null<linalg::GenericOp>(
-      result ? result.getOwner() : nullptr);
-  if (!iota || map.getNumResults() != 1 || map.getResult(0) !=
-                                               getAffineDimExpr(dim, map.getContext()) ||
-      iota.getNumLoops() != 1 || iota.getNumParallelLoops() != 1 ||
-      !iota.getMatchingIndexingMap(iota.getDpsInitOperand(0)).isIdentity())
-    return false;
-  Operation *yield = iota.getBody()->getTerminator();
-  return isLoopIndex(iota, yield->getOperand(result.getResultNumber()), 0);
+  auto iota = getElementProducer(input->get(), /*loops=*/1);
+  return iota && map.getNumResults() == 1 &&
+         map.getResult(0) == getAffineDimExpr(dim, map.getContext()) &&
+         isLoopIndex(iota->first, iota->second, 0);
 }
 
 /// The integer input of `generic` that `value` reads along the rows (loop
 /// 0) alone: the indices of a one-hot matrix.
 std::optional<OneHotRows> getRowIndices(linalg::GenericOp generic,
                                         Value value) {
-  auto argument = dyn_cast<BlockArgument>(value);
-  if (!argument || argument.getOwner() != generic.getBody() ||
-      argument.getArgNumber() >= generic.getNumDpsInputs() ||
-      !argument.getType().isSignlessInteger())
+  OpOperand *input = getReadInput(generic, value);
+  if (!input || !value.getType().isSignlessInteger())
     return std::nullopt;
-  OpOperand *input = generic.getDpsInputOperand(argument.getArgNumber());
   AffineMap map = generic.getMatchingIndexingMap(input);
   for (AffineExpr result : map.getResults()) {
     auto dim = dyn_cast<AffineDimExpr>(result);
     auto constant = dyn_cast<AffineConstantExpr>(result);
-    if (!(dim && dim.getPosition() == 0) && !(constant && constant.getValue() == 0))
+    if (!(dim && dim.getPosition() == 0) &&
+        !(constant && constant.getValue() == 0))
       return std::nullopt;
   }
   if (!map.isFunctionOfDim(0))
@@ -111,14 +107,11 @@ std::optional<OneHotRows> getRowIndices(linalg::GenericOp generic,
 /// of 1 and 0) and the generics that compute the inputs elementwise.
 std::optional<OneHotRows> matchIndicator(linalg::GenericOp generic,
                                          Value value) {
-  if (auto argument = dyn_cast<BlockArgument>(value)) {
-    if (argument.getOwner() != generic.getBody() ||
-        argument.getArgNumber() >= generic.getNumDpsInputs())
+  if (isa<BlockArgument>(value)) {
+    OpOperand *input = getReadInput(generic, value);
+    if (!input || !generic.getMatchingIndexingMap(input).isIdentity())
       return std::nullopt;
-    OpOperand *input = generic.getDpsInputOperand(argument.getArgNumber());
-    if (!generic.getMatchingIndexingMap(input).isIdentity())
-      return std::nullopt;
-    auto producer = getElementProducer(input->get());
+    auto producer = getElementProducer(input->get(), /*loops=*/2);
     if (!producer)
       return std::nullopt;
     return matchIndicator(producer->first, producer->second);
@@ -146,7 +139,7 @@ std::optional<OneHotRows> matchIndicator(linalg::GenericOp generic,
 
 /// The rows of `matrix` when it is a one-hot float matrix.
 std::optional<OneHotRows> matchOneHot(Value matrix) {
-  auto producer = getElementProducer(matrix);
+  auto producer = getElementProducer(matrix, /*loops=*/2);
   if (!producer || !isa<FloatType>(getElementTypeOrSelf(matrix.getType())))
     return std::nullopt;
   return matchIndicator(producer->first, producer->second);
@@ -162,22 +155,12 @@ bool isZeroFilled(Value init) {
 // Rewriting
 //===----------------------------------------------------------------------===//
 
-/// `value` converted to the float type `type` (matmul's element semantics).
-Value convertFloat(OpBuilder &builder, Location loc, Value value, Type type) {
-  unsigned from = value.getType().getIntOrFloatBitWidth();
-  if (value.getType() == type)
-    return value;
-  if (type.getIntOrFloatBitWidth() > from)
-    return arith::ExtFOp::create(builder, loc, type, value);
-  return arith::TruncFOp::create(builder, loc, type, value);
-}
-
 /// `index` (an integer of the one-hot's indices) as an index, and whether it
 /// names one of `count` columns.
-std::pair<Value, Value> getColumn(OpBuilder &builder, Location loc,
-                                  Value index, Value count) {
-  Value column = arith::IndexCastOp::create(builder, loc,
-                                            builder.getIndexType(), index);
+std::pair<Value, Value> getColumn(OpBuilder &builder, Location loc, Value index,
+                                  Value count) {
+  Value column =
+      arith::IndexCastOp::create(builder, loc, builder.getIndexType(), index);
   Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
                                         column, count);
   return {column, inRange};
@@ -193,8 +176,8 @@ Value buildGather(OpBuilder &builder, linalg::MatmulOp matmul,
   Type element = resultType.getElementType();
   Value tableRows = tensor::DimOp::create(builder, loc, table, 0);
   Value empty = tensor::EmptyOp::create(
-      builder, loc, tensor::getMixedSizes(builder, loc, matmul.getDpsInits()[0]),
-      element);
+      builder, loc,
+      tensor::getMixedSizes(builder, loc, matmul.getDpsInits()[0]), element);
   MLIRContext *context = builder.getContext();
   SmallVector<AffineMap> maps = {rows.map,
                                  AffineMap::getMultiDimIdentityMap(2, context)};
@@ -207,13 +190,16 @@ Value buildGather(OpBuilder &builder, linalg::MatmulOp matmul,
         Value safeRow =
             arith::SelectOp::create(b, loc, inRange, row, zeroIndex);
         Value column = linalg::IndexOp::create(b, loc, 1);
-        Value entry = convertFloat(
+        // The product's conversion of its operands to the output type.
+        Value entry = convertScalarToDtype(
             b, loc,
-            tensor::ExtractOp::create(b, loc, table, ValueRange{safeRow, column}),
-            element);
+            tensor::ExtractOp::create(b, loc, table,
+                                      ValueRange{safeRow, column}),
+            element, /*isUnsignedCast=*/false);
         Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
         linalg::YieldOp::create(
-            b, loc, ValueRange{arith::SelectOp::create(b, loc, inRange, entry, zero)});
+            b, loc,
+            ValueRange{arith::SelectOp::create(b, loc, inRange, entry, zero)});
       });
   return gather.getResult(0);
 }
@@ -249,8 +235,9 @@ Value buildScatterAdd(OpBuilder &builder, linalg::MatmulOp matmul,
               SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), width};
               SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
               Value target = tensor::ExtractSliceOp::create(
-                  b, loc, sum, SmallVector<OpFoldResult>{row, b.getIndexAttr(0)},
-                  sizes, strides);
+                  b, loc, sum,
+                  SmallVector<OpFoldResult>{row, b.getIndexAttr(0)}, sizes,
+                  strides);
               Value source = tensor::ExtractSliceOp::create(
                   b, loc, gradient,
                   SmallVector<OpFoldResult>{i, b.getIndexAttr(0)}, sizes,
@@ -263,11 +250,12 @@ Value buildScatterAdd(OpBuilder &builder, linalg::MatmulOp matmul,
                   SmallVector<utils::IteratorType>(
                       2, utils::IteratorType::parallel),
                   [&](OpBuilder &b, Location loc, ValueRange arguments) {
-                    Value addend = convertFloat(b, loc, arguments[0], element);
-                    linalg::YieldOp::create(
-                        b, loc,
-                        ValueRange{arith::AddFOp::create(b, loc, arguments[1],
-                                                         addend)});
+                    Value addend =
+                        convertScalarToDtype(b, loc, arguments[0], element,
+                                             /*isUnsignedCast=*/false);
+                    linalg::YieldOp::create(b, loc,
+                                            ValueRange{arith::AddFOp::create(
+                                                b, loc, arguments[1], addend)});
                   });
               Value updated = tensor::InsertSliceOp::create(
                   b, loc, add.getResult(0), sum,
@@ -296,7 +284,8 @@ struct OneHotMatmulToGather : public OpRewritePattern<linalg::MatmulOp> {
       return failure();
     Value lhs = matmul.getDpsInputs()[0];
     if (std::optional<OneHotRows> rows = matchOneHot(lhs)) {
-      auto tableType = cast<RankedTensorType>(matmul.getDpsInputs()[1].getType());
+      auto tableType =
+          cast<RankedTensorType>(matmul.getDpsInputs()[1].getType());
       if (tableType.isDynamicDim(0) || tableType.getDimSize(0) == 0)
         return failure();
       rewriter.replaceOp(matmul, buildGather(rewriter, matmul, *rows));
