@@ -221,6 +221,51 @@ struct SplitFMA : public OpRewritePattern<vector::FMAOp> {
   }
 };
 
+/// A contraction that sums the elementwise product of two operands read
+/// through the same map over its reduction dims, as that product and a
+/// vector.multi_reduction. Such contractions come from reductions of
+/// products down the columns of a tile (a LayerNorm's weight gradient next
+/// to its bias gradient): without M and N dims, the contraction lowerings
+/// would move every element on its own. The rows are added in order, as
+/// the loops add them.
+struct ElementwiseContractToReduction
+    : public OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    if (op.getKind() != vector::CombiningKind::ADD || !accType ||
+        !isa<FloatType>(accType.getElementType()) || maps[0] != maps[1] ||
+        !maps[0].isIdentity())
+      return failure();
+    SmallVector<bool> reduced;
+    SmallVector<AffineExpr> kept;
+    for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray())) {
+      reduced.push_back(iterator == vector::IteratorType::reduction);
+      if (!reduced.back())
+        kept.push_back(rewriter.getAffineDimExpr(dim));
+    }
+    if (maps[2] !=
+        AffineMap::get(maps[0].getNumDims(), 0, kept, op.getContext()))
+      return failure();
+    Location loc = op.getLoc();
+    auto extend = [&](Value operand) -> Value {
+      auto type = cast<VectorType>(operand.getType());
+      if (type.getElementType() == accType.getElementType())
+        return operand;
+      return arith::ExtFOp::create(
+          rewriter, loc, type.clone(accType.getElementType()), operand);
+    };
+    Value product = arith::MulFOp::create(rewriter, loc, extend(op.getLhs()),
+                                          extend(op.getRhs()));
+    rewriter.replaceOpWithNewOp<vector::MultiDimReductionOp>(
+        op, product, op.getAcc(), reduced, vector::CombiningKind::ADD);
+    return success();
+  }
+};
+
 /// A transfer of a tile (a subview, maybe rank-reducing) as a transfer of
 /// the buffer it is a view of. MLIR's fold-memref-alias-ops patterns also fold
 /// reshapes, and in MLIR 22 fold a transfer of a memref.expand_shape whose
@@ -344,7 +389,8 @@ struct CPUVectorizePass
       // sequence (other sizes as one shuffle of the flattened tile).
       vector::populateVectorTransposeLoweringPatterns(
           patterns, vector::VectorTransposeLowering::Shuffle16x16);
-      patterns.add<SplitFMA>(context, /*benefit=*/2);
+      patterns.add<SplitFMA, ElementwiseContractToReduction>(context,
+                                                             /*benefit=*/2);
       if (failed(applyPatternsGreedily(function, std::move(patterns))))
         return fail("lowering the contractions of");
     }

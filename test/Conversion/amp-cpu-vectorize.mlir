@@ -149,6 +149,35 @@ func.func @column_sum(%x: memref<64x10xf16>, %s: memref<10xf32>) {
 
 // -----
 
+// Sums of products down the columns next to plain sums (a LayerNorm's weight
+// and bias gradients in one op, amp-fuse-sibling-reductions): the products of
+// a 16-row tile are multiplied as vectors and their rows added in order, not
+// moved into place element by element.
+
+// CHECK-LABEL: func.func @column_sums_of_products(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %c64 step %c16 iter_args(%[[ACC:.*]] = %{{.*}}, %[[DOT:.*]] = %{{.*}})
+// CHECK:           %[[X:.*]] = vector.transfer_read %arg0[%[[I]], %{{.*}}]{{.*}} : memref<64x32xf32>, vector<16x16xf32>
+// CHECK:           %[[Y:.*]] = vector.transfer_read %arg1[%[[I]], %{{.*}}]{{.*}} : memref<64x32xf32>, vector<16x16xf32>
+// CHECK:           %[[P:.*]] = arith.mulf %[[X]], %[[Y]] : vector<16x16xf32>
+// CHECK:           %[[P0:.*]] = vector.extract %[[P]][0] : vector<16xf32> from vector<16x16xf32>
+// CHECK:           arith.addf %[[P0]], %[[DOT]] : vector<16xf32>
+// CHECK-NOT:       vector.insert
+// CHECK:           scf.yield
+func.func @column_sums_of_products(%x: memref<64x32xf32>, %y: memref<64x32xf32>,
+                                   %s: memref<32xf32>, %d: memref<32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+      ins(%x, %y : memref<64x32xf32>, memref<64x32xf32>) outs(%s, %d : memref<32xf32>, memref<32xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32, %dot: f32):
+    %r = arith.addf %u, %acc : f32
+    %p = arith.mulf %u, %v : f32
+    %q = arith.addf %p, %dot : f32
+    linalg.yield %r, %q : f32, f32
+  }
+  return
+}
+
+// -----
+
 // A float sum along the innermost dim would need a horizontal sum in another
 // order than the loops'. The row loop moves inside instead: a vector holds 16
 // rows' sums, each adding its elements in the loops' order. A tile of 16 rows
