@@ -4,7 +4,9 @@
 // - Tensor-level arith.truncf / arith.extf (the casts of the AMP pipeline) and
 //   other elementwise ops on tensors have no bufferization of their own, so
 //   they become linalg.generic first; then chains of them are fused
-//   (amp-fuse-elementwise): one loop nest and no buffer in between.
+//   (amp-fuse-elementwise): one loop nest and no buffer in between. Sums
+//   over the same loops that read one tensor become one op
+//   (amp-fuse-sibling-reductions): one pass over the tensor.
 // - Every op writing into a filled tensor gets a fill of its own
 //   (amp-fill-per-destination): a fill instead of a copy of a filled buffer.
 // - Transposes that only feed matmuls are folded into them
@@ -81,6 +83,7 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAmpOneHotMatmulToGather());
   pm.addNestedPass<func::FuncOp>(createAmpMergeEqualReductions());
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(createAmpFuseSiblingReductions());
   pm.addNestedPass<func::FuncOp>(createAmpFillPerDestination());
   if (options.library)
     pm.addNestedPass<func::FuncOp>(createAmpFoldTransposesIntoMatmuls());

@@ -126,6 +126,27 @@ def AmpMergeEqualReductions : Pass<"amp-merge-equal-reductions",
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
+def AmpFuseSiblingReductions : Pass<"amp-fuse-sibling-reductions",
+                                     "func::FuncOp"> {
+  let summary = "Compute reductions that read one tensor in one pass over it";
+  let description = [{
+    A BatchNorm's backward sums the output gradient, and twice its product
+    with `x - mean`, in three `linalg.generic` reductions over the same loops
+    (a LayerNorm's backward two): three passes over two activations. This
+    pass replaces two reductions on tensors in one block that run the same
+    static loops and read one tensor whole through the same map by one
+    generic with the results of both, at the place of the earlier one: the
+    inputs of both (the shared ones once), the outputs of both, the two
+    bodies one after the other. The ops the later one needs that sit between
+    the two move above the earlier one first; it fuses nothing when the
+    later one depends on the earlier one, or when such an op has memory
+    effects. Each result is summed in the order it was: the same bits. It
+    runs after `amp-fuse-elementwise`, whose producers are then already part
+    of the reductions.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def AmpFillPerDestination : Pass<"amp-fill-per-destination", "func::FuncOp"> {
   let summary = "Give every op that writes into a filled tensor a fill of "
                 "its own";
