@@ -236,9 +236,9 @@ struct ElementwiseContractToReduction
                                 PatternRewriter &rewriter) const override {
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     auto accType = dyn_cast<VectorType>(op.getAccType());
-    if (op.getKind() != vector::CombiningKind::ADD || !accType ||
-        !isa<FloatType>(accType.getElementType()) || maps[0] != maps[1] ||
-        !maps[0].isIdentity())
+    if (op.getKind() != vector::CombiningKind::ADD || op.isMasked() ||
+        !accType || !isa<FloatType>(accType.getElementType()) ||
+        maps[0] != maps[1] || !maps[0].isIdentity())
       return failure();
     SmallVector<bool> reduced;
     SmallVector<AffineExpr> kept;
