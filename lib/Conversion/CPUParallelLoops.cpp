@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -140,21 +141,20 @@ int64_t getIterationWork(scf::ParallelOp loop, unsigned dim) {
   return work;
 }
 
-/// Moves the iterations of `loop` into a new private function of the
-/// module, `(first, last, captured...)`, that runs the iterations of dim
-/// `dim` from `first` to `last` (values of its induction variable), and of
-/// the other dims all, as scf.for loops in order. Constants the body uses
-/// are cloned into it; every other value from above is an argument, listed
-/// in `captured`.
-func::FuncOp outlineIterations(RewriterBase &rewriter, SymbolTable &symbols,
-                               scf::ParallelOp loop, unsigned dim,
-                               SmallVectorImpl<Value> &captured) {
+/// The runtime function that runs a split loop's blocks (CpuRuntime.h).
+constexpr StringLiteral kParallelFor = "ampCpuParallelFor";
+
+/// The values from above that the body of `loop` uses, its bounds and
+/// steps included, apart from the constants, which `constants` gets: the
+/// outlined function clones those.
+SmallVector<Value> getCapturedValues(scf::ParallelOp loop,
+                                     SmallVectorImpl<Operation *> &constants) {
   llvm::SetVector<Value> above;
   for (Value bound : llvm::concat<Value>(loop.getLowerBound(),
                                          loop.getUpperBound(), loop.getStep()))
     above.insert(bound);
   getUsedValuesDefinedAbove(loop.getRegion(), above);
-  SmallVector<Operation *> constants;
+  SmallVector<Value> captured;
   for (Value value : above) {
     Operation *def = value.getDefiningOp();
     if (def && def->getNumResults() == 1 && matchPattern(value, m_Constant()))
@@ -162,17 +162,54 @@ func::FuncOp outlineIterations(RewriterBase &rewriter, SymbolTable &symbols,
     else
       captured.push_back(value);
   }
+  return captured;
+}
 
+/// The context a split loop's blocks read: the span of a block (i64), then
+/// the captured values as the LLVM lowering represents them (a memref as
+/// its descriptor). Null when a captured type has no LLVM form.
+LLVM::LLVMStructType getContextType(const LLVMTypeConverter &converter,
+                                    ValueRange captured) {
+  MLIRContext *context = &converter.getContext();
+  SmallVector<Type> fields = {IntegerType::get(context, 64)};
+  for (Value value : captured) {
+    Type field = converter.convertType(value.getType());
+    if (!field || !LLVM::isCompatibleType(field))
+      return nullptr;
+    fields.push_back(field);
+  }
+  return LLVM::LLVMStructType::getLiteral(context, fields);
+}
+
+/// `value` as type `type`: itself, or through the cast that the LLVM
+/// conversion resolves (a memref and its descriptor, an index and i64).
+Value castTo(OpBuilder &builder, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return UnrealizedConversionCastOp::create(builder, loc, type, value)
+      .getResult(0);
+}
+
+/// Moves the iterations of `loop` into a new private function of the
+/// module, `(context: !llvm.ptr, block: i64)`, that runs block `block` of
+/// dim `dim` (the iterations from `lb + block * span` up to the upper bound
+/// or the next block), and of the other dims all, as scf.for loops in order.
+/// It reads the span and `captured` from `context` (`contextType`); the
+/// constants the body uses are cloned into it.
+func::FuncOp outlineBlock(RewriterBase &rewriter, SymbolTable &symbols,
+                          scf::ParallelOp loop, unsigned dim,
+                          ArrayRef<Operation *> constants,
+                          ValueRange captured,
+                          LLVM::LLVMStructType contextType) {
   OpBuilder::InsertionGuard guard(rewriter);
   auto parent = loop->getParentOfType<func::FuncOp>();
   Location loc = loop.getLoc();
-  SmallVector<Type> inputs(2, rewriter.getIndexType());
-  for (Value value : captured)
-    inputs.push_back(value.getType());
+  Type pointer = LLVM::LLVMPointerType::get(rewriter.getContext());
+  Type i64 = rewriter.getI64Type();
   // Named after the function it comes from, made unique by the table.
   auto function =
       func::FuncOp::create(loc, (parent.getSymName() + "_parallel").str(),
-                           rewriter.getFunctionType(inputs, {}));
+                           rewriter.getFunctionType({pointer, i64}, {}));
   function.setPrivate();
   symbols.insert(function, std::next(Block::iterator(parent)));
   Block *entry = function.addEntryBlock();
@@ -181,16 +218,32 @@ func::FuncOp outlineIterations(RewriterBase &rewriter, SymbolTable &symbols,
   IRMapping mapping;
   for (Operation *constant : constants)
     rewriter.clone(*constant, mapping);
-  for (auto [value, argument] :
-       llvm::zip_equal(captured, entry->getArguments().drop_front(2)))
-    mapping.map(value, argument);
+  Value context = LLVM::LoadOp::create(rewriter, loc, contextType,
+                                       entry->getArgument(0));
+  auto field = [&](int64_t position, Type type) {
+    Value value =
+        LLVM::ExtractValueOp::create(rewriter, loc, context, position);
+    return castTo(rewriter, loc, value, type);
+  };
+  for (auto [position, value] : llvm::enumerate(captured))
+    mapping.map(value, field(position + 1, value.getType()));
+
+  Type index = rewriter.getIndexType();
+  Value span = field(0, index);
+  Value block = arith::IndexCastOp::create(rewriter, loc, index,
+                                           entry->getArgument(1));
+  Value lb = mapping.lookupOrDefault(loop.getLowerBound()[dim]);
+  Value ub = mapping.lookupOrDefault(loop.getUpperBound()[dim]);
+  Value first = arith::AddIOp::create(
+      rewriter, loc, lb, arith::MulIOp::create(rewriter, loc, block, span));
+  Value last = arith::MinSIOp::create(
+      rewriter, loc, ub, arith::AddIOp::create(rewriter, loc, first, span));
+
   SmallVector<Value> inductionVars;
   for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
-    Value lb = d == dim ? entry->getArgument(0)
-                        : mapping.lookup(loop.getLowerBound()[d]);
-    Value ub = d == dim ? entry->getArgument(1)
-                        : mapping.lookup(loop.getUpperBound()[d]);
-    auto nested = scf::ForOp::create(rewriter, loc, lb, ub,
+    Value from = d == dim ? first : mapping.lookup(loop.getLowerBound()[d]);
+    Value to = d == dim ? last : mapping.lookup(loop.getUpperBound()[d]);
+    auto nested = scf::ForOp::create(rewriter, loc, from, to,
                                      mapping.lookup(loop.getStep()[d]));
     inductionVars.push_back(nested.getInductionVar());
     rewriter.setInsertionPointToStart(nested.getBody());
@@ -205,19 +258,49 @@ func::FuncOp outlineIterations(RewriterBase &rewriter, SymbolTable &symbols,
   return function;
 }
 
-/// Replaces `loop` by calls of its outlined iterations over at most
-/// `threads` blocks of consecutive iterations of dim `dim`, each at least
-/// `minIterations` of them: one block in the calling thread, the others in
-/// `async.execute`s it waits for. One block (a dynamic trip count that
-/// turns out small) is a plain call.
+/// The declaration of the runtime's ampCpuParallelFor in `module`.
+func::FuncOp getParallelFor(RewriterBase &rewriter, SymbolTable &symbols) {
+  if (auto existing = symbols.lookup<func::FuncOp>(kParallelFor))
+    return existing;
+  OpBuilder::InsertionGuard guard(rewriter);
+  MLIRContext *context = rewriter.getContext();
+  Type pointer = LLVM::LLVMPointerType::get(context);
+  Type i64 = rewriter.getI64Type();
+  Type body = rewriter.getFunctionType({pointer, i64}, {});
+  auto declaration = func::FuncOp::create(
+      UnknownLoc::get(context), kParallelFor,
+      rewriter.getFunctionType({body, pointer, i64}, {}));
+  declaration.setPrivate();
+  symbols.insert(declaration);
+  return declaration;
+}
+
+/// Replaces `loop` by a call of the runtime's ampCpuParallelFor over at
+/// most `threads` blocks of consecutive iterations of dim `dim`, each at
+/// least `minIterations` of them, which runs its outlined blocks on the
+/// library's OpenMP threads (the calling one among them) and returns when
+/// all are done. The captured values cross in a context on the caller's
+/// stack, allocated once at the entry of its function.
 void splitLoop(RewriterBase &rewriter, SymbolTable &symbols,
                scf::ParallelOp loop, unsigned dim, int64_t threads,
-               int64_t minIterations) {
-  SmallVector<Value> captured;
-  func::FuncOp function =
-      outlineIterations(rewriter, symbols, loop, dim, captured);
+               int64_t minIterations, ArrayRef<Operation *> constants,
+               ValueRange captured, LLVM::LLVMStructType contextType) {
+  func::FuncOp function = outlineBlock(rewriter, symbols, loop, dim,
+                                       constants, captured, contextType);
+  func::FuncOp parallelFor = getParallelFor(rewriter, symbols);
+  Location loc = loop.getLoc();
+  Type pointer = LLVM::LLVMPointerType::get(rewriter.getContext());
+  Type i64 = rewriter.getI64Type();
+
+  auto parent = loop->getParentOfType<func::FuncOp>();
+  rewriter.setInsertionPointToStart(&parent.getBody().front());
+  Value one = LLVM::ConstantOp::create(rewriter, loc, i64,
+                                       rewriter.getI64IntegerAttr(1));
+  Value contextPointer =
+      LLVM::AllocaOp::create(rewriter, loc, pointer, contextType, one);
+
   rewriter.setInsertionPoint(loop);
-  ImplicitLocOpBuilder b(loop.getLoc(), rewriter);
+  ImplicitLocOpBuilder b(loc, rewriter);
   auto index = [&](int64_t value) {
     return arith::ConstantIndexOp::create(b, value).getResult();
   };
@@ -230,50 +313,25 @@ void splitLoop(RewriterBase &rewriter, SymbolTable &symbols,
       b.createOrFold<arith::CeilDivSIOp>(trips, index(threads)),
       index(minIterations));
   Value blocks = b.createOrFold<arith::CeilDivSIOp>(trips, blockTrips);
-  Value blockSpan = b.createOrFold<arith::MulIOp>(blockTrips, step);
-  auto call = [&](OpBuilder &builder, Location loc, Value first) {
-    Value last = builder.createOrFold<arith::MinSIOp>(
-        loc, ub, builder.createOrFold<arith::AddIOp>(loc, first, blockSpan));
-    SmallVector<Value> operands = {first, last};
-    operands.append(captured);
-    func::CallOp::create(builder, loc, function, operands);
+  Value span = b.createOrFold<arith::MulIOp>(blockTrips, step);
+
+  Value context = LLVM::PoisonOp::create(b, contextType);
+  auto store = [&](Value value, int64_t position) {
+    Type type = contextType.getBody()[position];
+    context = LLVM::InsertValueOp::create(b, context,
+                                          castTo(b, loc, value, type),
+                                          position);
   };
-  Value several = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, blocks,
-                                        index(1));
-  scf::IfOp::create(
-      b, several,
-      [&](OpBuilder &builder, Location loc) {
-        ImplicitLocOpBuilder nested(loc, builder);
-        Value others = arith::SubIOp::create(nested, blocks, index(1));
-        Value group = async::CreateGroupOp::create(
-            nested, async::GroupType::get(builder.getContext()), others);
-        scf::ForOp::create(
-            nested, index(1), blocks, index(1), ValueRange(),
-            [&](OpBuilder &builder, Location loc, Value block, ValueRange) {
-              Value first = arith::AddIOp::create(
-                  builder, loc, lb,
-                  arith::MulIOp::create(builder, loc, block, blockSpan));
-              auto execute = async::ExecuteOp::create(
-                  builder, loc, TypeRange(), ValueRange(), ValueRange(),
-                  [&](OpBuilder &builder, Location loc, ValueRange) {
-                    call(builder, loc, first);
-                    async::YieldOp::create(builder, loc, ValueRange());
-                  });
-              async::AddToGroupOp::create(builder, loc,
-                                          builder.getIndexType(),
-                                          execute.getToken(), group);
-              scf::YieldOp::create(builder, loc);
-            });
-        call(builder, loc, lb);
-        async::AwaitAllOp::create(nested, group);
-        scf::YieldOp::create(nested);
-      },
-      [&](OpBuilder &builder, Location loc) {
-        SmallVector<Value> operands = {lb, ub};
-        operands.append(captured);
-        func::CallOp::create(builder, loc, function, operands);
-        scf::YieldOp::create(builder, loc);
-      });
+  store(span, 0);
+  for (auto [position, value] : llvm::enumerate(captured))
+    store(value, position + 1);
+  LLVM::StoreOp::create(b, context, contextPointer);
+  Value body = func::ConstantOp::create(b, function.getFunctionType(),
+                                        function.getSymName());
+  func::CallOp::create(
+      b, parallelFor,
+      ValueRange{body, contextPointer,
+                 b.createOrFold<arith::IndexCastOp>(i64, blocks)});
   rewriter.eraseOp(loop);
 }
 
@@ -322,11 +380,21 @@ struct CPUParallelLoopsPass
     for (scf::ParallelOp loop : sequential)
       makeSequential(rewriter, loop);
     SymbolTable symbols(module);
+    LLVMTypeConverter converter(&getContext());
     for (scf::ParallelOp loop : split) {
+      SmallVector<Operation *> constants;
+      SmallVector<Value> captured = getCapturedValues(loop, constants);
+      LLVM::LLVMStructType contextType = getContextType(converter, captured);
+      // A value the LLVM lowering has no type for cannot cross to a thread.
+      if (!contextType) {
+        makeSequential(rewriter, loop);
+        continue;
+      }
       unsigned dim = *getSplitDim(loop);
       int64_t minIterations = std::max<int64_t>(
           1, llvm::divideCeil(grain, getIterationWork(loop, dim)));
-      splitLoop(rewriter, symbols, loop, dim, threads, minIterations);
+      splitLoop(rewriter, symbols, loop, dim, threads, minIterations,
+                constants, captured, contextType);
     }
 
     // The ceil divisions, which the LLVM lowering lacks.

@@ -945,6 +945,19 @@ extern "C" void ampCpuSetNumThreads(int32_t threads) {
   omp_set_num_threads(threads > 0 ? threads : 1);
 }
 
+extern "C" void ampCpuParallelFor(void (*body)(void *, int64_t),
+                                  void *context, int64_t blocks) {
+  if (blocks <= 1) {
+    if (blocks == 1)
+      body(context, 0);
+    return;
+  }
+  // One block per thread: the compiler made at most `threads` of them.
+#pragma omp parallel for num_threads(blocks) schedule(static, 1)
+  for (int64_t block = 0; block < blocks; ++block)
+    body(context, block);
+}
+
 extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
   Library &library = Library::get();
   memory::data_type type =

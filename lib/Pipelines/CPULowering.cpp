@@ -47,16 +47,15 @@
 //   scf.parallel loops (tiles of amp-cpu-vectorize, and
 //   convert-linalg-to-parallel-loops for the others), reductions scf.for;
 //   amp-cpu-parallel-loops splits the outermost ones with enough work into at
-//   most N blocks on MLIR's async runtime (libmlir_async_runtime.so, which
-//   the runner loads), so sums keep their order and the bits do not depend
-//   on N. docs/CPU.md ("Threads") says why this runtime.
+//   most N blocks, which the CPU runtime's ampCpuParallelFor runs on
+//   oneDNN's OpenMP threads, so sums keep their order and the bits do not
+//   depend on N. docs/CPU.md ("Threads") says why this runtime.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Pipelines/CPULowering.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
-#include "mlir/Conversion/AsyncToLLVM/AsyncToLLVM.h"
 #include "mlir/Conversion/ConvertToLLVM/ToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
@@ -65,7 +64,6 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
-#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -127,10 +125,6 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
     AmpCPUParallelLoopsOptions loops;
     loops.threads = options.threads;
     pm.addPass(createAmpCPUParallelLoops(loops));
-    pm.addPass(createAsyncToAsyncRuntimePass());
-    pm.addNestedPass<func::FuncOp>(createAsyncRuntimeRefCountingPass());
-    pm.addNestedPass<func::FuncOp>(createAsyncRuntimeRefCountingOptPass());
-    pm.addPass(createConvertAsyncToLLVMPass());
   } else {
     pm.addPass(createConvertLinalgToLoopsPass());
   }

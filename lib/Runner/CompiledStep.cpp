@@ -14,14 +14,11 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/xxhash.h"
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -297,20 +294,6 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS, cpuRuntime};
   if (step->world)
     libraries.push_back(step->world->getRuntimePath());
-  // The split loops call MLIR's async runtime. Not one of `libraries`: the
-  // engine would call its __mlir_execution_engine_destroy when it goes,
-  // which deletes the process's one runtime under every other step. Loaded
-  // for good instead, its functions found among the process's symbols.
-  if (options.threads > 1) {
-    std::string error;
-    if (!llvm::sys::DynamicLibrary::getPermanentLibrary(AMP_ASYNC_RUNTIME,
-                                                       &error)
-            .isValid())
-      return makeError("threads=" + llvm::Twine(options.threads) +
-                       ": cannot load the async runtime " AMP_ASYNC_RUNTIME
-                       ": " +
-                       error);
-  }
   // ExecutionEngineOptions keeps a function_ref: the transformer must live
   // until create() returns. LLVM's -O1: the loops arrive tiled and
   // vectorized; -O3 and -O2 took longer to compile (GPT 3.3 and 2.8 s, 2.55
@@ -352,52 +335,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   return std::move(step);
 }
 
-/// Returns once every worker of MLIR's async runtime has left the code of
-/// the tasks it ran before. A worker marks a split loop's block done (the
-/// token its caller awaits) inside the block's coroutine and only then
-/// returns from it, so the caller may free that JIT code while a preempted
-/// worker still runs its last instructions. One task per worker, each
-/// waiting until all have started, proves every worker has moved on.
-static void waitUntilAsyncWorkersMoveOn() {
-  using Resume = void (*)(void *);
-  auto execute = reinterpret_cast<void (*)(void *, Resume)>(
-      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
-          "mlirAsyncRuntimeExecute"));
-  auto countWorkers = reinterpret_cast<int64_t (*)()>(
-      llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
-          "mlirAsyncRuntimGetNumWorkerThreads"));
-  if (!execute || !countWorkers)
-    return;
-  struct Barrier {
-    std::mutex mutex;
-    std::condition_variable changed;
-    int64_t workers = 0, started = 0, finished = 0;
-  };
-  auto barrier = std::make_shared<Barrier>();
-  barrier->workers = countWorkers();
-  // Each task owns a reference, so the barrier outlives its last use.
-  Resume meet = [](void *handle) {
-    std::unique_ptr<std::shared_ptr<Barrier>> owned(
-        static_cast<std::shared_ptr<Barrier> *>(handle));
-    Barrier &b = **owned;
-    std::unique_lock<std::mutex> lock(b.mutex);
-    ++b.started;
-    b.changed.notify_all();
-    b.changed.wait(lock, [&] { return b.started == b.workers; });
-    ++b.finished;
-    b.changed.notify_all();
-  };
-  for (int64_t worker = 0; worker < barrier->workers; ++worker)
-    execute(new std::shared_ptr<Barrier>(barrier), meet);
-  std::unique_lock<std::mutex> lock(barrier->mutex);
-  barrier->changed.wait(lock,
-                        [&] { return barrier->finished == barrier->workers; });
-}
-
-CompiledStep::~CompiledStep() {
-  if (threads > 1)
-    waitUntilAsyncWorkersMoveOn();
-}
+CompiledStep::~CompiledStep() = default;
 
 void CompiledStep::initializeState(uint64_t seed) {
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {

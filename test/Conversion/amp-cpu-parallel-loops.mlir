@@ -2,40 +2,51 @@
 // RUN: amp-opt %s --split-input-file --amp-cpu-parallel-loops="threads=1" | FileCheck %s --check-prefix=ONE
 
 // An elementwise op's tiles, 512 rows of 16 vectors (3 ops of 16 elements and
-// the terminator each): the rows are split into 2 blocks of 256, one run by
-// the calling thread, the other by the async runtime, which it waits for. The
-// outlined function runs the rows of a block, in order. With threads=1, plain
-// loops.
+// the terminator each): the rows are split into 2 blocks of 256, which the
+// CPU runtime's ampCpuParallelFor runs on two threads. The context on the
+// step's stack (allocated at its entry) holds the span of a block and the
+// captured memrefs as descriptors; the outlined function reads them back and
+// runs the rows of its block, in order. With threads=1, plain loops.
 
 // CHECK-LABEL: func.func @relu(
+// CHECK:         %[[CONTEXT:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(i64, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>)>
 // CHECK-NOT:     scf.parallel
-// CHECK:         %[[GROUP:.*]] = async.create_group
-// CHECK:         scf.for %[[BLOCK:.*]] = %c1{{.*}} to %c2{{.*}} step %c1
-// CHECK:           %[[SPAN:.*]] = arith.muli %[[BLOCK]], %c256{{.*}} : index
-// CHECK:           %[[FIRST:.*]] = arith.addi %c0, %[[SPAN]] : index
-// CHECK:           %[[TOKEN:.*]] = async.execute {
-// CHECK:             %[[END:.*]] = arith.addi %[[FIRST]], %c256{{.*}} : index
-// CHECK:             %[[LAST:.*]] = arith.minsi %[[END]], %c512 : index
-// CHECK:             func.call @relu_parallel(%[[FIRST]], %[[LAST]], %arg0, %arg1)
-// CHECK:           async.add_to_group %[[TOKEN]], %[[GROUP]]
-// CHECK:         func.call @relu_parallel(%c0, %c256{{.*}}, %arg0, %arg1)
-// CHECK:         async.await_all %[[GROUP]]
+// CHECK:         %[[SPAN:.*]] = builtin.unrealized_conversion_cast %c256{{.*}} : index to i64
+// CHECK:         %[[WITH_SPAN:.*]] = llvm.insertvalue %[[SPAN]], %{{.*}}[0]
+// CHECK:         %[[X:.*]] = builtin.unrealized_conversion_cast %arg0 : memref<512x256xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK:         %[[WITH_X:.*]] = llvm.insertvalue %[[X]], %[[WITH_SPAN]][1]
+// CHECK:         %[[Y:.*]] = builtin.unrealized_conversion_cast %arg1 : memref<512x256xf32> to !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK:         %[[FILLED:.*]] = llvm.insertvalue %[[Y]], %[[WITH_X]][2]
+// CHECK:         llvm.store %[[FILLED]], %[[CONTEXT]]
+// CHECK:         %[[BODY:.*]] = constant @relu_parallel : (!llvm.ptr, i64) -> ()
+// CHECK:         %[[BLOCKS:.*]] = arith.constant 2 : i64
+// CHECK:         call @ampCpuParallelFor(%[[BODY]], %[[CONTEXT]], %[[BLOCKS]])
 // CHECK-LABEL: func.func private @relu_parallel(
-// CHECK-SAME:      %[[FROM:[^:]*]]: index, %[[TO:[^:]*]]: index, %{{.*}}: memref<512x256xf32>, %{{.*}}: memref<512x256xf32>)
+// CHECK-SAME:      %[[POINTER:[^:]*]]: !llvm.ptr, %[[BLOCK:[^:]*]]: i64)
+// CHECK:         %[[LOADED:.*]] = llvm.load %[[POINTER]]
+// CHECK:         %[[A:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<512x256xf32>
+// CHECK:         %[[B:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<512x256xf32>
+// CHECK:         %[[S:.*]] = builtin.unrealized_conversion_cast %{{.*}} : i64 to index
+// CHECK:         %[[N:.*]] = arith.index_cast %[[BLOCK]] : i64 to index
+// CHECK:         %[[OFFSET:.*]] = arith.muli %[[N]], %[[S]] : index
+// CHECK:         %[[FROM:.*]] = arith.addi %c0, %[[OFFSET]] : index
+// CHECK:         %[[END:.*]] = arith.addi %[[FROM]], %[[S]] : index
+// CHECK:         %[[TO:.*]] = arith.minsi %c512, %[[END]] : index
 // CHECK:         scf.for %[[I:.*]] = %[[FROM]] to %[[TO]] step %c1 {
 // CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c256 step %c16 {
-// CHECK-NEXT:        vector.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NEXT:        vector.load %[[A]][%[[I]], %[[J]]]
 // CHECK-NEXT:        arith.maximumf
-// CHECK-NEXT:        vector.store
+// CHECK-NEXT:        vector.store %{{.*}}, %[[B]][%[[I]], %[[J]]]
+// CHECK-LABEL: func.func private @ampCpuParallelFor((!llvm.ptr, i64) -> (), !llvm.ptr, i64)
 // ONE-LABEL:   func.func @relu(
-// ONE-NOT:       async
+// ONE-NOT:       ampCpuParallelFor
 // ONE:           scf.for %{{.*}} = %c0 to %c512 step %c1 {
 // ONE-NEXT:        scf.for %{{.*}} = %c0 to %c256 step %c16 {
 // ONE-NEXT:          vector.load
 // ONE-NEXT:          arith.maximumf
 // ONE-NEXT:          vector.store
 // ONE-NOT:       scf.parallel
-// ONE-NOT:       async
+// ONE-NOT:       ampCpuParallelFor
 
 func.func @relu(%a: memref<512x256xf32>, %b: memref<512x256xf32>) {
   %c0 = arith.constant 0 : index
@@ -58,12 +69,12 @@ func.func @relu(%a: memref<512x256xf32>, %b: memref<512x256xf32>) {
 // Too little work for two blocks (64 iterations of 49): sequential loops.
 
 // CHECK-LABEL: func.func @small(
-// CHECK-NOT:     async
+// CHECK-NOT:     ampCpuParallelFor
 // CHECK:         scf.for %{{.*}} = %c0 to %c4 step %c1 {
 // CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c256 step %c16 {
 // CHECK-NEXT:        vector.load
 // CHECK-NOT:     scf.parallel
-// CHECK-NOT:     async
+// CHECK-NOT:     ampCpuParallelFor
 // ONE-LABEL:   func.func @small(
 // ONE:           scf.for
 // ONE-NOT:       scf.parallel
@@ -92,10 +103,9 @@ func.func @small(%a: memref<4x256xf32>, %b: memref<4x256xf32>) {
 // the parallel loop nested inside is run in order by its block's thread.
 
 // CHECK-LABEL: func.func @nested(
-// CHECK:         async.create_group
-// CHECK:         async.execute
-// CHECK:           func.call @nested_parallel(
-// CHECK:         func.call @nested_parallel(%c0, %c512{{.*}}, %arg0, %arg1, %arg2)
+// CHECK:         %[[BODY:.*]] = constant @nested_parallel
+// CHECK:         %[[BLOCKS:.*]] = arith.constant 2 : i64
+// CHECK:         call @ampCpuParallelFor(%[[BODY]], %{{.*}}, %[[BLOCKS]])
 // CHECK-LABEL: func.func private @nested_parallel(
 // CHECK:         scf.for
 // CHECK:           scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c1
@@ -129,18 +139,20 @@ func.func @nested(%x: memref<1024x64xf32>, %w: memref<64x32xf32>, %y: memref<102
 // -----
 
 // A dynamic batch: split at run time into at most 2 blocks of at least
-// 65536 / (16 x 49) = 84 rows (rounded up), or run in one call when there are
-// fewer than 2 x 84 rows.
+// 65536 / (16 x 49) = 84 rows (rounded up): one block, which the runtime runs
+// in the calling thread, when there are fewer than 2 x 84 rows. The row count
+// (the upper bound) crosses in the context.
 
 // CHECK-LABEL: func.func @dynamic_batch(
 // CHECK:         %[[ROWS:.*]] = memref.dim %arg0, %c0
 // CHECK:         %[[BLOCK:.*]] = arith.maxsi %{{.*}}, %c84 : index
-// CHECK:         %[[SEVERAL:.*]] = arith.cmpi sgt, %{{.*}}, %c1{{.*}} : index
-// CHECK:         scf.if %[[SEVERAL]] {
-// CHECK:           async.create_group
-// CHECK:           async.await_all
-// CHECK:         } else {
-// CHECK:           func.call @dynamic_batch_parallel(%c0, %[[ROWS]],
+// CHECK:         %[[BLOCKS:.*]] = arith.select
+// CHECK:         %[[SPAN:.*]] = builtin.unrealized_conversion_cast %[[BLOCK]] : index to i64
+// CHECK:         llvm.insertvalue %[[SPAN]], %{{.*}}[0]
+// CHECK:         %[[UPPER:.*]] = builtin.unrealized_conversion_cast %[[ROWS]] : index to i64
+// CHECK:         llvm.insertvalue %[[UPPER]], %{{.*}}[1]
+// CHECK:         %[[COUNT:.*]] = arith.index_cast %[[BLOCKS]] : index to i64
+// CHECK:         call @ampCpuParallelFor(%{{.*}}, %{{.*}}, %[[COUNT]])
 
 func.func @dynamic_batch(%a: memref<?x256xf32>, %b: memref<?x256xf32>) {
   %c0 = arith.constant 0 : index
@@ -166,7 +178,7 @@ func.func @dynamic_batch(%a: memref<?x256xf32>, %b: memref<?x256xf32>) {
 // CHECK-LABEL: func.func @column_sum(
 // CHECK:         scf.for %{{.*}} = %c0 to %c64 step %c1 {
 // CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c32 step %c16 {
-// CHECK-NOT:     async
+// CHECK-NOT:     ampCpuParallelFor
 
 func.func @column_sum(%x: memref<64x32xf32>, %s: memref<32xf32>) {
   %c0 = arith.constant 0 : index
@@ -193,7 +205,7 @@ func.func @column_sum(%x: memref<64x32xf32>, %s: memref<32xf32>) {
 // CHECK-LABEL: func.func @reduction(
 // CHECK:         scf.parallel
 // CHECK:         scf.reduce(
-// CHECK-NOT:     async
+// CHECK-NOT:     ampCpuParallelFor
 // ONE-LABEL:   func.func @reduction(
 // ONE:           scf.parallel
 
@@ -211,4 +223,32 @@ func.func @reduction(%x: memref<1048576xf32>) -> f32 {
     }
   }
   return %sum : f32
+}
+
+// -----
+
+// A captured value without an LLVM type (a tensor here) cannot cross to
+// another thread in the context: the loop runs in order, on the calling one.
+
+// CHECK-LABEL: func.func @tensor_capture(
+// CHECK-NOT:     ampCpuParallelFor
+// CHECK:         scf.for %{{.*}} = %c0 to %c1024 step %c1 {
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c256 step %c16 {
+// CHECK-NEXT:        tensor.extract
+// CHECK-NOT:     scf.parallel
+// CHECK-NOT:     ampCpuParallelFor
+
+func.func @tensor_capture(%t: tensor<1024xf32>, %b: memref<1024x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1024, %c256) step (%c1, %c16) {
+    %x = tensor.extract %t[%i] : tensor<1024xf32>
+    %v = vector.broadcast %x : f32 to vector<16xf32>
+    vector.store %v, %b[%i, %j] : memref<1024x256xf32>, vector<16xf32>
+    scf.reduce
+  }
+  return
 }

@@ -6,27 +6,28 @@
 
 // threads=1 (the default) is the sequential lowering, unchanged. With
 // threads=2 the elementwise op's tiles (512 rows of 16 vectors) are split
-// into two blocks of rows: a function of the rows, called by the step for one
-// block and by a coroutine that libmlir_async_runtime.so runs for the other,
-// which the step waits for; all in the LLVM dialect.
+// into two blocks of rows: a function of one block, which the CPU runtime's
+// ampCpuParallelFor calls on two threads with a context on the step's stack
+// (the block's span and the two memref descriptors); all in the LLVM dialect,
+// the casts between memrefs and their descriptors resolved.
 
 // ONE-LABEL:   llvm.func @relu(
-// ONE-NOT:       mlirAsync
+// ONE-NOT:       ampCpuParallelFor
 // ONE:           llvm.intr.maximum({{.*}}) : (vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// ONE-NOT:       mlirAsync
+// ONE-NOT:       ampCpuParallelFor
 // ONE-NOT:       relu_parallel
 // CHECK-LABEL: llvm.func @relu(
-// CHECK:         llvm.call @mlirAsyncRuntimeCreateGroup(
-// CHECK:         llvm.call @async_execute_fn(
-// CHECK:         llvm.call @mlirAsyncRuntimeAddTokenToGroup(
-// CHECK:         llvm.call @relu_parallel(
-// CHECK:         llvm.call @mlirAsyncRuntimeAwaitAllInGroup(
+// CHECK-DAG:     %[[BODY:.*]] = llvm.mlir.addressof @relu_parallel : !llvm.ptr
+// CHECK-DAG:     %[[BLOCKS:.*]] = llvm.mlir.constant(2 : i64) : i64
+// CHECK-DAG:     %[[CONTEXT:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(i64, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>)>
+// CHECK:         llvm.store %{{.*}}, %[[CONTEXT]]
+// CHECK:         llvm.call @ampCpuParallelFor(%[[BODY]], %[[CONTEXT]], %[[BLOCKS]]) : (!llvm.ptr, !llvm.ptr, i64) -> ()
 // CHECK-LABEL: llvm.func @relu_parallel(
+// CHECK-SAME:      %{{.*}}: !llvm.ptr, %{{.*}}: i64)
+// CHECK:         llvm.load
 // CHECK:         llvm.intr.maximum({{.*}}) : (vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// CHECK-LABEL: llvm.func @async_execute_fn(
-// CHECK:         llvm.call @mlirAsyncRuntimeExecute(
-// CHECK:         llvm.call @relu_parallel(
-// CHECK-NOT:     async.
+// CHECK-LABEL: llvm.func @ampCpuParallelFor(!llvm.ptr, !llvm.ptr, i64)
+// CHECK-NOT:     unrealized_conversion_cast
 // CHECK-NOT:     memref.
 
 func.func @relu(%x: tensor<512x256xf32>) -> tensor<512x256xf32> {
@@ -48,11 +49,11 @@ func.func @relu(%x: tensor<512x256xf32>) -> tensor<512x256xf32> {
 // parallel dims.
 
 // ONE-LABEL:   llvm.func @total(
-// ONE-NOT:       mlirAsync
+// ONE-NOT:       ampCpuParallelFor
 // CHECK-LABEL: llvm.func @total(
-// CHECK-NOT:     mlirAsync
+// CHECK-NOT:     ampCpuParallelFor
 // CHECK:         llvm.fadd
-// CHECK-NOT:     mlirAsync
+// CHECK-NOT:     ampCpuParallelFor
 // CHECK:         llvm.return
 
 func.func @total(%x: tensor<65536xf32>) -> tensor<f32> {

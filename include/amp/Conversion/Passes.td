@@ -587,7 +587,7 @@ def AmpCPUApproximateMath : Pass<"amp-cpu-approximate-math", "func::FuncOp"> {
 
 def AmpCPUParallelLoops : Pass<"amp-cpu-parallel-loops", "ModuleOp"> {
   let summary = "Run the outermost parallel loops with enough work on "
-                "several threads of MLIR's async runtime";
+                "several threads of the CPU runtime's OpenMP team";
   let description = [{
     Part of `amp-lower-to-llvm` with `threads` above 1, after the linalg ops
     have become `scf.parallel` loops over their parallel dims (tiles of
@@ -606,22 +606,25 @@ def AmpCPUParallelLoops : Pass<"amp-cpu-parallel-loops", "ModuleOp"> {
     - Of each other one, the iterations of its first dim with more than one
       (the rows, the batch) are split into at most `threads` blocks of
       consecutive iterations, each at least `grain` work. The loop becomes a
-      private function `<function>_parallel(first, last, captured values...)`
-      that runs the rows from `first` to `last` and all of the other dims, as
-      `scf.for` loops in order; the step calls it for the first block, and
-      for each other block in an `async.execute` added to an `async.group`
-      that it then waits for (`async.await_all`). `async-to-async-runtime`
-      and `convert-async-to-llvm` make these calls of
-      `libmlir_async_runtime.so`. A dynamic trip count (a dynamic batch) is
-      split the same way at run time; fewer rows than two blocks' worth run
-      in one call.
+      private function `<function>_parallel(context: !llvm.ptr, block: i64)`
+      that runs the rows of block `block` and all of the other dims, as
+      `scf.for` loops in order. The step stores the span of a block and the
+      values the loop captures (memrefs as their LLVM descriptors, through
+      `builtin.unrealized_conversion_cast`s that the LLVM conversion
+      resolves) in a context on its stack, allocated at its entry, and calls
+      the CPU runtime's `ampCpuParallelFor(body, context, blocks)`, which
+      runs the blocks on the threads of oneDNN's OpenMP team (the calling
+      thread among them) and returns when all are done. A dynamic trip count
+      (a dynamic batch) is split the same way at run time; fewer rows than
+      two blocks' worth make one block, run in the calling thread. A loop
+      that captures a value without an LLVM type runs in order.
 
     `scf.parallel` loops with reductions are left as they are (sequential
     after `convert-scf-to-cf`). `threads=1` makes every `scf.parallel`
     sequential loops.
   }];
-  let dependentDialects = ["arith::ArithDialect", "async::AsyncDialect",
-                           "func::FuncDialect", "scf::SCFDialect"];
+  let dependentDialects = ["arith::ArithDialect", "func::FuncDialect",
+                           "LLVM::LLVMDialect", "scf::SCFDialect"];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads to split the loops over (the calling one included)">,

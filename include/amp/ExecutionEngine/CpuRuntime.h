@@ -104,6 +104,14 @@ AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16, outputGradient,
 /* Threads the library calls use (1 by default: deterministic). */
 void ampCpuSetNumThreads(int32_t threads);
 
+/* Runs body(context, block) for every block in [0, blocks), each on its own
+ * thread of the library's OpenMP team (the calling thread runs block 0), and
+ * returns when all have: the blocks of a loop that `amp-cpu-parallel-loops`
+ * split. One pool for the loops and the library calls, whose workers spin
+ * between the two rather than waking another pool's. */
+void ampCpuParallelFor(void (*body)(void *context, int64_t block),
+                       void *context, int64_t blocks);
+
 /* How low-precision inputs of matmuls are computed on this host: "native"
  * (the library's own kernels: bf16 with AMX, f16 with AMX or AVX512-FP16)
  * or "f32" (inputs extended to f32, the same arithmetic: products of two

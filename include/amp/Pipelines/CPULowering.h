@@ -47,7 +47,7 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       *this, "threads",
       llvm::cl::desc("Threads of the compiled loops: above 1, the outermost "
                      "parallel loops with enough work are split over that many "
-                     "threads of MLIR's async runtime "
+                     "threads of oneDNN's OpenMP team "
                      "(amp-cpu-parallel-loops), with the same results; 1 "
                      "keeps every loop on the calling thread"),
       llvm::cl::init(1)};
@@ -60,8 +60,8 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
 /// contractions and convolutions (`library`) and for the collectives MPI's
 /// lowering cannot take (data-parallel steps), vector code for the cheap
 /// linalg ops (`vectorize`), loops for the others (the outermost parallel
-/// ones with enough work split over `threads` threads of MLIR's async
-/// runtime when it is above 1), and conversion of everything to the LLVM
+/// ones with enough work split over `threads` threads of oneDNN's OpenMP
+/// team when it is above 1), and conversion of everything to the LLVM
 /// dialect.
 void buildCPULoweringPipeline(OpPassManager &pm,
                               const CPULoweringOptions &options);
