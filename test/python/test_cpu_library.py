@@ -139,15 +139,15 @@ CONVOLUTIONS = {  # name: (stride, padding, kernel, dilation) of the second conv
 }
 
 
-def convolution_step(stride, padding, kernel, dilation):
+def convolution_step(stride, padding, kernel, dilation, channels=(5, 6), image=(9, 7)):
     if trace_training_step is None:
         pytest.skip("needs torch and torch-mlir")
 
     class TwoConvolutions(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.a = torch.nn.Conv2d(3, 5, 3, 1, 1, bias=False)
-            self.b = torch.nn.Conv2d(5, 6, kernel, stride, padding, dilation=dilation)
+            self.a = torch.nn.Conv2d(3, channels[0], 3, 1, 1, bias=False)
+            self.b = torch.nn.Conv2d(*channels, kernel, stride, padding, dilation=dilation)
 
         def forward(self, x):
             return self.b(torch.relu(self.a(x)))
@@ -157,7 +157,7 @@ def convolution_step(stride, padding, kernel, dilation):
 
     torch.manual_seed(0)
     model = TwoConvolutions()
-    x = torch.randn(3, 3, 9, 7)
+    x = torch.randn(3, 3, *image)
     with torch.no_grad():
         target = torch.randn(model(x).shape)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -250,3 +250,42 @@ def test_each_thread_count_has_its_own_primitive():
     created = [line for line in run.stdout.splitlines()
                if line.startswith("onednn_verbose,create:") and ",matmul," in line]
     assert len(created) == 2, created
+
+
+DIRECT_KERNEL = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import amp_mlir
+from random_batch import random_batch
+session = amp_mlir.Session(open(sys.argv[2]).read(), sys.argv[3] or None)
+session.step(*random_batch(session, 4, seed=1))
+"""
+
+
+def has_amx():
+    with open("/proc/cpuinfo") as cpuinfo:
+        return "amx_bf16" in cpuinfo.read()
+
+
+@pytest.mark.parametrize("options", [None, "dtype=bf16"])
+@pytest.mark.parametrize("name", ["stride2_pad1", "stride2_1x1"])
+def test_strided_input_gradient_runs_on_a_direct_kernel(name, options, tmp_path):
+    """oneDNN's first choice for the input gradient of a strided convolution of 16 into 32
+    channels (the CNN's), a brgemm kernel, is 2-4x slower than its direct jit kernel without
+    AMX (bench/RESULTS.md, eighth round): the runtime takes the jit one there (oneDNN's
+    verbose log names the kernel that ran)."""
+    if has_amx():
+        pytest.skip("with AMX the brgemm kernels are the fast ones")
+    path = tmp_path / "step.mlir"
+    path.write_text(convolution_step(*CONVOLUTIONS[name], channels=(16, 32), image=(16, 16)))
+    run = subprocess.run(
+        [sys.executable, "-c", DIRECT_KERNEL, os.path.join(BUILD, "python_packages"),
+         str(path), options or ""],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "ONEDNN_VERBOSE": "1",
+             "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+    executed = [line.split(",") for line in run.stdout.splitlines()
+                if line.startswith("onednn_verbose,exec,cpu,convolution,")]
+    backward_data = [fields[4] for fields in executed if fields[5] == "backward_data"]
+    assert backward_data and all(kernel.startswith("jit") for kernel in backward_data), executed
