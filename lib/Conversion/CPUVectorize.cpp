@@ -120,8 +120,12 @@ bool hasUnitInnermostStride(MemRefType type) {
 }
 
 /// The tile sizes with which `op` becomes vector code, or nothing when it
-/// stays loops.
-std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
+/// stays loops. With `parallelLoops`, a reduction whose results would fit
+/// one vector of 16 (BatchNorm's 16 channel sums) takes vectors of 8
+/// instead, so that two threads have a tile each: each result is still
+/// summed alone, in the loops' order.
+std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op,
+                                                 bool parallelLoops) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       op.hasDynamicShape() || failed(linalg::vectorizeOpPrecondition(op)) ||
       accessesBoolsAlongInnermostLoop(op) || hasIntegerPowers(op))
@@ -155,12 +159,33 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op) {
   // its innermost reduction loop at a time, in that loop's order: the rows
   // of its inputs are read whole (a softmax's rows, BatchNorm's channel
   // planes) and transposed in registers, not gathered lane by lane.
-  if (vectorsOfResults)
-    for (int64_t loop = ranges.size() - 2; loop >= 0; --loop)
-      if (!linalg::isParallelIterator(iterators[loop])) {
-        tiles[loop] = largestDivisor(ranges[loop], kVectorLimit);
-        break;
-      }
+  if (!vectorsOfResults)
+    return tiles;
+  bool reduces = false;
+  for (int64_t loop = ranges.size() - 2; loop >= 0; --loop)
+    if (!linalg::isParallelIterator(iterators[loop])) {
+      tiles[loop] = largestDivisor(ranges[loop], kVectorLimit);
+      reduces = true;
+      break;
+    }
+  bool oneParallelTile = llvm::all_of(
+      llvm::seq<size_t>(0, ranges.size()), [&](size_t loop) {
+        return !linalg::isParallelIterator(iterators[loop]) ||
+               ranges[loop] == tiles[loop];
+      });
+  if (parallelLoops && reduces && oneParallelTile) {
+    // Half an AVX-512 register at least: a column sum of 10 keeps its 10.
+    int64_t half = largestDivisor(ranges.back(), tiles.back() / 2);
+    if (2 * half >= tiles.back() && half >= kVectorLimit / 2) {
+      tiles.back() = half;
+      // The square tile of the reduction loop shrinks with it.
+      for (int64_t loop = ranges.size() - 2; loop >= 0; --loop)
+        if (!linalg::isParallelIterator(iterators[loop])) {
+          tiles[loop] = largestDivisor(ranges[loop], half);
+          break;
+        }
+    }
+  }
   return tiles;
 }
 
@@ -184,9 +209,10 @@ SmallVector<unsigned> getParallelLoopsFirst(linalg::LinalgOp op) {
 /// without tiles or whose tile cannot be vectorized are left as they are.
 void tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
                       bool parallelLoops) {
-  if (!getTileSizes(op) && op.hasPureBufferSemantics() && !op.hasDynamicShape())
+  if (!getTileSizes(op, parallelLoops) && op.hasPureBufferSemantics() &&
+      !op.hasDynamicShape())
     op = moveParallelLoopInnermost(rewriter, op);
-  std::optional<SmallVector<int64_t>> tiles = getTileSizes(op);
+  std::optional<SmallVector<int64_t>> tiles = getTileSizes(op, parallelLoops);
   if (!tiles)
     return;
   rewriter.setInsertionPoint(op);

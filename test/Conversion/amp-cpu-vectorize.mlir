@@ -248,6 +248,36 @@ func.func @channel_sum(%x: memref<2x32x4x32xf32>, %s: memref<32xf32>) {
 
 // -----
 
+// 16 channels, one vector of sums: with parallel-loops, vectors of 8 sums
+// and 8x8 tiles instead, so that two threads have a tile of channels each
+// (each sum still added in the loops' order); without, one 16x16 tile.
+
+// CHECK-LABEL: func.func @channel_sum_one_vector(
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c16 step %c16
+// CHECK:           vector.transfer_read %arg0{{.*}} : memref<2x16x4x32xf32>, vector<16x16xf32>
+// CHECK-COUNT-16:  arith.addf %{{.*}} : vector<16xf32>
+
+// PAR-LABEL: func.func @channel_sum_one_vector(
+// PAR:         scf.parallel (%[[C:.*]]) = (%c0) to (%c16) step (%c8)
+// PAR:           scf.for
+// PAR:             scf.for
+// PAR:               scf.for %{{.*}} = %{{.*}} to %c32 step %c8
+// PAR:                 vector.transfer_read %arg0{{.*}} : memref<2x16x4x32xf32>, vector<8x8xf32>
+// PAR-COUNT-8:         arith.addf %{{.*}} : vector<8xf32>
+// PAR:           vector.transfer_write %{{.*}}, %arg1[%[[C]]] {{.*}} : vector<8xf32>, memref<16xf32>
+
+func.func @channel_sum_one_vector(%x: memref<2x16x4x32xf32>, %s: memref<16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x16x4x32xf32>) outs(%s : memref<16xf32>) {
+  ^bb0(%u: f32, %acc: f32):
+    %r = arith.addf %u, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // The overflow check reduces i1 flags with `or` along the innermost loop too:
 // exact in any order, so it is vectorized, the unscaled gradient written 16 at
 // a time and the flags of each vector or-ed into the carried flag.

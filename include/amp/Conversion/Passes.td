@@ -555,7 +555,11 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
     With `parallel-loops` (`amp-lower-to-llvm` with `threads` above 1), the
     loops over the tiles of parallel dims are `scf.parallel` instead of
     `scf.for` (reduction dims stay `scf.for` inside them, in the same
-    order), for `amp-cpu-parallel-loops` to split over threads.
+    order), for `amp-cpu-parallel-loops` to split over threads. A reduction
+    whose results would fill one vector of 16 (BatchNorm's sums over 16
+    channels) then takes vectors of 8 and 8x8 tiles, so that two threads
+    have a tile each; every result is still summed alone in the loops'
+    order, so the bits do not change.
   }];
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "linalg::LinalgDialect", "scf::SCFDialect",
