@@ -161,30 +161,24 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op,
   // planes) and transposed in registers, not gathered lane by lane.
   if (!vectorsOfResults)
     return tiles;
-  bool reduces = false;
-  for (int64_t loop = ranges.size() - 2; loop >= 0; --loop)
-    if (!linalg::isParallelIterator(iterators[loop])) {
-      tiles[loop] = largestDivisor(ranges[loop], kVectorLimit);
-      reduces = true;
-      break;
-    }
+  std::optional<int64_t> squareLoop;
+  for (int64_t loop = ranges.size() - 2; loop >= 0 && !squareLoop; --loop)
+    if (!linalg::isParallelIterator(iterators[loop]))
+      squareLoop = loop;
+  if (!squareLoop)
+    return tiles;
+  tiles[*squareLoop] = largestDivisor(ranges[*squareLoop], kVectorLimit);
   bool oneParallelTile = llvm::all_of(
       llvm::seq<size_t>(0, ranges.size()), [&](size_t loop) {
         return !linalg::isParallelIterator(iterators[loop]) ||
                ranges[loop] == tiles[loop];
       });
-  if (parallelLoops && reduces && oneParallelTile) {
-    // Half an AVX-512 register at least: a column sum of 10 keeps its 10.
-    int64_t half = largestDivisor(ranges.back(), tiles.back() / 2);
-    if (2 * half >= tiles.back() && half >= kVectorLimit / 2) {
-      tiles.back() = half;
-      // The square tile of the reduction loop shrinks with it.
-      for (int64_t loop = ranges.size() - 2; loop >= 0; --loop)
-        if (!linalg::isParallelIterator(iterators[loop])) {
-          tiles[loop] = largestDivisor(ranges[loop], half);
-          break;
-        }
-    }
+  // Half an AVX-512 register at least: a column sum of 10 keeps its 10.
+  int64_t half = largestDivisor(ranges.back(), tiles.back() / 2);
+  if (parallelLoops && oneParallelTile && 2 * half >= tiles.back() &&
+      half >= kVectorLimit / 2) {
+    tiles.back() = half;
+    tiles[*squareLoop] = largestDivisor(ranges[*squareLoop], half);
   }
   return tiles;
 }
