@@ -168,6 +168,8 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op,
   if (!squareLoop)
     return tiles;
   tiles[*squareLoop] = largestDivisor(ranges[*squareLoop], kVectorLimit);
+  if (!parallelLoops)
+    return tiles;
   bool oneParallelTile = llvm::all_of(
       llvm::seq<size_t>(0, ranges.size()), [&](size_t loop) {
         return !linalg::isParallelIterator(iterators[loop]) ||
@@ -175,8 +177,7 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op,
       });
   // Half an AVX-512 register at least: a column sum of 10 keeps its 10.
   int64_t half = largestDivisor(ranges.back(), tiles.back() / 2);
-  if (parallelLoops && oneParallelTile && 2 * half >= tiles.back() &&
-      half >= kVectorLimit / 2) {
+  if (oneParallelTile && half >= kVectorLimit / 2) {
     tiles.back() = half;
     tiles[*squareLoop] = largestDivisor(ranges[*squareLoop], half);
   }
