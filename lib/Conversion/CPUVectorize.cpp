@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -199,6 +200,197 @@ SmallVector<unsigned> getParallelLoopsFirst(linalg::LinalgOp op) {
   return order;
 }
 
+/// The value of an indexing map's result `expr` (a dim or a constant) at
+/// the outer loops' `ivs`; null for the innermost dim, which `ivs` lacks.
+Value evaluateAtOuterLoops(OpBuilder &builder, Location loc, AffineExpr expr,
+                           ValueRange ivs) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return dim.getPosition() < ivs.size() ? ivs[dim.getPosition()] : Value();
+  return arith::ConstantIndexOp::create(
+      builder, loc, cast<AffineConstantExpr>(expr).getValue());
+}
+
+/// The row of `memref` along its dim `along` at `offsets` (the other dims'),
+/// as a 1-d view of `size` elements.
+Value getRow(OpBuilder &builder, Location loc, Value memref,
+             ArrayRef<Value> offsets, unsigned along, int64_t size) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<OpFoldResult> mixedOffsets, sizes, strides;
+  for (unsigned dim = 0; dim < type.getRank(); ++dim) {
+    mixedOffsets.push_back(dim == along ? OpFoldResult(builder.getIndexAttr(0))
+                                        : OpFoldResult(offsets[dim]));
+    sizes.push_back(builder.getIndexAttr(dim == along ? size : 1));
+    strides.push_back(builder.getIndexAttr(1));
+  }
+  auto rowType = memref::SubViewOp::inferRankReducedResultType(
+      {size}, type, mixedOffsets, sizes, strides);
+  return memref::SubViewOp::create(builder, loc, cast<MemRefType>(rowType),
+                                   memref, mixedOffsets, sizes, strides);
+}
+
+/// Splits an elementwise generic that gathers rows (`memref.load %table[i,
+/// j]` with `j` its innermost loop and `i` the same along it: an embedding
+/// lookup) into loops over its outer dims around a 1-d generic on rows:
+/// the table's row and the operands' rows as views, the values that do not
+/// vary along a row computed once per row. The linalg vectorizer takes no
+/// loads; the rows it does. Returns whether `op` was split.
+bool splitRowGather(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.hasDynamicShape() ||
+      op.getNumLoops() < 2 || op.getNumReductionLoops() != 0)
+    return false;
+  unsigned innermost = op.getNumLoops() - 1;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  Block *body = op.getBlock();
+  // Values that vary along a row: the innermost index, the elements of
+  // operands read along it, and what is computed from them.
+  llvm::DenseSet<Value> varying;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    // Operands are read through their dims (or constants): a row is a view.
+    if (!llvm::all_of(map.getResults(), [](AffineExpr expr) {
+          return isa<AffineDimExpr, AffineConstantExpr>(expr);
+        }))
+      return false;
+    if (!map.isFunctionOfDim(innermost)) {
+      // Every output is written along the rows.
+      if (op.isDpsInit(&operand))
+        return false;
+      continue;
+    }
+    varying.insert(op.getMatchingBlockArgument(&operand));
+  }
+  SmallVector<memref::LoadOp> gathers;
+  for (Operation &inner : body->without_terminator()) {
+    if (inner.getNumRegions() != 0)
+      return false;
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      if (index.getDim() == innermost)
+        varying.insert(index);
+      continue;
+    }
+    bool varies = llvm::any_of(inner.getOperands(), [&](Value operand) {
+      return varying.contains(operand);
+    });
+    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      ValueRange indices = load.getIndices();
+      auto index =
+          indices.empty() ? nullptr
+                          : indices.back().getDefiningOp<linalg::IndexOp>();
+      if (varies) {
+        if (!index || index.getDim() != innermost ||
+            !hasUnitInnermostStride(load.getMemRefType()) ||
+            llvm::any_of(indices.drop_back(), [&](Value value) {
+              return varying.contains(value);
+            }))
+          return false;
+        gathers.push_back(load);
+      }
+    } else if (!isMemoryEffectFree(&inner)) {
+      return false;
+    }
+    if (varies)
+      for (Value result : inner.getResults())
+        varying.insert(result);
+  }
+  if (gathers.empty())
+    return false;
+
+  Location loc = op.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> ivs;
+  for (unsigned dim = 0; dim < innermost; ++dim) {
+    auto loop = scf::ForOp::create(
+        rewriter, loc, arith::ConstantIndexOp::create(rewriter, loc, 0),
+        arith::ConstantIndexOp::create(rewriter, loc, ranges[dim]),
+        arith::ConstantIndexOp::create(rewriter, loc, 1));
+    ivs.push_back(loop.getInductionVar());
+    rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  // Once per row: the elements of operands not read along it, and what
+  // does not vary along it.
+  IRMapping once;
+  SmallVector<Value> rowInputs, rowOutputs;
+  SmallVector<Value> rowArguments;
+  auto evaluate = [&](AffineMap map) {
+    SmallVector<Value> offsets;
+    for (AffineExpr expr : map.getResults())
+      offsets.push_back(evaluateAtOuterLoops(rewriter, loc, expr, ivs));
+    return offsets;
+  };
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    BlockArgument argument = op.getMatchingBlockArgument(&operand);
+    if (varying.contains(argument)) {
+      unsigned along = *map.getResultPosition(
+          rewriter.getAffineDimExpr(innermost));
+      Value row = getRow(rewriter, loc, operand.get(), evaluate(map), along,
+                         ranges[innermost]);
+      (op.isDpsInit(&operand) ? rowOutputs : rowInputs).push_back(row);
+      if (!op.isDpsInit(&operand))
+        rowArguments.push_back(argument);
+      continue;
+    }
+    if (!argument.use_empty())
+      once.map(argument, memref::LoadOp::create(rewriter, loc, operand.get(),
+                                                evaluate(map)));
+  }
+  for (Operation &inner : body->without_terminator()) {
+    if (llvm::any_of(inner.getResults(),
+                     [&](Value result) { return varying.contains(result); }))
+      continue;
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      once.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    rewriter.clone(inner, once);
+  }
+  for (memref::LoadOp load : gathers) {
+    SmallVector<Value> offsets;
+    for (Value index : load.getIndices().drop_back())
+      offsets.push_back(once.lookupOrDefault(index));
+    offsets.push_back(Value());
+    rowInputs.push_back(getRow(rewriter, loc, load.getMemRef(), offsets,
+                               load.getMemRefType().getRank() - 1,
+                               ranges[innermost]));
+  }
+
+  AffineMap identity = rewriter.getMultiDimIdentityMap(1);
+  SmallVector<AffineMap> maps(rowInputs.size() + rowOutputs.size(), identity);
+  linalg::GenericOp::create(
+      rewriter, loc, rowInputs, rowOutputs, maps,
+      {utils::IteratorType::parallel},
+      [&](OpBuilder &builder, Location bodyLoc, ValueRange arguments) {
+        IRMapping each = once;
+        size_t next = 0;
+        for (Value argument : rowArguments)
+          each.map(argument, arguments[next++]);
+        for (memref::LoadOp load : gathers)
+          each.map(load.getResult(), arguments[next++]);
+        for (OpOperand &init : op.getDpsInitsMutable())
+          each.map(op.getMatchingBlockArgument(&init), arguments[next++]);
+        for (Operation &inner : body->without_terminator()) {
+          if (!llvm::any_of(inner.getResults(), [&](Value result) {
+                return varying.contains(result);
+              }) ||
+              each.contains(inner.getResult(0)))
+            continue;
+          if (isa<linalg::IndexOp>(inner)) {
+            each.map(inner.getResult(0),
+                     linalg::IndexOp::create(builder, bodyLoc, 0));
+            continue;
+          }
+          builder.clone(inner, each);
+        }
+        SmallVector<Value> yielded;
+        for (Value value : body->getTerminator()->getOperands())
+          yielded.push_back(each.lookupOrDefault(value));
+        linalg::YieldOp::create(builder, bodyLoc, yielded);
+      });
+  rewriter.eraseOp(op);
+  return true;
+}
+
 /// Tiles `op` and replaces its tile by vector code; the loops over tiles of
 /// parallel dims are scf.parallel with `parallelLoops`, else scf.for. Ops
 /// without tiles or whose tile cannot be vectorized are left as they are.
@@ -360,6 +552,11 @@ struct CPUVectorizePass
                              copy.getTarget());
       rewriter.eraseOp(copy);
     }
+
+    SmallVector<linalg::GenericOp> generics;
+    function.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics)
+      splitRowGather(rewriter, op);
 
     SmallVector<linalg::LinalgOp> ops;
     function.walk([&](linalg::LinalgOp op) { ops.push_back(op); });

@@ -14,11 +14,13 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/xxhash.h"
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -126,6 +128,22 @@ createTargetMachine(StringRef cpu) {
   llvm::orc::JITTargetMachineBuilder chosen(triple);
   chosen.setCPU(cpu.str());
   return chosen.createTargetMachine();
+}
+
+/// Turns off the merging of consecutive stores in LLVM's instruction
+/// selection (a process-wide LLVM option: target machines have no setting
+/// of their own). amp-cpu-vectorize leaves vector loads and stores, which it
+/// cannot widen, and its search for partners took half of the JIT compile
+/// time of the benchmark's CNN and GPT steps (bench/RESULTS.md, "Ninth
+/// round").
+static void disableStoreMerging() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("combiner-store-merging");
+    if (it != options.end())
+      it->second->addOccurrence(0, it->first, "false");
+  });
 }
 
 /// Calls a function lowered by amp-lower-to-llvm through its C interface:
@@ -282,6 +300,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  disableStoreMerging();
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =

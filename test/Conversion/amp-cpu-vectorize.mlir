@@ -417,3 +417,71 @@ func.func @copy_into_interior(%x: memref<2x32xf32>, %padded: memref<4x34xf32>, %
   memref.copy %x, %y : memref<2x32xf32> to memref<2x32xf32>
   return
 }
+
+// -----
+
+// An embedding lookup added to another operand (amp-one-hot-matmul-to-gather's
+// generic, fused): each output row reads a row of the table at an index of
+// its own. The index, its range check and the clamped row are computed once
+// per row, in loops over the outer dims; the row of the table, of the other
+// operand and of the output are 1-d views, which a generic adds as 16-wide
+// vectors (read from the buffers themselves once the views fold in).
+
+// CHECK-LABEL: func.func @row_gather(
+// CHECK:         scf.for %[[B:.*]] = %c0 to %c2 step %c1
+// CHECK:           scf.for %[[T:.*]] = %c0 to %c4 step %c1
+// CHECK:             %[[I:.*]] = memref.load %arg1[%[[T]], %c0] : memref<4x1xi64>
+// CHECK:             %[[INDEX:.*]] = arith.index_cast %[[I]] : i64 to index
+// CHECK:             %[[IN:.*]] = arith.cmpi ult, %[[INDEX]], %c8
+// CHECK:             %[[ROW:.*]] = arith.select %[[IN]], %[[INDEX]], %c0
+// CHECK:             %[[MASK:.*]] = vector.broadcast %[[IN]] : i1 to vector<16xi1>
+// CHECK:             scf.for %[[J:.*]] = %c0 to %c32 step %c16
+// CHECK:               %[[X:.*]] = vector.transfer_read %arg0[%[[B]], %[[T]], %[[J]]]{{.*}} vector<16xf32>
+// CHECK:               %[[E:.*]] = vector.transfer_read %arg2[%[[ROW]], %[[J]]]{{.*}} vector<16xf32>
+// CHECK:               %[[M:.*]] = arith.select %[[MASK]], %[[E]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK:               %[[S:.*]] = arith.addf %[[X]], %[[M]] : vector<16xf32>
+// CHECK:               vector.transfer_write %[[S]], %arg3[%[[B]], %[[T]], %[[J]]]
+// CHECK-NOT:     memref.load %arg2
+
+func.func @row_gather(%x: memref<2x4x32xf32>, %tokens: memref<4x1xi64>, %table: memref<8x32xf32>, %y: memref<2x4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(b, t, j) -> (b, t, j)>, affine_map<(b, t, j) -> (t, 0)>, affine_map<(b, t, j) -> (b, t, j)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %tokens : memref<2x4x32xf32>, memref<4x1xi64>) outs(%y : memref<2x4x32xf32>) {
+  ^bb0(%in: f32, %token: i64, %out: f32):
+    %j = linalg.index 2 : index
+    %index = arith.index_cast %token : i64 to index
+    %inside = arith.cmpi ult, %index, %c8 : index
+    %row = arith.select %inside, %index, %c0 : index
+    %element = memref.load %table[%row, %j] : memref<8x32xf32>
+    %masked = arith.select %inside, %element, %zero : f32
+    %sum = arith.addf %in, %masked : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// A load whose row changes along the innermost loop (a column of the table)
+// is no row gather: the op stays as it is, for the loops.
+
+// CHECK-LABEL: func.func @column_gather(
+// CHECK:         linalg.generic
+// CHECK:           memref.load %arg1[%{{.*}}, %{{.*}}] : memref<32x8xf32>
+// CHECK-NOT:     vector.transfer_read
+
+func.func @column_gather(%tokens: memref<4x1xi64>, %table: memref<32x8xf32>, %y: memref<4x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(t, j) -> (t, 0)>, affine_map<(t, j) -> (t, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tokens : memref<4x1xi64>) outs(%y : memref<4x32xf32>) {
+  ^bb0(%token: i64, %out: f32):
+    %j = linalg.index 1 : index
+    %index = arith.index_cast %token : i64 to index
+    %element = memref.load %table[%j, %index] : memref<32x8xf32>
+    linalg.yield %element : f32
+  }
+  return
+}

@@ -530,7 +530,13 @@ def AmpCPUVectorize : Pass<"amp-cpu-vectorize", "func::FuncOp"> {
       holds independent results, each summed in the loops' order. The tile
       (16 results by up to 16 elements of each) is read along the inputs'
       rows and transposed in registers (a 16x16 f32 tile by AVX-512's
-      unpack and permute sequence), not gathered element by element.
+      unpack and permute sequence), not gathered element by element;
+    - elementwise generics that load a table's rows (`memref.load
+      %table[%i, %j]`, `%j` the innermost loop and `%i` the same along it:
+      the embedding lookups of `amp-one-hot-matmul-to-gather`), which the
+      linalg vectorizer does not take: loops over the outer dims compute
+      what is the same along a row once, around a 1-d generic on the rows
+      of the table and of the operands (views), vectorized as above.
 
     The loops over the tiles run over the parallel dims first, then over
     the reduction dims, each group in the op's order: a reduction's
