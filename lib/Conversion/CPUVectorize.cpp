@@ -272,6 +272,9 @@ bool splitRowGather(RewriterBase &rewriter, linalg::GenericOp op) {
       return varying.contains(operand);
     });
     if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      // Loaded once per row, it must not read what the op writes.
+      if (llvm::is_contained(op.getDpsInits(), load.getMemRef()))
+        return false;
       ValueRange indices = load.getIndices();
       auto index =
           indices.empty() ? nullptr
