@@ -351,13 +351,40 @@ void runMatmulRowMajor(const Operand &a, const Operand &b, const Operand &c,
   runMatmul(a, b, c, accumulate);
 }
 
+/// Whether `operand`'s elements are where `layout` puts them. Besides an
+/// equal description, that holds for a blocked layout whose one inner block
+/// spans its whole dimension: for 16 channels, oneDNN's nChw16c is
+/// channels-last (NHWC) byte for byte, which amp-cpu-channels-last gives
+/// such activations so that no reorder runs.
+bool hasLayout(const Operand &operand, const memory::desc &layout) {
+  if (describe(operand) == layout)
+    return true;
+  memory::dims dims = layout.get_dims();
+  if (layout.get_format_kind() != memory::format_kind::blocked ||
+      layout.get_data_type() != operand.type || dims != operand.dims ||
+      layout.get_padded_dims() != dims || layout.get_submemory_offset() != 0 ||
+      layout.get_inner_nblks() > 1)
+    return false;
+  memory::dims strides = layout.get_strides();
+  if (layout.get_inner_nblks() == 1) {
+    int blocked = layout.get_inner_idxs()[0];
+    if (layout.get_inner_blks()[0] != dims[blocked])
+      return false;
+    strides[blocked] = 1;
+  }
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] != 1 && strides[d] != operand.strides[d])
+      return false;
+  return true;
+}
+
 /// `operand` as a primitive reads it: in place when it has the chosen
 /// layout, else reordered into `buffer` (copied in when `read`).
 memory inLayout(Library &library, const Operand &operand,
                 const memory::desc &layout, memory &buffer, bool read) {
+  if (hasLayout(operand, layout))
+    return memory(layout, library.engine, operand.data);
   memory plain(describe(operand), library.engine, operand.data);
-  if (plain.get_desc() == layout)
-    return plain;
   if (!buffer)
     buffer = memory(layout, library.engine);
   if (read)
@@ -435,7 +462,7 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = memory(
           describe(epilogue[index]), library.engine, epilogue[index].data);
     cached.primitive.execute(library.stream, args);
-    if (sumOnReorder || describe(dst) != cached.layouts[2]) {
+    if (sumOnReorder || !hasLayout(dst, cached.layouts[2])) {
       memory plain(describe(dst), library.engine, dst.data);
       dnnl::reorder::primitive_desc back(dstArg, plain,
                                          makeAttributes(sumOnReorder));

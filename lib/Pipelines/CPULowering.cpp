@@ -33,6 +33,9 @@
 //   which keeps them for the next step instead of mapping fresh pages.
 //   With `epilogues` (the default), a low output type or an f32 bias next
 //   to a matmul goes into its call where oneDNN computes the same.
+//   With `channels-last` (the default), the 16-channel images of the
+//   convolutions are laid out as oneDNN's AVX-512 kernels read them
+//   (amp-cpu-channels-last): no reorders in the calls.
 // - The collectives of a data-parallel step: f32 sums become MPICH calls in
 //   convert-to-llvm (MPIToLLVM); f16 and bf16 sums, which MPI has no
 //   datatype for, and the world size, which MPIToLLVM does not lower, become
@@ -104,6 +107,8 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
     AmpLinalgToCPULibraryOptions library;
     library.epilogues = options.epilogues;
     pm.addPass(createAmpLinalgToCPULibrary(library));
+    if (options.channelsLast)
+      pm.addNestedPass<func::FuncOp>(createAmpCPUChannelsLast());
   }
   pm.addPass(createAmpMPIToCPURuntime());
   // threads=1 builds exactly the sequential pipeline; any other value goes

@@ -170,15 +170,20 @@ def convolution(request):
     return request.param, convolution_step(*CONVOLUTIONS[request.param])
 
 
-def library_calls(text, options, lowering=""):
-    """The runtime functions the CPU lowering (with amp-lower-to-llvm's options `lowering`)
-    calls for `text` under `options`."""
-    lowered = subprocess.run(
+def lowered_after(text, options, pass_name, lowering=""):
+    """`text` under `options` as the CPU lowering (with amp-lower-to-llvm's options
+    `lowering`) leaves it after `pass_name`."""
+    return subprocess.run(
         [os.path.join(BUILD, "bin", "amp-opt"), "-",
          f"--amp-pipeline={options}" if options else "--amp-strip-markers",
          f"--amp-lower-to-llvm=library=true vectorize=true {lowering}",
-         "--mlir-print-ir-after=amp-linalg-to-cpu-library", "-o", os.devnull],
+         f"--mlir-print-ir-after={pass_name}", "-o", os.devnull],
         input=text, capture_output=True, text=True, check=True).stderr
+
+
+def library_calls(text, options, lowering=""):
+    """The runtime functions the CPU lowering calls for `text` under `options`."""
+    lowered = lowered_after(text, options, "amp-linalg-to-cpu-library", lowering)
     return set(re.findall(r"call @(ampCpu\w+)", lowered))
 
 
@@ -190,6 +195,21 @@ def test_convolution_gradients_match_the_loops(convolution, options):
     calls = library_calls(text, options)
     assert f"ampCpuConv2DBackwardWeights{suffix}" in calls, calls
     assert (f"ampCpuConv2DBackwardData{suffix}" in calls) == (stride > 1), calls
+    assert_library_matches_loops(text, options, every_parameter_moves=True)
+
+
+@pytest.mark.parametrize("options", [None, "dtype=f16", "dtype=bf16"])
+def test_channels_last_convolutions_match_the_loops(options):
+    """With 16 channels the images of the convolutions and the code between them are laid
+    out channels-last (amp-cpu-channels-last), which oneDNN's AVX-512 kernels read in place:
+    a stride-2 convolution after a ReLU, its weight and input gradients, library against
+    loops within the tolerances above; channels-last=false keeps NCHW."""
+    text = convolution_step(2, 1, 3, 1, channels=(16, 16))
+    channels_last = r"memref.alloc\(\) .*: memref<3x9x7x16x"
+    after = "amp-cpu-channels-last"
+    assert re.search(channels_last, lowered_after(text, options, after))
+    assert not re.search(channels_last, lowered_after(
+        text, options, "amp-linalg-to-cpu-library", "channels-last=false"))
     assert_library_matches_loops(text, options, every_parameter_moves=True)
 
 

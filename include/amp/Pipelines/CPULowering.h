@@ -43,6 +43,15 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "function: a low output type, an f32 bias "
                      "(amp-linalg-to-cpu-library's `epilogues`)"),
       llvm::cl::init(true)};
+  Option<bool> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc("With `library`, lay out the 16-channel images that the "
+                     "runtime's convolutions read or write, and the "
+                     "elementwise code's between them, channels-last, which "
+                     "oneDNN's AVX-512 kernels read in place "
+                     "(amp-cpu-channels-last); else NCHW, reordered in each "
+                     "call"),
+      llvm::cl::init(true)};
   Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Threads of the compiled loops: above 1, the outermost "

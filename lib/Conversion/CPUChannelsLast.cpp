@@ -1,0 +1,261 @@
+//===- CPUChannelsLast.cpp - Channels-last activations for oneDNN ---------===//
+//
+// Implements `amp-cpu-channels-last`: the N x 16 x H x W buffers that the
+// runtime's convolutions read or write, and those the elementwise code
+// around them makes from them, are laid out channels-last, where oneDNN's
+// blocked layout (nChw16c) puts their bytes, so that the calls reorder
+// nothing. Loops over them run with the channels innermost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinalgLibraryCalls.h"
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPCPUCHANNELSLAST
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+/// The channel block of oneDNN's AVX-512 layouts (nChw16c, f32 and bf16):
+/// for this many channels the block is the whole channel dimension, and the
+/// layout is channels-last.
+constexpr int64_t kChannelBlock = 16;
+
+/// The physical dims of a channels-last N x C x H x W buffer: N, H, W, C.
+constexpr int64_t kChannelsLastOrder[] = {0, 2, 3, 1};
+
+/// Whether `value` is an allocation this pass lays out channels-last: a
+/// static, dense N x 16 x H x W memref with more than one pixel.
+memref::AllocOp getCandidate(Value value) {
+  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return {};
+  MemRefType type = alloc.getType();
+  if (type.getRank() != 4 || !type.hasStaticShape() ||
+      !type.getLayout().isIdentity() || type.getDimSize(1) != kChannelBlock ||
+      type.getDimSize(2) * type.getDimSize(3) == 1)
+    return {};
+  return alloc;
+}
+
+/// Whether `call` is one of the runtime's convolutions or products, which
+/// read every memref operand with its own strides (CpuRuntime.h).
+bool readsStrides(func::CallOp call) {
+  return call.getCallee().starts_with("ampCpuConv2D") ||
+         call.getCallee().starts_with("ampCpuMatmul");
+}
+
+/// The image operands (not the filter or its gradient) of a call of the
+/// runtime's convolutions, or none for other calls.
+SmallVector<Value> getConvolutionImages(func::CallOp call) {
+  StringRef callee = call.getCallee();
+  if (!callee.starts_with("ampCpuConv2D"))
+    return {};
+  unsigned filter = callee.starts_with("ampCpuConv2DBackwardWeights") ? 2 : 1;
+  SmallVector<Value> images;
+  for (auto [index, operand] : llvm::enumerate(call.getOperands()))
+    if (index < 3 && index != filter)
+      images.push_back(operand);
+  return images;
+}
+
+/// Whether every use of `value`, a candidate or a view of one, can take a
+/// channels-last buffer: linalg ops (any layout, or the physical buffer
+/// through their indexing maps), deallocations, copies, casts to unranked
+/// memrefs that only the runtime's strided calls read, and subviews whose
+/// uses can.
+bool usesTakeChannelsLast(Value value) {
+  return llvm::all_of(value.getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (isa<linalg::LinalgOp, memref::DeallocOp, memref::CopyOp>(user))
+      return true;
+    if (auto subview = dyn_cast<memref::SubViewOp>(user))
+      return usesTakeChannelsLast(subview.getResult());
+    if (auto cast = dyn_cast<memref::CastOp>(user))
+      return isa<UnrankedMemRefType>(cast.getType()) &&
+             llvm::all_of(cast->getUsers(), [](Operation *castUser) {
+               auto call = dyn_cast<func::CallOp>(castUser);
+               return call && readsStrides(call);
+             });
+    return false;
+  });
+}
+
+/// The candidates to lay out channels-last: those the runtime's
+/// convolutions read or write, then those a linalg op or copy reads or
+/// writes together with one already taken, when all their uses can take
+/// the layout.
+SmallVector<memref::AllocOp> selectBuffers(func::FuncOp function) {
+  llvm::SetVector<Operation *> selected;
+  SmallVector<memref::AllocOp> worklist;
+  auto consider = [&](Value value) {
+    memref::AllocOp alloc = getCandidate(getRoot(value));
+    if (alloc && !selected.contains(alloc) &&
+        usesTakeChannelsLast(alloc.getResult())) {
+      selected.insert(alloc);
+      worklist.push_back(alloc);
+    }
+  };
+  function.walk([&](func::CallOp call) {
+    for (Value image : getConvolutionImages(call))
+      consider(image);
+  });
+  while (!worklist.empty()) {
+    memref::AllocOp alloc = worklist.pop_back_val();
+    for (Operation *user : alloc->getUsers())
+      if (isa<linalg::LinalgOp, memref::CopyOp>(user))
+        for (Value operand : user->getOperands())
+          consider(operand);
+  }
+  return llvm::map_to_vector(selected, [](Operation *op) {
+    return cast<memref::AllocOp>(op);
+  });
+}
+
+/// `map` reading the physical (N, H, W, C) buffer instead of the logical
+/// N x C x H x W one.
+AffineMap toChannelsLast(AffineMap map) {
+  SmallVector<AffineExpr> results;
+  for (int64_t dim : kChannelsLastOrder)
+    results.push_back(map.getResult(dim));
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), results,
+                        map.getContext());
+}
+
+/// Gives each subview of `view` (directly or through other subviews) the
+/// result type its new source implies.
+void retypeSubviews(RewriterBase &rewriter, Value view) {
+  for (Operation *user : view.getUsers()) {
+    auto subview = dyn_cast<memref::SubViewOp>(user);
+    if (!subview)
+      continue;
+    MemRefType type = memref::SubViewOp::inferRankReducedResultType(
+        subview.getType().getShape(), cast<MemRefType>(view.getType()),
+        subview.getMixedOffsets(), subview.getMixedSizes(),
+        subview.getMixedStrides());
+    rewriter.modifyOpInPlace(subview,
+                             [&] { subview.getResult().setType(type); });
+    retypeSubviews(rewriter, subview.getResult());
+  }
+}
+
+/// The loop of each generic that walks the channels of a channels-last
+/// operand (its output's, when that is one).
+using ChannelLoops = llvm::MapVector<Operation *, unsigned>;
+
+/// Replaces the logical buffer of `alloc` by a channels-last one: linalg
+/// ops (copies and named ops become generics first) read and write it
+/// through their indexing maps; other users get a transposed view of it,
+/// and subviews of that view their new types. Records the generics' channel
+/// loops in `channelLoops`.
+void layOutChannelsLast(RewriterBase &rewriter, memref::AllocOp alloc,
+                        ChannelLoops &channelLoops) {
+  MemRefType type = alloc.getType();
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> logicalOrder(4);
+  for (auto [physicalDim, logicalDim] : llvm::enumerate(kChannelsLastOrder)) {
+    shape.push_back(type.getDimSize(logicalDim));
+    logicalOrder[logicalDim] = rewriter.getAffineDimExpr(physicalDim);
+  }
+  rewriter.setInsertionPoint(alloc);
+  Location loc = alloc.getLoc();
+  auto physical = memref::AllocOp::create(
+      rewriter, loc, MemRefType::get(shape, type.getElementType()),
+      alloc.getAlignmentAttr());
+  auto logical = memref::TransposeOp::create(
+      rewriter, loc, physical,
+      AffineMapAttr::get(
+          AffineMap::get(4, 0, logicalOrder, rewriter.getContext())));
+
+  for (OpOperand &use : llvm::make_early_inc_range(alloc->getUses())) {
+    Operation *user = use.getOwner();
+    unsigned number = use.getOperandNumber();
+    if (auto copy = dyn_cast<memref::CopyOp>(user)) {
+      rewriter.setInsertionPoint(copy);
+      user = linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
+                                    copy.getTarget());
+      rewriter.eraseOp(copy);
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user)) {
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic) {
+        rewriter.setInsertionPoint(user);
+        generic = *linalg::generalizeNamedOp(rewriter, linalgOp);
+      }
+      OpOperand &operand = generic->getOpOperand(number);
+      SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+      AffineMap &map = maps[number];
+      map = toChannelsLast(map);
+      rewriter.modifyOpInPlace(generic, [&] {
+        operand.set(physical);
+        generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+      auto channels = dyn_cast<AffineDimExpr>(map.getResult(3));
+      if (channels &&
+          (generic.isDpsInit(&operand) || !channelLoops.count(generic)))
+        channelLoops[generic] = channels.getPosition();
+    } else if (isa<memref::DeallocOp>(user)) {
+      rewriter.modifyOpInPlace(user, [&] { use.set(physical); });
+    } else {
+      rewriter.modifyOpInPlace(user, [&] { use.set(logical); });
+    }
+  }
+  rewriter.eraseOp(alloc);
+  if (logical->use_empty())
+    rewriter.eraseOp(logical);
+  else
+    retypeSubviews(rewriter, logical);
+}
+
+/// Moves the loop that walks the channels of a channels-last operand of
+/// `generic` innermost, when it is parallel: the others keep their order,
+/// so every sum adds in the same order as before.
+void moveChannelsInnermost(RewriterBase &rewriter, linalg::GenericOp generic,
+                           unsigned channels) {
+  unsigned loops = generic.getNumLoops();
+  if (channels == loops - 1 ||
+      !linalg::isParallelIterator(generic.getIteratorTypesArray()[channels]))
+    return;
+  SmallVector<unsigned> order;
+  for (unsigned loop = 0; loop < loops; ++loop)
+    if (loop != channels)
+      order.push_back(loop);
+  order.push_back(channels);
+  rewriter.setInsertionPoint(generic);
+  (void)linalg::interchangeGenericOp(rewriter, generic, order);
+}
+
+struct AmpCPUChannelsLast
+    : public amp::impl::AmpCPUChannelsLastBase<AmpCPUChannelsLast> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Views that nothing reads (amp-linalg-to-cpu-library leaves the
+    // reshapes of the convolutions it replaced) would hold buffers back.
+    getOperation().walk([&](ViewLikeOpInterface view) {
+      if (isOpTriviallyDead(view))
+        rewriter.eraseOp(view);
+    });
+    ChannelLoops channelLoops;
+    for (memref::AllocOp alloc : selectBuffers(getOperation()))
+      layOutChannelsLast(rewriter, alloc, channelLoops);
+    for (auto [generic, channels] : channelLoops)
+      moveChannelsInnermost(rewriter, cast<linalg::GenericOp>(generic),
+                            channels);
+  }
+};
+
+} // namespace
