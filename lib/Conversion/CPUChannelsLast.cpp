@@ -221,6 +221,34 @@ void layOutChannelsLast(RewriterBase &rewriter, memref::AllocOp alloc,
     retypeSubviews(rewriter, logical);
 }
 
+/// Reads the per-channel operands of `generic` (1 x C x 1 x 1: a
+/// BatchNorm's statistics and parameters) through 1 x 1 x 1 x C views, the
+/// order of its channels-last ones: the vector code then loads the channels
+/// of a tile as one vector instead of element by element.
+void viewChannelVectorsChannelsLast(RewriterBase &rewriter,
+                                    linalg::GenericOp generic) {
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  SmallVector<int64_t> order(std::begin(kChannelsLastOrder),
+                             std::end(kChannelsLastOrder));
+  auto permutation =
+      AffineMapAttr::get(AffineMap::getPermutationMap(order, rewriter.getContext()));
+  rewriter.setInsertionPoint(generic);
+  for (OpOperand &operand : generic->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || type.getRank() != 4 || type.getNumElements() != type.getDimSize(1) ||
+        type.getDimSize(1) == 1)
+      continue;
+    Value view = memref::TransposeOp::create(rewriter, generic.getLoc(),
+                                             operand.get(), permutation);
+    AffineMap &map = maps[operand.getOperandNumber()];
+    map = toChannelsLast(map);
+    rewriter.modifyOpInPlace(generic, [&] { operand.set(view); });
+  }
+  rewriter.modifyOpInPlace(generic, [&] {
+    generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+}
+
 /// Moves the loop that walks the channels of a channels-last operand of
 /// `generic` innermost, when it is parallel: the others keep their order,
 /// so every sum adds in the same order as before.
@@ -252,9 +280,11 @@ struct AmpCPUChannelsLast
     ChannelLoops channelLoops;
     for (memref::AllocOp alloc : selectBuffers(getOperation()))
       layOutChannelsLast(rewriter, alloc, channelLoops);
-    for (auto [generic, channels] : channelLoops)
-      moveChannelsInnermost(rewriter, cast<linalg::GenericOp>(generic),
-                            channels);
+    for (auto [op, channels] : channelLoops) {
+      auto generic = cast<linalg::GenericOp>(op);
+      viewChannelVectorsChannelsLast(rewriter, generic);
+      moveChannelsInnermost(rewriter, generic, channels);
+    }
   }
 };
 

@@ -7,16 +7,19 @@ func.func private @consume(memref<2x16x5x7xf32>)
 
 // A convolution's f32 output, its channel sums (a BatchNorm's), and its
 // ReLU in bf16, which the next convolution reads, all channels-last: the
-// loops over the channels move innermost, the reduction's order kept; the
-// calls read transposed views with the layout's strides.
+// loops over the channels move innermost, the reduction's order kept, and
+// the channel sums are written through a 1 x 1 x 1 x 16 view; the calls read
+// transposed views with the layout's strides.
 // CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG:   #[[SUMS:.*]] = affine_map<(d0, d1, d2, d3) -> (0, d3, 0, 0)>
+// CHECK-DAG:   #[[SUMS:.*]] = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, d3)>
 // CHECK-LABEL: func.func @conv_chain(
+// CHECK-SAME:      %[[S:[^:]*]]: memref<1x16x1x1xf32>
 // CHECK:         %[[Y:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x5x7x16xf32>
 // CHECK:         %[[YV:.*]] = memref.transpose %[[Y]] (d0, d1, d2, d3) -> (d0, d3, d1, d2) : memref<2x5x7x16xf32> to memref<2x16x5x7xf32, strided<[560, 1, 112, 16]>>
 // CHECK:         %[[UY:.*]] = memref.cast %[[YV]] : memref<2x16x5x7xf32, strided<[560, 1, 112, 16]>> to memref<*xf32>
 // CHECK:         call @ampCpuConv2DBF16(%{{.*}}, %{{.*}}, %[[UY]],
-// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[SUMS]]], iterator_types = ["reduction", "reduction", "reduction", "parallel"]} ins(%[[Y]] : memref<2x5x7x16xf32>)
+// CHECK:         %[[SV:.*]] = memref.transpose %[[S]] (d0, d1, d2, d3) -> (d0, d2, d3, d1) : memref<1x16x1x1xf32> to memref<1x1x1x16xf32, strided<[16, 1, 1, 1]>>
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[SUMS]]], iterator_types = ["reduction", "reduction", "reduction", "parallel"]} ins(%[[Y]] : memref<2x5x7x16xf32>) outs(%[[SV]] : memref<1x1x1x16xf32, strided<[16, 1, 1, 1]>>)
 // CHECK:         %[[R:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x5x7x16xbf16>
 // CHECK:         %[[RV:.*]] = memref.transpose %[[R]]
 // CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[Y]] : memref<2x5x7x16xf32>) outs(%[[R]] : memref<2x5x7x16xbf16>)

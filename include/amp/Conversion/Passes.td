@@ -350,8 +350,10 @@ def AmpCPUChannelsLast : Pass<"amp-cpu-channels-last", "func::FuncOp"> {
     generics), and the loop over its channels moves innermost when it is
     parallel, the other loops keeping their order, so that every sum adds
     in the same order and the results keep their bits; the vector code
-    then runs along contiguous channels. Other users get a
-    `memref.transpose` view of it in the logical N x C x H x W order.
+    then runs along contiguous channels. Their per-channel operands
+    (1 x C x 1 x 1: BatchNorm's statistics and parameters) are read and
+    written through 1 x 1 x 1 x C views, one vector per tile. Other users
+    get a `memref.transpose` view of it in the logical N x C x H x W order.
 
     On a host whose oneDNN kernels block channels by 8 (AVX2), the runtime
     reorders such operands as before, from channels-last instead of NCHW.
