@@ -1,10 +1,11 @@
 //===- CPUChannelsLast.cpp - Channels-last activations for oneDNN ---------===//
 //
-// Implements `amp-cpu-channels-last`: the N x 16 x H x W buffers that the
-// runtime's convolutions read or write, and those the elementwise code
-// around them makes from them, are laid out channels-last, where oneDNN's
-// blocked layout (nChw16c) puts their bytes, so that the calls reorder
-// nothing. Loops over them run with the channels innermost.
+// Implements `amp-cpu-channels-last`: the N x C x H x W buffers (C a
+// multiple of 16) that the runtime's convolutions read or write, and those
+// the elementwise code around them makes from them, are laid out
+// channels-last, which oneDNN reads and writes without reorders (for 16
+// channels it is its blocked layout nChw16c). Loops over them run with the
+// channels innermost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,21 +33,24 @@ namespace {
 
 /// The channel block of oneDNN's AVX-512 layouts (nChw16c, f32 and bf16):
 /// for this many channels the block is the whole channel dimension, and the
-/// layout is channels-last.
+/// layout is channels-last; for multiples of it the runtime hands oneDNN
+/// the channels-last layout itself.
 constexpr int64_t kChannelBlock = 16;
 
 /// The physical dims of a channels-last N x C x H x W buffer: N, H, W, C.
 constexpr int64_t kChannelsLastOrder[] = {0, 2, 3, 1};
 
 /// Whether `value` is an allocation this pass lays out channels-last: a
-/// static, dense N x 16 x H x W memref with more than one pixel.
+/// static, dense N x C x H x W memref, C a multiple of 16, with more than
+/// one pixel.
 memref::AllocOp getCandidate(Value value) {
   auto alloc = value.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return {};
   MemRefType type = alloc.getType();
   if (type.getRank() != 4 || !type.hasStaticShape() ||
-      !type.getLayout().isIdentity() || type.getDimSize(1) != kChannelBlock ||
+      !type.getLayout().isIdentity() ||
+      type.getDimSize(1) % kChannelBlock != 0 ||
       type.getDimSize(2) * type.getDimSize(3) == 1)
     return {};
   return alloc;

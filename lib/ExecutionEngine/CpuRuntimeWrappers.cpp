@@ -505,6 +505,30 @@ Key makeConvKey(int kind, std::initializer_list<const Operand *> operands,
                   g.padLeft, g.padBottom, g.padRight, accumulate});
 }
 
+/// The channels of one block of oneDNN's AVX-512 layouts (nChw16c).
+constexpr int64_t kChannelBlock = 16;
+
+/// Whether `image` (N x C x H x W) is a dense channels-last (NHWC) array.
+bool isChannelsLast(const Operand &image) {
+  const memory::dims &d = image.dims, &s = image.strides;
+  return d.size() == 4 && s[1] == 1 && s[3] == d[1] && s[2] == d[3] * d[1] &&
+         s[0] == d[2] * d[3] * d[1];
+}
+
+/// The layout a convolution reads or writes `image` in: the library's
+/// choice, a blocked layout (nChw16c) into and from which the runtime
+/// reorders, except for channels-last images (amp-cpu-channels-last): those
+/// of one channel block are that layout already (hasLayout), wider ones
+/// are taken as they are. oneDNN's channels-last kernels took 5-19% longer
+/// than its blocked ones on the benchmark CNN's 32-channel convolutions;
+/// the reorders they save took 7% of its bf16 step (bench/RESULTS.md,
+/// tenth round).
+memory::desc describeImage(const Operand &image) {
+  if (isChannelsLast(image) && image.dims[1] != kChannelBlock)
+    return describe(image);
+  return describeAnyLayout(image);
+}
+
 /// `operand` with another element type (a primitive's own output type for
 /// an input of its backward).
 memory::desc describeAnyLayout(memory::dims dims, memory::data_type type) {
@@ -718,9 +742,10 @@ void runMatmulEpilogueRowMajor(const Operand &a, const Operand &b,
   runMatmulEpilogue(transposed(b), transposed(a), transposed(c), epilogue);
 }
 
-/// A convolution chooses its operands' layouts (format_tag::any): oneDNN's
-/// direct kernels read blocked layouts (nChw16c and the like), and with the
-/// plain strided ones it falls back to im2col and a GEMM, which took 30% of
+/// A convolution chooses its operands' layouts (format_tag::any) but for
+/// channels-last images (describeImage): oneDNN's direct kernels read
+/// blocked layouts (nChw16c and the like) and channels-last ones, and with
+/// other strided ones it falls back to im2col and a GEMM, which took 30% of
 /// a ResNet step. The reorders cost a pass over each operand.
 void runConv2D(const Operand &input, const Operand &filter,
                const Operand &output, const ConvGeometry &geometry,
@@ -730,9 +755,9 @@ void runConv2D(const Operand &input, const Operand &filter,
                         accumulate),
             input, filter, output, accumulate,
             [&](const Operand &src, const Operand &weights) {
-              return makeForwardConv(describeAnyLayout(src),
+              return makeForwardConv(describeImage(src),
                                      describeAnyLayout(weights),
-                                     describeAnyLayout(output), geometry,
+                                     describeImage(output), geometry,
                                      makeAttributes(accumulate));
             });
 }
@@ -752,8 +777,8 @@ void runConv2DBackwardWeights(const Operand &input,
                   accumulate),
       input, outputGradient, filterGradient, accumulate,
       [&](const Operand &src, const Operand &diffDst) {
-        memory::desc srcDesc = describeAnyLayout(src);
-        memory::desc diffDstDesc = describeAnyLayout(diffDst);
+        memory::desc srcDesc = describeImage(src);
+        memory::desc diffDstDesc = describeImage(diffDst);
         auto hint = makeForwardConv(
             srcDesc, describeAnyLayout(filterGradient.dims, src.type),
             diffDstDesc, geometry);
@@ -827,7 +852,7 @@ void runConv2DBackwardData(const Operand &outputGradient,
                   geometry, accumulate),
       outputGradient, filter, inputGradient, accumulate,
       [&](const Operand &diffDst, const Operand &weights) {
-        memory::desc diffDstDesc = describeAnyLayout(diffDst);
+        memory::desc diffDstDesc = describeImage(diffDst);
         memory::desc weightsDesc = describeAnyLayout(weights);
         auto hint = makeForwardConv(
             describeAnyLayout(inputGradient.dims, weights.type), weightsDesc,
@@ -835,7 +860,7 @@ void runConv2DBackwardData(const Operand &outputGradient,
         return preferDirectKernel([&] {
           return dnnl::convolution_backward_data::primitive_desc(
               Library::get().engine, dnnl::algorithm::convolution_direct,
-              describeAnyLayout(inputGradient), weightsDesc, diffDstDesc,
+              describeImage(inputGradient), weightsDesc, diffDstDesc,
               geometry.strides(), geometry.dilations(), geometry.padLow(),
               geometry.padHigh(), hint);
         });

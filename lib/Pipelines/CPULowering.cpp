@@ -33,9 +33,9 @@
 //   which keeps them for the next step instead of mapping fresh pages.
 //   With `epilogues` (the default), a low output type or an f32 bias next
 //   to a matmul goes into its call where oneDNN computes the same.
-//   With `channels-last` (the default), the 16-channel images of the
-//   convolutions are laid out as oneDNN's AVX-512 kernels read them
-//   (amp-cpu-channels-last): no reorders in the calls.
+//   With `channels-last` (the default), the images of the convolutions
+//   (16 channels or a multiple) are laid out channels-last, which oneDNN
+//   reads without reorders (amp-cpu-channels-last).
 // - The collectives of a data-parallel step: f32 sums become MPICH calls in
 //   convert-to-llvm (MPIToLLVM); f16 and bf16 sums, which MPI has no
 //   datatype for, and the world size, which MPIToLLVM does not lower, become

@@ -124,3 +124,25 @@ func.func @subview_and_copy(%x: memref<2x16x6x6xf32>, %w: memref<32x16x3x3xf32>,
   memref.dealloc %a : memref<2x16x6x6xf32>
   return
 }
+
+// -----
+
+func.func private @ampCpuConv2DBF16(memref<*xbf16>, memref<*xbf16>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) attributes {llvm.emit_c_interface}
+
+// 32 channels, a multiple of 16: channels-last as well.
+// CHECK-LABEL: func.func @wide(
+// CHECK:         %[[Y:.*]] = memref.alloc() : memref<2x5x7x32xf32>
+// CHECK:         %[[YV:.*]] = memref.transpose %[[Y]] (d0, d1, d2, d3) -> (d0, d3, d1, d2) : memref<2x5x7x32xf32> to memref<2x32x5x7xf32, strided<[1120, 1, 224, 32]>>
+// CHECK:         memref.cast %[[YV]]
+// CHECK:         memref.dealloc %[[Y]] : memref<2x5x7x32xf32>
+func.func @wide(%x: memref<2x16x5x7xbf16>, %w: memref<32x16x3x3xbf16>) {
+  %one = arith.constant 1 : i64
+  %no = arith.constant 0 : i32
+  %y = memref.alloc() : memref<2x32x5x7xf32>
+  %ux = memref.cast %x : memref<2x16x5x7xbf16> to memref<*xbf16>
+  %uw = memref.cast %w : memref<32x16x3x3xbf16> to memref<*xbf16>
+  %uy = memref.cast %y : memref<2x32x5x7xf32> to memref<*xf32>
+  call @ampCpuConv2DBF16(%ux, %uw, %uy, %one, %one, %one, %one, %one, %one, %one, %one, %no) : (memref<*xbf16>, memref<*xbf16>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) -> ()
+  memref.dealloc %y : memref<2x32x5x7xf32>
+  return
+}

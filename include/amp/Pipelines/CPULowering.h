@@ -45,10 +45,10 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::init(true)};
   Option<bool> channelsLast{
       *this, "channels-last",
-      llvm::cl::desc("With `library`, lay out the 16-channel images that the "
-                     "runtime's convolutions read or write, and the "
-                     "elementwise code's between them, channels-last, which "
-                     "oneDNN's AVX-512 kernels read in place "
+      llvm::cl::desc("With `library`, lay out the images that the runtime's "
+                     "convolutions read or write (16 channels or a multiple), "
+                     "and the elementwise code's between them, channels-last, "
+                     "which oneDNN reads without reorders "
                      "(amp-cpu-channels-last); else NCHW, reordered in each "
                      "call"),
       llvm::cl::init(true)};
