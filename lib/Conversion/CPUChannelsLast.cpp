@@ -85,7 +85,11 @@ SmallVector<Value> getConvolutionImages(func::CallOp call) {
 bool usesTakeChannelsLast(Value value) {
   return llvm::all_of(value.getUses(), [](OpOperand &use) {
     Operation *user = use.getOwner();
-    if (isa<linalg::LinalgOp, memref::DeallocOp, memref::CopyOp>(user))
+    // Named ops become generics first, which needs their region builder.
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+      return isa<linalg::GenericOp>(user) ||
+             static_cast<bool>(linalgOp.getRegionBuilder());
+    if (isa<memref::DeallocOp, memref::CopyOp>(user))
       return true;
     if (auto subview = dyn_cast<memref::SubViewOp>(user))
       return usesTakeChannelsLast(subview.getResult());
