@@ -9,7 +9,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgLibraryCalls.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -40,10 +39,20 @@ constexpr int64_t kChannelBlock = 16;
 /// The physical dims of a channels-last N x C x H x W buffer: N, H, W, C.
 constexpr int64_t kChannelsLastOrder[] = {0, 2, 3, 1};
 
-/// Whether `value` is an allocation this pass lays out channels-last: a
-/// static, dense N x C x H x W memref, C a multiple of 16, with more than
+/// The allocation `value` is, or is a cast or a subview of (views that
+/// keep its dims in their order), when this pass lays it out channels-last:
+/// a static, dense N x C x H x W memref, C a multiple of 16, with more than
 /// one pixel.
 memref::AllocOp getCandidate(Value value) {
+  while (true) {
+    if (auto cast = value.getDefiningOp<memref::CastOp>())
+      value = cast.getSource();
+    else if (auto subview = value.getDefiningOp<memref::SubViewOp>();
+             subview && subview.getType().getRank() == 4)
+      value = subview.getSource();
+    else
+      break;
+  }
   auto alloc = value.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return {};
@@ -111,7 +120,7 @@ SmallVector<memref::AllocOp> selectBuffers(func::FuncOp function) {
   llvm::SetVector<Operation *> selected;
   SmallVector<memref::AllocOp> worklist;
   auto consider = [&](Value value) {
-    memref::AllocOp alloc = getCandidate(getRoot(value));
+    memref::AllocOp alloc = getCandidate(value);
     if (alloc && !selected.contains(alloc) &&
         usesTakeChannelsLast(alloc.getResult())) {
       selected.insert(alloc);

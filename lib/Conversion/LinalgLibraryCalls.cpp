@@ -5,7 +5,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -41,12 +40,6 @@ Value amp::viewInOrder(OpBuilder &builder, Location loc, Value operand,
       AffineMap::getPermutationMap(permutation, builder.getContext());
   return memref::TransposeOp::create(builder, loc, operand,
                                      AffineMapAttr::get(transpose));
-}
-
-Value amp::getRoot(Value memref) {
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
-    memref = view.getViewSource();
-  return memref;
 }
 
 linalg::FillOp amp::getZeroFillBefore(Operation *op, Value output) {

@@ -37,11 +37,6 @@ std::optional<MatmulPlan> planMatmul(linalg::LinalgOp op);
 Value viewInOrder(OpBuilder &builder, Location loc, Value operand,
                   AffineMap map, ArrayRef<unsigned> order);
 
-/// The memref a value views: a `memref.alloc`, a function argument, or
-/// whatever op made it when that is not a view (subviews, transposes,
-/// reshapes and casts are).
-Value getRoot(Value memref);
-
 /// The `linalg.fill` of zero into `output` right before `op` (skipping ops
 /// without memory effects), which a product with beta = 0 makes redundant.
 linalg::FillOp getZeroFillBefore(Operation *op, Value output);

@@ -71,6 +71,14 @@ Value takeAccumulation(OpBuilder &builder, linalg::LinalgOp op) {
   return arith::ConstantIntOp::create(builder, op.getLoc(), fill ? 0 : 1, 32);
 }
 
+/// The memref a value views: a `memref.alloc`, a function argument, or
+/// whatever op made it when that is not a view.
+Value getRoot(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+    memref = view.getViewSource();
+  return memref;
+}
+
 /// Whether two roots may be one memory: only when they are the same value.
 /// Distinct allocations are, and so are distinct function arguments, which
 /// the contract makes buffers of their own (docs/TrainingStepIR.md,

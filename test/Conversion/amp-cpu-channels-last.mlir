@@ -59,14 +59,25 @@ func.func @conv_chain(%x: memref<2x16x5x7xbf16>, %w: memref<16x16x3x3xbf16>,
   return
 }
 
-
 // -----
 
 func.func private @ampCpuConv2DF32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) attributes {llvm.emit_c_interface}
 func.func private @consume(memref<2x16x5x7xf32>)
 
 // Buffers that stay NCHW: one that a function other than the runtime's
-// reads, one of 8 channels, one that no convolution reaches.
+// reads, one of 8 channels, one that no convolution reaches, and one that
+// a convolution reads with its first two dims swapped (a batch of 16 as
+// channels).
+// CHECK-LABEL: func.func @kept(
+// CHECK-NOT:     memref.transpose
+// CHECK:         %[[A:.*]] = memref.alloc() : memref<2x16x5x7xf32>
+// CHECK:         call @consume(%[[A]])
+// CHECK:         memref.alloc() : memref<2x8x5x7xf32>
+// CHECK:         memref.alloc() : memref<2x16x5x7xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<16x32x5x7xf32>
+// CHECK:         memref.transpose %[[D]] (d0, d1, d2, d3) -> (d1, d0, d2, d3)
+// CHECK-NOT:     memref.transpose
+// CHECK:         return
 func.func @kept(%w: memref<16x16x3x3xf32>, %w8: memref<8x8x3x3xf32>, %out: memref<2x16x5x7xf32>, %out8: memref<2x8x5x7xf32>) {
   %one = arith.constant 1 : i64
   %no = arith.constant 0 : i32
@@ -86,12 +97,17 @@ func.func @kept(%w: memref<16x16x3x3xf32>, %w8: memref<8x8x3x3xf32>, %out: memre
   call @ampCpuConv2DF32(%ub, %uw8, %uo8, %one, %one, %one, %one, %one, %one, %one, %one, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) -> ()
   %c = memref.alloc() : memref<2x16x5x7xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<2x16x5x7xf32>)
+  %d = memref.alloc() : memref<16x32x5x7xf32>
+  linalg.fill ins(%zero : f32) outs(%d : memref<16x32x5x7xf32>)
+  %swapped = memref.transpose %d (d0, d1, d2, d3) -> (d1, d0, d2, d3) : memref<16x32x5x7xf32> to memref<32x16x5x7xf32, strided<[35, 1120, 7, 1]>>
+  %ud = memref.cast %swapped : memref<32x16x5x7xf32, strided<[35, 1120, 7, 1]>> to memref<*xf32>
+  call @ampCpuConv2DF32(%ud, %uw, %uo, %one, %one, %one, %one, %one, %one, %one, %one, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) -> ()
   memref.dealloc %a : memref<2x16x5x7xf32>
   memref.dealloc %b : memref<2x8x5x7xf32>
   memref.dealloc %c : memref<2x16x5x7xf32>
+  memref.dealloc %d : memref<16x32x5x7xf32>
   return
 }
-
 
 // -----
 
