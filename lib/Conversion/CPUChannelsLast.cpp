@@ -98,8 +98,12 @@ bool usesTakeChannelsLast(Value value) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
       return isa<linalg::GenericOp>(user) ||
              static_cast<bool>(linalgOp.getRegionBuilder());
-    if (isa<memref::DeallocOp, memref::CopyOp>(user))
+    if (isa<memref::DeallocOp>(user))
       return true;
+    // A copy becomes a linalg.copy, which takes ranked memrefs only.
+    if (auto copy = dyn_cast<memref::CopyOp>(user))
+      return isa<MemRefType>(copy.getSource().getType()) &&
+             isa<MemRefType>(copy.getTarget().getType());
     if (auto subview = dyn_cast<memref::SubViewOp>(user))
       return usesTakeChannelsLast(subview.getResult());
     if (auto cast = dyn_cast<memref::CastOp>(user))
@@ -191,16 +195,18 @@ void layOutChannelsLast(RewriterBase &rewriter, memref::AllocOp alloc,
   rewriter.setInsertionPoint(alloc);
   Location loc = alloc.getLoc();
   auto physical = memref::AllocOp::create(
-      rewriter, loc, MemRefType::get(shape, type.getElementType()),
+      rewriter, loc,
+      MemRefType::get(shape, type.getElementType(), MemRefLayoutAttrInterface{},
+                      type.getMemorySpace()),
       alloc.getAlignmentAttr());
   auto logical = memref::TransposeOp::create(
       rewriter, loc, physical,
       AffineMapAttr::get(
           AffineMap::get(4, 0, logicalOrder, rewriter.getContext())));
 
-  for (OpOperand &use : llvm::make_early_inc_range(alloc->getUses())) {
-    Operation *user = use.getOwner();
-    unsigned number = use.getOperandNumber();
+  Value buffer = alloc.getResult();
+  llvm::SetVector<Operation *> users(alloc->user_begin(), alloc->user_end());
+  for (Operation *user : users) {
     if (auto copy = dyn_cast<memref::CopyOp>(user)) {
       rewriter.setInsertionPoint(copy);
       user = linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
@@ -213,23 +219,28 @@ void layOutChannelsLast(RewriterBase &rewriter, memref::AllocOp alloc,
         rewriter.setInsertionPoint(user);
         generic = *linalg::generalizeNamedOp(rewriter, linalgOp);
       }
-      OpOperand &operand = generic->getOpOperand(number);
       SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-      AffineMap &map = maps[number];
-      map = toChannelsLast(map);
       rewriter.modifyOpInPlace(generic, [&] {
-        operand.set(physical);
+        for (OpOperand &operand : generic->getOpOperands()) {
+          if (operand.get() != buffer)
+            continue;
+          AffineMap &map = maps[operand.getOperandNumber()];
+          map = toChannelsLast(map);
+          operand.set(physical);
+          auto channels = dyn_cast<AffineDimExpr>(map.getResult(3));
+          if (channels &&
+              (generic.isDpsInit(&operand) || !channelLoops.count(generic)))
+            channelLoops[generic] = channels.getPosition();
+        }
         generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
       });
-      auto channels = dyn_cast<AffineDimExpr>(map.getResult(3));
-      if (channels &&
-          (generic.isDpsInit(&operand) || !channelLoops.count(generic)))
-        channelLoops[generic] = channels.getPosition();
-    } else if (isa<memref::DeallocOp>(user)) {
-      rewriter.modifyOpInPlace(user, [&] { use.set(physical); });
-    } else {
-      rewriter.modifyOpInPlace(user, [&] { use.set(logical); });
+      continue;
     }
+    Value replacement = isa<memref::DeallocOp>(user) ? Value(physical)
+                                                     : Value(logical);
+    rewriter.modifyOpInPlace(user, [&] {
+      user->replaceUsesOfWith(buffer, replacement);
+    });
   }
   rewriter.eraseOp(alloc);
   if (logical->use_empty())
@@ -252,7 +263,8 @@ void viewChannelVectorsChannelsLast(RewriterBase &rewriter,
   rewriter.setInsertionPoint(generic);
   for (OpOperand &operand : generic->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || type.getRank() != 4 || type.getNumElements() != type.getDimSize(1) ||
+    if (!type || type.getRank() != 4 || !type.hasStaticShape() ||
+        !type.isStrided() || type.getNumElements() != type.getDimSize(1) ||
         type.getDimSize(1) == 1)
       continue;
     Value view = memref::TransposeOp::create(rewriter, generic.getLoc(),

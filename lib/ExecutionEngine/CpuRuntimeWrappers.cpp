@@ -362,7 +362,9 @@ bool hasLayout(const Operand &operand, const memory::desc &layout) {
   memory::dims dims = layout.get_dims();
   if (layout.get_format_kind() != memory::format_kind::blocked ||
       layout.get_data_type() != operand.type || dims != operand.dims ||
-      layout.get_padded_dims() != dims || layout.get_submemory_offset() != 0 ||
+      layout.get_padded_dims() != dims ||
+      layout.get_padded_offsets() != memory::dims(dims.size(), 0) ||
+      layout.get_submemory_offset() != 0 ||
       layout.get_inner_nblks() > 1)
     return false;
   memory::dims strides = layout.get_strides();

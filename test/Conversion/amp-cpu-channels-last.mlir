@@ -162,3 +162,73 @@ func.func @wide(%x: memref<2x16x5x7xbf16>, %w: memref<32x16x3x3xbf16>) {
   memref.dealloc %y : memref<2x32x5x7xf32>
   return
 }
+
+// -----
+
+func.func private @ampCpuConv2DBackwardWeightsF32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) attributes {llvm.emit_c_interface}
+func.func private @ampCpuConv2DBackwardDataF32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) attributes {llvm.emit_c_interface}
+
+// The images of an input and a weight gradient (not the filter gradient), a
+// zero fill and a named op reading one buffer twice (both become generics),
+// a copy between two such buffers, and a sum over the channels, whose
+// reduction loop stays where it is, with a per-channel input.
+// CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   #[[NHWC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+// CHECK-DAG:   #[[SCALE:.*]] = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, d1)>
+// CHECK-LABEL: func.func @backward(
+// CHECK-SAME:      %[[W:[^:]*]]: memref<16x16x3x3xf32>, %[[S:[^:]*]]: memref<1x16x1x1xf32>, %[[DW:[^:]*]]: memref<16x16x3x3xf32>, %[[SUMS:[^:]*]]: memref<2x1x5x7xf32>)
+// CHECK:         %[[DY:.*]] = memref.alloc() : memref<2x5x7x16xf32>
+// CHECK:         linalg.generic {{.*}} outs(%[[DY]] : memref<2x5x7x16xf32>)
+// CHECK:         %[[SQ:.*]] = memref.alloc() : memref<2x5x7x16xf32>
+// CHECK:         %[[SQV:.*]] = memref.transpose %[[SQ]]
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]], {{.*}} ins(%[[DY]], %[[DY]] : memref<2x5x7x16xf32>, memref<2x5x7x16xf32>) outs(%[[SQ]] : memref<2x5x7x16xf32>)
+// CHECK:           arith.mulf
+// CHECK:         %[[DX:.*]] = memref.alloc() : memref<2x5x7x16xf32>
+// CHECK:         %[[DXV:.*]] = memref.transpose %[[DX]]
+// CHECK:         %[[USQ:.*]] = memref.cast %[[SQV]]
+// CHECK:         %[[UW:.*]] = memref.cast %[[W]] : memref<16x16x3x3xf32> to memref<*xf32>
+// CHECK:         %[[UDX:.*]] = memref.cast %[[DXV]]
+// CHECK:         call @ampCpuConv2DBackwardDataF32(%[[USQ]], %[[UW]], %[[UDX]],
+// CHECK:         %[[COPY:.*]] = memref.alloc() : memref<2x5x7x16xf32>
+// CHECK:         %[[COPYV:.*]] = memref.transpose %[[COPY]]
+// CHECK-NOT:     memref.copy
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ID]]], {{.*}} ins(%[[DX]] : memref<2x5x7x16xf32>) outs(%[[COPY]] : memref<2x5x7x16xf32>)
+// CHECK:         %[[UCOPY:.*]] = memref.cast %[[COPYV]]
+// CHECK:         %[[UDW:.*]] = memref.cast %[[DW]] : memref<16x16x3x3xf32> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DBackwardWeightsF32(%[[UCOPY]], %[[USQ]], %[[UDW]],
+// CHECK:         %[[SV:.*]] = memref.transpose %[[S]] (d0, d1, d2, d3) -> (d0, d2, d3, d1)
+// CHECK:         linalg.generic {indexing_maps = [#[[NHWC]], #[[SCALE]], #{{.*}}], iterator_types = ["parallel", "reduction", "parallel", "parallel"]} ins(%[[COPY]], %[[SV]] : memref<2x5x7x16xf32>, memref<1x1x1x16xf32, strided<[16, 1, 1, 1]>>) outs(%[[SUMS]] : memref<2x1x5x7xf32>)
+// CHECK:         memref.dealloc %[[DY]] : memref<2x5x7x16xf32>
+func.func @backward(%w: memref<16x16x3x3xf32>, %scale: memref<1x16x1x1xf32>,
+                    %dw: memref<16x16x3x3xf32>, %sums: memref<2x1x5x7xf32>) {
+  %one = arith.constant 1 : i64
+  %no = arith.constant 0 : i32
+  %zero = arith.constant 0.0 : f32
+  %dy = memref.alloc() : memref<2x16x5x7xf32>
+  linalg.fill ins(%zero : f32) outs(%dy : memref<2x16x5x7xf32>)
+  %sq = memref.alloc() : memref<2x16x5x7xf32>
+  linalg.mul ins(%dy, %dy : memref<2x16x5x7xf32>, memref<2x16x5x7xf32>) outs(%sq : memref<2x16x5x7xf32>)
+  %dx = memref.alloc() : memref<2x16x5x7xf32>
+  %usq = memref.cast %sq : memref<2x16x5x7xf32> to memref<*xf32>
+  %uw = memref.cast %w : memref<16x16x3x3xf32> to memref<*xf32>
+  %udx = memref.cast %dx : memref<2x16x5x7xf32> to memref<*xf32>
+  call @ampCpuConv2DBackwardDataF32(%usq, %uw, %udx, %one, %one, %one, %one, %one, %one, %one, %one, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) -> ()
+  %copy = memref.alloc() : memref<2x16x5x7xf32>
+  memref.copy %dx, %copy : memref<2x16x5x7xf32> to memref<2x16x5x7xf32>
+  %ucopy = memref.cast %copy : memref<2x16x5x7xf32> to memref<*xf32>
+  %udw = memref.cast %dw : memref<16x16x3x3xf32> to memref<*xf32>
+  call @ampCpuConv2DBackwardWeightsF32(%ucopy, %usq, %udw, %one, %one, %one, %one, %one, %one, %one, %one, %no) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, i32) -> ()
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>, affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>],
+                  iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+      ins(%copy, %scale : memref<2x16x5x7xf32>, memref<1x16x1x1xf32>) outs(%sums : memref<2x1x5x7xf32>) {
+  ^bb0(%in: f32, %s: f32, %acc: f32):
+    %p = arith.mulf %in, %s : f32
+    %a = arith.addf %acc, %p : f32
+    linalg.yield %a : f32
+  }
+  memref.dealloc %dy : memref<2x16x5x7xf32>
+  memref.dealloc %sq : memref<2x16x5x7xf32>
+  memref.dealloc %dx : memref<2x16x5x7xf32>
+  memref.dealloc %copy : memref<2x16x5x7xf32>
+  return
+}

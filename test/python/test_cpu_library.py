@@ -207,11 +207,11 @@ def test_channels_last_convolutions_match_the_loops(options):
     text = convolution_step(2, 1, 3, 1, channels=(16, 32))
     channels_last = [r"memref.alloc\(\) .*: memref<3x9x7x16x",
                      r"memref.alloc\(\) .*: memref<3x5x4x32x"]
-    after = "amp-cpu-channels-last"
+    after = "amp-mpi-to-cpu-runtime"  # the pass after amp-cpu-channels-last
     for layout in channels_last:
         assert re.search(layout, lowered_after(text, options, after)), layout
         assert not re.search(layout, lowered_after(
-            text, options, "amp-linalg-to-cpu-library", "channels-last=false")), layout
+            text, options, after, "channels-last=false")), layout
     assert_library_matches_loops(text, options, every_parameter_moves=True)
 
 
