@@ -294,6 +294,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   loweringOptions.vectorize = options.vectorize;
   loweringOptions.library = options.library;
   loweringOptions.threads = options.threads;
+  loweringOptions.channelsLast = options.channelsLast;
   buildCPULoweringPipeline(lowering, loweringOptions);
   if (failed(lowering.run(module)))
     return makeError("lowering the step to LLVM failed");

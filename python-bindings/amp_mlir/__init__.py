@@ -334,7 +334,8 @@ class Session:
     """A training step compiled for the CPU, with its training state.
 
     ``Session(source, options=None, *, func=None, seed=0, functions=(),
-    cpu=None, threads=1, cpu_library=True, device="cpu", **kwargs)``:
+    cpu=None, threads=1, cpu_library=True, channels_last=True, device="cpu",
+    **kwargs)``:
     ``options`` (and keyword options)
     as for ``compile``; None with no keyword options runs the step in fp32
     as written. Parameters start from ``seed`` as in amp-run (Glorot for
@@ -345,7 +346,10 @@ class Session:
     library calls and the compiled loops use (1, the default, is
     deterministic; the loops give the same bits on any number); ``cpu_library``:
     whether they go to oneDNN (else compiled loops, with the same results up
-    to summation order), as amp-run's ``--threads`` and ``--cpu-library``.
+    to summation order), as amp-run's ``--threads`` and ``--cpu-library``;
+    ``channels_last``: whether the convolutions' images are laid out
+    channels-last for oneDNN (amp-run's ``--channels-last``; the same bits
+    for 16 channels, within rounding for wider ones).
 
     With ``data_parallel="mpi"`` the session is one rank of an MPI job
     (``mpiexec -n N python3 train.py``; MPI is initialized here and finalized
@@ -356,7 +360,8 @@ class Session:
 
     def __init__(self, source, options: Optional[str] = None, *, func: Optional[str] = None,
                  seed: int = 0, functions=(), cpu: Optional[str] = None, threads: int = 1,
-                 cpu_library: bool = True, device: str = "cpu", **kwargs):
+                 cpu_library: bool = True, channels_last: bool = True,
+                 device: str = "cpu", **kwargs):
         if device != "cpu":
             raise NotImplementedError(
                 f"device={device!r}: amp_mlir runs steps on the CPU only; GPU execution "
@@ -368,7 +373,8 @@ class Session:
         if not isinstance(threads, int) or threads < 1:
             raise ValueError(f"threads={threads!r}: expected a positive integer")
         self._step = _amp_mlir.Step(text, name, option_text, func or "",
-                                    list(functions), cpu or "", threads, bool(cpu_library))
+                                    list(functions), cpu or "", threads, bool(cpu_library),
+                                    bool(channels_last))
         _warn(self._step.warnings)
         self.options = option_text
         self.arguments = [

@@ -185,7 +185,7 @@ public:
   Step(const std::string &text, const std::string &name,
        std::optional<std::string> optionText, const std::string &function,
        const std::vector<std::string> &extraFunctions, const std::string &cpu,
-       int threads, bool library)
+       int threads, bool library, bool channelsLast)
       : context(createContext()) {
     if (optionText)
       options = parseOptions(*optionText);
@@ -198,6 +198,7 @@ public:
     compileOptions.cpu = cpu;
     compileOptions.threads = threads;
     compileOptions.library = library;
+    compileOptions.channelsLast = channelsLast;
     compileOptions.outputs = &outputs;
     llvm::Expected<std::unique_ptr<CompiledStep>> compiled =
         CompiledStep::compile(*module, compileOptions);
@@ -464,10 +465,10 @@ NB_MODULE(_amp_mlir, m) {
       .def(nb::init<const std::string &, const std::string &,
                     std::optional<std::string>, const std::string &,
                     const std::vector<std::string> &, const std::string &, int,
-                    bool>(),
+                    bool, bool>(),
            nb::arg("text"), nb::arg("name"), nb::arg("options").none(),
            nb::arg("function"), nb::arg("extra_functions"), nb::arg("cpu"),
-           nb::arg("threads"), nb::arg("library"))
+           nb::arg("threads"), nb::arg("library"), nb::arg("channels_last"))
       .def_prop_ro("name", [](const Step &s) { return s.step->getName().str(); })
       .def_prop_ro("arguments", &Step::getArguments)
       .def_prop_ro("results", &Step::getResults)

@@ -215,6 +215,19 @@ def test_channels_last_convolutions_match_the_loops(options):
     assert_library_matches_loops(text, options, every_parameter_moves=True)
 
 
+@pytest.mark.parametrize("options", [None, "dtype=bf16"])
+def test_channels_last_keeps_the_bits_of_16_channels(options):
+    """16-channel images channels-last (Session's channels_last, the default) give the bits
+    of NCHW ones: oneDNN runs the same kernels on the same bytes, and the loops moved to the
+    channels add every sum in its order."""
+    text = convolution_step(1, 1, 3, 1, channels=(16, 16))
+    losses, _, laid_out = train(text, options, channels_last=True)
+    nchw_losses, _, nchw = train(text, options, channels_last=False)
+    assert losses.tobytes() == nchw_losses.tobytes()
+    for name, value in laid_out.items():
+        assert value.tobytes() == nchw[name].tobytes(), name
+
+
 # -- matmul epilogues ----------------------------------------------------------------------
 
 def odd_mlp_step():

@@ -161,6 +161,12 @@ static cl::opt<bool> cpuLibrary(
              "library option; =false: loops, the same results up to summation "
              "order)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> channelsLast(
+    "channels-last",
+    cl::desc("Lay out the convolutions' images channels-last "
+             "(amp-lower-to-llvm's channels-last option; =false: NCHW, "
+             "reordered in each oneDNN call)"),
+    cl::init(true), cl::cat(runCategory));
 static cl::opt<std::string> beforeLowering(
     "before-lowering",
     cl::desc("Passes to run on the step after the AMP pipeline and before "
@@ -433,6 +439,7 @@ int main(int argc, char **argv) {
   compileOptions.cpu = targetCPU;
   compileOptions.vectorize = vectorize;
   compileOptions.library = cpuLibrary;
+  compileOptions.channelsLast = channelsLast;
   compileOptions.threads = threads;
   compileOptions.beforeLowering = beforeLowering;
   if (hasEval)

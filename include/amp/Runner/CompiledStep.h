@@ -82,6 +82,10 @@ struct StepCompileOptions {
   /// `library` option); else they are loops, with the same results up to
   /// summation order.
   bool library = true;
+  /// With `library`, whether the convolutions' images are laid out
+  /// channels-last (amp-lower-to-llvm's `channels-last` option); the same
+  /// bits up to the summation order of oneDNN's wider channels-last kernels.
+  bool channelsLast = true;
   /// Threads of the library calls and of the compiled loops (1, the
   /// default, is deterministic; the library's results with more may differ
   /// in summation order, the loops' do not: amp-lower-to-llvm's `threads`).
