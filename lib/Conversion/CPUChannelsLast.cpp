@@ -258,8 +258,8 @@ void viewChannelVectorsChannelsLast(RewriterBase &rewriter,
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
   SmallVector<int64_t> order(std::begin(kChannelsLastOrder),
                              std::end(kChannelsLastOrder));
-  auto permutation =
-      AffineMapAttr::get(AffineMap::getPermutationMap(order, rewriter.getContext()));
+  auto permutation = AffineMapAttr::get(
+      AffineMap::getPermutationMap(order, rewriter.getContext()));
   rewriter.setInsertionPoint(generic);
   for (OpOperand &operand : generic->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
