@@ -15,7 +15,6 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -300,12 +299,6 @@ struct AmpCPUChannelsLast
     : public amp::impl::AmpCPUChannelsLastBase<AmpCPUChannelsLast> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    // Views that nothing reads (amp-linalg-to-cpu-library leaves the
-    // reshapes of the convolutions it replaced) would hold buffers back.
-    getOperation().walk([&](ViewLikeOpInterface view) {
-      if (isOpTriviallyDead(view))
-        rewriter.eraseOp(view);
-    });
     ChannelLoops channelLoops;
     for (memref::AllocOp alloc : selectBuffers(getOperation()))
       layOutChannelsLast(rewriter, alloc, channelLoops);

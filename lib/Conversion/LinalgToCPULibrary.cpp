@@ -768,9 +768,20 @@ void eraseIfDead(Value buffer) {
   alloc.erase();
 }
 
+/// Erases `view` and the views it is made from while nothing reads them.
+void eraseUnreadViews(Value view) {
+  while (auto op = view.getDefiningOp<ViewLikeOpInterface>()) {
+    if (!view.use_empty())
+      return;
+    view = op.getViewSource();
+    op->erase();
+  }
+}
+
 /// Erases the buffers that nothing reads, with the fills and transposes
-/// that write them (the copies that weight gradients now read in place) and
-/// their reshapes and deallocations.
+/// that write them (the copies that weight gradients now read in place),
+/// the views those read from and nothing else does, and their reshapes and
+/// deallocations.
 void eraseUnreadBuffers(ModuleOp module) {
   SmallVector<memref::AllocOp> allocs;
   module.walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
@@ -793,8 +804,12 @@ void eraseUnreadBuffers(ModuleOp module) {
     }
     if (read)
       continue;
-    for (Operation *write : writes)
+    for (Operation *write : writes) {
+      SmallVector<Value> sources(write->getOperands());
       write->erase();
+      for (Value source : sources)
+        eraseUnreadViews(source);
+    }
     for (Value view : llvm::reverse(views))
       view.getDefiningOp()->erase();
   }
