@@ -120,11 +120,26 @@ bool hasUnitInnermostStride(MemRefType type) {
          strides.back() == 1;
 }
 
+/// Whether an input of `op` is read along `op`'s innermost loop from
+/// contiguous memory (a channels-last image under BatchNorm's channel sums).
+bool readsInnermostLoopContiguously(linalg::LinalgOp op) {
+  AffineExpr innermost =
+      getAffineDimExpr(op.getNumLoops() - 1, op->getContext());
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(input);
+    return type && map.getNumResults() > 0 &&
+           map.getResults().back() == innermost && hasUnitInnermostStride(type);
+  });
+}
+
 /// The tile sizes with which `op` becomes vector code, or nothing when it
 /// stays loops. With `parallelLoops`, a reduction whose results would fit
 /// one vector of 16 (BatchNorm's 16 channel sums) takes vectors of 8
 /// instead, so that two threads have a tile each: each result is still
-/// summed alone, in the loops' order.
+/// summed alone, in the loops' order. Not when an input's rows run along
+/// those results: both threads would then read every cache line of it for
+/// half of its bytes.
 std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op,
                                                  bool parallelLoops) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
@@ -178,7 +193,8 @@ std::optional<SmallVector<int64_t>> getTileSizes(linalg::LinalgOp op,
       });
   // Half an AVX-512 register at least: a column sum of 10 keeps its 10.
   int64_t half = largestDivisor(ranges.back(), tiles.back() / 2);
-  if (oneParallelTile && half >= kVectorLimit / 2) {
+  if (oneParallelTile && half >= kVectorLimit / 2 &&
+      !readsInnermostLoopContiguously(op)) {
     tiles.back() = half;
     tiles[*squareLoop] = largestDivisor(ranges[*squareLoop], half);
   }

@@ -278,6 +278,32 @@ func.func @channel_sum_one_vector(%x: memref<2x16x4x32xf32>, %s: memref<16xf32>)
 
 // -----
 
+// The same sums over a channels-last image: its rows hold the 16 channels, so
+// halves of them would make both threads read every cache line. One vector
+// of 16 sums with parallel-loops too.
+
+// CHECK-LABEL: func.func @channel_sum_channels_last(
+// CHECK:         vector.transfer_read %arg0{{.*}} : memref<2x4x32x16xbf16>, vector<16x16xbf16>
+
+// PAR-LABEL: func.func @channel_sum_channels_last(
+// PAR:         scf.parallel (%{{.*}}) = (%c0) to (%c16) step (%c16)
+// PAR:           vector.transfer_read %arg0{{.*}} : memref<2x4x32x16xbf16>, vector<16x16xbf16>
+// PAR-COUNT-16:  arith.addf %{{.*}} : vector<16xf32>
+// PAR:           vector.transfer_write %{{.*}}, %arg1[%{{.*}}] {{.*}} : vector<16xf32>, memref<16xf32>
+
+func.func @channel_sum_channels_last(%x: memref<2x4x32x16xbf16>, %s: memref<16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d3)>], iterator_types = ["reduction", "reduction", "reduction", "parallel"]}
+      ins(%x : memref<2x4x32x16xbf16>) outs(%s : memref<16xf32>) {
+  ^bb0(%u: bf16, %acc: f32):
+    %e = arith.extf %u : bf16 to f32
+    %r = arith.addf %e, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // The overflow check reduces i1 flags with `or` along the innermost loop too:
 // exact in any order, so it is vectorized, the unscaled gradient written 16 at
 // a time and the flags of each vector or-ed into the carried flag.
