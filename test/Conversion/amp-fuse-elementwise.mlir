@@ -102,18 +102,16 @@ func.func @recomputed_in_each_consumer(%x: tensor<64x4096xf32>, %mean: tensor<64
 
 // -----
 
-// Not a scalar computed once for many elements (the unscale factor), nor a
-// producer that reads two tensors whole: recomputed, it would cost more
-// than its buffer.
-// CHECK-LABEL: func.func @kept_shared
+// Not a scalar computed once for many elements (the unscale factor): each
+// reader would compute it again for every element.
+// CHECK-LABEL: func.func @scalar_kept_shared
 // CHECK: %[[F:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<f32>)
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<64x4096xf32>, tensor<64x4096xf32>)
-// CHECK: linalg.generic {{.*}} ins(%[[P]], %[[F]] :
-// CHECK: linalg.generic {{.*}} ins(%[[P]], %[[F]] :
+// CHECK: linalg.generic {{.*}} ins(%arg1, %[[F]] :
+// CHECK: linalg.generic {{.*}} ins(%arg2, %[[F]] :
 #id2 = affine_map<(i, j) -> (i, j)>
 #scalar = affine_map<(i, j) -> ()>
 #none = affine_map<() -> ()>
-func.func @kept_shared(%scale: tensor<f32>, %x: tensor<64x4096xf32>, %y: tensor<64x4096xf32>)
+func.func @scalar_kept_shared(%scale: tensor<f32>, %x: tensor<64x4096xf32>, %y: tensor<64x4096xf32>)
     -> (tensor<64x4096xf32>, tensor<64x4096xf32>) {
   %e0 = tensor.empty() : tensor<f32>
   %f = linalg.generic {indexing_maps = [#none, #none], iterator_types = []}
@@ -124,20 +122,14 @@ func.func @kept_shared(%scale: tensor<f32>, %x: tensor<64x4096xf32>, %y: tensor<
     linalg.yield %r : f32
   } -> tensor<f32>
   %e = tensor.empty() : tensor<64x4096xf32>
-  %p = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%x, %y : tensor<64x4096xf32>, tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    linalg.yield %m : f32
-  } -> tensor<64x4096xf32>
   %u = linalg.generic {indexing_maps = [#id2, #scalar, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%p, %f : tensor<64x4096xf32>, tensor<f32>) outs(%e : tensor<64x4096xf32>) {
+      ins(%x, %f : tensor<64x4096xf32>, tensor<f32>) outs(%e : tensor<64x4096xf32>) {
   ^bb0(%a: f32, %g: f32, %o: f32):
     %m = arith.mulf %a, %g : f32
     linalg.yield %m : f32
   } -> tensor<64x4096xf32>
   %v = linalg.generic {indexing_maps = [#id2, #scalar, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%p, %f : tensor<64x4096xf32>, tensor<f32>) outs(%e : tensor<64x4096xf32>) {
+      ins(%y, %f : tensor<64x4096xf32>, tensor<f32>) outs(%e : tensor<64x4096xf32>) {
   ^bb0(%a: f32, %g: f32, %o: f32):
     %m = arith.addf %a, %g : f32
     linalg.yield %m : f32
@@ -147,10 +139,118 @@ func.func @kept_shared(%scale: tensor<f32>, %x: tensor<64x4096xf32>, %y: tensor<
 
 // -----
 
-// Nor a producer with three readers: each would compile its own copy.
+// A producer that reads two tensors whole (recomputed, it would cost more
+// than its buffer) and is returned too: its first elementwise reader takes
+// it in, writes its result as well, and then so does the second. One loop
+// nest reads the two tensors once and writes three results.
+// CHECK-LABEL: func.func @first_reader_writes_the_shared_result
+// CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x4096xf32>, tensor<64x4096xf32>)
+// CHECK-NEXT: ^bb0(%[[A:[^:]*]]: f32, %[[B:[^:]*]]: f32,
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[U:.*]] = arith.negf %[[P]] : f32
+// CHECK-NEXT: %[[V:.*]] = arith.truncf %[[P]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[P]], %[[U]], %[[V]] : f32, f32, bf16
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#1, %[[R]]#2, %[[R]]#0
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @first_reader_writes_the_shared_result(%x: tensor<64x4096xf32>, %y: tensor<64x4096xf32>)
+    -> (tensor<64x4096xf32>, tensor<64x4096xbf16>, tensor<64x4096xf32>) {
+  %e = tensor.empty() : tensor<64x4096xf32>
+  %eb = tensor.empty() : tensor<64x4096xbf16>
+  %p = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<64x4096xf32>, tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<64x4096xf32>
+  %u = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x4096xf32>
+  %v = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<64x4096xf32>) outs(%eb : tensor<64x4096xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64x4096xbf16>
+  return %u, %v, %p : tensor<64x4096xf32>, tensor<64x4096xbf16>, tensor<64x4096xf32>
+}
+
+// -----
+
+// Not when the first reader is a reduction (its loops are not the
+// producer's elements, one each), nor into a later reader: the reduction
+// would read the result before the fused op defines it.
+// CHECK-LABEL: func.func @kept_for_a_reduction
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x4096xf32>, tensor<64x4096xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]] :
+// CHECK: linalg.generic {{.*}} ins(%[[P]] :
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @kept_for_a_reduction(%x: tensor<64x4096xf32>, %y: tensor<64x4096xf32>, %zeros: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64x4096xf32>) {
+  %e = tensor.empty() : tensor<64x4096xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<64x4096xf32>, tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<64x4096xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%p : tensor<64x4096xf32>) outs(%zeros : tensor<64xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  %u = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x4096xf32>
+  return %sum, %u : tensor<64xf32>, tensor<64x4096xf32>
+}
+
+// -----
+
+// Nor into a first reader that reads the result twice (here also
+// transposed): the fused op would read its own result.
+// CHECK-LABEL: func.func @kept_for_a_double_reader
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<128x128xf32>, tensor<128x128xf32>)
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[P]] :
+// CHECK: return %[[W]], %[[P]]
+#id2 = affine_map<(i, j) -> (i, j)>
+#swap = affine_map<(i, j) -> (j, i)>
+func.func @kept_for_a_double_reader(%x: tensor<128x128xf32>, %y: tensor<128x128xf32>)
+    -> (tensor<128x128xf32>, tensor<128x128xf32>) {
+  %e = tensor.empty() : tensor<128x128xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<128x128xf32>, tensor<128x128xf32>) outs(%e : tensor<128x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<128x128xf32>
+  %w = linalg.generic {indexing_maps = [#id2, #swap, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %p : tensor<128x128xf32>, tensor<128x128xf32>) outs(%e : tensor<128x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %n = arith.addf %a, %b : f32
+    linalg.yield %n : f32
+  } -> tensor<128x128xf32>
+  return %w, %p : tensor<128x128xf32>, tensor<128x128xf32>
+}
+
+// -----
+
+// A producer with three readers, too many to compute it again in each (each
+// would compile its own copy): the first takes it in, then the second and
+// the third, and its buffer goes.
 // CHECK-LABEL: func.func @three_readers
-// CHECK: %[[D:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x4096xf32>, tensor<64xf32>)
-// CHECK-COUNT-3: linalg.generic {{.*}} ins(%[[D]] :
+// CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<64x4096xf32>, tensor<64xf32>)
+// CHECK-COUNT-1: arith.subf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
 #id2 = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
 func.func @three_readers(%x: tensor<64x4096xf32>, %mean: tensor<64xf32>)
