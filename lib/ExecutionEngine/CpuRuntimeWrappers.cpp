@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -24,7 +23,9 @@
 #include <immintrin.h>
 #include <omp.h>
 #include <tuple>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 using dnnl::memory;
@@ -325,9 +326,25 @@ struct Roles {
 constexpr Roles kForwardRoles{{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST},
                               true};
 
-[[noreturn]] void fail(const char *what, const dnnl::error &error) {
-  std::fprintf(stderr, "amp cpu runtime: %s: %s\n", what, error.what());
-  std::abort();
+/// The first error a library call of this thread met, until
+/// ampCpuTakeError hands it to the runner: a call cannot return one to the
+/// compiled step, which goes on (its results are then not used).
+thread_local std::string pendingError;
+
+/// Records the error of the call `what` on these operands unless one is
+/// pending: "convolution of 2x3x9x7 and 5x4x3x3 into 2x5x7x5: <message>".
+void recordError(const char *what, const Operand &src, const Operand &weights,
+                 const Operand &dst, const dnnl::error &error) {
+  if (!pendingError.empty())
+    return;
+  auto shape = [](const Operand &operand) {
+    std::string text;
+    for (memory::dim size : operand.dims)
+      text += (text.empty() ? "" : "x") + std::to_string(size);
+    return text;
+  };
+  pendingError = std::string(what) + " of " + shape(src) + " and " +
+                 shape(weights) + " into " + shape(dst) + ": " + error.what();
 }
 
 /// `operand` with its last two dimensions swapped (a transposed view).
@@ -404,6 +421,9 @@ void runCached(const char *what, Key key, const Operand &srcIn,
                const Operand &weightsIn, const Operand &dst, bool accumulate,
                MakeFn make, const Roles &roles = kForwardRoles,
                const Epilogue &epilogue = {}) {
+  // After an error the step's results are discarded: no more work.
+  if (!pendingError.empty())
+    return;
   Library &library = Library::get();
   std::lock_guard<std::mutex> lock(library.mutex);
   auto it = library.cache.find(key);
@@ -472,7 +492,7 @@ void runCached(const char *what, Key key, const Operand &srcIn,
     }
     library.stream.wait();
   } catch (const dnnl::error &error) {
-    fail(what, error);
+    recordError(what, srcIn, weightsIn, dst, error);
   }
 }
 
@@ -507,9 +527,6 @@ Key makeConvKey(int kind, std::initializer_list<const Operand *> operands,
                   g.padLeft, g.padBottom, g.padRight, accumulate});
 }
 
-/// The channels of one block of oneDNN's AVX-512 layouts (nChw16c).
-constexpr int64_t kChannelBlock = 16;
-
 /// Whether `image` (N x C x H x W) is a dense channels-last (NHWC) array.
 bool isChannelsLast(const Operand &image) {
   const memory::dims &d = image.dims, &s = image.strides;
@@ -526,7 +543,7 @@ bool isChannelsLast(const Operand &image) {
 /// the reorders they save took 7% of its bf16 step (bench/RESULTS.md,
 /// tenth round).
 memory::desc describeImage(const Operand &image) {
-  if (isChannelsLast(image) && image.dims[1] != kChannelBlock)
+  if (isChannelsLast(image) && image.dims[1] != AMP_CPU_CHANNEL_BLOCK)
     return describe(image);
   return describeAnyLayout(image);
 }
@@ -1065,4 +1082,10 @@ extern "C" void _mlir_memref_to_llvm_free(void *buffer) {
 
 extern "C" uint64_t ampCpuAllocatedBytes(void) {
   return BufferPool::allocatedBytes;
+}
+
+extern "C" const char *ampCpuTakeError(void) {
+  static thread_local std::string taken;
+  taken = std::exchange(pendingError, std::string());
+  return taken.empty() ? nullptr : taken.c_str();
 }

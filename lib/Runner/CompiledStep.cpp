@@ -150,8 +150,9 @@ static void disableStoreMerging() {
 /// every argument and (out-parameter) result an identity-layout memref.
 /// `threads` is set for each call, since the CPU runtime's thread count is
 /// per calling thread and steps of one process may differ in it.
-static void callPacked(void (*function)(void **),
-                       llvm::ArrayRef<HostArray *> arrays, int threads) {
+static llvm::Error callPacked(void (*function)(void **),
+                              llvm::ArrayRef<HostArray *> arrays,
+                              int threads) {
   ampCpuSetNumThreads(threads);
   // Descriptor: base, data, offset, sizes[rank], strides[rank].
   llvm::SmallVector<llvm::SmallVector<int64_t, 8>> descriptors;
@@ -175,6 +176,9 @@ static void callPacked(void (*function)(void **),
   for (void *&pointer : pointers)
     packed.push_back(&pointer);
   function(packed.data());
+  if (const char *error = ampCpuTakeError())
+    return makeError(llvm::Twine("a library call failed: ") + error);
+  return llvm::Error::success();
 }
 
 /// Whether `type` is static but for a dynamic dimension 0, the batch.
@@ -358,6 +362,7 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
 CompiledStep::~CompiledStep() = default;
 
 void CompiledStep::initializeState(uint64_t seed) {
+  failure.clear();
   for (auto [index, argument] : llvm::enumerate(signature.arguments)) {
     HostArray &array = arguments[index];
     switch (argument.role) {
@@ -458,6 +463,12 @@ static double mean(const HostArray &array) {
 }
 
 llvm::Expected<StepOutcome> CompiledStep::run() {
+  if (!failure.empty())
+    return makeError("@" + getName() + " failed in an earlier step (" +
+                     failure +
+                     "), which left its parameters and optimizer state "
+                     "undefined: initialize the state again (a new Session) "
+                     "to go on");
   for (unsigned index : signature.getArguments(ArgumentRole::Hyperparameter))
     if (!isSet[index])
       return makeError("hyperparameter '" + signature.arguments[index].name +
@@ -487,7 +498,10 @@ llvm::Expected<StepOutcome> CompiledStep::run() {
     buffers.push_back(&array);
   auto start = std::chrono::steady_clock::now();
   uint64_t allocated = ampCpuAllocatedBytes();
-  callPacked(stepFunction, buffers, threads);
+  if (llvm::Error error = callPacked(stepFunction, buffers, threads)) {
+    failure = llvm::toString(std::move(error));
+    return makeError("@" + getName() + ": " + failure);
+  }
   std::optional<uint64_t> temporaryBytes;
   if (library)
     temporaryBytes = ampCpuAllocatedBytes() - allocated;
@@ -581,6 +595,7 @@ llvm::Error CompiledStep::call(StringRef name,
                      " is of type " + expected + ", got " +
                      describeArray(array->getDType(), array->getShape()));
   }
-  callPacked(it->getValue().function, arrays, threads);
+  if (llvm::Error error = callPacked(it->getValue().function, arrays, threads))
+    return makeError("@" + name + ": " + llvm::toString(std::move(error)));
   return llvm::Error::success();
 }

@@ -407,6 +407,36 @@ TEST(CpuRuntime, InputGradientsMatchTheLoops) {
       }
 }
 
+/// A call oneDNN refuses (a filter of 4 channels for an image of 3) writes
+/// nothing and leaves an error naming it, which the runner takes after the
+/// step; later calls do nothing until it is taken.
+TEST(CpuRuntime, KeepsTheFirstErrorUntilTaken) {
+  std::mt19937 random(5);
+  Tensor input(DType::F32, {2, 3, 9, 7}, {0, 1, 2, 3}, random);
+  Tensor badFilter(DType::F32, {5, 4, 3, 3}, {0, 1, 2, 3}, random);
+  Tensor filter(DType::F32, {5, 3, 3, 3}, {0, 1, 2, 3}, random);
+  Tensor output(DType::F32, {2, 5, 7, 5}, {0, 1, 2, 3}, random);
+  std::vector<float> initial = output.f32;
+  auto conv = [&](Tensor &weights) {
+    _mlir_ciface_ampCpuConv2DF32(&input.memref, &weights.memref,
+                                 &output.memref, 1, 1, 1, 1, 0, 0, 0, 0, 0);
+  };
+  ASSERT_EQ(ampCpuTakeError(), nullptr);
+  conv(badFilter);
+  conv(filter);
+  EXPECT_EQ(output.f32, initial);
+  const char *error = ampCpuTakeError();
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(std::string(error).rfind(
+                "convolution of 2x3x9x7 and 5x4x3x3 into 2x5x7x5: ", 0),
+            0u)
+      << error;
+  EXPECT_EQ(ampCpuTakeError(), nullptr);
+  conv(filter);
+  EXPECT_EQ(ampCpuTakeError(), nullptr);
+  EXPECT_NE(output.f32, initial);
+}
+
 TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {
   for (auto [isF16, variable] : {std::pair{1, "AMP_EXPECT_F16_PATH"},
                                  std::pair{0, "AMP_EXPECT_BF16_PATH"}}) {

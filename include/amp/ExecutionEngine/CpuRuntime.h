@@ -100,6 +100,12 @@ AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataF16, outputGradient,
 AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16, outputGradient,
                        rotatedFilter, inputGradient)
 #undef AMP_CPU_CONV2D_DECLARE
+/* The channels of one block of oneDNN's AVX-512 layouts (nChw16c, f32 and
+ * bf16). A dense channels-last image of this many channels is that layout
+ * byte for byte, which the convolutions read and write in place; a wider
+ * one, of a multiple of it, they take as channels-last (amp-cpu-channels-
+ * last lays out the images of such channel counts). */
+#define AMP_CPU_CHANNEL_BLOCK 16
 
 /* Threads the library calls use (1 by default: deterministic). */
 void ampCpuSetNumThreads(int32_t threads);
@@ -130,6 +136,13 @@ void _mlir_memref_to_llvm_free(void *buffer);
  * (requested sizes, kept buffers included): a step's temporaries are the
  * difference across one call. */
 uint64_t ampCpuAllocatedBytes(void);
+/* The first error a library call of the calling thread met since the last
+ * call of this function, as "<call>: <oneDNN's message>" (oneDNN could not
+ * create or run its primitive: an unsupported geometry, no memory), or NULL;
+ * the string lives until the next call. A failing call writes nothing and
+ * every later one returns at once until the error is taken: the results of
+ * the step that made them are not to be used. */
+const char *ampCpuTakeError(void);
 
 #ifdef __cplusplus
 }

@@ -161,7 +161,9 @@ public:
   llvm::Expected<int64_t> getBatchSize() const;
   /// Runs one step on the arguments and carries the state over. Fails when
   /// data arguments of a dynamic batch disagree on its size, or a
-  /// hyperparameter has no value.
+  /// hyperparameter has no value; and when a library call of the step
+  /// failed (ampCpuTakeError), after which the carried state is undefined
+  /// and every run fails until initializeState.
   llvm::Expected<StepOutcome> run();
 
   /// A hash of what every rank of a data-parallel run must hold the same:
@@ -204,6 +206,8 @@ private:
   double compileSeconds = 0.0;
   int threads = 1;
   bool library = true;
+  /// Why a step failed in a library call; empty while the state is valid.
+  std::string failure;
 };
 
 } // namespace mlir::amp
