@@ -9,7 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgLibraryCalls.h"
 #include "amp/Conversion/Passes.h"
+#include "amp/ExecutionEngine/CpuRuntime.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -29,19 +31,13 @@ using namespace mlir::amp;
 
 namespace {
 
-/// The channel block of oneDNN's AVX-512 layouts (nChw16c, f32 and bf16):
-/// for this many channels the block is the whole channel dimension, and the
-/// layout is channels-last; for multiples of it the runtime hands oneDNN
-/// the channels-last layout itself.
-constexpr int64_t kChannelBlock = 16;
-
 /// The physical dims of a channels-last N x C x H x W buffer: N, H, W, C.
 constexpr int64_t kChannelsLastOrder[] = {0, 2, 3, 1};
 
 /// The allocation `value` is, or is a cast or a subview of (views that
 /// keep its dims in their order), when this pass lays it out channels-last:
-/// a static, dense N x C x H x W memref, C a multiple of 16, with more than
-/// one pixel.
+/// a static, dense N x C x H x W memref, C a multiple of the runtime's
+/// channel block (16), with more than one pixel.
 memref::AllocOp getCandidate(Value value) {
   while (true) {
     if (auto cast = value.getDefiningOp<memref::CastOp>())
@@ -58,26 +54,19 @@ memref::AllocOp getCandidate(Value value) {
   MemRefType type = alloc.getType();
   if (type.getRank() != 4 || !type.hasStaticShape() ||
       !type.getLayout().isIdentity() ||
-      type.getDimSize(1) % kChannelBlock != 0 ||
+      type.getDimSize(1) % AMP_CPU_CHANNEL_BLOCK != 0 ||
       type.getDimSize(2) * type.getDimSize(3) == 1)
     return {};
   return alloc;
-}
-
-/// Whether `call` is one of the runtime's convolutions or products, which
-/// read every memref operand with its own strides (CpuRuntime.h).
-bool readsStrides(func::CallOp call) {
-  return call.getCallee().starts_with("ampCpuConv2D") ||
-         call.getCallee().starts_with("ampCpuMatmul");
 }
 
 /// The image operands (not the filter or its gradient) of a call of the
 /// runtime's convolutions, or none for other calls.
 SmallVector<Value> getConvolutionImages(func::CallOp call) {
   StringRef callee = call.getCallee();
-  if (!callee.starts_with("ampCpuConv2D"))
+  if (!callee.starts_with(kCpuConv2D))
     return {};
-  unsigned filter = callee.starts_with("ampCpuConv2DBackwardWeights") ? 2 : 1;
+  unsigned filter = callee.starts_with(kCpuConv2DBackwardWeights) ? 2 : 1;
   SmallVector<Value> images;
   for (auto [index, operand] : llvm::enumerate(call.getOperands()))
     if (index < 3 && index != filter)
@@ -109,7 +98,7 @@ bool usesTakeChannelsLast(Value value) {
       return isa<UnrankedMemRefType>(cast.getType()) &&
              llvm::all_of(cast->getUsers(), [](Operation *castUser) {
                auto call = dyn_cast<func::CallOp>(castUser);
-               return call && readsStrides(call);
+               return call && isCpuLibraryCall(call);
              });
     return false;
   });

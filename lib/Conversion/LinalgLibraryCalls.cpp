@@ -53,6 +53,11 @@ linalg::FillOp amp::getZeroFillBefore(Operation *op, Value output) {
   return fill;
 }
 
+bool amp::isCpuLibraryCall(func::CallOp call) {
+  return call.getCallee().starts_with(kCpuMatmul) ||
+         call.getCallee().starts_with(kCpuConv2D);
+}
+
 LogicalResult amp::checkNoMpiRetval(Operation *op, Value retval,
                                     StringRef call) {
   if (!retval)

@@ -41,6 +41,20 @@ Value viewInOrder(OpBuilder &builder, Location loc, Value operand,
 /// without memory effects), which a product with beta = 0 makes redundant.
 linalg::FillOp getZeroFillBefore(Operation *op, Value output);
 
+/// The name prefixes of the CPU runtime's matmuls and convolutions
+/// (include/amp/ExecutionEngine/CpuRuntime.h); a suffix names the inputs'
+/// type and epilogue.
+constexpr StringLiteral kCpuMatmul = "ampCpuMatmul";
+constexpr StringLiteral kCpuConv2D = "ampCpuConv2D";
+constexpr StringLiteral kCpuConv2DBackwardData = "ampCpuConv2DBackwardData";
+constexpr StringLiteral kCpuConv2DBackwardWeights =
+    "ampCpuConv2DBackwardWeights";
+
+/// Whether `call` calls one of the CPU runtime's matmuls or convolutions:
+/// each reads its memrefs with any strides and writes only the third, its
+/// output.
+bool isCpuLibraryCall(func::CallOp call);
+
 /// An error unless the mpi op that a runtime call (`call`, as the message
 /// names it) replaces returns no `!mpi.retval`: the calls return none.
 LogicalResult checkNoMpiRetval(Operation *op, Value retval, StringRef call);

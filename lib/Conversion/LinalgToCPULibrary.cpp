@@ -89,10 +89,7 @@ bool mayAlias(Value root, Value other) { return root == other; }
 /// (among its memref operands): the runtime's products and convolutions
 /// write only their third (CpuRuntime.h), other callees any.
 bool mayWriteMemRefOperand(func::CallOp op, unsigned index) {
-  StringRef callee = op.getCallee();
-  return !(callee.starts_with("ampCpuMatmul") ||
-           callee.starts_with("ampCpuConv2D")) ||
-         index == 2;
+  return !isCpuLibraryCall(op) || index == 2;
 }
 
 /// Whether `op` may write (or, unless `writesOnly`, read) memory that one of
@@ -515,7 +512,7 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
       geometry.high[d] = high;
     }
     if (fits) {
-      callee = ("ampCpuConv2DBackwardData" + suffix).str();
+      callee = (kCpuConv2DBackwardData + suffix).str();
       memrefs = {padded->source, swapFirstTwo(builder, loc, filter), output};
       call();
       for (Operation *op : padded->ops)
@@ -536,7 +533,7 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
       geometry.dilations[d] = dilations[d];
       geometry.low[d] = geometry.high[d] = 0;
     }
-    callee = ("ampCpuConv2D" + suffix).str();
+    callee = (kCpuConv2D + suffix).str();
     memrefs = {input, filter, output};
   } else if (isWeightGradient(conv)) {
     // out[c, f, i, j] = sum_{n, p, q} in[c, n, i*s + p*d, ..] * w[f, n, p, q]
@@ -552,7 +549,7 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
     }
     Value source = swapFirstTwoOfInput(
         builder, loc, padded ? padded->source : input, conv);
-    callee = ("ampCpuConv2DBackwardWeights" + suffix).str();
+    callee = (kCpuConv2DBackwardWeights + suffix).str();
     memrefs = {cropToExtent(builder, loc, source, padded, extent, geometry),
                swapFirstTwoOfInput(builder, loc, filter, conv),
                swapFirstTwo(builder, loc, output)};
@@ -565,7 +562,7 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
     }
     Value source = cropToExtent(builder, loc, padded ? padded->source : input,
                                 padded, extent, geometry);
-    callee = ("ampCpuConv2D" + suffix).str();
+    callee = (kCpuConv2D + suffix).str();
     memrefs = {source, filter, output};
   }
   call();
@@ -857,7 +854,7 @@ struct LinalgToCPULibraryPass
                   findTruncatingReaders(op, product, inputType)) {
             Value low = lowerOutputType(builder, product, inputType, *readers);
             calls.call(builder, loc,
-                       ("ampCpuMatmul" + suffix + "To" + suffix).str(),
+                       (kCpuMatmul + suffix + "To" + suffix).str(),
                        {view(op.getDpsInputs()[0], 0, plan->a),
                         view(op.getDpsInputs()[1], 1, plan->b),
                         view(low, 2, plan->c)},
@@ -873,7 +870,7 @@ struct LinalgToCPULibraryPass
           if (auto found = findEpilogue(op, product, dominance)) {
             auto [epilogue, at] = *found;
             builder.setInsertionPoint(at);
-            calls.call(builder, loc, ("ampCpuMatmul" + suffix + "Bias").str(),
+            calls.call(builder, loc, (kCpuMatmul + suffix + "Bias").str(),
                        {view(op.getDpsInputs()[0], 0, plan->a),
                         view(op.getDpsInputs()[1], 1, plan->b),
                         view(epilogue.generic.getDpsInits()[0], 2, plan->c),
@@ -890,7 +887,7 @@ struct LinalgToCPULibraryPass
         Value a = view(op.getDpsInputs()[0], 0, plan->a);
         Value b = view(op.getDpsInputs()[1], 1, plan->b);
         Value c = view(product, 2, plan->c);
-        calls.call(builder, loc, ("ampCpuMatmul" + suffix).str(), {a, b, c},
+        calls.call(builder, loc, (kCpuMatmul + suffix).str(), {a, b, c},
                    {accumulate});
         op.erase();
         continue;
