@@ -22,8 +22,8 @@
 #include <mutex>
 #include <immintrin.h>
 #include <omp.h>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
