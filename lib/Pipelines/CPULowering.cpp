@@ -6,7 +6,10 @@
 //   they become linalg.generic first; then chains of them are fused
 //   (amp-fuse-elementwise): one loop nest and no buffer in between. Sums
 //   over the same loops that read one tensor become one op
-//   (amp-fuse-sibling-reductions): one pass over the tensor.
+//   (amp-fuse-sibling-reductions): one pass over the tensor. Such sums to a
+//   few values (BatchNorm's) get partial results over their outer loops
+//   (amp-cpu-split-reductions), which the parallel loops can split; with
+//   any `threads`, so every thread count sums in the same order.
 // - Every op writing into a filled tensor gets a fill of its own
 //   (amp-fill-per-destination): a fill instead of a copy of a filled buffer.
 // - Transposes that only feed matmuls are folded into them
@@ -85,6 +88,7 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createAmpMergeEqualReductions());
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createAmpFuseSiblingReductions());
+  pm.addNestedPass<func::FuncOp>(createAmpCPUSplitReductions());
   pm.addNestedPass<func::FuncOp>(createAmpFillPerDestination());
   if (options.library)
     pm.addNestedPass<func::FuncOp>(createAmpFoldTransposesIntoMatmuls());

@@ -196,6 +196,40 @@ def AmpFoldTransposesIntoMatmuls : Pass<"amp-fold-transposes-into-matmuls",
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def AmpCPUSplitReductions : Pass<"amp-cpu-split-reductions",
+                                  "func::FuncOp"> {
+  let summary = "Split large reductions with few outputs into partial "
+                "results over their outer loops";
+  let description = [{
+    The CPU's parallel loops come from an op's parallel dims, and a sum to
+    a few values (BatchNorm's statistics and their gradients: 16 or 32
+    channels over a batch of images) has too few of them: it ran on one
+    core while the others waited. This pass rewrites a `linalg.generic` on
+    tensors with fewer than 256 outputs in parallel and at least 131072
+    elements in all into two ops:
+
+    - the op itself, with its outer reduction loops made parallel and put
+      before its parallel loops, writing one partial result per iteration of
+      them (a sum per image): loops become parallel from the outermost
+      while the reduction loops left inside sum at least 256 elements into
+      each partial. Outputs with one element per iteration (an unscaled
+      gradient) are written in place;
+    - per reduced output, an op accumulating the partial results into its
+      original init, in their order.
+
+    The ops it may split are those of `amp-gpu-split-reductions` (static
+    shapes, projected-permutation indexing maps, one combiner with a neutral
+    element per reduced output). The split depends on the shapes only, not
+    on `threads`: a step sums in the same order on any number of threads.
+    That order is a sum per partial, then a sum of the partials: float sums
+    round otherwise than an unsplit op's, with a smaller error bound (it
+    grows with the length of a partial plus their number instead of with
+    the whole length).
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 def AmpGPUSplitReductions : Pass<"amp-gpu-split-reductions",
                                   "func::FuncOp"> {
   let summary = "Split large reductions with few outputs over many threads";
@@ -216,8 +250,9 @@ def AmpGPUSplitReductions : Pass<"amp-gpu-split-reductions",
     - per reduced output, an op accumulating the partial results into its
       original init (split again while it is itself that large).
 
-    Only static shapes, projected-permutation indexing maps, and outputs
-    accumulated by one combiner with a neutral element (`addf`, `mulf`,
+    Only static shapes, projected-permutation indexing maps (unit dims read
+    at 0 allowed: a BatchNorm's keepdim sums, whose partial results drop
+    them), and outputs accumulated by one combiner with a neutral element (`addf`, `mulf`,
     `maximumf`, `ori`, ..., or `acc - x`, whose partials are added) are
     split; a size without a divisor near 64 gets few threads (8198 = 2 x 4099:
     2 threads of 4099 iterations), a prime size stays serial. Floating-point
