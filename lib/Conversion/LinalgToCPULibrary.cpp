@@ -243,7 +243,12 @@ int64_t getReadExtent(int64_t output, int64_t window, int64_t stride,
 /// The runtime's convolution input `source` (N x C x H x W: the input, or
 /// the source of its zero padding when `padded`) read over `extent[d]`
 /// positions along spatial dimension d: `source` itself, or a view cropped
-/// to what the convolution reads; `geometry`'s padding set to match.
+/// to what the convolution reads; `geometry`'s padding set to match. An
+/// input less than a stride longer than what is read stays whole: oneDNN
+/// rounds its output count down (`(H + pads - window) / stride + 1`), so
+/// it reads the same, and a cropped view is no dense layout, which it
+/// reorders first (a strided 1 x 1 convolution's 32 x 32 image read as
+/// 31 x 31).
 Value cropToExtent(OpBuilder &builder, Location loc, Value source,
                    const std::optional<ZeroPadded> &padded,
                    const int64_t extent[2], Geometry &geometry) {
@@ -251,9 +256,12 @@ Value cropToExtent(OpBuilder &builder, Location loc, Value source,
   SmallVector<int64_t> sizes(type.getShape());
   for (int d = 0; d < 2; ++d) {
     int64_t low = padded ? padded->low[d] : 0;
-    int64_t size = std::min(sizes[2 + d], extent[d] - low);
+    int64_t read = extent[d] - low;
+    int64_t size = sizes[2 + d];
+    if (size - read >= geometry.strides[d])
+      size = read;
     geometry.low[d] = low;
-    geometry.high[d] = extent[d] - low - size;
+    geometry.high[d] = std::max<int64_t>(read - size, 0);
     sizes[2 + d] = size;
   }
   if (llvm::equal(sizes, type.getShape()))

@@ -210,6 +210,28 @@ func.func @weight_gradient_keeps_copies(%x: memref<3x4x8x8xf32>, %dy: memref<3x8
 
 // -----
 
+// A strided 1 x 1 convolution of an 8 x 8 image reads 7 x 7 of it: the
+// 8th row and column are less than a stride, which oneDNN's output count
+// rounds away, so the calls read the image whole (a crop would be reordered
+// first), its forward and its weight gradient alike.
+// CHECK-LABEL: func.func @strided_reads_whole_image(
+// CHECK-SAME:      %[[X:.*]]: memref<1x2x8x8xf32>, %{{.*}}: memref<3x2x1x1xf32>, %{{.*}}: memref<1x3x4x4xf32>, %[[XT:.*]]: memref<2x1x8x8xf32>
+// CHECK-NOT:     memref.subview
+// CHECK:         %[[UX:.*]] = memref.cast %[[X]] : memref<1x2x8x8xf32> to memref<*xf32>
+// CHECK:         call @ampCpuConv2DF32(%[[UX]], %{{.*}}, %{{.*}}, %[[C2:.*]], %[[C2]], %[[C1:.*]], %[[C1]], %[[C0:.*]], %[[C0]], %[[C0]], %[[C0]],
+// CHECK-NOT:     memref.subview
+// CHECK:         call @ampCpuConv2DBackwardWeightsF32(%{{.*}}, %{{.*}}, %{{.*}}, %[[S2:.*]], %[[S2]], %[[S1:.*]], %[[S1]], %[[S0:.*]], %[[S0]], %[[S0]], %[[S0]],
+func.func @strided_reads_whole_image(%x: memref<1x2x8x8xf32>, %w: memref<3x2x1x1xf32>, %y: memref<1x3x4x4xf32>,
+                                     %xt: memref<2x1x8x8xf32>, %dyt: memref<3x1x4x4xf32>, %dw: memref<2x3x1x1xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %w : memref<1x2x8x8xf32>, memref<3x2x1x1xf32>) outs(%y : memref<1x3x4x4xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xt, %dyt : memref<2x1x8x8xf32>, memref<3x1x4x4xf32>) outs(%dw : memref<2x3x1x1xf32>)
+  return
+}
+
+// -----
+
 // torch-mlir's weight gradient of a 3 x 3 convolution with stride 2 (of 3
 // images 4 x 16 x 16, padding 1, by 8 filters) computes a 4 x 4 window, one
 // row and column more than the filter, and reads only its 3 x 3 corner: the
