@@ -257,52 +257,49 @@ mlir::amp::applyReductionSplit(RewriterBase &rewriter, linalg::GenericOp op,
           full.reassociation);
   for (const ReducedOutput &reduced : split.reduced) {
     Value init = op.getDpsInits()[reduced.index];
-    // The combining op's loops: the thread dims (reductions) and the init's
-    // dims read along loops, in the split op's order; it writes the init's
-    // unit dims read at 0 at 0.
+    // The combining op reduces the partials over the thread dims into the
+    // init without its unit dims read at 0, a collapse_shape view of it:
+    // the linalg vectorizer takes no map with more results than loops.
     AffineMap initMap =
         op.getMatchingIndexingMap(&op.getDpsInitsMutable()[reduced.index]);
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (auto [position, expr] : llvm::enumerate(initMap.getResults())) {
+      pending.push_back(position);
+      if (isa<AffineDimExpr>(expr))
+        groups.push_back(std::exchange(pending, {}));
+    }
+    if (!groups.empty())
+      groups.back().append(pending);
+    Value target = init;
+    if (groups.size() != initMap.getNumResults())
+      target = tensor::CollapseShapeOp::create(rewriter, loc, init, groups);
     unsigned numThreadDims = threadDims.size();
-    unsigned numInitDims =
-        llvm::count_if(initMap.getResults(), llvm::IsaPred<AffineDimExpr>);
+    unsigned numInitDims = groups.size();
     unsigned numDims = numThreadDims + numInitDims;
     unsigned firstThreadDim = split.threadLoopsFirst ? 0 : numInitDims;
-    unsigned nextInitDim = split.threadLoopsFirst ? numThreadDims : 0;
+    unsigned firstInitDim = split.threadLoopsFirst ? numThreadDims : 0;
     SmallVector<utils::IteratorType> iterators(numDims,
                                                utils::IteratorType::parallel);
-    SmallVector<AffineExpr> partialExprs, outputExprs;
-    auto addThreadDims = [&] {
-      for (unsigned dim = 0; dim < numThreadDims; ++dim) {
-        iterators[firstThreadDim + dim] = utils::IteratorType::reduction;
-        partialExprs.push_back(rewriter.getAffineDimExpr(firstThreadDim + dim));
-      }
-    };
-    if (split.threadLoopsFirst)
-      addThreadDims();
-    for (AffineExpr expr : initMap.getResults()) {
-      if (!isa<AffineDimExpr>(expr)) {
-        outputExprs.push_back(expr);
-        continue;
-      }
-      AffineExpr dim = rewriter.getAffineDimExpr(nextInitDim++);
-      outputExprs.push_back(dim);
-      partialExprs.push_back(dim);
-    }
-    if (!split.threadLoopsFirst)
-      addThreadDims();
-    AffineMap partialMap =
-        AffineMap::get(numDims, 0, partialExprs, rewriter.getContext());
-    AffineMap outputMap =
-        AffineMap::get(numDims, 0, outputExprs, rewriter.getContext());
+    std::fill_n(iterators.begin() + firstThreadDim, numThreadDims,
+                utils::IteratorType::reduction);
+    AffineMap partialMap = rewriter.getMultiDimIdentityMap(numDims);
+    AffineMap outputMap = AffineMap::get(
+        numDims, 0, partialMap.getResults().slice(firstInitDim, numInitDims),
+        rewriter.getContext());
     auto combine = linalg::GenericOp::create(
-        rewriter, loc, init.getType(), results[reduced.index], init,
+        rewriter, loc, target.getType(), results[reduced.index], target,
         {partialMap, outputMap}, iterators,
         [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
           linalg::YieldOp::create(
               b, bodyLoc,
               combinePartial(b, bodyLoc, reduced.combiner, args[1], args[0]));
         });
-    results[reduced.index] = combine.getResult(0);
+    Value combined = combine.getResult(0);
+    if (target != init)
+      combined = tensor::ExpandShapeOp::create(rewriter, loc, init.getType(),
+                                               combined, groups);
+    results[reduced.index] = combined;
     combines.push_back(combine);
   }
   rewriter.replaceOp(op, results);

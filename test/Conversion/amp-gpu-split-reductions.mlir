@@ -206,17 +206,19 @@ func.func @left_alone(%small: tensor<16x10xf32>, %wide: tensor<1024x4096xf32>, %
 
 // BatchNorm's channel mean (keepdim, its unit dims read at 0): 16 x 32 x 32
 // threads each sum the 64 images of one channel and pixel; the partials
-// drop the unit dims, which the combining op writes at 0.
+// drop the unit dims, and so does the op combining them (a view of the
+// init), which is split again: 16 x 16 threads of 64 partials each.
 // CHECK-DAG: #[[IMAGE:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d0, d1, d2)>
 // CHECK-DAG: #[[PARTIAL:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-// CHECK-DAG: #[[KEEPDIM:.*]] = affine_map<(d0, d1, d2) -> (0, d0, 0, 0)>
 // CHECK-LABEL: func.func @channel_sum
 // CHECK-SAME: (%[[X:.*]]: tensor<64x16x32x32xf32>, %[[INIT:.*]]: tensor<1x16x1x1xf32>)
 // CHECK: %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[IMAGE]], #[[PARTIAL]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
 // CHECK-SAME: ins(%[[X]] : tensor<64x16x32x32xf32>) outs(%{{.*}} : tensor<16x32x32xf32>)
-// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[KEEPDIM]]], iterator_types = ["parallel", "reduction", "reduction"]}
-// CHECK-SAME: ins(%[[SUMS]] : tensor<16x32x32xf32>) outs(%[[INIT]] : tensor<1x16x1x1xf32>)
-// CHECK: return %[[SUM]]
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[INIT]] {{\[\[}}0, 1, 2, 3]] : tensor<1x16x1x1xf32> into tensor<16xf32>
+// CHECK: %[[AGAIN:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x16xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[AGAIN]] : tensor<16x16xf32>) outs(%[[FLAT]] : tensor<16xf32>)
+// CHECK: %[[KEPT:.*]] = tensor.expand_shape %[[SUM]] {{\[\[}}0, 1, 2, 3]] output_shape [1, 16, 1, 1]
+// CHECK: return %[[KEPT]]
 func.func @channel_sum(%x: tensor<64x16x32x32xf32>, %init: tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (0, c, 0, 0)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
       ins(%x : tensor<64x16x32x32xf32>) outs(%init : tensor<1x16x1x1xf32>) {

@@ -215,7 +215,10 @@ def AmpCPUSplitReductions : Pass<"amp-cpu-split-reductions",
       each partial. Outputs with one element per iteration (an unscaled
       gradient) are written in place;
     - per reduced output, an op accumulating the partial results into its
-      original init, in their order.
+      original init, in their order, through a `tensor.collapse_shape`
+      view of the init without its unit dims read at 0 (the linalg
+      vectorizer takes no map with more results than loops, such as a
+      keepdim output's `(0, c, 0, 0)` over the partials' two loops).
 
     The ops it may split are those of `amp-gpu-split-reductions` (static
     shapes, projected-permutation indexing maps, one combiner with a neutral
@@ -251,11 +254,12 @@ def AmpGPUSplitReductions : Pass<"amp-gpu-split-reductions",
       original init (split again while it is itself that large).
 
     Only static shapes, projected-permutation indexing maps (unit dims read
-    at 0 allowed: a BatchNorm's keepdim sums, whose partial results drop
-    them), and outputs accumulated by one combiner with a neutral element (`addf`, `mulf`,
-    `maximumf`, `ori`, ..., or `acc - x`, whose partials are added) are
-    split; a size without a divisor near 64 gets few threads (8198 = 2 x 4099:
-    2 threads of 4099 iterations), a prime size stays serial. Floating-point
+    at 0 allowed: a BatchNorm's keepdim sums, whose partial results and
+    combining ops drop them), and outputs accumulated by one combiner with a
+    neutral element (`addf`, `mulf`, `maximumf`, `ori`, ..., or `acc - x`,
+    whose partials are added) are split; a size without a divisor near 64
+    gets few threads (8198 = 2 x 4099: 2 threads of 4099 iterations), a
+    prime size stays serial. Floating-point
     sums are reassociated (as on any parallel reduction); `found_inf`,
     max/min and the elementwise outputs are unchanged bit for bit.
   }];
