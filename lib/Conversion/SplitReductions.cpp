@@ -136,10 +136,19 @@ mlir::amp::analyzeReductionSplit(linalg::GenericOp op) {
       op.getNumReductionLoops() == 0 ||
       !llvm::all_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>))
     return std::nullopt;
+  // Maps are projected permutations, but for unit dims read at 0 (keepdim),
+  // which the split operands and partials keep or drop as unit dims.
+  auto isSplittableMap = [&](OpOperand &operand) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    return map.isProjectedPermutation(/*allowZeroInResults=*/true) &&
+           llvm::all_of(llvm::enumerate(map.getResults()), [&](auto result) {
+             return isa<AffineDimExpr>(result.value()) ||
+                    type.getDimSize(result.index()) == 1;
+           });
+  };
   if (ShapedType::isDynamicShape(op.getStaticLoopRanges()) ||
-      !llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
-        return map.isProjectedPermutation(/*allowZeroInResults=*/true);
-      }))
+      !llvm::all_of(op->getOpOperands(), isSplittableMap))
     return std::nullopt;
 
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();

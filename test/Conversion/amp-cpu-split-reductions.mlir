@@ -157,3 +157,22 @@ func.func @maximum(%x: tensor<2048x256xf32>, %init: tensor<f32>) -> tensor<f32> 
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// A sum into the first row of a 4 x 16 init: a dim read at 0 that is no
+// unit dim, which the partials and the combining view cannot drop, so the
+// op stays whole.
+// CHECK-LABEL: func.func @into_first_row
+// CHECK-NOT: tensor.empty
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction"]} ins(%{{.*}} : tensor<64x16x32x32xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK-NOT: linalg.generic
+func.func @into_first_row(%x: tensor<64x16x32x32xf32>, %init: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (0, c)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : tensor<64x16x32x32xf32>) outs(%init : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %in, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
