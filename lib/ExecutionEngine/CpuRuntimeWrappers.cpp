@@ -200,6 +200,22 @@ Operand extendToF32(const Operand &operand, std::vector<float> &storage) {
   return extended;
 }
 
+/// An f32 buffer in `storage` for `operand`'s elements, in its order of
+/// dimensions where it is dense in one, else row-major.
+Operand wideCopy(const Operand &operand, std::vector<float> &storage) {
+  Operand wide = operand;
+  wide.type = memory::data_type::f32;
+  storage.resize(getNumElements(operand));
+  wide.data = storage.data();
+  if (!isDenseInSomeOrder(operand)) {
+    int64_t stride = 1;
+    for (int d = static_cast<int>(operand.dims.size()) - 1; d >= 0;
+         stride *= operand.dims[d--])
+      wide.strides[d] = stride;
+  }
+  return wide;
+}
+
 memory::desc describe(const Operand &operand) {
   return memory::desc(operand.dims, operand.type, operand.strides);
 }
@@ -213,6 +229,10 @@ memory::desc describeAnyLayout(const Operand &operand) {
 struct Cached {
   dnnl::primitive primitive;
   bool native = true;
+  /// The primitive writes f32 where the output is f16 or bf16, which a
+  /// reorder then rounds: no kernel here writes the low type from f32
+  /// inputs (an f16 convolution without AVX512-FP16 or AMX).
+  bool wideOutput = false;
   /// The layouts the primitive reads its operands in (src, weights, dst),
   /// and buffers in them where they differ from the operands' own, made at
   /// the first call that needs them.
@@ -234,8 +254,8 @@ public:
   dnnl::stream stream{engine};
   std::mutex mutex;
   std::map<Key, Cached> cache;
-  /// Scratch for inputs extended to f32.
-  std::vector<float> scratch[2];
+  /// Scratch for inputs extended to f32, and for f32 outputs rounded after.
+  std::vector<float> scratch[3];
   /// Whether oneDNN fuses the epilogue of a matmul (by its key); where it
   /// does not, the epilogue runs as loops after the product.
   std::map<Key, bool> fusable;
@@ -412,10 +432,11 @@ memory inLayout(Library &library, const Operand &operand,
 }
 
 /// Runs the primitive cached under `key` on `srcIn` and `weightsIn` into
-/// `dst` (added to it when `accumulate`), made from `make(src, weights)` (a
-/// primitive descriptor) on the first call: on the low-precision inputs where
-/// oneDNN has a fast kernel for them (isFastLowPrecision), else on their
-/// extension to f32. `what` names the call in errors.
+/// `dst` (added to it when `accumulate`), made from `make(src, weights, out)`
+/// (a primitive descriptor) on the first call: on the low-precision inputs
+/// where oneDNN has a fast kernel for them (isFastLowPrecision), else on
+/// their extension to f32, and into an f32 copy of a low `dst` where no
+/// kernel writes its type from f32 inputs. `what` names the call in errors.
 template <typename MakeFn>
 void runCached(const char *what, Key key, const Operand &srcIn,
                const Operand &weightsIn, const Operand &dst, bool accumulate,
@@ -440,7 +461,7 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       bool native = false;
       if (low) {
         try {
-          dnnl::primitive_desc descriptor = make(srcIn, weightsIn);
+          dnnl::primitive_desc descriptor = make(srcIn, weightsIn, dst);
           native = isFastLowPrecision(srcIn.type, descriptor);
           if (native)
             keep(descriptor);
@@ -453,7 +474,15 @@ void runCached(const char *what, Key key, const Operand &srcIn,
         Operand extendedSrc = low ? extendToF32(srcIn, src) : srcIn;
         Operand extendedWeights =
             low ? extendToF32(weightsIn, weights) : weightsIn;
-        keep(make(extendedSrc, extendedWeights));
+        try {
+          keep(make(extendedSrc, extendedWeights, dst));
+        } catch (const dnnl::error &) {
+          if (dst.type == memory::data_type::f32 || accumulate)
+            throw;
+          std::vector<float> output;
+          keep(make(extendedSrc, extendedWeights, wideCopy(dst, output)));
+          cached.wideOutput = true;
+        }
       }
       cached.native = !low || native;
       it = library.cache.emplace(std::move(key), std::move(cached)).first;
@@ -473,9 +502,13 @@ void runCached(const char *what, Key key, const Operand &srcIn,
     bool sumOnReorder = accumulate && !roles.sums;
     if (sumOnReorder && !cached.relaid[2])
       cached.relaid[2] = memory(cached.layouts[2], library.engine);
+    // The output the primitive writes: `dst` or an f32 copy of it, which
+    // the reorder back rounds into `dst`.
+    Operand out =
+        cached.wideOutput ? wideCopy(dst, library.scratch[2]) : dst;
     memory dstArg = sumOnReorder
                         ? cached.relaid[2]
-                        : inLayout(library, dst, cached.layouts[2],
+                        : inLayout(library, out, cached.layouts[2],
                                    cached.relaid[2], /*read=*/accumulate);
     std::unordered_map<int, memory> args = {{roles.arguments[0], srcArg},
                                             {roles.arguments[1], weightsArg},
@@ -484,7 +517,8 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = memory(
           describe(epilogue[index]), library.engine, epilogue[index].data);
     cached.primitive.execute(library.stream, args);
-    if (sumOnReorder || !hasLayout(dst, cached.layouts[2])) {
+    if (sumOnReorder || cached.wideOutput ||
+        !hasLayout(dst, cached.layouts[2])) {
       memory plain(describe(dst), library.engine, dst.data);
       dnnl::reorder::primitive_desc back(dstArg, plain,
                                          makeAttributes(sumOnReorder));
@@ -499,10 +533,12 @@ void runCached(const char *what, Key key, const Operand &srcIn,
 void runMatmul(const Operand &a, const Operand &b, const Operand &c,
                bool accumulate) {
   runCached("matmul", makeKey(Matmul, {&a, &b, &c}, {accumulate}), a, b, c,
-            accumulate, [&](const Operand &src, const Operand &weights) {
+            accumulate,
+            [&](const Operand &src, const Operand &weights,
+                const Operand &out) {
               return dnnl::matmul::primitive_desc(
                   Library::get().engine, describe(src), describe(weights),
-                  describe(c), makeAttributes(accumulate));
+                  describe(out), makeAttributes(accumulate));
             });
 }
 
@@ -712,9 +748,10 @@ void runMatmulEpilogue(const Operand &a, const Operand &b, const Operand &c,
     values.insert(values.end(), addend.dims.begin(), addend.dims.end());
     values.insert(values.end(), addend.strides.begin(), addend.strides.end());
   }
-  auto make = [&](const Operand &src, const Operand &weights) {
+  auto make = [&](const Operand &src, const Operand &weights,
+                  const Operand &out) {
     return dnnl::matmul::primitive_desc(Library::get().engine, describe(src),
-                                        describe(weights), describe(c),
+                                        describe(weights), describe(out),
                                         makeAttributes(epilogue));
   };
   Library &library = Library::get();
@@ -726,7 +763,7 @@ void runMatmulEpilogue(const Operand &a, const Operand &b, const Operand &c,
       bool supported = false;
       if (a.type != memory::data_type::f32) {
         try {
-          supported = isFastLowPrecision(a.type, make(a, b));
+          supported = isFastLowPrecision(a.type, make(a, b, c));
         } catch (const dnnl::error &) {
         }
       }
@@ -734,7 +771,7 @@ void runMatmulEpilogue(const Operand &a, const Operand &b, const Operand &c,
         Operand extendedA = a, extendedB = b;
         extendedA.type = extendedB.type = memory::data_type::f32;
         try {
-          make(extendedA, extendedB);
+          make(extendedA, extendedB, c);
           supported = true;
         } catch (const dnnl::error &) {
         }
@@ -773,10 +810,11 @@ void runConv2D(const Operand &input, const Operand &filter,
             makeConvKey(Conv2D, {&input, &filter, &output}, geometry,
                         accumulate),
             input, filter, output, accumulate,
-            [&](const Operand &src, const Operand &weights) {
+            [&](const Operand &src, const Operand &weights,
+                const Operand &out) {
               return makeForwardConv(describeImage(src),
                                      describeAnyLayout(weights),
-                                     describeImage(output), geometry,
+                                     describeImage(out), geometry,
                                      makeAttributes(accumulate));
             });
 }
@@ -795,15 +833,15 @@ void runConv2DBackwardWeights(const Operand &input,
                   {&input, &outputGradient, &filterGradient}, geometry,
                   accumulate),
       input, outputGradient, filterGradient, accumulate,
-      [&](const Operand &src, const Operand &diffDst) {
+      [&](const Operand &src, const Operand &diffDst, const Operand &out) {
         memory::desc srcDesc = describeImage(src);
         memory::desc diffDstDesc = describeImage(diffDst);
         auto hint = makeForwardConv(
-            srcDesc, describeAnyLayout(filterGradient.dims, src.type),
-            diffDstDesc, geometry);
+            srcDesc, describeAnyLayout(out.dims, src.type), diffDstDesc,
+            geometry);
         return dnnl::convolution_backward_weights::primitive_desc(
             Library::get().engine, dnnl::algorithm::convolution_direct, srcDesc,
-            describeAnyLayout(filterGradient), diffDstDesc, geometry.strides(),
+            describeAnyLayout(out), diffDstDesc, geometry.strides(),
             geometry.dilations(), geometry.padLow(), geometry.padHigh(), hint);
       },
       Roles{{DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS}, false});
@@ -870,16 +908,16 @@ void runConv2DBackwardData(const Operand &outputGradient,
       makeConvKey(Conv2DBackwardData, {&outputGradient, &filter, &inputGradient},
                   geometry, accumulate),
       outputGradient, filter, inputGradient, accumulate,
-      [&](const Operand &diffDst, const Operand &weights) {
+      [&](const Operand &diffDst, const Operand &weights, const Operand &out) {
         memory::desc diffDstDesc = describeImage(diffDst);
         memory::desc weightsDesc = describeAnyLayout(weights);
         auto hint = makeForwardConv(
-            describeAnyLayout(inputGradient.dims, weights.type), weightsDesc,
+            describeAnyLayout(out.dims, weights.type), weightsDesc,
             diffDstDesc, geometry);
         return preferDirectKernel([&] {
           return dnnl::convolution_backward_data::primitive_desc(
               Library::get().engine, dnnl::algorithm::convolution_direct,
-              describeImage(inputGradient), weightsDesc, diffDstDesc,
+              describeImage(out), weightsDesc, diffDstDesc,
               geometry.strides(), geometry.dilations(), geometry.padLow(),
               geometry.padHigh(), hint);
         });
@@ -1034,6 +1072,27 @@ AMP_CPU_MATMUL_LOW_OUTPUT(BF16, bf16)
 AMP_CPU_CONV2D(F32, f32)
 AMP_CPU_CONV2D(F16, f16)
 AMP_CPU_CONV2D(BF16, bf16)
+
+/* Convolutions rounded to the inputs' low type. */
+#define AMP_CPU_CONV2D_LOW_OUTPUT(SUFFIX, TYPE)                                \
+  extern "C" void _mlir_ciface_ampCpuConv2D##SUFFIX##To##SUFFIX(              \
+      AmpUnrankedMemRef *input, AmpUnrankedMemRef *filter,                     \
+      AmpUnrankedMemRef *output, AMP_CPU_CONV2D_PARAMETERS) {                  \
+    runConv2D(readOperand(input, memory::data_type::TYPE),                     \
+              readOperand(filter, memory::data_type::TYPE),                    \
+              readOperand(output, memory::data_type::TYPE),                    \
+              AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);                       \
+  }                                                                            \
+  extern "C" void _mlir_ciface_ampCpuConv2DBackwardData##SUFFIX##To##SUFFIX(  \
+      AmpUnrankedMemRef *outputGradient, AmpUnrankedMemRef *rotatedFilter,     \
+      AmpUnrankedMemRef *inputGradient, AMP_CPU_CONV2D_PARAMETERS) {           \
+    runConv2DBackwardData(readOperand(outputGradient, memory::data_type::TYPE),\
+                          readOperand(rotatedFilter, memory::data_type::TYPE), \
+                          readOperand(inputGradient, memory::data_type::TYPE), \
+                          AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);           \
+  }
+AMP_CPU_CONV2D_LOW_OUTPUT(F16, f16)
+AMP_CPU_CONV2D_LOW_OUTPUT(BF16, bf16)
 
 extern "C" void ampCpuSetNumThreads(int32_t threads) {
   Library::get();

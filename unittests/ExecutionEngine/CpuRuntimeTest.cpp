@@ -407,6 +407,58 @@ TEST(CpuRuntime, InputGradientsMatchTheLoops) {
       }
 }
 
+/// The forward and input-gradient convolutions into the inputs' low type
+/// against the f32 ones (checked against the loops above), rounded: within
+/// one unit in the last place of the low type, for the summation order.
+TEST(CpuRuntime, LowOutputConvolutionsRoundTheF32Ones) {
+  struct Entries {
+    DType dtype;
+    Conv forward, forwardLow, inputGradient, inputGradientLow;
+    float ulp;
+  };
+  const Entries entries[] = {
+      {DType::F16, _mlir_ciface_ampCpuConv2DF16,
+       _mlir_ciface_ampCpuConv2DF16ToF16, _mlir_ciface_ampCpuConv2DBackwardDataF16,
+       _mlir_ciface_ampCpuConv2DBackwardDataF16ToF16, 0x1p-10f},
+      {DType::BF16, _mlir_ciface_ampCpuConv2DBF16,
+       _mlir_ciface_ampCpuConv2DBF16ToBF16,
+       _mlir_ciface_ampCpuConv2DBackwardDataBF16,
+       _mlir_ciface_ampCpuConv2DBackwardDataBF16ToBF16, 0x1p-7f}};
+  for (const Entries &entry : entries)
+    for (const ConvCase &conv : kConvCases) {
+      std::mt19937 random(7);
+      int64_t oh = conv.oh(), ow = conv.ow();
+      Tensor image(entry.dtype, {conv.n, conv.c, conv.h, conv.w}, {0, 1, 2, 3},
+                   random);
+      Tensor filter(entry.dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
+                    {0, 1, 2, 3}, random);
+      Tensor gradient(entry.dtype, {conv.n, conv.f, oh, ow}, {0, 1, 2, 3},
+                      random);
+      auto check = [&](Conv wide, Conv low, Tensor &in, std::vector<int64_t>
+                       outSizes, const char *what) {
+        Tensor expected(DType::F32, outSizes, {0, 1, 2, 3}, random);
+        Tensor actual(entry.dtype, outSizes, {0, 1, 2, 3}, random);
+        for (auto [call, out] : {std::pair{wide, &expected}, {low, &actual}})
+          call(&in.memref, &filter.memref, &out->memref, conv.stride,
+               conv.stride, conv.dilation, conv.dilation, conv.pad, conv.pad,
+               conv.padAfter(conv.h), conv.padAfter(conv.w), 0);
+        for (size_t i = 0; i < expected.f32.size(); ++i) {
+          float value = entry.dtype == DType::F16 ? fromF16(actual.bits[i])
+                                                  : fromBF16(actual.bits[i]);
+          ASSERT_NEAR(value, expected.f32[i],
+                      entry.ulp * std::fabs(expected.f32[i]) + 1e-6f)
+              << what << ": stride " << conv.stride << " dilation "
+              << conv.dilation << " kernel " << conv.kernel << " pad "
+              << conv.pad;
+        }
+      };
+      check(entry.forward, entry.forwardLow, image, {conv.n, conv.f, oh, ow},
+            "forward");
+      check(entry.inputGradient, entry.inputGradientLow, gradient,
+            {conv.n, conv.c, conv.h, conv.w}, "input gradient");
+    }
+}
+
 /// A call oneDNN refuses (a filter of 4 channels for an image of 3) writes
 /// nothing and leaves an error naming it, which the runner takes after the
 /// step; later calls do nothing until it is taken.

@@ -99,6 +99,14 @@ AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataF16, outputGradient,
                        rotatedFilter, inputGradient)
 AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16, outputGradient,
                        rotatedFilter, inputGradient)
+/* The forward and input-gradient convolutions rounded to the inputs' low
+ * type, as amp-linalg-to-cpu-library fuses them (never accumulating). */
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DF16ToF16, input, filter, output)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBF16ToBF16, input, filter, output)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataF16ToF16, outputGradient,
+                       rotatedFilter, inputGradient)
+AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16ToBF16, outputGradient,
+                       rotatedFilter, inputGradient)
 #undef AMP_CPU_CONV2D_DECLARE
 /* The channels of one block of oneDNN's AVX-512 layouts (nChw16c, f32 and
  * bf16). A dense channels-last image of this many channels is that layout
