@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgLibraryCalls.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -28,6 +29,13 @@ constexpr unsigned kMaxRecomputedOps = 8;
 /// vector code in each consumer) for no faster step.
 constexpr unsigned kMaxRecomputedUses = 2;
 
+/// At most this many ops compute again a producer that widens its input
+/// (reads it whole in a narrower type than it writes, as BatchNorm's
+/// `x - mean` of a bf16 image): each of them then reads fewer bytes than
+/// the producer's buffer would hold. The bf16 CNN's `x - mean` has four
+/// readers, two in the forward and two in the backward.
+constexpr unsigned kMaxRecomputedWideningUsers = 4;
+
 /// Below this many elements a producer's buffer costs less than computing
 /// it again for every element of its consumers (a scalar factor).
 constexpr int64_t kMinRecomputedElements = 4096;
@@ -36,8 +44,8 @@ constexpr int64_t kMinRecomputedElements = 4096;
 /// computed again inside each of them than written to memory and read back:
 /// a large result of a few arith ops, at most one input read whole (the
 /// others broadcast, so each consumer reads no more than it did), and at
-/// most two uses, each an input of a generic, so that it goes once both
-/// have fused it.
+/// most two uses (four readers where it widens the input it reads whole),
+/// each an input of a generic, so that it goes once all have fused it.
 bool isRecomputable(Operation *producer) {
   auto generic = dyn_cast<linalg::GenericOp>(producer);
   if (!generic || generic.getNumResults() != 1 ||
@@ -47,9 +55,15 @@ bool isRecomputable(Operation *producer) {
   if (type.hasStaticShape() && type.getNumElements() < kMinRecomputedElements)
     return false;
   unsigned whole = 0;
+  bool widens = false;
   for (OpOperand *input : generic.getDpsInputOperands()) {
     AffineMap map = generic.getMatchingIndexingMap(input);
-    whole += map.isPermutation() && map.getNumDims() == map.getNumResults();
+    if (!map.isPermutation() || map.getNumDims() != map.getNumResults())
+      continue;
+    ++whole;
+    widens =
+        getElementTypeOrSelf(input->get().getType()).getIntOrFloatBitWidth() <
+        type.getElementTypeBitWidth();
   }
   Block *body = generic.getBody();
   unsigned ops = body->getOperations().size() - 1;
@@ -61,17 +75,38 @@ bool isRecomputable(Operation *producer) {
         auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
         return user && user.isDpsInput(&use);
       });
+  Value result = generic->getResult(0);
+  bool fewUses =
+      widens ? llvm::hasNItemsOrLess(
+                   llvm::SmallPtrSet<Operation *, 8>(result.getUsers().begin(),
+                                                     result.getUsers().end()),
+                   kMaxRecomputedWideningUsers)
+             : !result.hasNUsesOrMore(kMaxRecomputedUses + 1);
   return whole <= 1 && ops <= kMaxRecomputedOps && arithOnly &&
-         inputsOfGenerics &&
-         !generic->getResult(0).hasNUsesOrMore(kMaxRecomputedUses + 1);
+         inputsOfGenerics && fewUses;
+}
+
+/// Whether `op` is a cast of a contraction's or convolution's result, read
+/// whole: a library call writes the cast type in its place.
+bool isProductCast(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || !isWholeTruncation(generic))
+    return false;
+  auto product = generic.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>();
+  return product && (linalg::isaContractionOpInterface(product) ||
+                     linalg::isaConvolutionOpInterface(product));
 }
 
 /// A producer is fused when it has one use, or when computing it again in
-/// each of its consumers is cheaper than its buffer (isRecomputable).
-/// Upstream's pattern then leaves the producer to its other users.
-bool shouldFuse(OpOperand *fused) {
+/// each of its consumers is cheaper than its buffer (isRecomputable), but
+/// not a product's cast that is kept for the library to write
+/// (`keepProductCasts`). Upstream's pattern then leaves the producer to its
+/// other users.
+bool shouldFuse(OpOperand *fused, bool keepProductCasts) {
   Operation *producer = fused->get().getDefiningOp();
-  return producer && (producer->hasOneUse() || isRecomputable(producer));
+  if (!producer || (keepProductCasts && isProductCast(producer)))
+    return false;
+  return producer->hasOneUse() || isRecomputable(producer);
 }
 
 /// Whether the consumer of `fused` is an elementwise op over the producer's
@@ -106,15 +141,18 @@ bool isFirstElementwiseUser(OpOperand *fused) {
 /// update, are others.
 struct FuseIntoFirstElementwiseUser
     : public OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FuseIntoFirstElementwiseUser(MLIRContext *context, bool keepProductCasts)
+      : OpRewritePattern(context), keepProductCasts(keepProductCasts) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
     for (OpOperand &operand : consumer->getOpOperands()) {
-      if (!linalg::areElementwiseOpsFusable(&operand) || shouldFuse(&operand) ||
+      Operation *producer = operand.get().getDefiningOp();
+      if (!linalg::areElementwiseOpsFusable(&operand) ||
+          (keepProductCasts && isProductCast(producer)) ||
+          shouldFuse(&operand, keepProductCasts) ||
           !isFirstElementwiseUser(&operand))
         continue;
-      Operation *producer = operand.get().getDefiningOp();
       FailureOr<linalg::ElementwiseOpFusionResult> fused =
           linalg::fuseElementwiseOps(rewriter, &operand);
       if (failed(fused))
@@ -127,15 +165,28 @@ struct FuseIntoFirstElementwiseUser
     }
     return failure();
   }
+
+private:
+  bool keepProductCasts;
 };
 
 struct FuseElementwisePass
     : public amp::impl::AmpFuseElementwiseBase<FuseElementwisePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
-    patterns.add<FuseIntoFirstElementwiseUser>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [keep = keepProductCasts.getValue()](OpOperand *fused) {
+          return shouldFuse(fused, keep);
+        });
+    patterns.add<FuseIntoFirstElementwiseUser>(&getContext(), keepProductCasts);
+    // Producers first, so that a producer that took in its own producers
+    // (a cast) is judged as it is then when its consumers come.
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
   }
 };

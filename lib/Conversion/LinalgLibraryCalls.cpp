@@ -53,6 +53,16 @@ linalg::FillOp amp::getZeroFillBefore(Operation *op, Value output) {
   return fill;
 }
 
+bool amp::isWholeTruncation(linalg::GenericOp op) {
+  Block *body = op.getBody();
+  return op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
+         llvm::hasSingleElement(body->without_terminator()) &&
+         isa<arith::TruncFOp>(body->front()) &&
+         body->front().getOperand(0) == body->getArgument(0) &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); });
+}
+
 bool amp::isCpuLibraryCall(func::CallOp call) {
   return call.getCallee().starts_with(kCpuMatmul) ||
          call.getCallee().starts_with(kCpuConv2D);

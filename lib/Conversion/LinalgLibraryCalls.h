@@ -41,6 +41,10 @@ Value viewInOrder(OpBuilder &builder, Location loc, Value operand,
 /// without memory effects), which a product with beta = 0 makes redundant.
 linalg::FillOp getZeroFillBefore(Operation *op, Value output);
 
+/// Whether `op` only rounds its one input, whole, to its output's type: a
+/// `linalg.generic` of one `arith.truncf` through identity maps.
+bool isWholeTruncation(linalg::GenericOp op);
+
 /// The name prefixes of the CPU runtime's matmuls and convolutions
 /// (include/amp/ExecutionEngine/CpuRuntime.h); a suffix names the inputs'
 /// type and epilogue.

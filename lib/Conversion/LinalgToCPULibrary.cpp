@@ -17,6 +17,7 @@
 
 #include "LinalgLibraryCalls.h"
 #include "amp/Conversion/Passes.h"
+#include "amp/Interfaces/UpstreamPrecisionModels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -426,29 +427,100 @@ Value cropToRead(OpBuilder &builder, Location loc, Value output,
       SmallVector<int64_t>(4, 1));
 }
 
-/// Whether the convolution `op` is a weight gradient as torch-mlir writes
-/// one: its filter window (an output gradient's image) is larger than its
-/// output image (a filter's), so that oneDNN's weight-gradient kernels,
-/// which reduce over images, do less work than its forward ones would.
-bool isWeightGradient(linalg::LinalgOp op) {
-  FailureOr<linalg::ConvolutionDimensions> dims =
-      linalg::inferConvolutionDims(op);
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (failed(dims) || llvm::any_of(ranges, ShapedType::isDynamic))
-    return false;
-  int64_t window = 1, image = 1;
-  for (unsigned loop : dims->filterLoop)
-    window *= ranges[loop];
-  for (unsigned loop : dims->outputImage)
-    image *= ranges[loop];
-  return window > image;
+/// The readers of a product's f32 output `product` when it is a fresh
+/// buffer that only linalg.generic ops read, each only through arith.truncf
+/// to `lowType`.
+std::optional<SmallVector<linalg::GenericOp>>
+findTruncatingReaders(linalg::LinalgOp op, Value product, Type lowType) {
+  if (!product.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  SmallVector<linalg::GenericOp> readers;
+  for (Operation *user : product.getUsers()) {
+    if (user == op.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    auto reader = dyn_cast<linalg::GenericOp>(user);
+    if (!reader || llvm::is_contained(reader.getDpsInits(), product))
+      return std::nullopt;
+    for (OpOperand *input : reader.getDpsInputOperands()) {
+      if (input->get() != product)
+        continue;
+      for (Operation *use : reader.getMatchingBlockArgument(input).getUsers()) {
+        auto truncate = dyn_cast<arith::TruncFOp>(use);
+        if (!truncate || truncate.getType() != lowType)
+          return std::nullopt;
+      }
+    }
+    if (!llvm::is_contained(readers, reader))
+      readers.push_back(reader);
+  }
+  if (readers.empty())
+    return std::nullopt;
+  return readers;
+}
+
+/// Replaces the f32 buffer `product` by one of `lowType`, which `readers`
+/// read without their truncf; returns it. A lone reader that only rounds
+/// the product whole into a fresh buffer that nothing uses before it (a
+/// cast that amp-fuse-elementwise kept) goes instead, and its buffer is the
+/// one returned. The product's allocation is the caller's to erase.
+Value lowerOutputType(OpBuilder &builder, Value product, Type lowType,
+                      ArrayRef<linalg::GenericOp> readers,
+                      DenseSet<Operation *> &erased) {
+  auto alloc = product.getDefiningOp<memref::AllocOp>();
+  linalg::GenericOp cast = readers.front();
+  if (readers.size() == 1 && isWholeTruncation(cast) &&
+      cast->getBlock() == alloc->getBlock()) {
+    auto target = cast.getDpsInits()[0].getDefiningOp<memref::AllocOp>();
+    auto afterCast = [&](Operation *user) {
+      Operation *inBlock = alloc->getBlock()->findAncestorOpInBlock(*user);
+      return inBlock && (inBlock == cast || cast->isBeforeInBlock(inBlock));
+    };
+    if (target && target->getNumOperands() == 0 &&
+        target->getBlock() == alloc->getBlock() &&
+        llvm::all_of(target->getUsers(), afterCast)) {
+      target->moveBefore(alloc);
+      erased.insert(cast);
+      cast.erase();
+      for (Operation *user : llvm::make_early_inc_range(product.getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      return target;
+    }
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(alloc);
+  MemRefType type = alloc.getType();
+  Value low = memref::AllocOp::create(
+      builder, alloc.getLoc(),
+      MemRefType::get(type.getShape(), lowType, type.getLayout(),
+                      type.getMemorySpace()),
+      alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+      alloc.getAlignmentAttr());
+  for (linalg::GenericOp reader : readers) {
+    for (OpOperand *input : reader.getDpsInputOperands()) {
+      if (input->get() != product)
+        continue;
+      BlockArgument argument = reader.getMatchingBlockArgument(input);
+      input->set(low);
+      argument.setType(lowType);
+      for (Operation *use : llvm::make_early_inc_range(argument.getUsers())) {
+        use->getResult(0).replaceAllUsesWith(argument);
+        use->erase();
+      }
+    }
+  }
+  for (Operation *user : llvm::make_early_inc_range(product.getUsers()))
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(user))
+      dealloc.getMemrefMutable().assign(low);
+  return low;
 }
 
 /// Replaces the convolution `conv` (accumulating into its output when
 /// `accumulate`) by a call of the runtime: oneDNN's weight gradient,
 /// input gradient or forward convolution, whichever `conv`'s geometry is.
 void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
-                      StringRef suffix) {
+                      StringRef suffix, bool epilogues,
+                      DenseSet<Operation *> &erased) {
   OpBuilder builder(conv);
   Location loc = conv.getLoc();
   Value accumulate = takeAccumulation(builder, conv);
@@ -479,6 +551,22 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
     if (!constant)
       constant = arith::ConstantIntOp::create(builder, loc, value, 64);
     return constant;
+  };
+  // The output in the inputs' low type where all its readers truncate it
+  // to that type.
+  auto writeLowOutput = [&] {
+    Type inputType = getElementTypeOrSelf(input.getType());
+    if (!epilogues || inputType.isF32() || !matchPattern(accumulate, m_Zero()))
+      return;
+    std::optional<SmallVector<linalg::GenericOp>> readers =
+        findTruncatingReaders(conv, output, inputType);
+    if (!readers)
+      return;
+    Operation *product = output.getDefiningOp();
+    output = lowerOutputType(builder, output, inputType, *readers, erased);
+    callee += ("To" + suffix).str();
+    conv.getDpsInitsMutable()[0].set(output);
+    product->erase();
   };
   auto call = [&] {
     SmallVector<Value> scalars;
@@ -521,6 +609,7 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
     }
     if (fits) {
       callee = (kCpuConv2DBackwardData + suffix).str();
+      writeLowOutput();
       memrefs = {padded->source, swapFirstTwo(builder, loc, filter), output};
       call();
       for (Operation *op : padded->ops)
@@ -543,7 +632,7 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
     }
     callee = (kCpuConv2D + suffix).str();
     memrefs = {input, filter, output};
-  } else if (isWeightGradient(conv)) {
+  } else if (isFilterGradientConvolution(conv)) {
     // out[c, f, i, j] = sum_{n, p, q} in[c, n, i*s + p*d, ..] * w[f, n, p, q]
     // is the gradient of filter f x c of a convolution of image n with
     // stride d and dilation s (linalg's), whose output gradient is w.
@@ -571,6 +660,7 @@ void lowerConvolution(LibraryCallBuilder &calls, linalg::Conv2DNchwFchwOp conv,
     Value source = cropToExtent(builder, loc, padded ? padded->source : input,
                                 padded, extent, geometry);
     callee = (kCpuConv2D + suffix).str();
+    writeLowOutput();
     memrefs = {source, filter, output};
   }
   call();
@@ -696,70 +786,6 @@ findEpilogue(linalg::LinalgOp op, Value product, DominanceInfo &dominance) {
   return std::nullopt;
 }
 
-/// The readers of a matmul's f32 output `product` when it is a fresh
-/// buffer that only linalg.generic ops read, each only through arith.truncf
-/// to `lowType`.
-std::optional<SmallVector<linalg::GenericOp>>
-findTruncatingReaders(linalg::LinalgOp op, Value product, Type lowType) {
-  if (!product.getDefiningOp<memref::AllocOp>())
-    return std::nullopt;
-  SmallVector<linalg::GenericOp> readers;
-  for (Operation *user : product.getUsers()) {
-    if (user == op.getOperation() || isa<memref::DeallocOp>(user))
-      continue;
-    auto reader = dyn_cast<linalg::GenericOp>(user);
-    if (!reader || llvm::is_contained(reader.getDpsInits(), product))
-      return std::nullopt;
-    for (OpOperand *input : reader.getDpsInputOperands()) {
-      if (input->get() != product)
-        continue;
-      for (Operation *use : reader.getMatchingBlockArgument(input).getUsers()) {
-        auto truncate = dyn_cast<arith::TruncFOp>(use);
-        if (!truncate || truncate.getType() != lowType)
-          return std::nullopt;
-      }
-    }
-    if (!llvm::is_contained(readers, reader))
-      readers.push_back(reader);
-  }
-  if (readers.empty())
-    return std::nullopt;
-  return readers;
-}
-
-/// Replaces the f32 buffer `product` by one of `lowType`, which `readers`
-/// read without their truncf; returns it.
-Value lowerOutputType(OpBuilder &builder, Value product, Type lowType,
-                      ArrayRef<linalg::GenericOp> readers) {
-  auto alloc = product.getDefiningOp<memref::AllocOp>();
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPoint(alloc);
-  MemRefType type = alloc.getType();
-  Value low = memref::AllocOp::create(
-      builder, alloc.getLoc(),
-      MemRefType::get(type.getShape(), lowType, type.getLayout(),
-                      type.getMemorySpace()),
-      alloc.getDynamicSizes(), alloc.getSymbolOperands(),
-      alloc.getAlignmentAttr());
-  for (linalg::GenericOp reader : readers) {
-    for (OpOperand *input : reader.getDpsInputOperands()) {
-      if (input->get() != product)
-        continue;
-      BlockArgument argument = reader.getMatchingBlockArgument(input);
-      input->set(low);
-      argument.setType(lowType);
-      for (Operation *use : llvm::make_early_inc_range(argument.getUsers())) {
-        use->getResult(0).replaceAllUsesWith(argument);
-        use->erase();
-      }
-    }
-  }
-  for (Operation *user : llvm::make_early_inc_range(product.getUsers()))
-    if (auto dealloc = dyn_cast<memref::DeallocOp>(user))
-      dealloc.getMemrefMutable().assign(low);
-  return low;
-}
-
 /// Erases `buffer`, a memref.alloc, and its deallocations once nothing
 /// else uses it.
 void eraseIfDead(Value buffer) {
@@ -860,7 +886,8 @@ struct LinalgToCPULibraryPass
         if (epilogues && overwrites && !inputType.isF32()) {
           if (std::optional<SmallVector<linalg::GenericOp>> readers =
                   findTruncatingReaders(op, product, inputType)) {
-            Value low = lowerOutputType(builder, product, inputType, *readers);
+            Value low = lowerOutputType(builder, product, inputType, *readers,
+                                        erased);
             calls.call(builder, loc,
                        (kCpuMatmul + suffix + "To" + suffix).str(),
                        {view(op.getDpsInputs()[0], 0, plan->a),
@@ -901,7 +928,7 @@ struct LinalgToCPULibraryPass
         continue;
       }
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation()))
-        lowerConvolution(calls, conv, suffix);
+        lowerConvolution(calls, conv, suffix, epilogues, erased);
     }
     eraseUnreadBuffers(module);
   }

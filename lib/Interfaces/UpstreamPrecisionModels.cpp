@@ -32,6 +32,30 @@ amp::lookupUpstreamPrecisionDefault(StringRef opName) {
   return nullptr;
 }
 
+bool amp::isFilterGradientConvolution(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return false;
+  FailureOr<linalg::ConvolutionDimensions> dims =
+      linalg::inferConvolutionDims(linalgOp);
+  if (failed(dims))
+    return false;
+  // The batch may be dynamic; the images are not.
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  auto product = [&](ArrayRef<unsigned> loops) -> std::optional<int64_t> {
+    int64_t size = 1;
+    for (unsigned loop : loops) {
+      if (ShapedType::isDynamic(ranges[loop]))
+        return std::nullopt;
+      size *= ranges[loop];
+    }
+    return size;
+  };
+  std::optional<int64_t> window = product(dims->filterLoop),
+                         image = product(dims->outputImage);
+  return window && image && *window > *image;
+}
+
 namespace {
 
 /// An op whose default is its entry in the table.
@@ -47,7 +71,7 @@ struct TableModel
 
 /// A linalg structured op: contractions and convolutions are allow, every
 /// other op takes its body's category. The inits of ops with reduction
-/// loops accumulate.
+/// loops accumulate. A convolution's output image is stored low.
 template <typename OpT>
 struct StructuredModel
     : public PrecisionOpInterface::ExternalModel<StructuredModel<OpT>, OpT> {
@@ -67,6 +91,11 @@ struct StructuredModel
   bool isAccumulator(Operation *op, OpOperand &operand) const {
     auto linalgOp = cast<linalg::LinalgOp>(op);
     return linalgOp.getNumReductionLoops() > 0 && linalgOp.isDpsInit(&operand);
+  }
+
+  bool storesLowResult(Operation *op, OpResult result) const {
+    return linalg::isaConvolutionOpInterface(cast<linalg::LinalgOp>(op)) &&
+           !isFilterGradientConvolution(op);
   }
 };
 

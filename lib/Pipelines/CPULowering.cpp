@@ -4,7 +4,8 @@
 // - Tensor-level arith.truncf / arith.extf (the casts of the AMP pipeline) and
 //   other elementwise ops on tensors have no bufferization of their own, so
 //   they become linalg.generic first; then chains of them are fused
-//   (amp-fuse-elementwise): one loop nest and no buffer in between. Sums
+//   (amp-fuse-elementwise): one loop nest and no buffer in between, but
+//   with `library` a cast of a product stays for the call to write. Sums
 //   over the same loops that read one tensor become one op
 //   (amp-fuse-sibling-reductions): one pass over the tensor. Such sums to a
 //   few values (BatchNorm's) get partial results over their outer loops
@@ -86,7 +87,10 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpOneHotMatmulToGather());
   pm.addNestedPass<func::FuncOp>(createAmpMergeEqualReductions());
-  pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise());
+  // The library writes a product's cast (amp-linalg-to-cpu-library).
+  AmpFuseElementwiseOptions fusion;
+  fusion.keepProductCasts = options.library;
+  pm.addNestedPass<func::FuncOp>(createAmpFuseElementwise(fusion));
   pm.addNestedPass<func::FuncOp>(createAmpFuseSiblingReductions());
   pm.addNestedPass<func::FuncOp>(createAmpCPUSplitReductions());
   pm.addNestedPass<func::FuncOp>(createAmpFillPerDestination());

@@ -12,6 +12,8 @@
 //    result's new type, so tied types agree by construction. Constants,
 //    `tensor.empty` and fills of those are built again in the type their
 //    users need; scalars are converted where a low op needs them low.
+//    Results that their op stores in the low type (a convolution's image)
+//    are rounded once, and their f32 readers read them extended.
 // 3. Bodies of low linalg ops (and tensor.pad) are rebuilt for their new
 //    element types. Low contractions and reductions keep f32 inits and
 //    results.
@@ -447,6 +449,22 @@ FailureOr<CastInsertion> CastInserter::run(Operation *root) {
       return op->emitError("operand #")
              << number << " is a constant outside the range of " << required;
     rewriter.modifyOpInPlace(op, [&] { use.set(value); });
+  }
+
+  // Results that low ops store in the low type: their f32 readers read them
+  // rounded, through the cast their low readers share.
+  for (Operation *analyzed : lowOps) {
+    auto op = dyn_cast<PrecisionOpInterface>(getCurrentOp(analyzed));
+    if (!op)
+      continue;
+    for (OpResult result : op->getResults()) {
+      if (!op.storesLowResult(result) ||
+          !getElementTypeOrSelf(result.getType()).isF32())
+        continue;
+      Value low = convert(result, analysis.getLowType(result.getType()));
+      rewriter.replaceAllUsesExcept(result, convert(low, result.getType()),
+                                    low.getDefiningOp());
+    }
   }
 
   // 3. Bodies for the new element types.

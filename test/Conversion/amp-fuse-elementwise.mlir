@@ -1,4 +1,5 @@
 // RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-fuse-elementwise))" | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-fuse-elementwise{keep-product-casts}))" | FileCheck %s --check-prefix=KEEP
 
 // A cast with one use is computed inside its consumer: one kernel, not two.
 // CHECK-LABEL: func.func @cast_into_consumer
@@ -281,4 +282,92 @@ func.func @three_readers(%x: tensor<64x4096xf32>, %mean: tensor<64xf32>)
     linalg.yield %n : f32
   } -> tensor<64x4096xf32>
   return %u, %v, %w : tensor<64x4096xf32>, tensor<64x4096xf32>, tensor<64x4096xf32>
+}
+
+// -----
+
+// `x - mean` of a bf16 image read in f32 widens its input: its four readers
+// (two in the forward, two in the backward) each compute it again from the
+// bf16 image, which costs fewer bytes than its f32 buffer.
+// CHECK-LABEL: func.func @widening_recomputed_in_four_readers
+// CHECK-COUNT-4: ins(%arg0, %arg1{{.*}} : tensor<64x4096xbf16>, tensor<64xf32>
+// CHECK-NOT: linalg.generic
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @widening_recomputed_in_four_readers(%x: tensor<64x4096xbf16>, %mean: tensor<64xf32>, %zeros: tensor<64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>, tensor<64x4096xf32>, tensor<64x4096xf32>) {
+  %e = tensor.empty() : tensor<64x4096xf32>
+  %d = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : tensor<64x4096xbf16>, tensor<64xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: bf16, %m: f32, %o: f32):
+    %w = arith.extf %a : bf16 to f32
+    %s = arith.subf %w, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x4096xf32>
+  %var = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%d : tensor<64x4096xf32>) outs(%zeros : tensor<64xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %q = arith.mulf %a, %a : f32
+    %t = arith.addf %q, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%d : tensor<64x4096xf32>) outs(%zeros : tensor<64xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %t = arith.addf %a, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  %u = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x4096xf32>
+  %v = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d : tensor<64x4096xf32>) outs(%e : tensor<64x4096xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.mulf %a, %a : f32
+    linalg.yield %n : f32
+  } -> tensor<64x4096xf32>
+  return %var, %sum, %u, %v : tensor<64xf32>, tensor<64xf32>, tensor<64x4096xf32>, tensor<64x4096xf32>
+}
+
+// -----
+
+// A convolution's image rounded to bf16, read by an op in f32: by default
+// the cast goes into its reader, which reads the f32 image; with
+// `keep-product-casts` it stays next to the convolution, for the library
+// to write bf16, and the reader reads bf16.
+// CHECK-LABEL: func.func @product_cast
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw
+// CHECK: linalg.generic {{.*}} ins(%[[C]] : tensor<2x4x8x8xf32>)
+// CHECK-NEXT: ^bb0(%[[P:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: arith.truncf %[[P]] : f32 to bf16
+// CHECK-NOT: linalg.generic
+// KEEP-LABEL: func.func @product_cast
+// KEEP: %[[C:.*]] = linalg.conv_2d_nchw_fchw
+// KEEP: %[[T:.*]] = linalg.generic {{.*}} ins(%[[C]] : tensor<2x4x8x8xf32>)
+// KEEP: linalg.generic {{.*}} ins(%[[T]] : tensor<2x4x8x8xbf16>)
+// KEEP-NEXT: ^bb0(%[[P:.*]]: bf16, %{{.*}}: f32):
+// KEEP-NEXT: arith.extf %[[P]] : bf16 to f32
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @product_cast(%x: tensor<2x3x10x10xbf16>, %w: tensor<4x3x3x3xbf16>, %init: tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32> {
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<2x3x10x10xbf16>, tensor<4x3x3x3xbf16>) outs(%init : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %el = tensor.empty() : tensor<2x4x8x8xbf16>
+  %t = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<2x4x8x8xf32>) outs(%el : tensor<2x4x8x8xbf16>) {
+  ^bb0(%p: f32, %o: bf16):
+    %r = arith.truncf %p : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<2x4x8x8xbf16>
+  %e = tensor.empty() : tensor<2x4x8x8xf32>
+  %y = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%t : tensor<2x4x8x8xbf16>) outs(%e : tensor<2x4x8x8xf32>) {
+  ^bb0(%p: bf16, %o: f32):
+    %x2 = arith.extf %p : bf16 to f32
+    %m = arith.mulf %x2, %x2 : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4x8x8xf32>
+  return %y : tensor<2x4x8x8xf32>
 }

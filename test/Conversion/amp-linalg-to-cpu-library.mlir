@@ -410,6 +410,90 @@ func.func @low_output_bf16(%a: memref<5x7xbf16>, %b: memref<7x9xbf16>, %bias: me
 
 // -----
 
+// A bf16 product whose only reader is a whole cast to bf16 into a fresh
+// buffer: the call writes that buffer, and the cast and the f32 product go.
+// CHECK-LABEL: func.func @low_output_into_the_cast(
+// CHECK-NOT:     memref<4x6xf32>
+// CHECK:         %[[LOW:.*]] = memref.alloc() : memref<4x6xbf16>
+// CHECK:         %[[UC:.*]] = memref.cast %[[LOW]] : memref<4x6xbf16> to memref<*xbf16>
+// CHECK:         call @ampCpuMatmulBF16ToBF16(%{{.*}}, %{{.*}}, %[[UC]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         memref.copy %[[LOW]], %{{.*}}
+func.func @low_output_into_the_cast(%a: memref<4x5xbf16>, %b: memref<5x6xbf16>, %y: memref<4x6xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<4x6xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x6xf32>)
+  linalg.matmul ins(%a, %b : memref<4x5xbf16>, memref<5x6xbf16>) outs(%c : memref<4x6xf32>)
+  %low = memref.alloc() : memref<4x6xbf16>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x6xf32>) outs(%low : memref<4x6xbf16>) {
+  ^bb0(%p: f32, %out: bf16):
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<4x6xf32>
+  memref.copy %low, %y : memref<4x6xbf16> to memref<4x6xbf16>
+  return
+}
+
+// -----
+
+// A bf16 forward convolution and an input gradient (a stride-1 convolution
+// of a zero-interleaved output gradient) whose images are only read
+// rounded to bf16: both calls write bf16, the forward one into its cast's
+// buffer, the input gradient into a new one that its reader reads.
+// CHECK-LABEL: func.func @low_output_convolutions(
+// CHECK:         %[[IMAGE:.*]] = memref.alloc() : memref<2x4x8x8xbf16>
+// CHECK:         call @ampCpuConv2DBF16ToBF16(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xbf16>, memref<*xbf16>, memref<*xbf16>,
+// CHECK:         %[[GRAD:.*]] = memref.alloc() : memref<2x3x8x8xbf16>
+// CHECK:         call @ampCpuConv2DBackwardDataBF16ToBF16(
+// CHECK:         linalg.generic {{.*}} ins(%[[GRAD]] : memref<2x3x8x8xbf16>)
+// CHECK-NEXT:    ^bb0(%[[G:.*]]: bf16, %{{.*}}: f32):
+// CHECK-NEXT:      arith.extf %[[G]] : bf16 to f32
+// CHECK-NOT:     memref<2x4x8x8xf32>
+// CHECK:         return
+func.func @low_output_convolutions(%x: memref<2x3x10x10xbf16>, %w: memref<4x3x3x3xbf16>, %y: memref<2x4x8x8xbf16>,
+                                   %dy: memref<2x4x4x4xbf16>, %wr: memref<3x4x3x3xbf16>, %dx: memref<2x3x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %zerob = arith.constant 0.0 : bf16
+  %c = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x4x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : memref<2x3x10x10xbf16>, memref<4x3x3x3xbf16>) outs(%c : memref<2x4x8x8xf32>)
+  %image = memref.alloc() : memref<2x4x8x8xbf16>
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : memref<2x4x8x8xf32>) outs(%image : memref<2x4x8x8xbf16>) {
+  ^bb0(%p: f32, %out: bf16):
+    %t = arith.truncf %p : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<2x4x8x8xf32>
+  memref.copy %image, %y : memref<2x4x8x8xbf16> to memref<2x4x8x8xbf16>
+  %spread = memref.alloc() : memref<2x4x10x10xbf16>
+  linalg.fill ins(%zerob : bf16) outs(%spread : memref<2x4x10x10xbf16>)
+  %interior = memref.subview %spread[0, 0, 1, 1] [2, 4, 4, 4] [1, 1, 2, 2] : memref<2x4x10x10xbf16> to memref<2x4x4x4xbf16, strided<[400, 100, 20, 2], offset: 11>>
+  memref.copy %dy, %interior : memref<2x4x4x4xbf16> to memref<2x4x4x4xbf16, strided<[400, 100, 20, 2], offset: 11>>
+  %g = memref.alloc() : memref<2x3x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<2x3x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%spread, %wr : memref<2x4x10x10xbf16>, memref<3x4x3x3xbf16>) outs(%g : memref<2x3x8x8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%g : memref<2x3x8x8xf32>) outs(%dx : memref<2x3x8x8xf32>) {
+  ^bb0(%p: f32, %out: f32):
+    %t = arith.truncf %p : f32 to bf16
+    %e = arith.extf %t : bf16 to f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %spread : memref<2x4x10x10xbf16>
+  memref.dealloc %g : memref<2x3x8x8xf32>
+  return
+}
+
+// -----
+
 // An f16 batch matmul read by two ops that both round it to f16 (an input
 // gradient and a reduction over it), one of them twice.
 // CHECK-LABEL: func.func @low_output_f16_two_readers(

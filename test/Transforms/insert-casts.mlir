@@ -999,3 +999,33 @@ func.func @several_results_scalar_operand(%x: tensor<4x8xf32>, %w: tensor<8x8xf3
   %n = linalg.matmul ins(%r#0, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %n, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A convolution's output image is stored in the low type, as autocast
+// stores it: its f32 reader (exp, deny) reads it rounded and extended. A
+// filter gradient (its window, an output gradient's image, larger than its
+// output) stays f32 for the update.
+// CHECK-LABEL: func.func @convolution_images_stored_low
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3x10x10xf16>, tensor<4x3x3x3xf16>) outs(%{{.*}} : tensor<2x4x8x8xf32>)
+// CHECK: %[[LOW:.*]] = arith.truncf %[[C]] : tensor<2x4x8x8xf32> to tensor<2x4x8x8xf16>
+// CHECK: %[[WIDE:.*]] = arith.extf %[[LOW]] : tensor<2x4x8x8xf16> to tensor<2x4x8x8xf32>
+// CHECK: math.exp %[[WIDE]] : tensor<2x4x8x8xf32>
+// CHECK: %[[G:.*]] = linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<3x2x10x10xf16>, tensor<4x2x8x8xf16>) outs(%{{.*}} : tensor<3x4x3x3xf32>)
+// CHECK-NOT: arith.truncf %[[G]]
+// CHECK: return %{{.*}}, %[[G]]
+func.func @convolution_images_stored_low(%x: tensor<2x3x10x10xf32>, %w: tensor<4x3x3x3xf32>,
+                                         %xt: tensor<3x2x10x10xf32>, %dyt: tensor<4x2x8x8xf32>)
+    -> (tensor<2x4x8x8xf32>, tensor<3x4x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x8x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<2x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %r = math.exp %c : tensor<2x4x8x8xf32>
+  %eg = tensor.empty() : tensor<3x4x3x3xf32>
+  %initg = linalg.fill ins(%zero : f32) outs(%eg : tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32>
+  %g = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xt, %dyt : tensor<3x2x10x10xf32>, tensor<4x2x8x8xf32>) outs(%initg : tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32>
+  return %r, %g : tensor<2x4x8x8xf32>, tensor<3x4x3x3xf32>
+}

@@ -54,7 +54,17 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
     its buffer goes once both have taken it (more consumers made steps
     compile much longer for no faster step). BatchNorm's `x - mean`,
     read by the variance's sum of squares and by the normalization, is one:
-    each pass over the activation then reads it alone.
+    each pass over the activation then reads it alone. A producer that
+    widens the input it reads whole (a bf16 image into f32) may have up to
+    four readers, each of which then reads fewer bytes than the buffer
+    would hold: a bf16 step's `x - mean`, which the backward reads too.
+    Producers are visited before their consumers, so a producer is judged
+    with the casts it took in.
+
+    With `keep-product-casts` (the CPU pipeline's), a cast of a matmul's or
+    convolution's result, read whole, stays its own op:
+    `amp-linalg-to-cpu-library` has the library write the cast type in its
+    place, and every reader reads the low type.
 
     Any other producer with several uses is computed in one loop nest with
     its first reader, when that reader is elementwise over the producer's
@@ -67,6 +77,12 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
     f32, and Adam's moments read by the parameter's update, go this way: the
     GPT block's loops move 12% fewer bytes.
   }];
+  let options = [
+    Option<"keepProductCasts", "keep-product-casts", "bool",
+           /*default=*/"false",
+           "Leave a cast of a matmul's or convolution's result unfused, for "
+           "a library call to write the cast type">,
+  ];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
@@ -333,16 +349,23 @@ def AmpLinalgToCPULibrary : Pass<"amp-linalg-to-cpu-library", "ModuleOp"> {
     Contractions of other types (outputs in the low type, integers, f64)
     stay loops.
 
-    With `epilogues` (the default), a matmul or batch matmul that overwrites
-    its f32 output (no accumulation) takes the elementwise code next to it
-    into the call where the library computes exactly the same function:
+    With `epilogues` (the default), a matmul, batch matmul or convolution
+    that overwrites its f32 output (no accumulation) takes the elementwise
+    code next to it into the call where the library computes exactly the
+    same function:
     post-ops on the f32 product, then one conversion to the output's type.
 
     - `ampCpuMatmul{F16,BF16}To{F16,BF16}`: the output is a fresh buffer
       (`memref.alloc`) that only `linalg.generic` ops read, each only
       through `arith.truncf` to the inputs' type. The call writes a buffer
       of that type, which the readers read instead, without the `truncf`
-      (a bf16 step's activations and input gradients).
+      (a bf16 step's activations and input gradients). Where the one
+      reader is a cast of the whole product into a fresh buffer that
+      nothing uses before it, the call writes that buffer and the cast
+      goes. Forward convolutions and input gradients likewise
+      (`ampCpuConv2D{F16,BF16}To{F16,BF16}`,
+      `ampCpuConv2DBackwardData{F16,BF16}To{F16,BF16}`): a low step's
+      images.
     - `ampCpuMatmul{F32,F16,BF16}Bias`: the only reader of a fresh output
       is an elementwise `linalg.generic` computing `addf(product, bias)`
       into an f32 buffer of the same shape, `bias` an f32 vector along the

@@ -1,7 +1,8 @@
 //===- PrecisionOpInterface.td - An op's part in AMP -------*- tablegen -*-===//
 //
 // What an op says about itself to amp-insert-casts: the precision category it
-// has when no policy names it, and which operands accumulate in f32.
+// has when no policy names it, which operands accumulate in f32, and which
+// accumulated results are stored in the low type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,21 @@ def PrecisionOpInterface : OpInterface<"PrecisionOpInterface"> {
       /*retType=*/"bool",
       /*methodName=*/"isAccumulator",
       /*args=*/(ins "::mlir::OpOperand &":$operand),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return false;"
+    >,
+    InterfaceMethod<
+      /*desc=*/[{
+        Whether `result`, accumulated in f32 when the op is low, is stored
+        rounded to the low type: an activation or input gradient that the
+        next ops and the backward read (a convolution's output image), as
+        autocast and grappler store it. Its readers in f32 read it rounded
+        and extended. Other accumulated results (a filter gradient, a sum)
+        stay f32.
+      }],
+      /*retType=*/"bool",
+      /*methodName=*/"storesLowResult",
+      /*args=*/(ins "::mlir::OpResult":$result),
       /*methodBody=*/"",
       /*defaultImplementation=*/"return false;"
     >

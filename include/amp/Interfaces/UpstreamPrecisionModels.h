@@ -30,6 +30,14 @@ llvm::ArrayRef<UpstreamPrecisionDefault> getUpstreamPrecisionDefaults();
 const UpstreamPrecisionDefault *
 lookupUpstreamPrecisionDefault(llvm::StringRef opName);
 
+/// Whether `op` (a linalg convolution with static images) is a filter
+/// gradient as torch-mlir writes one: its filter window (an output
+/// gradient's image) is larger than its output image (a filter's). Its
+/// result is a parameter's gradient, not an image, and oneDNN's weight-
+/// gradient kernels, which reduce over images, compute it faster than its
+/// forward ones would.
+bool isFilterGradientConvolution(Operation *op);
+
 /// Attaches PrecisionOpInterface to the ops of that table and to every
 /// linalg structured op, as each of their dialects loads.
 void registerAmpPrecisionInterfaceExternalModels(DialectRegistry &registry);
