@@ -200,6 +200,69 @@ Operand extendToF32(const Operand &operand, std::vector<float> &storage) {
   return extended;
 }
 
+/// f32 to bf16 bits, rounded to nearest even (NaNs stay NaNs).
+uint16_t truncateBF16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, 4);
+  if ((word & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((word >> 16) | 0x40);
+  return static_cast<uint16_t>((word + 0x7fffu + ((word >> 16) & 1)) >> 16);
+}
+
+/// f32 to f16 bits, rounded to nearest even (overflow to infinity).
+uint16_t truncateF16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, 4);
+  uint32_t sign = (word >> 16) & 0x8000u, magnitude = word & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return static_cast<uint16_t>(sign | 0x7e00u);
+  if (magnitude >= 0x477ff000u) // 65520 and above round to infinity
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (magnitude < 0x38800000u) { // below 2^-14: a multiple of 2^-24
+    float scaled;
+    std::memcpy(&scaled, &magnitude, 4);
+    return static_cast<uint16_t>(
+        sign | static_cast<uint32_t>(std::nearbyint(scaled * 16777216.0f)));
+  }
+  uint32_t bits = ((magnitude >> 23) - 112) << 10 | ((magnitude >> 13) & 0x3ff);
+  uint32_t rest = magnitude & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (bits & 1)))
+    ++bits; // a carry into the exponent is the right result
+  return static_cast<uint16_t>(sign | bits);
+}
+
+/// out[i] = in[i] rounded to f16 for i < n. The F16C loop rounds eight
+/// numbers per instruction, to nearest even as truncateF16 does.
+__attribute__((target("avx,f16c"))) void truncateF16WithF16C(const float *in,
+                                                             uint16_t *out,
+                                                             int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i *>(out + i),
+        _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i)
+    out[i] = truncateF16(in[i]);
+}
+
+/// out[i * stride] = in[i] in `type` (f32, f16 or bf16) for i < n.
+void truncateRun(memory::data_type type, const float *in, void *out,
+                 int64_t n, int64_t stride) {
+  static const bool hasF16C = __builtin_cpu_supports("f16c");
+  if (type == memory::data_type::f32) {
+    auto *values = static_cast<float *>(out);
+    for (int64_t i = 0; i < n; ++i)
+      values[i * stride] = in[i];
+    return;
+  }
+  auto *bits = static_cast<uint16_t *>(out);
+  if (type == memory::data_type::f16 && hasF16C && stride == 1)
+    return truncateF16WithF16C(in, bits, n);
+  for (int64_t i = 0; i < n; ++i)
+    bits[i * stride] = type == memory::data_type::f16 ? truncateF16(in[i])
+                                                      : truncateBF16(in[i]);
+}
+
 /// An f32 buffer in `storage` for `operand`'s elements, in its order of
 /// dimensions where it is dense in one, else row-major.
 Operand wideCopy(const Operand &operand, std::vector<float> &storage) {
@@ -216,6 +279,40 @@ Operand wideCopy(const Operand &operand, std::vector<float> &storage) {
   return wide;
 }
 
+/// `dst` (f16 or bf16) = `wide` (its wideCopy) rounded to nearest even,
+/// dense runs in blocks over the library's threads (oneDNN's own f32 to f16
+/// reorder is a scalar reference loop without AVX512-FP16).
+void roundInto(const Operand &wide, const Operand &dst) {
+  int64_t count = getNumElements(dst);
+  auto *in = static_cast<const float *>(wide.data);
+  size_t elementSize = getElementSize(dst.type);
+  if (isDenseInSomeOrder(dst)) {
+    int64_t blocks = (count + kElementsPerBlock - 1) / kElementsPerBlock;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (int64_t block = 0; block < blocks; ++block) {
+      int64_t first = block * kElementsPerBlock;
+      truncateRun(dst.type, in + first,
+                  static_cast<char *>(dst.data) + first * elementSize,
+                  std::min(kElementsPerBlock, count - first), 1);
+    }
+    return;
+  }
+  // Row-major `wide`, row by row along the last dimension.
+  int rank = dst.dims.size();
+  int64_t rowLength = rank ? dst.dims[rank - 1] : 1;
+  std::vector<int64_t> index(std::max(rank - 1, 0), 0);
+  for (int64_t row = 0; row * rowLength < count; ++row) {
+    int64_t at = 0;
+    for (int d = 0; d + 1 < rank; ++d)
+      at += index[d] * dst.strides[d];
+    truncateRun(dst.type, in + row * rowLength,
+                static_cast<char *>(dst.data) + at * elementSize, rowLength,
+                rank ? dst.strides[rank - 1] : 1);
+    for (int d = rank - 2; d >= 0 && ++index[d] == dst.dims[d]; --d)
+      index[d] = 0;
+  }
+}
+
 memory::desc describe(const Operand &operand) {
   return memory::desc(operand.dims, operand.type, operand.strides);
 }
@@ -230,8 +327,8 @@ struct Cached {
   dnnl::primitive primitive;
   bool native = true;
   /// The primitive writes f32 where the output is f16 or bf16, which a
-  /// reorder then rounds: no kernel here writes the low type from f32
-  /// inputs (an f16 convolution without AVX512-FP16 or AMX).
+  /// reorder then rounds: no optimized kernel here writes the low type from
+  /// f32 inputs (an f16 convolution without AVX512-FP16 or AMX).
   bool wideOutput = false;
   /// The layouts the primitive reads its operands in (src, weights, dst),
   /// and buffers in them where they differ from the operands' own, made at
@@ -326,6 +423,14 @@ bool isFastLowPrecision(memory::data_type type,
   if (type == memory::data_type::bf16)
     return has("amx") || has("avx512_core_bf16");
   return has("amx") || (has("avx512_core_fp16") && !convolution);
+}
+
+/// Whether `descriptor` runs one of oneDNN's reference kernels (plain
+/// loops, e.g. `ref:any`), which it picks where no optimized one takes the
+/// types.
+bool isReferenceKernel(const dnnl::primitive_desc &descriptor) {
+  return std::string(descriptor.impl_info_str()).find("ref") !=
+         std::string::npos;
 }
 
 enum Kind {
@@ -436,7 +541,8 @@ memory inLayout(Library &library, const Operand &operand,
 /// (a primitive descriptor) on the first call: on the low-precision inputs
 /// where oneDNN has a fast kernel for them (isFastLowPrecision), else on
 /// their extension to f32, and into an f32 copy of a low `dst` where no
-/// kernel writes its type from f32 inputs. `what` names the call in errors.
+/// optimized kernel writes its type from f32 inputs. `what` names the call
+/// in errors.
 template <typename MakeFn>
 void runCached(const char *what, Key key, const Operand &srcIn,
                const Operand &weightsIn, const Operand &dst, bool accumulate,
@@ -474,15 +580,20 @@ void runCached(const char *what, Key key, const Operand &srcIn,
         Operand extendedSrc = low ? extendToF32(srcIn, src) : srcIn;
         Operand extendedWeights =
             low ? extendToF32(weightsIn, weights) : weightsIn;
-        try {
-          keep(make(extendedSrc, extendedWeights, dst));
-        } catch (const dnnl::error &) {
-          if (dst.type == memory::data_type::f32 || accumulate)
-            throw;
-          std::vector<float> output;
-          keep(make(extendedSrc, extendedWeights, wideCopy(dst, output)));
-          cached.wideOutput = true;
+        // oneDNN's reference kernels, its last resort, are what it has for
+        // f32 convolutions into f16: an f32 copy and a reorder cost less.
+        bool wide = false;
+        if (dst.type != memory::data_type::f32 && !accumulate) {
+          try {
+            wide = isReferenceKernel(make(extendedSrc, extendedWeights, dst));
+          } catch (const dnnl::error &) {
+            wide = true;
+          }
         }
+        std::vector<float> output;
+        keep(make(extendedSrc, extendedWeights,
+                  wide ? wideCopy(dst, output) : dst));
+        cached.wideOutput = wide;
       }
       cached.native = !low || native;
       it = library.cache.emplace(std::move(key), std::move(cached)).first;
@@ -502,8 +613,8 @@ void runCached(const char *what, Key key, const Operand &srcIn,
     bool sumOnReorder = accumulate && !roles.sums;
     if (sumOnReorder && !cached.relaid[2])
       cached.relaid[2] = memory(cached.layouts[2], library.engine);
-    // The output the primitive writes: `dst` or an f32 copy of it, which
-    // the reorder back rounds into `dst`.
+    // The output the primitive writes: `dst` or an f32 copy of it, rounded
+    // into `dst` after.
     Operand out =
         cached.wideOutput ? wideCopy(dst, library.scratch[2]) : dst;
     memory dstArg = sumOnReorder
@@ -517,14 +628,15 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = memory(
           describe(epilogue[index]), library.engine, epilogue[index].data);
     cached.primitive.execute(library.stream, args);
-    if (sumOnReorder || cached.wideOutput ||
-        !hasLayout(dst, cached.layouts[2])) {
-      memory plain(describe(dst), library.engine, dst.data);
+    if (sumOnReorder || !hasLayout(out, cached.layouts[2])) {
+      memory plain(describe(out), library.engine, out.data);
       dnnl::reorder::primitive_desc back(dstArg, plain,
                                          makeAttributes(sumOnReorder));
       dnnl::reorder(back).execute(library.stream, dstArg, plain);
     }
     library.stream.wait();
+    if (cached.wideOutput)
+      roundInto(out, dst);
   } catch (const dnnl::error &error) {
     recordError(what, srcIn, weightsIn, dst, error);
   }
@@ -615,69 +727,6 @@ Operand broadcastTo(Operand operand, size_t rank) {
     operand.strides.insert(operand.strides.begin(), stride);
   }
   return operand;
-}
-
-/// f32 to bf16 bits, rounded to nearest even (NaNs stay NaNs).
-uint16_t truncateBF16(float value) {
-  uint32_t word;
-  std::memcpy(&word, &value, 4);
-  if ((word & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((word >> 16) | 0x40);
-  return static_cast<uint16_t>((word + 0x7fffu + ((word >> 16) & 1)) >> 16);
-}
-
-/// f32 to f16 bits, rounded to nearest even (overflow to infinity).
-uint16_t truncateF16(float value) {
-  uint32_t word;
-  std::memcpy(&word, &value, 4);
-  uint32_t sign = (word >> 16) & 0x8000u, magnitude = word & 0x7fffffffu;
-  if (magnitude > 0x7f800000u)
-    return static_cast<uint16_t>(sign | 0x7e00u);
-  if (magnitude >= 0x477ff000u) // 65520 and above round to infinity
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (magnitude < 0x38800000u) { // below 2^-14: a multiple of 2^-24
-    float scaled;
-    std::memcpy(&scaled, &magnitude, 4);
-    return static_cast<uint16_t>(
-        sign | static_cast<uint32_t>(std::nearbyint(scaled * 16777216.0f)));
-  }
-  uint32_t bits = ((magnitude >> 23) - 112) << 10 | ((magnitude >> 13) & 0x3ff);
-  uint32_t rest = magnitude & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (bits & 1)))
-    ++bits; // a carry into the exponent is the right result
-  return static_cast<uint16_t>(sign | bits);
-}
-
-/// out[i] = in[i] rounded to f16 for i < n. The F16C loop rounds eight
-/// numbers per instruction, to nearest even as truncateF16 does.
-__attribute__((target("avx,f16c"))) void truncateF16WithF16C(const float *in,
-                                                             uint16_t *out,
-                                                             int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(
-        reinterpret_cast<__m128i *>(out + i),
-        _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-  for (; i < n; ++i)
-    out[i] = truncateF16(in[i]);
-}
-
-/// out[i * stride] = in[i] in `type` (f32, f16 or bf16) for i < n.
-void truncateRun(memory::data_type type, const float *in, void *out,
-                 int64_t n, int64_t stride) {
-  static const bool hasF16C = __builtin_cpu_supports("f16c");
-  if (type == memory::data_type::f32) {
-    auto *values = static_cast<float *>(out);
-    for (int64_t i = 0; i < n; ++i)
-      values[i * stride] = in[i];
-    return;
-  }
-  auto *bits = static_cast<uint16_t *>(out);
-  if (type == memory::data_type::f16 && hasF16C && stride == 1)
-    return truncateF16WithF16C(in, bits, n);
-  for (int64_t i = 0; i < n; ++i)
-    bits[i * stride] = type == memory::data_type::f16 ? truncateF16(in[i])
-                                                      : truncateBF16(in[i]);
 }
 
 /// The epilogue where oneDNN does not fuse it: the product into dense f32
