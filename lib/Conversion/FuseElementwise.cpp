@@ -99,12 +99,17 @@ bool isProductCast(Operation *op) {
 
 /// A producer is fused when it has one use, or when computing it again in
 /// each of its consumers is cheaper than its buffer (isRecomputable), but
-/// not a product's cast that is kept for the library to write
+/// not into a consumer that reads it broadcast (a scalar such as Adam's
+/// bias correction `1 - beta^t` would be computed again for every element),
+/// nor a product's cast that is kept for the library to write
 /// (`keepProductCasts`). Upstream's pattern then leaves the producer to its
 /// other users.
 bool shouldFuse(OpOperand *fused, bool keepProductCasts) {
   Operation *producer = fused->get().getDefiningOp();
   if (!producer || (keepProductCasts && isProductCast(producer)))
+    return false;
+  auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+  if (consumer && !consumer.getMatchingIndexingMap(fused).isPermutation())
     return false;
   return producer->hasOneUse() || isRecomputable(producer);
 }
@@ -175,18 +180,23 @@ struct FuseElementwisePass
   using Base::Base;
 
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
+    // Producers that fuse whole (one use) or are computed again first, to a
+    // fixpoint, so that a producer that took in a cast is judged with it;
+    // then the first readers take in what is left.
+    auto keep = keepProductCasts.getValue();
+    RewritePatternSet fusion(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [keep = keepProductCasts.getValue()](OpOperand *fused) {
-          return shouldFuse(fused, keep);
-        });
-    patterns.add<FuseIntoFirstElementwiseUser>(&getContext(), keepProductCasts);
-    // Producers first, so that a producer that took in its own producers
-    // (a cast) is judged as it is then when its consumers come.
-    GreedyRewriteConfig config;
-    config.setUseTopDownTraversal(true);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+        fusion, [keep](OpOperand *fused) { return shouldFuse(fused, keep); });
+    RewritePatternSet firstUsers(&getContext());
+    firstUsers.add<FuseIntoFirstElementwiseUser>(&getContext(), keep);
+    linalg::populateElementwiseOpsFusionPatterns(
+        firstUsers,
+        [keep](OpOperand *fused) { return shouldFuse(fused, keep); });
+    GreedyRewriteConfig producersFirst;
+    producersFirst.setUseTopDownTraversal(true);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(fusion),
+                                     producersFirst)) ||
+        failed(applyPatternsGreedily(getOperation(), std::move(firstUsers))))
       return signalPassFailure();
   }
 };

@@ -371,3 +371,36 @@ func.func @product_cast(%x: tensor<2x3x10x10xbf16>, %w: tensor<4x3x3x3xbf16>, %i
   } -> tensor<2x4x8x8xf32>
   return %y : tensor<2x4x8x8xf32>
 }
+
+// -----
+
+// A scalar with one use, read broadcast by an elementwise op over many
+// elements (Adam's bias correction `1 - beta^t`), stays its own op: fused,
+// its powf would run for every element.
+// CHECK-LABEL: func.func @broadcast_scalar_not_fused
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<f32>)
+// CHECK: math.powf
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[S]] : tensor<1024x256xf32>, tensor<f32>)
+// CHECK-NOT: math.powf
+// CHECK: return
+#id2 = affine_map<(i, j) -> (i, j)>
+#all = affine_map<(i, j) -> ()>
+#scalar = affine_map<() -> ()>
+func.func @broadcast_scalar_not_fused(%p: tensor<1024x256xf32>, %t: tensor<f32>) -> tensor<1024x256xf32> {
+  %beta = arith.constant 0.9 : f32
+  %es = tensor.empty() : tensor<f32>
+  %c = linalg.generic {indexing_maps = [#scalar, #scalar], iterator_types = []}
+      ins(%t : tensor<f32>) outs(%es : tensor<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %pw = math.powf %beta, %a : f32
+    linalg.yield %pw : f32
+  } -> tensor<f32>
+  %e = tensor.empty() : tensor<1024x256xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #all, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %c : tensor<1024x256xf32>, tensor<f32>) outs(%e : tensor<1024x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<1024x256xf32>
+  return %r : tensor<1024x256xf32>
+}

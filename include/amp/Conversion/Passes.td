@@ -58,8 +58,11 @@ def AmpFuseElementwise : Pass<"amp-fuse-elementwise", "func::FuncOp"> {
     widens the input it reads whole (a bf16 image into f32) may have up to
     four readers, each of which then reads fewer bytes than the buffer
     would hold: a bf16 step's `x - mean`, which the backward reads too.
-    Producers are visited before their consumers, so a producer is judged
-    with the casts it took in.
+    These fusions run first, producers before consumers and to a fixpoint,
+    so a producer is judged with the casts it took in; the fusion into
+    first readers below runs after them. No producer goes into a consumer
+    that reads it broadcast: a scalar (Adam's bias correction `1 - beta^t`)
+    would be computed again for every element.
 
     With `keep-product-casts` (the CPU pipeline's), a cast of a matmul's or
     convolution's result, read whole, stays its own op:
