@@ -459,11 +459,15 @@ FailureOr<CastInsertion> CastInserter::run(Operation *root) {
       continue;
     for (OpResult result : op->getResults()) {
       if (!op.storesLowResult(result) ||
-          !getElementTypeOrSelf(result.getType()).isF32())
+          !getElementTypeOrSelf(result.getType()).isF32() ||
+          result.use_empty())
         continue;
       Value low = convert(result, analysis.getLowType(result.getType()));
-      rewriter.replaceAllUsesExcept(result, convert(low, result.getType()),
-                                    low.getDefiningOp());
+      Operation *rounding = low.getDefiningOp();
+      if (llvm::any_of(result.getUsers(),
+                       [&](Operation *user) { return user != rounding; }))
+        rewriter.replaceAllUsesExcept(result, convert(low, result.getType()),
+                                      rounding);
     }
   }
 

@@ -1029,3 +1029,26 @@ func.func @convolution_images_stored_low(%x: tensor<2x3x10x10xf32>, %w: tensor<4
       ins(%xt, %dyt : tensor<3x2x10x10xf32>, tensor<4x2x8x8xf32>) outs(%initg : tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32>
   return %r, %g : tensor<2x4x8x8xf32>, tensor<3x4x3x3xf32>
 }
+
+// -----
+
+// A convolution whose only reader is low (a ReLU between two convolutions):
+// one rounding cast, no extension back.
+// CHECK-LABEL: func.func @convolution_image_read_low
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw
+// CHECK: %[[LOW:.*]] = arith.truncf %[[C]] : tensor<2x4x8x8xf32> to tensor<2x4x8x8xf16>
+// CHECK-NOT: arith.extf %[[LOW]]
+// CHECK: return
+func.func @convolution_image_read_low(%x: tensor<2x3x10x10xf32>, %w: tensor<4x3x3x3xf32>,
+                                      %w2: tensor<4x4x1x1xf32>) -> tensor<2x4x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x8x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<2x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %zeros = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  %r = arith.maximumf %c, %zeros : tensor<2x4x8x8xf32>
+  %c2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%r, %w2 : tensor<2x4x8x8xf32>, tensor<4x4x1x1xf32>) outs(%init : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+  return %c2 : tensor<2x4x8x8xf32>
+}
