@@ -148,56 +148,70 @@ void extendRun(memory::data_type type, const void *in, float *out,
 /// each convert as before.
 constexpr int64_t kElementsPerBlock = 1 << 15;
 
-/// `operand` extended to f32 in `storage`: with its own strides when it is
-/// dense in some order (one run to convert), else dense row-major. The
-/// layout depends on the operand's alone, so a primitive made for one call
-/// fits the next.
-Operand extendToF32(const Operand &operand, std::vector<float> &storage) {
+/// A dense f32 copy of `operand` at `data`: with its own strides when it is
+/// dense in some order (one run to convert), else row-major. The layout
+/// depends on the operand's alone, so a primitive made for one call fits
+/// the next.
+Operand describeF32Copy(const Operand &operand, float *data) {
+  Operand copy = operand;
+  copy.type = memory::data_type::f32;
+  copy.data = data;
+  if (!isDenseInSomeOrder(operand)) {
+    int64_t stride = 1;
+    for (int d = static_cast<int>(operand.dims.size()) - 1; d >= 0;
+         stride *= operand.dims[d--])
+      copy.strides[d] = stride;
+  }
+  return copy;
+}
+
+/// Calls `convert(first, n, at, stride)` for runs that cover the elements of
+/// `operand` and of its describeF32Copy: elements first .. first + n - 1 of
+/// the copy are those at `at`, `at + stride`, ... of `operand`. A dense
+/// operand is one run, in blocks over the library's threads; another, row
+/// by row along its last dimension.
+template <typename ConvertFn>
+void forEachRun(const Operand &operand, ConvertFn convert) {
   int64_t count = getNumElements(operand);
-  storage.resize(count);
-  Operand extended = operand;
-  extended.type = memory::data_type::f32;
-  extended.data = storage.data();
   if (isDenseInSomeOrder(operand)) {
-    // In blocks over the library's threads (the same elements either way).
-    size_t elementSize = getElementSize(operand.type);
     int64_t blocks = (count + kElementsPerBlock - 1) / kElementsPerBlock;
 #pragma omp parallel for schedule(static) if (blocks > 1)
     for (int64_t block = 0; block < blocks; ++block) {
       int64_t first = block * kElementsPerBlock;
-      extendRun(operand.type,
-                static_cast<const char *>(operand.data) + first * elementSize,
-                storage.data() + first,
-                std::min(kElementsPerBlock, count - first));
+      convert(first, std::min(kElementsPerBlock, count - first), first,
+              int64_t(1));
     }
-    return extended;
+    return;
   }
   int rank = operand.dims.size();
-  int64_t stride = 1;
-  for (int d = rank - 1; d >= 0; stride *= operand.dims[d--])
-    extended.strides[d] = stride;
-  // Row by row along the last dimension, each row one run when it is
-  // contiguous.
   int64_t rowLength = rank ? operand.dims[rank - 1] : 1;
   int64_t rowStride = rank ? operand.strides[rank - 1] : 1;
-  size_t elementSize = getElementSize(operand.type);
   std::vector<int64_t> index(std::max(rank - 1, 0), 0);
   for (int64_t row = 0; row * rowLength < count; ++row) {
     int64_t at = 0;
     for (int d = 0; d + 1 < rank; ++d)
       at += index[d] * operand.strides[d];
-    const char *in = static_cast<const char *>(operand.data) + at * elementSize;
-    float *out = storage.data() + row * rowLength;
-    if (rowStride == 1) {
-      extendRun(operand.type, in, out, rowLength);
-    } else {
-      for (int64_t i = 0; i < rowLength; ++i)
-        extendRun(operand.type, in + i * rowStride * elementSize, out + i, 1);
-    }
+    convert(row * rowLength, rowLength, at, rowStride);
     for (int d = rank - 2; d >= 0 && ++index[d] == operand.dims[d]; --d)
       index[d] = 0;
   }
-  return extended;
+}
+
+/// `operand` extended to f32 in `storage`, laid out as describeF32Copy.
+Operand extendToF32(const Operand &operand, std::vector<float> &storage) {
+  storage.resize(getNumElements(operand));
+  size_t elementSize = getElementSize(operand.type);
+  auto *in = static_cast<const char *>(operand.data);
+  forEachRun(operand, [&](int64_t first, int64_t n, int64_t at,
+                          int64_t stride) {
+    if (stride == 1)
+      return extendRun(operand.type, in + at * elementSize,
+                       storage.data() + first, n);
+    for (int64_t i = 0; i < n; ++i)
+      extendRun(operand.type, in + (at + i * stride) * elementSize,
+                storage.data() + first + i, 1);
+  });
+  return describeF32Copy(operand, storage.data());
 }
 
 /// f32 to bf16 bits, rounded to nearest even (NaNs stay NaNs).
@@ -263,54 +277,16 @@ void truncateRun(memory::data_type type, const float *in, void *out,
                                                       : truncateBF16(in[i]);
 }
 
-/// An f32 buffer in `storage` for `operand`'s elements, in its order of
-/// dimensions where it is dense in one, else row-major.
-Operand wideCopy(const Operand &operand, std::vector<float> &storage) {
-  Operand wide = operand;
-  wide.type = memory::data_type::f32;
-  storage.resize(getNumElements(operand));
-  wide.data = storage.data();
-  if (!isDenseInSomeOrder(operand)) {
-    int64_t stride = 1;
-    for (int d = static_cast<int>(operand.dims.size()) - 1; d >= 0;
-         stride *= operand.dims[d--])
-      wide.strides[d] = stride;
-  }
-  return wide;
-}
-
-/// `dst` (f16 or bf16) = `wide` (its wideCopy) rounded to nearest even,
-/// dense runs in blocks over the library's threads (oneDNN's own f32 to f16
-/// reorder is a scalar reference loop without AVX512-FP16).
+/// `dst` (f16 or bf16) = `wide`, its describeF32Copy, rounded to nearest
+/// even (oneDNN's own f32 to f16 reorder is a scalar reference loop without
+/// AVX512-FP16).
 void roundInto(const Operand &wide, const Operand &dst) {
-  int64_t count = getNumElements(dst);
   auto *in = static_cast<const float *>(wide.data);
+  auto *out = static_cast<char *>(dst.data);
   size_t elementSize = getElementSize(dst.type);
-  if (isDenseInSomeOrder(dst)) {
-    int64_t blocks = (count + kElementsPerBlock - 1) / kElementsPerBlock;
-#pragma omp parallel for schedule(static) if (blocks > 1)
-    for (int64_t block = 0; block < blocks; ++block) {
-      int64_t first = block * kElementsPerBlock;
-      truncateRun(dst.type, in + first,
-                  static_cast<char *>(dst.data) + first * elementSize,
-                  std::min(kElementsPerBlock, count - first), 1);
-    }
-    return;
-  }
-  // Row-major `wide`, row by row along the last dimension.
-  int rank = dst.dims.size();
-  int64_t rowLength = rank ? dst.dims[rank - 1] : 1;
-  std::vector<int64_t> index(std::max(rank - 1, 0), 0);
-  for (int64_t row = 0; row * rowLength < count; ++row) {
-    int64_t at = 0;
-    for (int d = 0; d + 1 < rank; ++d)
-      at += index[d] * dst.strides[d];
-    truncateRun(dst.type, in + row * rowLength,
-                static_cast<char *>(dst.data) + at * elementSize, rowLength,
-                rank ? dst.strides[rank - 1] : 1);
-    for (int d = rank - 2; d >= 0 && ++index[d] == dst.dims[d]; --d)
-      index[d] = 0;
-  }
+  forEachRun(dst, [&](int64_t first, int64_t n, int64_t at, int64_t stride) {
+    truncateRun(dst.type, in + first, out + at * elementSize, n, stride);
+  });
 }
 
 memory::desc describe(const Operand &operand) {
@@ -326,9 +302,9 @@ memory::desc describeAnyLayout(const Operand &operand) {
 struct Cached {
   dnnl::primitive primitive;
   bool native = true;
-  /// The primitive writes f32 where the output is f16 or bf16, which a
-  /// reorder then rounds: no optimized kernel here writes the low type from
-  /// f32 inputs (an f16 convolution without AVX512-FP16 or AMX).
+  /// The primitive writes f32 where the output is f16 or bf16, which
+  /// roundInto then rounds: no optimized kernel here writes the low type
+  /// from f32 inputs (an f16 convolution without AVX512-FP16 or AMX).
   bool wideOutput = false;
   /// The layouts the primitive reads its operands in (src, weights, dst),
   /// and buffers in them where they differ from the operands' own, made at
@@ -581,7 +557,7 @@ void runCached(const char *what, Key key, const Operand &srcIn,
         Operand extendedWeights =
             low ? extendToF32(weightsIn, weights) : weightsIn;
         // oneDNN's reference kernels, its last resort, are what it has for
-        // f32 convolutions into f16: an f32 copy and a reorder cost less.
+        // f32 convolutions into f16: an f32 copy rounded after costs less.
         bool wide = false;
         if (dst.type != memory::data_type::f32 && !accumulate) {
           try {
@@ -590,9 +566,9 @@ void runCached(const char *what, Key key, const Operand &srcIn,
             wide = true;
           }
         }
-        std::vector<float> output;
+        std::vector<float> output(wide ? getNumElements(dst) : 0);
         keep(make(extendedSrc, extendedWeights,
-                  wide ? wideCopy(dst, output) : dst));
+                  wide ? describeF32Copy(dst, output.data()) : dst));
         cached.wideOutput = wide;
       }
       cached.native = !low || native;
@@ -615,8 +591,11 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       cached.relaid[2] = memory(cached.layouts[2], library.engine);
     // The output the primitive writes: `dst` or an f32 copy of it, rounded
     // into `dst` after.
-    Operand out =
-        cached.wideOutput ? wideCopy(dst, library.scratch[2]) : dst;
+    if (cached.wideOutput)
+      library.scratch[2].resize(getNumElements(dst));
+    Operand out = cached.wideOutput
+                      ? describeF32Copy(dst, library.scratch[2].data())
+                      : dst;
     memory dstArg = sumOnReorder
                         ? cached.relaid[2]
                         : inLayout(library, out, cached.layouts[2],
@@ -1092,15 +1071,28 @@ AMP_CPU_MATMUL_LOW_OUTPUT(BF16, bf16)
     strideH, strideW, dilationH, dilationW, padTop, padLeft, padBottom,        \
         padRight                                                               \
   }
-#define AMP_CPU_CONV2D(SUFFIX, TYPE)                                           \
-  extern "C" void _mlir_ciface_ampCpuConv2D##SUFFIX(                          \
+/* A forward convolution and an input gradient of TYPE inputs into OUTPUT. */
+#define AMP_CPU_CONV2D_FORWARD(NAME, TYPE, OUTPUT)                             \
+  extern "C" void _mlir_ciface_##NAME(                                         \
       AmpUnrankedMemRef *input, AmpUnrankedMemRef *filter,                     \
       AmpUnrankedMemRef *output, AMP_CPU_CONV2D_PARAMETERS) {                  \
     runConv2D(readOperand(input, memory::data_type::TYPE),                     \
               readOperand(filter, memory::data_type::TYPE),                    \
-              readOperand(output, memory::data_type::f32),                     \
+              readOperand(output, memory::data_type::OUTPUT),                  \
               AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);                       \
-  }                                                                            \
+  }
+#define AMP_CPU_CONV2D_INPUT_GRADIENT(NAME, TYPE, OUTPUT)                      \
+  extern "C" void _mlir_ciface_##NAME(                                         \
+      AmpUnrankedMemRef *outputGradient, AmpUnrankedMemRef *rotatedFilter,     \
+      AmpUnrankedMemRef *inputGradient, AMP_CPU_CONV2D_PARAMETERS) {           \
+    runConv2DBackwardData(readOperand(outputGradient, memory::data_type::TYPE),\
+                          readOperand(rotatedFilter, memory::data_type::TYPE), \
+                          readOperand(inputGradient,                           \
+                                      memory::data_type::OUTPUT),              \
+                          AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);           \
+  }
+#define AMP_CPU_CONV2D(SUFFIX, TYPE)                                           \
+  AMP_CPU_CONV2D_FORWARD(ampCpuConv2D##SUFFIX, TYPE, f32)                      \
   extern "C" void _mlir_ciface_ampCpuConv2DBackwardWeights##SUFFIX(           \
       AmpUnrankedMemRef *input, AmpUnrankedMemRef *outputGradient,             \
       AmpUnrankedMemRef *filterGradient, AMP_CPU_CONV2D_PARAMETERS) {          \
@@ -1110,38 +1102,16 @@ AMP_CPU_MATMUL_LOW_OUTPUT(BF16, bf16)
         readOperand(filterGradient, memory::data_type::f32),                   \
         AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);                             \
   }                                                                            \
-  extern "C" void _mlir_ciface_ampCpuConv2DBackwardData##SUFFIX(              \
-      AmpUnrankedMemRef *outputGradient, AmpUnrankedMemRef *rotatedFilter,     \
-      AmpUnrankedMemRef *inputGradient, AMP_CPU_CONV2D_PARAMETERS) {           \
-    runConv2DBackwardData(readOperand(outputGradient, memory::data_type::TYPE),\
-                          readOperand(rotatedFilter, memory::data_type::TYPE), \
-                          readOperand(inputGradient, memory::data_type::f32),  \
-                          AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);           \
-  }
+  AMP_CPU_CONV2D_INPUT_GRADIENT(ampCpuConv2DBackwardData##SUFFIX, TYPE, f32)
 AMP_CPU_CONV2D(F32, f32)
 AMP_CPU_CONV2D(F16, f16)
 AMP_CPU_CONV2D(BF16, bf16)
 
 /* Convolutions rounded to the inputs' low type. */
-#define AMP_CPU_CONV2D_LOW_OUTPUT(SUFFIX, TYPE)                                \
-  extern "C" void _mlir_ciface_ampCpuConv2D##SUFFIX##To##SUFFIX(              \
-      AmpUnrankedMemRef *input, AmpUnrankedMemRef *filter,                     \
-      AmpUnrankedMemRef *output, AMP_CPU_CONV2D_PARAMETERS) {                  \
-    runConv2D(readOperand(input, memory::data_type::TYPE),                     \
-              readOperand(filter, memory::data_type::TYPE),                    \
-              readOperand(output, memory::data_type::TYPE),                    \
-              AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);                       \
-  }                                                                            \
-  extern "C" void _mlir_ciface_ampCpuConv2DBackwardData##SUFFIX##To##SUFFIX(  \
-      AmpUnrankedMemRef *outputGradient, AmpUnrankedMemRef *rotatedFilter,     \
-      AmpUnrankedMemRef *inputGradient, AMP_CPU_CONV2D_PARAMETERS) {           \
-    runConv2DBackwardData(readOperand(outputGradient, memory::data_type::TYPE),\
-                          readOperand(rotatedFilter, memory::data_type::TYPE), \
-                          readOperand(inputGradient, memory::data_type::TYPE), \
-                          AMP_CPU_CONV2D_GEOMETRY, accumulate != 0);           \
-  }
-AMP_CPU_CONV2D_LOW_OUTPUT(F16, f16)
-AMP_CPU_CONV2D_LOW_OUTPUT(BF16, bf16)
+AMP_CPU_CONV2D_FORWARD(ampCpuConv2DF16ToF16, f16, f16)
+AMP_CPU_CONV2D_FORWARD(ampCpuConv2DBF16ToBF16, bf16, bf16)
+AMP_CPU_CONV2D_INPUT_GRADIENT(ampCpuConv2DBackwardDataF16ToF16, f16, f16)
+AMP_CPU_CONV2D_INPUT_GRADIENT(ampCpuConv2DBackwardDataBF16ToBF16, bf16, bf16)
 
 extern "C" void ampCpuSetNumThreads(int32_t threads) {
   Library::get();
