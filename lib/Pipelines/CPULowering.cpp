@@ -71,10 +71,12 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -130,6 +132,19 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
     VectorTransferToSCFOptions transfers;
     transfers.enableFullUnroll();
     pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
+  }
+  if (!options.nativeBF16) {
+    // bf16 math and arithmetic in f32, then the roundings as integer code
+    // (amp-cpu-round-to-bf16 says why not upstream's arith-expand).
+    math::MathExtendToSupportedTypesOptions math;
+    math.extraTypeStrs = {"f16"};
+    pm.addNestedPass<func::FuncOp>(
+        math::createMathExtendToSupportedTypes(math));
+    arith::ArithEmulateUnsupportedFloatsOptions arithmetic;
+    arithmetic.sourceTypeStrs = {"bf16"};
+    pm.addNestedPass<func::FuncOp>(
+        arith::createArithEmulateUnsupportedFloats(arithmetic));
+    pm.addNestedPass<func::FuncOp>(createAmpCPURoundToBF16());
   }
   if (options.approximateMath)
     pm.addNestedPass<func::FuncOp>(createAmpCPUApproximateMath());

@@ -12,6 +12,8 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
@@ -128,6 +130,60 @@ createTargetMachine(StringRef cpu) {
   llvm::orc::JITTargetMachineBuilder chosen(triple);
   chosen.setCPU(cpu.str());
   return chosen.createTargetMachine();
+}
+
+/// Whether `machine` rounds f32 to bf16 in one instruction. Elsewhere LLVM
+/// calls __truncsfbf2 for every element of a vector (16 calls for 16 lanes
+/// on an AVX2 host), which made the bf16 steps slower than the fp32 ones and
+/// tripled their compile time (bench/RESULTS.md, "Fourteenth round").
+static bool hasBF16Rounding(const llvm::TargetMachine &machine) {
+  if (!machine.getTargetTriple().isX86())
+    return true;
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
+  return info->checkFeatures("+avx512bf16,+avx512vl") ||
+         info->checkFeatures("+avxneconvert");
+}
+
+/// Loads and stores `<N x i16>` where `module` loads or stores `<N x
+/// bfloat>`, with bitcasts to and from the bf16 vector. Without AVX512-BF16,
+/// x86's instruction selection splits a bf16 vector in memory into its
+/// elements (a 16-lane copy became 32 scalar moves), which took seconds to
+/// schedule and made the bf16 steps slower than the fp32 ones; i16 vectors
+/// are legal. Runs after LLVM's optimizations, whose instcombine would fold
+/// the bitcasts back into the memory accesses.
+static void moveBF16VectorsAsIntegers(llvm::Module &module) {
+  auto integerVector = [](llvm::Type *type) -> llvm::VectorType * {
+    auto *vector = llvm::dyn_cast<llvm::VectorType>(type);
+    if (!vector || !vector->getElementType()->isBFloatTy())
+      return nullptr;
+    return llvm::VectorType::get(
+        llvm::Type::getInt16Ty(type->getContext()), vector);
+  };
+  llvm::SmallVector<llvm::Instruction *> accesses;
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &instruction : llvm::instructions(function))
+      if (auto *load = llvm::dyn_cast<llvm::LoadInst>(&instruction);
+          load && integerVector(load->getType()))
+        accesses.push_back(load);
+      else if (auto *store = llvm::dyn_cast<llvm::StoreInst>(&instruction);
+               store && integerVector(store->getValueOperand()->getType()))
+        accesses.push_back(store);
+  for (llvm::Instruction *access : accesses) {
+    llvm::IRBuilder<> builder(access);
+    if (auto *load = llvm::dyn_cast<llvm::LoadInst>(access)) {
+      llvm::LoadInst *bits =
+          builder.CreateAlignedLoad(integerVector(load->getType()),
+                                    load->getPointerOperand(), load->getAlign());
+      bits->copyMetadata(*load);
+      load->replaceAllUsesWith(builder.CreateBitCast(bits, load->getType()));
+      load->eraseFromParent();
+      continue;
+    }
+    auto *store = llvm::cast<llvm::StoreInst>(access);
+    llvm::Value *value = store->getValueOperand();
+    store->setOperand(0, builder.CreateBitCast(
+                             value, integerVector(value->getType())));
+  }
 }
 
 /// Turns off the merging of consecutive stores in LLVM's instruction
@@ -294,7 +350,14 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   if (failed(parsePassPipeline(beforeLowering, lowering, pipelineErrorStream)))
     return makeError("the passes to run before lowering, '" +
                      options.beforeLowering + "': " + pipelineError);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
+      createTargetMachine(options.cpu);
+  if (!targetMachine)
+    return targetMachine.takeError();
   CPULoweringOptions loweringOptions;
+  loweringOptions.nativeBF16 = hasBF16Rounding(**targetMachine);
   loweringOptions.vectorize = options.vectorize;
   loweringOptions.library = options.library;
   loweringOptions.threads = options.threads;
@@ -303,15 +366,9 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   if (failed(lowering.run(module)))
     return makeError("lowering the step to LLVM failed");
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
   disableStoreMerging();
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
-  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> targetMachine =
-      createTargetMachine(options.cpu);
-  if (!targetMachine)
-    return targetMachine.takeError();
   // f32->bf16 truncation needs __truncsfbf2 on CPUs without native bf16;
   // the library calls need the CPU runtime.
   std::string cpuRuntime = getRuntimeLibraryPath("libAmpCpuRuntime.so");
@@ -323,8 +380,17 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   // vectorized; -O3 and -O2 took longer to compile (GPT 3.3 and 2.8 s, 2.55
   // at -O1) for steps no faster (bench/RESULTS.md, "Third round" and
   // "Fifth round").
-  std::function<llvm::Error(llvm::Module *)> transformer =
+  std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(1, 0, targetMachine->get());
+  bool nativeBF16 = loweringOptions.nativeBF16;
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      [&](llvm::Module *llvmModule) -> llvm::Error {
+        if (llvm::Error error = optimize(llvmModule))
+          return error;
+        if (!nativeBF16)
+          moveBF16VectorsAsIntegers(*llvmModule);
+        return llvm::Error::success();
+      };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   engineOptions.sharedLibPaths = libraries;

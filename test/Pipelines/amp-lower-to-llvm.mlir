@@ -1,6 +1,7 @@
 // RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false library=false" | FileCheck %s
 // RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="library=false" | FileCheck %s --check-prefix=VEC
 // RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="vectorize=false library=false approximate-math=false" | FileCheck %s --check-prefix=LIBM
+// RUN: amp-opt %s --split-input-file --amp-lower-to-llvm="library=false native-bf16=false" | FileCheck %s --check-prefix=SOFT
 
 // Tensor-level casts of the AMP pipeline become one fused loop
 // (amp-fuse-elementwise: no bf16 buffer between them) of scalar conversions
@@ -24,6 +25,17 @@
 // VEC:           llvm.store %[[F]], %{{.*}} : vector<4xf32>, !llvm.ptr
 // VEC-NOT:       bf16
 // VEC:           llvm.return
+// For a CPU without AVX512-BF16 (native-bf16=false) the rounding is integer
+// code (amp-cpu-round-to-bf16); the extension stays LLVM's.
+// SOFT-LABEL:  llvm.func @casts(
+// SOFT-NOT:      llvm.fptrunc
+// SOFT:          %[[BITS:.*]] = llvm.bitcast %{{.*}} : vector<4xf32> to vector<4xi32>
+// SOFT:          llvm.select %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi1>, vector<4xi32>
+// SOFT:          %[[HIGH:.*]] = llvm.trunc %{{.*}} : vector<4xi32> to vector<4xi16>
+// SOFT:          %[[H:.*]] = llvm.bitcast %[[HIGH]] : vector<4xi16> to vector<4xbf16>
+// SOFT:          llvm.fpext %[[H]] : vector<4xbf16> to vector<4xf32>
+// SOFT-NOT:      llvm.fptrunc
+// SOFT:          llvm.return
 func.func @casts(%x: tensor<4xf32>) -> tensor<4xf32> {
   %h = arith.truncf %x : tensor<4xf32> to tensor<4xbf16>
   %f = arith.extf %h : tensor<4xbf16> to tensor<4xf32>

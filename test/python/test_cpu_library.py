@@ -85,6 +85,19 @@ def test_one_thread_is_deterministic_and_two_agree(step_text):
     np.testing.assert_allclose(two_losses, losses, rtol=3e-2)
 
 
+def test_bf16_steps_for_a_cpu_without_bf16_instructions(step_text):
+    """Compiled for x86-64-v3 (AVX2, no AVX512-BF16: every host of this project runs it), a
+    bf16 step rounds to bf16 with integer code and the JIT moves bf16 vectors as i16 ones
+    (docs/CPU.md): the same losses and parameters as compiled for the host. Bit for bit on
+    hosts without AVX512-BF16; with it, within 1e-6, for the host's instruction flushes f32
+    denormals to zero before rounding."""
+    losses, _, host = train(step_text, "dtype=bf16")
+    avx2_losses, _, avx2 = train(step_text, "dtype=bf16", cpu="x86-64-v3")
+    np.testing.assert_allclose(avx2_losses, losses, rtol=1e-6, atol=0)
+    for name, value in host.items():
+        np.testing.assert_allclose(avx2[name], value, rtol=1e-6, atol=1e-30, err_msg=name)
+
+
 def test_large_conversions_split_over_threads_match_the_loops():
     """Without native kernels for f16 (AVX512-FP16) the runtime extends the inputs to f32 and
     rounds the products to f16 itself, split over the threads for large operands: at 2

@@ -713,6 +713,29 @@ def AmpCPUApproximateMath : Pass<"amp-cpu-approximate-math", "func::FuncOp"> {
                            "vector::VectorDialect"];
 }
 
+def AmpCPURoundToBF16 : Pass<"amp-cpu-round-to-bf16", "func::FuncOp"> {
+  let summary = "Round f32 to bf16 with integer operations";
+  let description = [{
+    Part of `amp-lower-to-llvm` with `native-bf16=false`, for CPUs without
+    an instruction that rounds f32 to bf16 (no AVX512-BF16 or AVX-NE-CONVERT:
+    AVX2 hosts such as AMD Zen 3). There LLVM lowers a vector `fptrunc` to
+    bf16 into one `__truncsfbf2` call per element, which made the bf16 steps
+    slower than the fp32 ones. After `math-extend-to-supported-types` and
+    `arith-emulate-unsupported-floats` have moved bf16 arithmetic to f32,
+    every `arith.truncf` from f32 to bf16 (scalar or vector, rounding to
+    nearest even) becomes integer code on the f32 bits: add `0x7fff` plus
+    the lowest kept bit, keep the upper 16 bits; a NaN keeps its sign and
+    upper payload with the quiet bit set, as `__truncsfbf2` does. The same
+    bits as LLVM's lowering, in vector registers.
+
+    Unlike upstream's `arith-expand{include-bf16}`, no `select` chooses
+    between bf16 values: LLVM would move the final bitcast above it and
+    then split a `select` on a `<16 x bfloat>` into scalars (and take
+    seconds to schedule the result).
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def AmpCPUParallelLoops : Pass<"amp-cpu-parallel-loops", "ModuleOp"> {
   let summary = "Run the outermost parallel loops with enough work on "
                 "several threads of the CPU runtime's OpenMP team";

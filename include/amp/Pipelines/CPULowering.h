@@ -52,6 +52,15 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "(amp-cpu-channels-last); else NCHW, reordered in each "
                      "call"),
       llvm::cl::init(true)};
+  Option<bool> nativeBF16{
+      *this, "native-bf16",
+      llvm::cl::desc("The target rounds f32 to bf16 in hardware "
+                     "(AVX512-BF16, AVX-NE-CONVERT): bf16 arithmetic and "
+                     "conversions go to LLVM as they are; =false: bf16 "
+                     "arithmetic is computed in f32 and rounded with integer "
+                     "operations, which vectorize, where LLVM would call "
+                     "__truncsfbf2 once per element (the same bits)"),
+      llvm::cl::init(true)};
   Option<int64_t> threads{
       *this, "threads",
       llvm::cl::desc("Threads of the compiled loops: above 1, the outermost "
