@@ -256,9 +256,16 @@ def test_low_precision_trajectory(name, dtype):
             scheduler.step()
     tolerance = LOW_TOLERANCE.get(name, DEFAULT_LOW_TOLERANCE)
     fp32 = eager_losses(name, LOW_STEPS, False)
-    autocast = eager_losses(name, LOW_STEPS, True)
     assert skipped <= 5
     assert relative(losses, fp32).max() <= tolerance, relative(losses, fp32)
+    try:
+        autocast = eager_losses(name, LOW_STEPS, True)
+    except RuntimeError as error:
+        # PyTorch's CPU autocast runs nn.LSTM on oneDNN's bf16 RNN primitive, which has no
+        # kernel without AVX-512 (AMD Zen 3): the reference itself cannot run there.
+        if "could not create a primitive descriptor" not in str(error):
+            raise
+        pytest.skip(f"PyTorch's autocast reference cannot run {name} on this CPU: {error}")
     assert relative(losses, autocast).max() <= tolerance, relative(losses, autocast)
 
 
