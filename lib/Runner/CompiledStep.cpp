@@ -369,8 +369,9 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
   disableStoreMerging();
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
-  // f32->bf16 truncation needs __truncsfbf2 on CPUs without native bf16;
-  // the library calls need the CPU runtime.
+  // The C runner utils define __truncsfbf2, for the bf16 roundings LLVM
+  // still lowers to calls (from f64, or not to nearest even, which
+  // amp-cpu-round-to-bf16 leaves); the library calls need the CPU runtime.
   std::string cpuRuntime = getRuntimeLibraryPath("libAmpCpuRuntime.so");
   llvm::SmallVector<StringRef> libraries = {AMP_C_RUNNER_UTILS, cpuRuntime};
   if (step->world)
