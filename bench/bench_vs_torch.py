@@ -12,8 +12,8 @@ variant running a few steps per round, so that the machine's noise falls on all 
 alike; the table gives the median time per step, each variant's ratio to eager fp32, our
 compile time, the GEMM and convolution FLOPs of the step (PyTorch's FlopCounterMode on its
 forward and backward) against the machine's GEMM rate measured in the same run (at
-256x1024x1024, the faster of torch.mm, the library PyTorch calls, and oneDNN as our runtime
-calls it, `amp-gemm-rates`): the fraction of that floor a step reaches.
+256x1024x1024, the faster of torch.mm, the library PyTorch calls, and our runtime's matmul in
+the library it chose, `amp-gemm-rates`): the fraction of that floor a step reaches.
 
     python3 bench/bench_vs_torch.py [--models mlp,gpt,cnn] [--threads 1,2] [--rounds 5]
                                     [--steps 5] [--no-compile]
@@ -209,16 +209,17 @@ def gemm_rate(dtype):
 
 
 def library_rates(threads):
-    """GFLOP/s of oneDNN as our runtime calls it (amp-gemm-rates) at 256x1024x1024, by input
-    type; a type without a kernel is left out."""
+    """GFLOP/s of our runtime's matmul at 256x1024x1024 (amp-gemm-rates: in the library it
+    chose for this host, OpenBLAS or oneDNN), by input type, and the library's name."""
     out = subprocess.run([os.path.join(BUILD, "bin", "amp-gemm-rates"), "--threads",
                           str(threads)], capture_output=True, text=True, check=True).stdout
-    rates = {}
+    rates, library = {}, "runtime"
     for line in out.splitlines():
         fields = line.split()
-        if fields[:1] == ["matmul"] and fields[3] != "none":
+        if fields[:1] == ["runtime"] and fields[4:5] == ["GFLOP/s"]:
             rates[fields[1]] = float(fields[3])
-    return rates
+            library = fields[5].rstrip(",")
+    return library, rates
 
 
 def cpu_description():
@@ -266,8 +267,9 @@ def benchmark(name, threads, rounds, steps, with_compile):
             for _ in range(steps):
                 run()
             times[label].append((time.perf_counter() - start) / steps * 1e3)
+    library, library_gemm_rates = library_rates(threads)
     rates = {"torch.mm": {"f32": gemm_rate(torch.float32), "bf16": gemm_rate(torch.bfloat16)},
-             "oneDNN": library_rates(threads)}
+             "ours (%s)" % library: library_gemm_rates}
     eager = statistics.median(times["torch eager fp32"])
     rows = []
     for label, samples in times.items():
@@ -275,7 +277,7 @@ def benchmark(name, threads, rounds, steps, with_compile):
         # A bf16 step's GEMMs run at the faster of the bf16 and the f32 rate: without bf16
         # kernels (an AVX2 host) the inputs are extended and the f32 kernel runs.
         dtypes = ("bf16", "f32") if "bf16" in label else ("f32",)
-        rate = max(library.get(dtype, 0) for library in rates.values() for dtype in dtypes)
+        rate = max(by_type.get(dtype, 0) for by_type in rates.values() for dtype in dtypes)
         floor_ms = flops / (rate * 1e9) * 1e3
         temporary_bytes = temporaries[label]() if label in temporaries else None
         rows.append((label, ms, ms / eager, compile_seconds.get(label), floor_ms / ms,

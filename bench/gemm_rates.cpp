@@ -1,31 +1,35 @@
-//===- gemm_rates.cpp - oneDNN's GEMM and convolution rates on this host --===//
+//===- gemm_rates.cpp - The CPU runtime's GEMM and convolution rates ------===//
 //
-// amp-gemm-rates: the rates of the library the CPU runtime calls (oneDNN,
-// the one libAmpCpuRuntime links), on 1 thread or N, for f32, bf16 and f16
-// inputs with f32 accumulation: a matmul M x K by K x N and the forward,
-// weight- and input-gradient convolutions of one 3 x 3 layer with padding 1
-// (batch N, C channels of H x H, F filters). For each it names the
-// kernel oneDNN chose, so that a run tells whether the host's low-precision
+// amp-gemm-rates: the rates of the libraries the CPU runtime calls on this
+// host, on 1 thread or N, for f32, bf16 and f16 inputs with f32
+// accumulation: a matmul M x K by K x N through the runtime's own entry
+// point (in the library it chose, ampCpuGemmLibrary, and the path of its
+// low-precision inputs) and in oneDNN directly, and oneDNN's forward,
+// weight- and input-gradient convolutions of one 3 x 3 layer with padding
+// 1 (batch N, C channels of H x H, F filters). For oneDNN it names the
+// kernel chosen, so that a run tells whether the host's low-precision
 // kernels beat its f32 ones (docs/CPU.md, "The library"), and
-// bench/bench_vs_torch.py takes its floor from the faster of these and
-// PyTorch's rates.
+// bench/bench_vs_torch.py takes its floor from the faster of the runtime's
+// and PyTorch's rates.
 //
 //   amp-gemm-rates [--threads N] [M K N] [--conv N C H F STRIDE]
 //
 // One line per measurement:
+//   runtime f32 256x1024x1024 87.1 GFLOP/s openblas
+//   runtime bf16 256x1024x1024 80.3 GFLOP/s openblas, inputs extended to f32
 //   matmul f32 256x1024x1024 103.2 GFLOP/s brg:avx512_core
 //   conv-forward bf16 64x16x32x32/32s2 245.0 GFLOP/s jit_bf16:avx512_core_bf16
 // or `... none` where oneDNN has no kernel for the types.
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/ExecutionEngine/CpuRuntime.h"
 #include "dnnl.hpp"
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <omp.h>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -95,6 +99,54 @@ void report(const char *what, dt type, const std::string &shape,
   std::printf("%s %s %s %.1f GFLOP/s %s\n", what, name(type), shape.c_str(),
               rate, pd.impl_info_str());
   std::fflush(stdout);
+}
+
+/// A dense row-major rows x columns memref of `elements` for the runtime.
+struct Matrix {
+  std::vector<int64_t> descriptor;
+  AmpUnrankedMemRef memref;
+  Matrix(void *elements, int64_t rows, int64_t columns)
+      : descriptor{reinterpret_cast<int64_t>(elements),
+                   reinterpret_cast<int64_t>(elements), 0, rows, columns,
+                   columns, 1},
+        memref{2, descriptor.data()} {}
+};
+
+/// The runtime's matmul M x K by K x N into f32, as a compiled step calls
+/// it, for each input type.
+void runtimeRates(memory::dim m, memory::dim k, memory::dim n) {
+  std::string shape =
+      std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  using Entry = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
+                         AmpUnrankedMemRef *, int32_t);
+  struct {
+    dt type;
+    Entry entry;
+  } entries[] = {{dt::f32, _mlir_ciface_ampCpuMatmulF32},
+                 {dt::bf16, _mlir_ciface_ampCpuMatmulBF16},
+                 {dt::f16, _mlir_ciface_ampCpuMatmulF16}};
+  for (auto [type, entry] : entries) {
+    // Zeros in every type (an all-zero bit pattern).
+    std::vector<float> a(m * k, 0.0f), b(k * n, 0.0f), c(m * n);
+    Matrix ma(a.data(), m, k), mb(b.data(), k, n), mc(c.data(), m, n);
+    double rate = measure(
+        [&] { entry(&ma.memref, &mb.memref, &mc.memref, /*accumulate=*/0); },
+        2.0 * m * k * n);
+    if (const char *error = ampCpuTakeError()) {
+      std::printf("runtime %s %s failed: %s\n", name(type), shape.c_str(),
+                  error);
+      continue;
+    }
+    std::string path = ampCpuGemmLibrary();
+    if (type != dt::f32)
+      path += std::string(", inputs ") +
+              (std::strcmp(ampCpuLowPrecisionPath(type == dt::f16), "native")
+                   ? "extended to f32"
+                   : "native");
+    std::printf("runtime %s %s %.1f GFLOP/s %s\n", name(type), shape.c_str(),
+                rate, path.c_str());
+    std::fflush(stdout);
+  }
 }
 
 void matmulRates(memory::dim m, memory::dim k, memory::dim n) {
@@ -188,7 +240,8 @@ int main(int argc, char **argv) {
   const dnnl_version_t *version = dnnl_version();
   std::printf("oneDNN %d.%d.%d, %d thread(s)\n", version->major, version->minor,
               version->patch, threads);
-  omp_set_num_threads(threads);
+  ampCpuSetNumThreads(threads);
+  runtimeRates(gemm[0], gemm[1], gemm[2]);
   matmulRates(gemm[0], gemm[1], gemm[2]);
   if (conv.size() == 5)
     convolutionRates(conv[0], conv[1], conv[2], conv[3], conv[4]);

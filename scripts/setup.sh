@@ -9,7 +9,7 @@ LLVM_PREFIX=/usr/lib/llvm-22
 BUILD_DIR=${AMP_BUILD_DIR:-build}
 APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
               cmake ninja-build ccache g++ libgtest-dev graphviz
-              mpich libmpich-dev libzstd-dev)
+              mpich libmpich-dev libzstd-dev libopenblas-openmp-dev)
 PIP_PACKAGES=(numpy pytest scikit-learn matplotlib nanobind ml_dtypes)
 
 missing_apt=()

@@ -1,25 +1,29 @@
 //===- CpuRuntimeWrappers.cpp - Library calls of CPU-lowered steps --------===//
 //
 // The entry points of amp/ExecutionEngine/CpuRuntime.h over oneDNN (3.2,
-// GNU OpenMP threads). A primitive is made once per shape, strides,
-// types and accumulation and cached across steps; operands are passed with
-// their own strides, so transposed views are read in place. Low-precision
-// inputs use the library's own kernels where they are as fast as its f32
-// ones (bf16 with AMX, f16 with AMX or AVX512-FP16); elsewhere they are
-// extended to f32 first, the same arithmetic since products of two bf16 or
-// f16 numbers are exact in f32.
+// GNU OpenMP threads), and over OpenBLAS for f32 matrix products on hosts
+// where oneDNN has only its AVX2 GEMM (gemmLibrary). A primitive is made
+// once per shape, strides, types and accumulation and cached across steps;
+// operands are passed with their own strides, so transposed views are read
+// in place. Low-precision inputs use the library's own kernels where they
+// are as fast as its f32 ones (bf16 with AMX, f16 with AMX or AVX512-FP16);
+// elsewhere they are extended to f32 first, the same arithmetic since
+// products of two bf16 or f16 numbers are exact in f32.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/ExecutionEngine/CpuRuntime.h"
 #include "dnnl.hpp"
 #include <algorithm>
+#include <cblas.h>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <immintrin.h>
 #include <omp.h>
 #include <string>
@@ -621,8 +625,131 @@ void runCached(const char *what, Key key, const Operand &srcIn,
   }
 }
 
+/// The libraries that can run the f32 matrix products (and the
+/// low-precision ones extended to f32).
+enum class GemmLibrary { OneDNN, OpenBLAS };
+
+/// The library for this host's f32 matrix products: OpenBLAS where oneDNN's
+/// f32 matmul is its plain AVX2 GEMM (`gemm:jit`), which runs at half
+/// OpenBLAS's rate on AMD Zen 3 (46 against 87 GFLOP/s on 1 thread,
+/// docs/CPU.md); oneDNN where it has its AVX-512 or AMX kernels. The
+/// environment variable AMP_CPU_GEMM (`onednn` or `openblas`) overrides the
+/// choice, which tests use to run both on any host. A fixed rule, not a
+/// timing: a step computes the same on every run.
+GemmLibrary gemmLibrary() {
+  static const std::optional<GemmLibrary> chosen =
+      []() -> std::optional<GemmLibrary> {
+    const char *forced = std::getenv("AMP_CPU_GEMM");
+    if (forced && *forced) {
+      if (std::strcmp(forced, "onednn") == 0)
+        return GemmLibrary::OneDNN;
+      if (std::strcmp(forced, "openblas") == 0)
+        return GemmLibrary::OpenBLAS;
+      return std::nullopt;
+    }
+    try {
+      memory::desc square({256, 256}, memory::data_type::f32,
+                          memory::format_tag::ab);
+      dnnl::matmul::primitive_desc descriptor(Library::get().engine, square,
+                                              square, square);
+      return std::string(descriptor.impl_info_str()).rfind("gemm:jit", 0) == 0
+                 ? GemmLibrary::OpenBLAS
+                 : GemmLibrary::OneDNN;
+    } catch (const dnnl::error &) {
+      return GemmLibrary::OneDNN;
+    }
+  }();
+  if (!chosen && pendingError.empty())
+    pendingError = std::string("AMP_CPU_GEMM=") + std::getenv("AMP_CPU_GEMM") +
+                   ": not a library of the runtime (onednn or openblas)";
+  return chosen.value_or(GemmLibrary::OneDNN);
+}
+
+/// How cblas_sgemm reads the last two dimensions of an operand: row-major
+/// (or its transpose, column-major) with rows `leading` elements apart.
+struct BlasMatrix {
+  CBLAS_TRANSPOSE transpose;
+  int leading;
+};
+
+/// The BlasMatrix of `operand`, if it has one: unit stride along one of its
+/// last two dimensions, the other at least as far apart as that one is
+/// long, and sizes that fit cblas's ints. A dimension of size 1 takes any
+/// stride.
+std::optional<BlasMatrix> describeForBlas(const Operand &operand) {
+  size_t rank = operand.dims.size();
+  int64_t rows = operand.dims[rank - 2], columns = operand.dims[rank - 1];
+  int64_t rowStride = rows == 1 ? std::max<int64_t>(columns, 1)
+                                : operand.strides[rank - 2];
+  int64_t columnStride = columns == 1 ? 1 : operand.strides[rank - 1];
+  if (rows == 1 && columns != 1 && columnStride != 1) {
+    // A row with strided elements is a column-major one-row matrix.
+    rowStride = 1;
+  }
+  int64_t leading;
+  CBLAS_TRANSPOSE transpose;
+  if (columnStride == 1 && rowStride >= std::max<int64_t>(columns, 1)) {
+    transpose = CblasNoTrans;
+    leading = rowStride;
+  } else if (rowStride == 1 && columnStride >= std::max<int64_t>(rows, 1)) {
+    transpose = CblasTrans;
+    leading = columnStride;
+  } else {
+    return std::nullopt;
+  }
+  if (leading > INT_MAX || rows > INT_MAX || columns > INT_MAX)
+    return std::nullopt;
+  return BlasMatrix{transpose, static_cast<int>(leading)};
+}
+
+/// C = A.B (C += A.B when `accumulate`) by cblas_sgemm, one call per
+/// matrix of the batch (a batch dimension of size 1 in A or B is
+/// broadcast), C row-major and f32, low-precision inputs extended to f32.
+/// Returns false, computing nothing, where an operand has no BlasMatrix.
+bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
+                   bool accumulate) {
+  Library &library = Library::get();
+  std::lock_guard<std::mutex> lock(library.mutex);
+  bool low = aIn.type != memory::data_type::f32;
+  Operand a = low ? extendToF32(aIn, library.scratch[0]) : aIn;
+  Operand b = low ? extendToF32(bIn, library.scratch[1]) : bIn;
+  std::optional<BlasMatrix> matrixA = describeForBlas(a),
+                            matrixB = describeForBlas(b),
+                            matrixC = describeForBlas(c);
+  if (!matrixA || !matrixB || !matrixC || matrixC->transpose != CblasNoTrans)
+    return false;
+  size_t rank = c.dims.size();
+  int m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims[rank - 1];
+  if (m == 0 || n == 0)
+    return true;
+  int64_t batches = getNumElements(c) / (int64_t(m) * n);
+  std::vector<int64_t> index(rank - 2, 0);
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    auto offset = [&](const Operand &operand) {
+      int64_t at = 0;
+      for (size_t d = 0; d + 2 < rank; ++d)
+        if (operand.dims[d] != 1)
+          at += index[d] * operand.strides[d];
+      return at;
+    };
+    cblas_sgemm(CblasRowMajor, matrixA->transpose, matrixB->transpose, m, n,
+                k, 1.0f, static_cast<const float *>(a.data) + offset(a),
+                matrixA->leading, static_cast<const float *>(b.data) + offset(b),
+                matrixB->leading, accumulate ? 1.0f : 0.0f,
+                static_cast<float *>(c.data) + offset(c), matrixC->leading);
+    for (size_t d = rank - 2; d-- > 0 && ++index[d] == c.dims[d];)
+      index[d] = 0;
+  }
+  return true;
+}
+
 void runMatmul(const Operand &a, const Operand &b, const Operand &c,
                bool accumulate) {
+  if (!pendingError.empty())
+    return;
+  if (gemmLibrary() == GemmLibrary::OpenBLAS &&
+      runBlasMatmul(a, b, c, accumulate))
+    return;
   runCached("matmul", makeKey(Matmul, {&a, &b, &c}, {accumulate}), a, b, c,
             accumulate,
             [&](const Operand &src, const Operand &weights,
@@ -708,9 +835,10 @@ Operand broadcastTo(Operand operand, size_t rank) {
   return operand;
 }
 
-/// The epilogue where oneDNN does not fuse it: the product into dense f32
-/// scratch, then row by row each post-op and the conversion to `c`'s type,
-/// as the fused primitive computes them. (oneDNN's own f32 to f16 reorder
+/// The epilogue where oneDNN does not fuse it or OpenBLAS computes the
+/// product (gemmLibrary): the product into dense f32 scratch, then row by
+/// row each post-op and the conversion to `c`'s type, as the fused
+/// primitive computes them. (oneDNN's own f32 to f16 reorder
 /// is a scalar reference loop on hosts without AVX512-FP16: 60% of an f16
 /// MLP step on AMD Zen 4.)
 void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
@@ -770,6 +898,9 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
 /// runEpilogueLoops.
 void runMatmulEpilogue(const Operand &a, const Operand &b, const Operand &c,
                        const Epilogue &epilogue) {
+  // OpenBLAS fuses nothing: its product, then the loops.
+  if (gemmLibrary() == GemmLibrary::OpenBLAS)
+    return runEpilogueLoops(a, b, c, epilogue);
   Key key = makeKey(MatmulEpilogue, {&a, &b, &c}, {});
   std::vector<int64_t> &values = std::get<1>(key);
   for (const Operand &addend : epilogue) {
@@ -1132,6 +1263,8 @@ extern "C" void ampCpuParallelFor(void (*body)(void *, int64_t),
 }
 
 extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
+  if (gemmLibrary() == GemmLibrary::OpenBLAS)
+    return "f32";
   Library &library = Library::get();
   memory::data_type type =
       isF16 ? memory::data_type::f16 : memory::data_type::bf16;
@@ -1143,6 +1276,10 @@ extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
   } catch (const dnnl::error &) {
     return "f32";
   }
+}
+
+extern "C" const char *ampCpuGemmLibrary(void) {
+  return gemmLibrary() == GemmLibrary::OpenBLAS ? "openblas" : "onednn";
 }
 
 extern "C" void *_mlir_memref_to_llvm_alloc(uint64_t size) {

@@ -1,13 +1,16 @@
-"""The CPU runtime's library calls (oneDNN matmuls and convolutions, the buffer pool) against
-the compiled loops, on the steps torch-mlir gives real models (test/Inputs/torch): the same
-losses and parameters up to summation order, in fp32, f16 and bf16; and the thread count.
+"""The CPU runtime's library calls (OpenBLAS or oneDNN matmuls, oneDNN convolutions, the
+buffer pool) against the compiled loops, on the steps torch-mlir gives real models
+(test/Inputs/torch): the same losses and parameters up to summation order, in fp32, f16 and
+bf16; and the thread count.
 
 Tolerances, after three steps: losses within 1e-5 (fp32) or 3e-2 (f16, bf16) relative; each
 parameter within 1e-5 relative plus 1e-3 (fp32) or 3e-2 (f16, bf16) of the largest change the
-loops made to it. A different summation order changes gradients by rounding errors, which
-Adam's division by the root of the second moment turns into visible steps for near-zero
-gradients, and which a low-precision rounding (bf16 has 8 bits) may carry to the
-neighbouring number.
+loops made to it, but for one element in a hundred (at least one) of each tensor, which may be
+up to twice that change apart. A different summation order changes gradients by rounding
+errors, which Adam's division by the root of the second moment turns into visible steps for
+near-zero gradients (in the GPT block's f16 step, OpenBLAS's order moves two of 256 elements
+of a projection by a different part of Adam's first step), and which a low-precision rounding
+(bf16 has 8 bits) may carry to the neighbouring number.
 """
 import os
 import re
@@ -66,8 +69,16 @@ def assert_library_matches_loops(text, options, every_parameter_moves=False, row
         change = np.abs(loops[name] - start[name]).max()
         if every_parameter_moves:
             assert change > 0, name
-        np.testing.assert_allclose(value, loops[name], rtol=1e-5,
-                                   atol=change_tolerance * change + 1e-7, err_msg=name)
+        tolerance = change_tolerance * change + 1e-7
+        close = np.isclose(value, loops[name], rtol=1e-5, atol=tolerance)
+        # Adam moves a parameter whose gradient is near zero (about its epsilon) by anything up
+        # to a full step either way, so another rounding of that gradient may move it
+        # elsewhere: allowed for one element in a hundred (at least one), within two steps.
+        far = np.flatnonzero(~close)
+        assert far.size <= max(1, value.size // 100), (
+            f"{name}: {far.size} of {value.size} elements differ by more than {tolerance:.3g}")
+        np.testing.assert_allclose(value, loops[name], rtol=1e-5, atol=2 * change + tolerance,
+                                   err_msg=name)
 
 
 @pytest.mark.parametrize("options", [None, "dtype=f16", "dtype=bf16"])
@@ -294,11 +305,13 @@ for threads in (1, 2, 1):
 def test_each_thread_count_has_its_own_primitive():
     """oneDNN divides a primitive's work among the threads it was created with: a step at 2
     threads after one at 1 creates its matmul anew (oneDNN's verbose log says so), and a
-    third step at 1 thread finds the first one (no third creation)."""
+    third step at 1 thread finds the first one (no third creation). The matmuls go to oneDNN
+    on every host (AMP_CPU_GEMM)."""
     run = subprocess.run(
         [sys.executable, "-c", THREAD_COUNTS, os.path.join(BUILD, "python_packages"),
          os.path.join(ROOT, "test", "amp-run", "Inputs", "linear.mlir")],
-        capture_output=True, text=True, check=True, env={**os.environ, "DNNL_VERBOSE": "2"})
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "DNNL_VERBOSE": "2", "AMP_CPU_GEMM": "onednn"})
     created = [line for line in run.stdout.splitlines()
                if line.startswith("onednn_verbose,create:") and ",matmul," in line]
     assert len(created) == 2, created

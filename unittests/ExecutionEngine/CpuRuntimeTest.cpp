@@ -7,7 +7,8 @@
 // relative to the sum of |products| (the error bound of an f32 sum of that
 // many terms in another order). Run with DNNL_MAX_CPU_ISA=AVX2 by
 // test/ExecutionEngine/cpu-runtime-isa.test, which checks the same results
-// on a host without AVX-512 or AMX.
+// on a host without AVX-512 or AMX, with the matrix products in OpenBLAS
+// and in oneDNN (AMP_CPU_GEMM).
 //
 //===----------------------------------------------------------------------===//
 
@@ -487,6 +488,15 @@ TEST(CpuRuntime, KeepsTheFirstErrorUntilTaken) {
   conv(filter);
   EXPECT_EQ(ampCpuTakeError(), nullptr);
   EXPECT_NE(output.f32, initial);
+}
+
+TEST(CpuRuntime, SaysWhichLibraryRunsMatrixProducts) {
+  std::string library = ampCpuGemmLibrary();
+  EXPECT_TRUE(library == "openblas" || library == "onednn") << library;
+  // Set by the lit tests, which choose it (AMP_CPU_GEMM) or cap the ISA.
+  if (const char *expected = std::getenv("AMP_EXPECT_GEMM_LIBRARY")) {
+    EXPECT_EQ(library, expected);
+  }
 }
 
 TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {

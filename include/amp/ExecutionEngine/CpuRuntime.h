@@ -1,13 +1,14 @@
 /*===- CpuRuntime.h - Library calls of CPU-lowered steps -----------*- C -*-===*\
 |*                                                                            *|
 |* The entry points that `amp-linalg-to-cpu-library` calls from a step        *|
-|* lowered for the CPU (libAmpCpuRuntime.so, over oneDNN): matrix products    *|
-|* and 2-d convolutions and their gradients with f32 accumulation, on memrefs *|
-|* of any strides (transposed operands are views). Operands cross as unranked *|
-|* memref descriptors: {rank, pointer to the ranked descriptor}. Each call    *|
-|* computes C = A.B, or C += A.B when `accumulate` is nonzero, as the linalg  *|
-|* op it replaces does up to summation order; each writes only its third     *|
-|* memref, the output. The step's buffers come from the runtime's pool.       *|
+|* lowered for the CPU (libAmpCpuRuntime.so, over oneDNN and OpenBLAS):       *|
+|* matrix products and 2-d convolutions and their gradients with f32          *|
+|* accumulation, on memrefs of any strides (transposed operands are views).   *|
+|* Operands cross as unranked memref descriptors: {rank, pointer to the       *|
+|* ranked descriptor}. Each call computes C = A.B, or C += A.B when           *|
+|* `accumulate` is nonzero, as the linalg op it replaces does up to summation *|
+|* order; each writes only its third memref, the output. The step's buffers   *|
+|* come from the runtime's pool.                                              *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -127,11 +128,20 @@ void ampCpuParallelFor(void (*body)(void *context, int64_t block),
                        void *context, int64_t blocks);
 
 /* How low-precision inputs of matmuls are computed on this host: "native"
- * (the library's own kernels: bf16 with AMX, f16 with AMX or AVX512-FP16)
- * or "f32" (inputs extended to f32, the same arithmetic: products of two
- * bf16 or f16 numbers are exact in f32). Convolutions take the library's
- * own kernels with AMX only. */
+ * (oneDNN's own kernels: bf16 with AMX or AVX512-BF16, f16 with AMX or
+ * AVX512-FP16) or "f32" (inputs extended to f32, as always in OpenBLAS: the
+ * same arithmetic, products of two bf16 or f16 numbers are exact in f32).
+ * Convolutions take oneDNN's own kernels for bf16 likewise, for f16 with
+ * AMX only. */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
+
+/* The library that runs this host's f32 matrix products, and the
+ * low-precision ones it extends to f32: "openblas" where oneDNN has only its
+ * AVX2 GEMM (OpenBLAS runs at about twice its rate there), else "onednn";
+ * the environment variable AMP_CPU_GEMM=onednn or =openblas chooses instead
+ * (another value is the first call's error, ampCpuTakeError). OpenBLAS
+ * products take their epilogue as loops after them. */
+const char *ampCpuGemmLibrary(void);
 
 /* memref.alloc and memref.dealloc of the lowered step (FinalizeMemRefToLLVM's
  * generic allocation functions): buffers are kept by size and alignment for
