@@ -463,6 +463,45 @@ TEST(CpuRuntime, LowOutputConvolutionsRoundTheF32Ones) {
 /// A call oneDNN refuses (a filter of 4 channels for an image of 3) writes
 /// nothing and leaves an error naming it, which the runner takes after the
 /// step; later calls do nothing until it is taken.
+/// C = A.B rounded to bf16, for products of one term (exact in f32): every
+/// element is the f32 product rounded to nearest even, ties, infinities and
+/// NaNs included, along rows long enough for the vector loops and their
+/// tails.
+TEST(CpuRuntime, LowOutputMatmulsRoundToNearestEven) {
+  std::mt19937 random(7);
+  const int64_t m = 4, n = 37;
+  Tensor a(DType::BF16, {m, 1}, {0, 1}, random);
+  Tensor b(DType::BF16, {1, n}, {0, 1}, random);
+  Tensor c(DType::BF16, {m, n}, {0, 1}, random);
+  // 1 + 2^-7 times 1 + 2^-1 + 2^-7 is 1.5 + 2^-7 + 2^-8 + 2^-14: below the
+  // tie; times 1 + 2^-7 it is 1 + 2^-6 + 2^-14; and 1 + 2^-4 times
+  // 1 + 2^-4 is 1 + 2^-3 + 2^-8, a tie to even (down).
+  const float rowFactors[m] = {1.0f + 0x1p-7f, 1.0f + 0x1p-4f, INFINITY, NAN};
+  for (int64_t i = 0; i < m; ++i) {
+    a.bits[i] = roundBF16(rowFactors[i]);
+    a.f32[i] = fromBF16(a.bits[i]);
+  }
+  const float columnFactors[] = {1.0f + 0x1p-1f + 0x1p-7f, 1.0f + 0x1p-7f,
+                                 1.0f + 0x1p-4f, 0.0f, -3.0f};
+  for (size_t j = 0; j < std::size(columnFactors); ++j) {
+    b.bits[j] = roundBF16(columnFactors[j]);
+    b.f32[j] = fromBF16(b.bits[j]);
+  }
+  _mlir_ciface_ampCpuMatmulBF16ToBF16(&a.memref, &b.memref, &c.memref);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float product = a.f32[i] * b.f32[j];
+      uint16_t bits = c.bits[i * n + j];
+      if (std::isnan(product)) {
+        EXPECT_EQ(bits & 0x7fc0, 0x7fc0) << "quiet NaN at " << i << "," << j;
+        continue;
+      }
+      EXPECT_EQ(bits, roundBF16(product))
+          << a.f32[i] << " * " << b.f32[j] << " at " << i << "," << j;
+    }
+  EXPECT_EQ(ampCpuTakeError(), nullptr);
+}
+
 TEST(CpuRuntime, KeepsTheFirstErrorUntilTaken) {
   std::mt19937 random(5);
   Tensor input(DType::F32, {2, 3, 9, 7}, {0, 1, 2, 3}, random);
