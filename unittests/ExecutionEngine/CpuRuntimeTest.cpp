@@ -191,20 +191,25 @@ void checkMatmul(const MatmulCase &c) {
 }
 
 TEST(CpuRuntime, MatmulsMatchTheLoops) {
-  for (DType dtype : {DType::F32, DType::F16, DType::BF16})
-    for (auto [batch, m, n, k] : {std::tuple<int64_t, int64_t, int64_t,
-                                             int64_t>{0, 1, 1, 1},
-                                  {0, 7, 13, 5},
-                                  {0, 64, 64, 64},
-                                  {0, 33, 65, 17},
-                                  {3, 5, 9, 11}})
-      for (bool transposeA : {false, true})
-        for (bool transposeB : {false, true})
-          for (bool accumulate : {false, true})
-            for (int64_t padding : {0, 3})
-              checkMatmul({dtype, batch, m, n, k, transposeA, transposeB,
-                           /*transposeC=*/transposeA && transposeB, accumulate,
-                           padding});
+  // 3 threads split a batch of 3 (one matrix each) and the other products.
+  for (int threads : {1, 3}) {
+    ampCpuSetNumThreads(threads);
+    for (DType dtype : {DType::F32, DType::F16, DType::BF16})
+      for (auto [batch, m, n, k] :
+           {std::tuple<int64_t, int64_t, int64_t, int64_t>{0, 1, 1, 1},
+            {0, 7, 13, 5},
+            {0, 64, 64, 64},
+            {0, 33, 65, 17},
+            {3, 5, 9, 11}})
+        for (bool transposeA : {false, true})
+          for (bool transposeB : {false, true})
+            for (bool accumulate : {false, true})
+              for (int64_t padding : {0, 3})
+                checkMatmul({dtype, batch, m, n, k, transposeA, transposeB,
+                             /*transposeC=*/transposeA && transposeB,
+                             accumulate, padding});
+  }
+  ampCpuSetNumThreads(1);
 }
 
 TEST(CpuRuntime, PoolsBuffersBySizeAndAlignment) {
