@@ -34,7 +34,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP",
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
-tools = ["amp-compile", "amp-opt", "amp-run", "amp-capi-test", "amp-tblgen"]
+tools = ["amp-compile", "amp-opt", "amp-run", "amp-capi-test", "amp-tblgen", "amp-gemm-rates"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -674,13 +674,17 @@ enum class GemmLibrary { OneDNN, OpenBLAS };
 /// choice, which tests use to run both on any host. A fixed rule, not a
 /// timing: a step computes the same on every run.
 GemmLibrary gemmLibrary() {
+  // The variable's value as the process started using the runtime.
+  static const std::string forced = [] {
+    const char *value = std::getenv("AMP_CPU_GEMM");
+    return std::string(value ? value : "");
+  }();
   static const std::optional<GemmLibrary> chosen =
       []() -> std::optional<GemmLibrary> {
-    const char *forced = std::getenv("AMP_CPU_GEMM");
-    if (forced && *forced) {
-      if (std::strcmp(forced, "onednn") == 0)
+    if (!forced.empty()) {
+      if (forced == "onednn")
         return GemmLibrary::OneDNN;
-      if (std::strcmp(forced, "openblas") == 0)
+      if (forced == "openblas")
         return GemmLibrary::OpenBLAS;
       return std::nullopt;
     }
@@ -697,7 +701,7 @@ GemmLibrary gemmLibrary() {
     }
   }();
   if (!chosen && pendingError.empty())
-    pendingError = std::string("AMP_CPU_GEMM=") + std::getenv("AMP_CPU_GEMM") +
+    pendingError = "AMP_CPU_GEMM=" + forced +
                    ": not a library of the runtime (onednn or openblas)";
   return chosen.value_or(GemmLibrary::OneDNN);
 }
@@ -745,17 +749,27 @@ std::optional<BlasMatrix> describeForBlas(const Operand &operand) {
 /// Returns false, computing nothing, where an operand has no BlasMatrix.
 bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
                    bool accumulate) {
+  size_t rank = c.dims.size();
+  // Batch dims equal to C's or broadcast (1), as oneDNN would check.
+  for (const Operand *input : {&aIn, &bIn}) {
+    if (input->dims.size() != rank)
+      return false;
+    for (size_t d = 0; d + 2 < rank; ++d)
+      if (input->dims[d] != 1 && input->dims[d] != c.dims[d])
+        return false;
+  }
+  std::optional<BlasMatrix> matrixC = describeForBlas(c);
+  if (!matrixC || matrixC->transpose != CblasNoTrans)
+    return false;
   Library &library = Library::get();
   std::lock_guard<std::mutex> lock(library.mutex);
   bool low = aIn.type != memory::data_type::f32;
   Operand a = low ? extendToF32(aIn, library.scratch[0]) : aIn;
   Operand b = low ? extendToF32(bIn, library.scratch[1]) : bIn;
   std::optional<BlasMatrix> matrixA = describeForBlas(a),
-                            matrixB = describeForBlas(b),
-                            matrixC = describeForBlas(c);
-  if (!matrixA || !matrixB || !matrixC || matrixC->transpose != CblasNoTrans)
+                            matrixB = describeForBlas(b);
+  if (!matrixA || !matrixB)
     return false;
-  size_t rank = c.dims.size();
   int m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims[rank - 1];
   if (m == 0 || n == 0)
     return true;
@@ -880,6 +894,8 @@ Operand broadcastTo(Operand operand, size_t rank) {
 /// MLP step on AMD Zen 4.)
 void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
                       const Epilogue &epilogue) {
+  if (!pendingError.empty())
+    return;
   int64_t count = getNumElements(c);
   // Kept per thread: filled anew by every call, so zeroed only when it grows.
   static thread_local std::vector<float> product;

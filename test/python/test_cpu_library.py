@@ -5,8 +5,8 @@ bf16; and the thread count.
 
 Tolerances, after three steps: losses within 1e-5 (fp32) or 3e-2 (f16, bf16) relative; each
 parameter within 1e-5 relative plus 1e-3 (fp32) or 3e-2 (f16, bf16) of the largest change the
-loops made to it, but for one element in a hundred (at least one) of each tensor, which may be
-up to twice that change apart. A different summation order changes gradients by rounding
+loops made to it, but in f16 and bf16 for one element in a hundred (at least one) of each
+tensor, which may be up to twice that change apart. A different summation order changes gradients by rounding
 errors, which Adam's division by the root of the second moment turns into visible steps for
 near-zero gradients (in the GPT block's f16 step, OpenBLAS's order moves two of 256 elements
 of a projection by a different part of Adam's first step), and which a low-precision rounding
@@ -72,10 +72,12 @@ def assert_library_matches_loops(text, options, every_parameter_moves=False, row
         tolerance = change_tolerance * change + 1e-7
         close = np.isclose(value, loops[name], rtol=1e-5, atol=tolerance)
         # Adam moves a parameter whose gradient is near zero (about its epsilon) by anything up
-        # to a full step either way, so another rounding of that gradient may move it
-        # elsewhere: allowed for one element in a hundred (at least one), within two steps.
+        # to a full step either way, so another rounding of a low-precision gradient may move
+        # it elsewhere: allowed in f16 and bf16 for one element in a hundred (at least one),
+        # within two steps.
         far = np.flatnonzero(~close)
-        assert far.size <= max(1, value.size // 100), (
+        allowed = 0 if options is None else max(1, value.size // 100)
+        assert far.size <= allowed, (
             f"{name}: {far.size} of {value.size} elements differ by more than {tolerance:.3g}")
         np.testing.assert_allclose(value, loops[name], rtol=1e-5, atol=2 * change + tolerance,
                                    err_msg=name)

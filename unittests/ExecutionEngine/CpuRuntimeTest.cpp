@@ -14,6 +14,7 @@
 
 #include "amp/ExecutionEngine/CpuRuntime.h"
 #include "gtest/gtest.h"
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -165,6 +166,10 @@ void checkMatmul(const MatmulCase &c) {
   Tensor b(c.dtype, dims(c.k, c.n), order(c.transposeB), random, c.padding);
   Tensor out(DType::F32, dims(c.m, c.n), order(c.transposeC), random,
              c.padding);
+  // A product that does not accumulate must not read its output (the
+  // compiled step leaves it unfilled).
+  if (!c.accumulate)
+    std::fill(out.f32.begin(), out.f32.end(), NAN);
   std::vector<float> initial = out.f32;
   getMatmul(c.dtype)(&a.memref, &b.memref, &out.memref, c.accumulate);
   int64_t batches = batched ? c.batch : 1;
@@ -191,7 +196,7 @@ void checkMatmul(const MatmulCase &c) {
 }
 
 TEST(CpuRuntime, MatmulsMatchTheLoops) {
-  // 3 threads split a batch of 3 (one matrix each) and the other products.
+  // At 3 threads the libraries split the products larger than 64^3.
   for (int threads : {1, 3}) {
     ampCpuSetNumThreads(threads);
     for (DType dtype : {DType::F32, DType::F16, DType::BF16})
@@ -200,7 +205,11 @@ TEST(CpuRuntime, MatmulsMatchTheLoops) {
             {0, 7, 13, 5},
             {0, 64, 64, 64},
             {0, 33, 65, 17},
-            {3, 5, 9, 11}})
+            {0, 1, 13, 5},
+            {0, 7, 1, 5},
+            {0, 96, 80, 72},
+            {3, 5, 9, 11},
+            {2, 70, 70, 70}})
         for (bool transposeA : {false, true})
           for (bool transposeB : {false, true})
             for (bool accumulate : {false, true})
@@ -465,29 +474,30 @@ TEST(CpuRuntime, LowOutputConvolutionsRoundTheF32Ones) {
     }
 }
 
-/// A call oneDNN refuses (a filter of 4 channels for an image of 3) writes
-/// nothing and leaves an error naming it, which the runner takes after the
-/// step; later calls do nothing until it is taken.
 /// C = A.B rounded to bf16, for products of one term (exact in f32): every
 /// element is the f32 product rounded to nearest even, ties, infinities and
 /// NaNs included, along rows long enough for the vector loops and their
 /// tails.
 TEST(CpuRuntime, LowOutputMatmulsRoundToNearestEven) {
   std::mt19937 random(7);
-  const int64_t m = 4, n = 37;
+  const int64_t m = 5, n = 37;
   Tensor a(DType::BF16, {m, 1}, {0, 1}, random);
   Tensor b(DType::BF16, {1, n}, {0, 1}, random);
   Tensor c(DType::BF16, {m, n}, {0, 1}, random);
-  // 1 + 2^-7 times 1 + 2^-1 + 2^-7 is 1.5 + 2^-7 + 2^-8 + 2^-14: below the
-  // tie; times 1 + 2^-7 it is 1 + 2^-6 + 2^-14; and 1 + 2^-4 times
-  // 1 + 2^-4 is 1 + 2^-3 + 2^-8, a tie to even (down).
-  const float rowFactors[m] = {1.0f + 0x1p-7f, 1.0f + 0x1p-4f, INFINITY, NAN};
+  // (1 + 2^-7) * 1.5 = 1.5 + 2^-7 + 2^-8, a tie rounded up to even;
+  // (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8, a tie rounded down to even;
+  // (1 + 2^-7) * (1.5 + 2^-7) = 1.5 + 2^-6 + 2^-8 + 2^-14, above the tie;
+  // 0x1.cp62 * 0x1.24p65 = 0x1.ffp127 (f32 bits 0x7f7f8000), a tie rounded
+  // up to infinity.
+  const float rowFactors[m] = {1.0f + 0x1p-7f, 1.0f + 0x1p-4f, 0x1.cp62f,
+                               INFINITY, NAN};
   for (int64_t i = 0; i < m; ++i) {
     a.bits[i] = roundBF16(rowFactors[i]);
     a.f32[i] = fromBF16(a.bits[i]);
   }
-  const float columnFactors[] = {1.0f + 0x1p-1f + 0x1p-7f, 1.0f + 0x1p-7f,
-                                 1.0f + 0x1p-4f, 0.0f, -3.0f};
+  const float columnFactors[] = {1.5f,     1.0f + 0x1p-1f + 0x1p-7f,
+                                 1.0f + 0x1p-4f, 0x1.24p65f,
+                                 0.0f,     -3.0f};
   for (size_t j = 0; j < std::size(columnFactors); ++j) {
     b.bits[j] = roundBF16(columnFactors[j]);
     b.f32[j] = fromBF16(b.bits[j]);
@@ -507,6 +517,9 @@ TEST(CpuRuntime, LowOutputMatmulsRoundToNearestEven) {
   EXPECT_EQ(ampCpuTakeError(), nullptr);
 }
 
+/// A call oneDNN refuses (a filter of 4 channels for an image of 3) writes
+/// nothing and leaves an error naming it, which the runner takes after the
+/// step; later calls do nothing until it is taken.
 TEST(CpuRuntime, KeepsTheFirstErrorUntilTaken) {
   std::mt19937 random(5);
   Tensor input(DType::F32, {2, 3, 9, 7}, {0, 1, 2, 3}, random);

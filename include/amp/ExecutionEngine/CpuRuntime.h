@@ -138,9 +138,11 @@ const char *ampCpuLowPrecisionPath(int32_t isF16);
 /* The library that runs this host's f32 matrix products, and the
  * low-precision ones it extends to f32: "openblas" where oneDNN has only its
  * AVX2 GEMM (OpenBLAS runs at about twice its rate there), else "onednn";
- * the environment variable AMP_CPU_GEMM=onednn or =openblas chooses instead
- * (another value is the first call's error, ampCpuTakeError). OpenBLAS
- * products take their epilogue as loops after them. */
+ * the environment variable AMP_CPU_GEMM=onednn or =openblas, read once,
+ * chooses instead (empty: the host's choice; another value is the error of
+ * every matrix product, ampCpuTakeError, and of this query). OpenBLAS
+ * products take their epilogue as loops after them, and OpenBLAS uses at
+ * most the threads it was built for (64 in Debian's build). */
 const char *ampCpuGemmLibrary(void);
 
 /* memref.alloc and memref.dealloc of the lowered step (FinalizeMemRefToLLVM's
