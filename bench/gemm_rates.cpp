@@ -8,7 +8,7 @@
 // weight- and input-gradient convolutions of one 3 x 3 layer with padding
 // 1 (batch N, C channels of H x H, F filters). For oneDNN it names the
 // kernel chosen, so that a run tells whether the host's low-precision
-// kernels beat its f32 ones (docs/CPU.md, "The library"), and
+// kernels beat its f32 ones (docs/CPU.md, "The libraries"), and
 // bench/bench_vs_torch.py takes its floor from the faster of the runtime's
 // and PyTorch's rates.
 //

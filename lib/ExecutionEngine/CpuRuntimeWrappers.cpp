@@ -710,7 +710,7 @@ GemmLibrary gemmLibrary() {
 /// (or its transpose, column-major) with rows `leading` elements apart.
 struct BlasMatrix {
   CBLAS_TRANSPOSE transpose;
-  int leading;
+  int64_t leading;
 };
 
 /// The BlasMatrix of `operand`, if it has one: unit stride along one of its
@@ -720,27 +720,21 @@ struct BlasMatrix {
 std::optional<BlasMatrix> describeForBlas(const Operand &operand) {
   size_t rank = operand.dims.size();
   int64_t rows = operand.dims[rank - 2], columns = operand.dims[rank - 1];
-  int64_t rowStride = rows == 1 ? std::max<int64_t>(columns, 1)
-                                : operand.strides[rank - 2];
-  int64_t columnStride = columns == 1 ? 1 : operand.strides[rank - 1];
-  if (rows == 1 && columns != 1 && columnStride != 1) {
-    // A row with strided elements is a column-major one-row matrix.
-    rowStride = 1;
-  }
-  int64_t leading;
-  CBLAS_TRANSPOSE transpose;
-  if (columnStride == 1 && rowStride >= std::max<int64_t>(columns, 1)) {
-    transpose = CblasNoTrans;
-    leading = rowStride;
-  } else if (rowStride == 1 && columnStride >= std::max<int64_t>(rows, 1)) {
-    transpose = CblasTrans;
-    leading = columnStride;
-  } else {
+  int64_t rowStride = operand.strides[rank - 2],
+          columnStride = operand.strides[rank - 1];
+  std::optional<BlasMatrix> matrix;
+  if ((columns == 1 || columnStride == 1) &&
+      (rows == 1 || rowStride >= std::max<int64_t>(columns, 1)))
+    matrix = {CblasNoTrans, rows == 1 ? std::max<int64_t>(columns, 1)
+                                      : rowStride};
+  else if ((rows == 1 || rowStride == 1) &&
+           (columns == 1 || columnStride >= std::max<int64_t>(rows, 1)))
+    matrix = {CblasTrans, columns == 1 ? std::max<int64_t>(rows, 1)
+                                       : columnStride};
+  if (!matrix || matrix->leading > INT_MAX || rows > INT_MAX ||
+      columns > INT_MAX)
     return std::nullopt;
-  }
-  if (leading > INT_MAX || rows > INT_MAX || columns > INT_MAX)
-    return std::nullopt;
-  return BlasMatrix{transpose, static_cast<int>(leading)};
+  return matrix;
 }
 
 /// C = A.B (C += A.B when `accumulate`) by cblas_sgemm, one call per
