@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <immintrin.h>
@@ -201,21 +202,39 @@ void forEachRun(const Operand &operand, ConvertFn convert) {
   }
 }
 
-/// `operand` extended to f32 in `storage`, laid out as describeF32Copy.
-Operand extendToF32(const Operand &operand, std::vector<float> &storage) {
-  storage.resize(getNumElements(operand));
+/// f32 scratch that every use writes before it reads. It only grows, and
+/// growing does not zero it: std::vector::resize zeroes what a smaller call
+/// before left out, a memset per call where sizes alternate.
+class Scratch {
+public:
+  float *get(int64_t count) {
+    if (count > capacity) {
+      storage.reset(new float[count]);
+      capacity = count;
+    }
+    return storage.get();
+  }
+
+private:
+  std::unique_ptr<float[]> storage;
+  int64_t capacity = 0;
+};
+
+/// `operand` extended to f32 in `scratch`, laid out as describeF32Copy.
+Operand extendToF32(const Operand &operand, Scratch &scratch) {
+  float *storage = scratch.get(getNumElements(operand));
   size_t elementSize = getElementSize(operand.type);
   auto *in = static_cast<const char *>(operand.data);
   forEachRun(operand, [&](int64_t first, int64_t n, int64_t at,
                           int64_t stride) {
     if (stride == 1)
-      return extendRun(operand.type, in + at * elementSize,
-                       storage.data() + first, n);
+      return extendRun(operand.type, in + at * elementSize, storage + first,
+                       n);
     for (int64_t i = 0; i < n; ++i)
       extendRun(operand.type, in + (at + i * stride) * elementSize,
-                storage.data() + first + i, 1);
+                storage + first + i, 1);
   });
-  return describeF32Copy(operand, storage.data());
+  return describeF32Copy(operand, storage);
 }
 
 /// f32 to bf16 bits, rounded to nearest even (NaNs stay NaNs).
@@ -369,7 +388,7 @@ public:
   std::mutex mutex;
   std::map<Key, Cached> cache;
   /// Scratch for inputs extended to f32, and for f32 outputs rounded after.
-  std::vector<float> scratch[3];
+  Scratch scratch[3];
   /// Whether oneDNN fuses the epilogue of a matmul (by its key); where it
   /// does not, the epilogue runs as loops after the product.
   std::map<Key, bool> fusable;
@@ -593,7 +612,7 @@ void runCached(const char *what, Key key, const Operand &srcIn,
         }
       }
       if (!low || !native) {
-        std::vector<float> src, weights;
+        Scratch src, weights;
         Operand extendedSrc = low ? extendToF32(srcIn, src) : srcIn;
         Operand extendedWeights =
             low ? extendToF32(weightsIn, weights) : weightsIn;
@@ -607,9 +626,10 @@ void runCached(const char *what, Key key, const Operand &srcIn,
             wide = true;
           }
         }
-        std::vector<float> output(wide ? getNumElements(dst) : 0);
+        Scratch output;
         keep(make(extendedSrc, extendedWeights,
-                  wide ? describeF32Copy(dst, output.data()) : dst));
+                  wide ? describeF32Copy(dst, output.get(getNumElements(dst)))
+                       : dst));
         cached.wideOutput = wide;
       }
       cached.native = !low || native;
@@ -632,10 +652,9 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       cached.relaid[2] = memory(cached.layouts[2], library.engine);
     // The output the primitive writes: `dst` or an f32 copy of it, rounded
     // into `dst` after.
-    if (cached.wideOutput)
-      library.scratch[2].resize(getNumElements(dst));
     Operand out = cached.wideOutput
-                      ? describeF32Copy(dst, library.scratch[2].data())
+                      ? describeF32Copy(
+                            dst, library.scratch[2].get(getNumElements(dst)))
                       : dst;
     memory dstArg = sumOnReorder
                         ? cached.relaid[2]
@@ -891,12 +910,12 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
   if (!pendingError.empty())
     return;
   int64_t count = getNumElements(c);
-  // Kept per thread: filled anew by every call, so zeroed only when it grows.
-  static thread_local std::vector<float> product;
-  product.resize(count);
+  // Kept per thread: filled anew by every call.
+  static thread_local Scratch product;
+  float *products = product.get(count);
   Operand scratch = c;
   scratch.type = memory::data_type::f32;
-  scratch.data = product.data();
+  scratch.data = products;
   int64_t stride = 1;
   for (size_t d = c.dims.size(); d-- > 0; stride *= c.dims[d])
     scratch.strides[d] = stride;
@@ -907,7 +926,6 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
   size_t elementSize = getElementSize(c.type);
   // Rows over the library's threads, each converted as one run; `product`
   // is this thread's, so the workers get its data.
-  float *products = product.data();
 #pragma omp parallel for schedule(static) if (count > kElementsPerBlock)
   for (int64_t row = 0; row < rows; ++row) {
     // The row's index in the dimensions before the last.
