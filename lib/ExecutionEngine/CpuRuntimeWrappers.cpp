@@ -928,17 +928,14 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
   // is this thread's, so the workers get its data.
 #pragma omp parallel for schedule(static) if (count > kElementsPerBlock)
   for (int64_t row = 0; row < rows; ++row) {
-    // The row's index in the dimensions before the last.
-    std::vector<int64_t> index(last);
-    for (int64_t rest = row, d = last; d-- > 0; rest /= c.dims[d])
-      index[d] = rest % c.dims[d];
-    // The element of `operand` at `index` (a broadcast dimension at 0) and
-    // the stride along the row.
+    // The first element of `operand` in the row (the row's index in the
+    // dimensions before the last, a broadcast dimension at 0) and the stride
+    // along the row.
     auto rowOf = [&](const Operand &operand) {
       int64_t at = 0;
-      for (size_t d = 0; d < last; ++d)
+      for (int64_t rest = row, d = last; d-- > 0; rest /= c.dims[d])
         if (operand.dims[d] != 1)
-          at += index[d] * operand.strides[d];
+          at += rest % c.dims[d] * operand.strides[d];
       return std::pair{at,
                        operand.dims[last] != 1 ? operand.strides[last] : 0};
     };

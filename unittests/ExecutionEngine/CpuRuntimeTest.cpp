@@ -221,6 +221,88 @@ TEST(CpuRuntime, MatmulsMatchTheLoops) {
   ampCpuSetNumThreads(1);
 }
 
+/// The entry points with an epilogue: C = A.B + bias into f32, and C = A.B
+/// rounded to the inputs' type, plain and batched, for shapes that are
+/// multiples of no tile, against the f64 loops. A rounded output is within
+/// half an ulp of its type of the f32 product (both ulps at most 2^-7
+/// relative).
+TEST(CpuRuntime, MatmulEpiloguesMatchTheLoops) {
+  using Bias = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
+                        AmpUnrankedMemRef *, AmpUnrankedMemRef *);
+  using LowOutput = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
+                             AmpUnrankedMemRef *);
+  struct Entries {
+    DType dtype;
+    Bias bias;
+    LowOutput lowOutput;
+    float halfUlp;
+  };
+  const Entries entries[] = {
+      {DType::F32, _mlir_ciface_ampCpuMatmulF32Bias, nullptr, 0},
+      {DType::F16, _mlir_ciface_ampCpuMatmulF16Bias,
+       _mlir_ciface_ampCpuMatmulF16ToF16, 0x1p-11f},
+      {DType::BF16, _mlir_ciface_ampCpuMatmulBF16Bias,
+       _mlir_ciface_ampCpuMatmulBF16ToBF16, 0x1p-8f}};
+  std::mt19937 random(11);
+  for (const Entries &entry : entries)
+    for (auto [batch, m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t, int64_t>{0, 7, 13, 5},
+          {0, 33, 65, 17},
+          {3, 5, 9, 11},
+          {2, 70, 70, 70}})
+      for (bool lowOutput : {false, true}) {
+        if (lowOutput && !entry.lowOutput)
+          continue;
+        bool batched = batch > 0;
+        auto dims = [&](int64_t rows, int64_t columns) {
+          return batched ? std::vector<int64_t>{batch, rows, columns}
+                         : std::vector<int64_t>{rows, columns};
+        };
+        std::vector<int> order =
+            batched ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1};
+        Tensor a(entry.dtype, dims(m, k), order, random);
+        Tensor b(entry.dtype, dims(k, n), order, random);
+        Tensor bias(DType::F32, {n}, {0}, random);
+        Tensor c(lowOutput ? entry.dtype : DType::F32, dims(m, n), order,
+                 random);
+        // The output is written, never read.
+        std::fill(c.f32.begin(), c.f32.end(), NAN);
+        std::fill(c.bits.begin(), c.bits.end(), 0x7fff);
+        if (lowOutput)
+          entry.lowOutput(&a.memref, &b.memref, &c.memref);
+        else
+          entry.bias(&a.memref, &b.memref, &c.memref, &bias.memref);
+        int64_t batches = batched ? batch : 1;
+        for (int64_t p = 0; p < batches; ++p)
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double sum = lowOutput ? 0 : bias.f32[j],
+                     magnitude = std::fabs(sum);
+              for (int64_t l = 0; l < k; ++l) {
+                double product = batched
+                                     ? double(a.at({p, i, l})) * b.at({p, l, j})
+                                     : double(a.at({i, l})) * b.at({l, j});
+                sum += product;
+                magnitude += std::fabs(product);
+              }
+              int64_t offset = p * (batched ? c.strides[0] : 0) +
+                               i * c.strides[batched ? 1 : 0] + j;
+              float value = !lowOutput ? c.f32[offset]
+                            : entry.dtype == DType::BF16
+                                ? fromBF16(c.bits[offset])
+                                : fromF16(c.bits[offset]);
+              ASSERT_NEAR(value, sum,
+                          entry.halfUlp * std::fabs(sum) + 1e-5 * magnitude +
+                              1e-30)
+                  << describe({entry.dtype, batch, m, n, k, false, false,
+                               false, false})
+                  << (lowOutput ? " low output" : " + bias") << " at " << p
+                  << "," << i << "," << j;
+            }
+      }
+  EXPECT_EQ(ampCpuTakeError(), nullptr);
+}
+
 TEST(CpuRuntime, PoolsBuffersBySizeAndAlignment) {
   void *a = _mlir_memref_to_llvm_aligned_alloc(128, 1000);
   ASSERT_NE(a, nullptr);
