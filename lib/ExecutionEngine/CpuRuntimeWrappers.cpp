@@ -21,12 +21,12 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <immintrin.h>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <immintrin.h>
 #include <omp.h>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -228,8 +228,7 @@ Operand extendToF32(const Operand &operand, Scratch &scratch) {
   forEachRun(operand, [&](int64_t first, int64_t n, int64_t at,
                           int64_t stride) {
     if (stride == 1)
-      return extendRun(operand.type, in + at * elementSize, storage + first,
-                       n);
+      return extendRun(operand.type, in + at * elementSize, storage + first, n);
     for (int64_t i = 0; i < n; ++i)
       extendRun(operand.type, in + (at + i * stride) * elementSize,
                 storage + first + i, 1);
@@ -652,10 +651,10 @@ void runCached(const char *what, Key key, const Operand &srcIn,
       cached.relaid[2] = memory(cached.layouts[2], library.engine);
     // The output the primitive writes: `dst` or an f32 copy of it, rounded
     // into `dst` after.
-    Operand out = cached.wideOutput
-                      ? describeF32Copy(
-                            dst, library.scratch[2].get(getNumElements(dst)))
-                      : dst;
+    Operand out =
+        cached.wideOutput
+            ? describeF32Copy(dst, library.scratch[2].get(getNumElements(dst)))
+            : dst;
     memory dstArg = sumOnReorder
                         ? cached.relaid[2]
                         : inLayout(library, out, cached.layouts[2],

@@ -229,8 +229,8 @@ TEST(CpuRuntime, MatmulsMatchTheLoops) {
 TEST(CpuRuntime, MatmulEpiloguesMatchTheLoops) {
   using Bias = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
                         AmpUnrankedMemRef *, AmpUnrankedMemRef *);
-  using LowOutput = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
-                             AmpUnrankedMemRef *);
+  using LowOutput =
+      void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *, AmpUnrankedMemRef *);
   struct Entries {
     DType dtype;
     Bias bias;
@@ -294,8 +294,8 @@ TEST(CpuRuntime, MatmulEpiloguesMatchTheLoops) {
               ASSERT_NEAR(value, sum,
                           entry.halfUlp * std::fabs(sum) + 1e-5 * magnitude +
                               1e-30)
-                  << describe({entry.dtype, batch, m, n, k, false, false,
-                               false, false})
+                  << describe({entry.dtype, batch, m, n, k, false, false, false,
+                               false})
                   << (lowOutput ? " low output" : " + bias") << " at " << p
                   << "," << i << "," << j;
             }
