@@ -898,20 +898,58 @@ Operand broadcastTo(Operand operand, size_t rank) {
   return operand;
 }
 
+/// Calls `body(row, rowOf)` for every row (along the last dimension) of
+/// `c`, over the library's threads when `c` has more than
+/// `kElementsPerBlock` elements. rowOf(operand) is the first element of
+/// `operand` in the row (the row's index in the dimensions before the last,
+/// a broadcast dimension at 0) and its stride along the row.
+template <typename RowFn> void forEachRowOf(const Operand &c, RowFn body) {
+  size_t last = c.dims.size() - 1;
+  int64_t count = getNumElements(c);
+  int64_t rows = count / std::max<int64_t>(c.dims[last], 1);
+#pragma omp parallel for schedule(static) if (count > kElementsPerBlock)
+  for (int64_t row = 0; row < rows; ++row)
+    body(row, [&](const Operand &operand) {
+      int64_t at = 0;
+      for (int64_t rest = row, d = last; d-- > 0; rest /= c.dims[d])
+        if (operand.dims[d] != 1)
+          at += rest % c.dims[d] * operand.strides[d];
+      return std::pair{at, operand.dims[last] != 1 ? operand.strides[last] : 0};
+    });
+}
+
 /// The epilogue where oneDNN does not fuse it or OpenBLAS computes the
-/// product (gemmLibrary): the product into dense f32 scratch, then row by
-/// row each post-op and the conversion to `c`'s type, as the fused
-/// primitive computes them. (oneDNN's own f32 to f16 reorder
-/// is a scalar reference loop on hosts without AVX512-FP16: 60% of an f16
-/// MLP step on AMD Zen 4.)
+/// product (gemmLibrary). An f32 output takes the sum of the addends first
+/// and then the product added into it: one pass over the output fewer than
+/// a product in scratch, and OpenBLAS zeroes no output before a product
+/// that accumulates (beta = 1). The addends never overlap `c`
+/// (amp-linalg-to-cpu-library fuses no bias that may alias the output).
+/// A low output gets the product in dense f32 scratch, then row by row each
+/// post-op and the conversion to its type, as the fused primitive computes
+/// them. (oneDNN's own f32 to f16 reorder is a scalar reference loop on
+/// hosts without AVX512-FP16: 60% of an f16 MLP step on AMD Zen 4.)
 void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
                       const Epilogue &epilogue) {
   if (!pendingError.empty())
     return;
-  int64_t count = getNumElements(c);
+  int64_t rowLength = c.dims.back();
+  if (c.type == memory::data_type::f32 && !epilogue.empty()) {
+    forEachRowOf(c, [&](int64_t, auto rowOf) {
+      auto [at, step] = rowOf(c);
+      float *out = static_cast<float *>(c.data) + at;
+      for (size_t index = 0; index < epilogue.size(); ++index) {
+        auto [addendAt, addendStep] = rowOf(epilogue[index]);
+        const float *in =
+            static_cast<const float *>(epilogue[index].data) + addendAt;
+        for (int64_t j = 0; j < rowLength; ++j)
+          out[j * step] = (index ? out[j * step] : 0.0f) + in[j * addendStep];
+      }
+    });
+    return runMatmul(a, b, c, /*accumulate=*/true);
+  }
   // Kept per thread: filled anew by every call.
   static thread_local Scratch product;
-  float *products = product.get(count);
+  float *products = product.get(getNumElements(c));
   Operand scratch = c;
   scratch.type = memory::data_type::f32;
   scratch.data = products;
@@ -919,25 +957,10 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
   for (size_t d = c.dims.size(); d-- > 0; stride *= c.dims[d])
     scratch.strides[d] = stride;
   runMatmul(a, b, scratch, /*accumulate=*/false);
-  size_t last = c.dims.size() - 1;
-  int64_t rowLength = c.dims[last];
-  int64_t rows = count / std::max<int64_t>(rowLength, 1);
   size_t elementSize = getElementSize(c.type);
-  // Rows over the library's threads, each converted as one run; `product`
-  // is this thread's, so the workers get its data.
-#pragma omp parallel for schedule(static) if (count > kElementsPerBlock)
-  for (int64_t row = 0; row < rows; ++row) {
-    // The first element of `operand` in the row (the row's index in the
-    // dimensions before the last, a broadcast dimension at 0) and the stride
-    // along the row.
-    auto rowOf = [&](const Operand &operand) {
-      int64_t at = 0;
-      for (int64_t rest = row, d = last; d-- > 0; rest /= c.dims[d])
-        if (operand.dims[d] != 1)
-          at += rest % c.dims[d] * operand.strides[d];
-      return std::pair{at,
-                       operand.dims[last] != 1 ? operand.strides[last] : 0};
-    };
+  // Each row converted as one run; `product` is this thread's, so the
+  // workers get its data.
+  forEachRowOf(c, [&](int64_t row, auto rowOf) {
     float *values = products + row * rowLength;
     for (const Operand &addend : epilogue) {
       auto [at, step] = rowOf(addend);
@@ -949,7 +972,7 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
     truncateRun(c.type, values,
                 static_cast<char *>(c.data) + at * elementSize, rowLength,
                 step);
-  }
+  });
 }
 
 /// C = A.B + epilogue, never accumulating: post-ops on the f32 product, then
@@ -959,7 +982,7 @@ void runEpilogueLoops(const Operand &a, const Operand &b, const Operand &c,
 /// runEpilogueLoops.
 void runMatmulEpilogue(const Operand &a, const Operand &b, const Operand &c,
                        const Epilogue &epilogue) {
-  // OpenBLAS fuses nothing: its product, then the loops.
+  // OpenBLAS fuses nothing: runEpilogueLoops around its product.
   if (gemmLibrary() == GemmLibrary::OpenBLAS)
     return runEpilogueLoops(a, b, c, epilogue);
   Key key = makeKey(MatmulEpilogue, {&a, &b, &c}, {});
