@@ -222,10 +222,10 @@ TEST(CpuRuntime, MatmulsMatchTheLoops) {
 }
 
 /// The entry points with an epilogue: C = A.B + bias into f32, and C = A.B
-/// rounded to the inputs' type, plain and batched, for shapes that are
-/// multiples of no tile, against the f64 loops. A rounded output is within
-/// half an ulp of its type of the f32 product (both ulps at most 2^-7
-/// relative).
+/// rounded to the inputs' type, plain and batched, C row- and column-major,
+/// for shapes that are multiples of no tile, against the f64 loops. A rounded
+/// output is within half an ulp of its type of the f32 product (both ulps at
+/// most 2^-7 relative).
 TEST(CpuRuntime, MatmulEpiloguesMatchTheLoops) {
   using Bias = void (*)(AmpUnrankedMemRef *, AmpUnrankedMemRef *,
                         AmpUnrankedMemRef *, AmpUnrankedMemRef *);
@@ -250,56 +250,61 @@ TEST(CpuRuntime, MatmulEpiloguesMatchTheLoops) {
           {0, 33, 65, 17},
           {3, 5, 9, 11},
           {2, 70, 70, 70}})
-      for (bool lowOutput : {false, true}) {
-        if (lowOutput && !entry.lowOutput)
-          continue;
-        bool batched = batch > 0;
-        auto dims = [&](int64_t rows, int64_t columns) {
-          return batched ? std::vector<int64_t>{batch, rows, columns}
-                         : std::vector<int64_t>{rows, columns};
-        };
-        std::vector<int> order =
-            batched ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1};
-        Tensor a(entry.dtype, dims(m, k), order, random);
-        Tensor b(entry.dtype, dims(k, n), order, random);
-        Tensor bias(DType::F32, {n}, {0}, random);
-        Tensor c(lowOutput ? entry.dtype : DType::F32, dims(m, n), order,
-                 random);
-        // The output is written, never read.
-        std::fill(c.f32.begin(), c.f32.end(), NAN);
-        std::fill(c.bits.begin(), c.bits.end(), 0x7fff);
-        if (lowOutput)
-          entry.lowOutput(&a.memref, &b.memref, &c.memref);
-        else
-          entry.bias(&a.memref, &b.memref, &c.memref, &bias.memref);
-        int64_t batches = batched ? batch : 1;
-        for (int64_t p = 0; p < batches; ++p)
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              double sum = lowOutput ? 0 : bias.f32[j],
-                     magnitude = std::fabs(sum);
-              for (int64_t l = 0; l < k; ++l) {
-                double product = batched
-                                     ? double(a.at({p, i, l})) * b.at({p, l, j})
-                                     : double(a.at({i, l})) * b.at({l, j});
-                sum += product;
-                magnitude += std::fabs(product);
+      for (bool lowOutput : {false, true})
+        for (bool transposeC : {false, true}) {
+          if (lowOutput && !entry.lowOutput)
+            continue;
+          bool batched = batch > 0;
+          auto dims = [&](int64_t rows, int64_t columns) {
+            return batched ? std::vector<int64_t>{batch, rows, columns}
+                           : std::vector<int64_t>{rows, columns};
+          };
+          std::vector<int> order =
+              batched ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1};
+          Tensor a(entry.dtype, dims(m, k), order, random);
+          Tensor b(entry.dtype, dims(k, n), order, random);
+          Tensor bias(DType::F32, {n}, {0}, random);
+          std::vector<int> orderC = order;
+          if (transposeC)
+            std::swap(orderC[orderC.size() - 1], orderC[orderC.size() - 2]);
+          Tensor c(lowOutput ? entry.dtype : DType::F32, dims(m, n), orderC,
+                   random);
+          // What the output held before is never read (NaNs there would show).
+          std::fill(c.f32.begin(), c.f32.end(), NAN);
+          std::fill(c.bits.begin(), c.bits.end(), 0x7fff);
+          if (lowOutput)
+            entry.lowOutput(&a.memref, &b.memref, &c.memref);
+          else
+            entry.bias(&a.memref, &b.memref, &c.memref, &bias.memref);
+          int64_t batches = batched ? batch : 1;
+          for (int64_t p = 0; p < batches; ++p)
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                double sum = lowOutput ? 0 : bias.f32[j],
+                       magnitude = std::fabs(sum);
+                for (int64_t l = 0; l < k; ++l) {
+                  double product =
+                      batched ? double(a.at({p, i, l})) * b.at({p, l, j})
+                              : double(a.at({i, l})) * b.at({l, j});
+                  sum += product;
+                  magnitude += std::fabs(product);
+                }
+                int64_t offset = p * (batched ? c.strides[0] : 0) +
+                                 i * c.strides[batched ? 1 : 0] +
+                                 j * c.strides[batched ? 2 : 1];
+                float value = !lowOutput ? c.f32[offset]
+                              : entry.dtype == DType::BF16
+                                  ? fromBF16(c.bits[offset])
+                                  : fromF16(c.bits[offset]);
+                ASSERT_NEAR(value, sum,
+                            entry.halfUlp * std::fabs(sum) + 1e-5 * magnitude +
+                                1e-30)
+                    << describe({entry.dtype, batch, m, n, k, false, false,
+                                 transposeC, false})
+                    << (lowOutput ? " low output" : " + bias") << " at " << p
+                    << "," << i << "," << j;
               }
-              int64_t offset = p * (batched ? c.strides[0] : 0) +
-                               i * c.strides[batched ? 1 : 0] + j;
-              float value = !lowOutput ? c.f32[offset]
-                            : entry.dtype == DType::BF16
-                                ? fromBF16(c.bits[offset])
-                                : fromF16(c.bits[offset]);
-              ASSERT_NEAR(value, sum,
-                          entry.halfUlp * std::fabs(sum) + 1e-5 * magnitude +
-                              1e-30)
-                  << describe({entry.dtype, batch, m, n, k, false, false, false,
-                               false})
-                  << (lowOutput ? " low output" : " + bias") << " at " << p
-                  << "," << i << "," << j;
-            }
-      }
+        }
   EXPECT_EQ(ampCpuTakeError(), nullptr);
 }
 
