@@ -389,7 +389,7 @@ public:
   /// Scratch for inputs extended to f32, and for f32 outputs rounded after.
   Scratch scratch[3];
   /// Whether oneDNN fuses the epilogue of a matmul (by its key); where it
-  /// does not, the epilogue runs as loops after the product.
+  /// does not, runEpilogueLoops computes it around the product.
   std::map<Key, bool> fusable;
 
 private:
