@@ -16,7 +16,10 @@ forward and backward) against the machine's GEMM rate measured in the same run (
 the library it chose, `amp-gemm-rates`): the fraction of that floor a step reaches.
 
     python3 bench/bench_vs_torch.py [--models mlp,gpt,cnn] [--threads 1,2] [--rounds 5]
-                                    [--steps 5] [--no-compile]
+                                    [--steps 5] [--no-compile] [--f32-operands]
+
+With --f32-operands, "ours bf16 f32-ops" runs the bf16 step with Session(f32_operands=True):
+on a host whose library computes bf16 products in f32, their operands stored in f32.
 
 Ours runs through amp_mlir.torch's tracer, amp-import-step and amp_mlir.Session (the
 build in $AMP_BUILD_DIR, default build/).
@@ -161,15 +164,15 @@ def compiled_torch_step(model, optimizer, batch, autocast):
     return (lambda: float(compiled(*batch))), seconds
 
 
-def our_step(name, options, threads):
-    """A Session on the traced step, started from the same weights as the torch variants;
-    returns (step, compile seconds, a function giving the bytes of temporaries the last step
-    allocated)."""
+def our_step(name, options, threads, **session_options):
+    """A Session on the traced step (Session's keyword options `session_options`), started
+    from the same weights as the torch variants; returns (step, compile seconds, a function
+    giving the bytes of temporaries the last step allocated)."""
     model, make_optimizer, batch = make_model(name)
     traced = trace_training_step(model, cross_entropy, make_optimizer(model), batch)
     step_text = amp_mlir.import_step(traced.module_text)
     start = time.perf_counter()
-    session = amp_mlir.Session(step_text, options, threads=threads)
+    session = amp_mlir.Session(step_text, options, threads=threads, **session_options)
     seconds = time.perf_counter() - start
     state = session.state_dict()
     initial = traced.initial_values()
@@ -238,7 +241,7 @@ def cpu_description():
     return model, isa
 
 
-def benchmark(name, threads, rounds, steps, with_compile):
+def benchmark(name, threads, rounds, steps, with_compile, with_f32_operands):
     torch.set_num_threads(threads)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     variants, compile_seconds = {}, {}
@@ -254,10 +257,13 @@ def benchmark(name, threads, rounds, steps, with_compile):
             variants[label], compile_seconds[label] = compiled_torch_step(
                 model, make_optimizer(model), batch, autocast)
     temporaries = {}
-    for label, options in (("ours fp32", None), ("ours f16", "dtype=f16"),
-                           ("ours bf16", "dtype=bf16")):
+    ours = [("ours fp32", None, {}), ("ours f16", "dtype=f16", {}),
+            ("ours bf16", "dtype=bf16", {})]
+    if with_f32_operands:
+        ours.append(("ours bf16 f32-ops", "dtype=bf16", {"f32_operands": True}))
+    for label, options, session_options in ours:
         variants[label], compile_seconds[label], temporaries[label] = our_step(
-            name, options, threads)
+            name, options, threads, **session_options)
     flops = step_flops(name)
     times = {label: [] for label in variants}
     for _ in range(rounds):
@@ -290,7 +296,7 @@ def target_ratios(rows):
     ms = {row[0]: row[1] for row in rows}
     pairs = (("ours fp32", "torch eager fp32"), ("ours bf16", "torch eager bf16"),
              ("ours bf16", "torch.compile bf16"), ("ours bf16", "ours fp32"),
-             ("ours f16", "ours fp32"))
+             ("ours f16", "ours fp32"), ("ours bf16 f32-ops", "ours fp32"))
     return [(a, b, ms[a] / ms[b]) for a, b in pairs if a in ms and b in ms]
 
 
@@ -301,6 +307,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    parser.add_argument("--f32-operands", action="store_true",
+                        help="add ours bf16 with Session(f32_operands=True)")
     args = parser.parse_args()
     model, isa = cpu_description()
     print(f"CPU: {model}; {os.cpu_count()} cores; ISA: {' '.join(isa)}")
@@ -308,7 +316,7 @@ def main():
     for name in args.models.split(","):
         for threads in sorted({int(t) for t in args.threads.split(",")}):
             rows, rates, flops = benchmark(name, threads, args.rounds, args.steps,
-                                           not args.no_compile)
+                                           not args.no_compile, args.f32_operands)
             rate_text = "; ".join(
                 f"{library} {by_type.get('f32', 0):.0f} GFLOP/s f32, {by_type.get('bf16', 0):.0f} bf16"
                 for library, by_type in rates.items())

@@ -86,15 +86,21 @@ bool isRecomputable(Operation *producer) {
          inputsOfGenerics && fewUses;
 }
 
-/// Whether `op` is a cast of a contraction's or convolution's result, read
-/// whole: a library call writes the cast type in its place.
+/// Whether `op` is a cast of a contraction's or convolution's result to its
+/// inputs' type, read whole: a library call writes the cast type in its
+/// place.
 bool isProductCast(Operation *op) {
   auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
   if (!generic || !isWholeTruncation(generic))
     return false;
   auto product = generic.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>();
-  return product && (linalg::isaContractionOpInterface(product) ||
-                     linalg::isaConvolutionOpInterface(product));
+  return product &&
+         (linalg::isaContractionOpInterface(product) ||
+          linalg::isaConvolutionOpInterface(product)) &&
+         llvm::all_of(product.getDpsInputs(), [&](Value input) {
+           return getElementTypeOrSelf(input.getType()) ==
+                  getElementTypeOrSelf(generic.getResult(0).getType());
+         });
 }
 
 /// A producer is fused when it has one use, or when computing it again in

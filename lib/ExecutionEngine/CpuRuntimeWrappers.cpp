@@ -1362,6 +1362,25 @@ extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
   }
 }
 
+extern "C" const char *ampCpuConv2DLowPrecisionPath(int32_t isF16) {
+  memory::data_type type =
+      isF16 ? memory::data_type::f16 : memory::data_type::bf16;
+  auto any = memory::format_tag::any;
+  try {
+    // A 3 x 3 convolution of 16 channels, the CNN's kind.
+    memory::desc src({1, 16, 8, 8}, type, any);
+    memory::desc weights({16, 16, 3, 3}, type, any);
+    memory::desc dst({1, 16, 8, 8}, memory::data_type::f32, any);
+    ConvGeometry geometry{1, 1, 1, 1, 1, 1, 1, 1};
+    return isFastLowPrecision(type,
+                              makeForwardConv(src, weights, dst, geometry))
+               ? "native"
+               : "f32";
+  } catch (const dnnl::error &) {
+    return "f32";
+  }
+}
+
 extern "C" const char *ampCpuGemmLibrary(void) {
   return gemmLibrary() == GemmLibrary::OpenBLAS ? "openblas" : "onednn";
 }

@@ -88,6 +88,15 @@ void amp::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createAmpDropContractAttributes());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpOneHotMatmulToGather());
+  if (options.library && !(options.f32MatmulTypes.empty() &&
+                           options.f32ConvolutionTypes.empty())) {
+    AmpCPUWidenLibraryOperandsOptions widen;
+    widen.matmulTypeNames = llvm::to_vector(options.f32MatmulTypes);
+    widen.convolutionTypeNames = llvm::to_vector(options.f32ConvolutionTypes);
+    pm.addNestedPass<func::FuncOp>(createAmpCPUWidenLibraryOperands(widen));
+    // Its extensions, for amp-fuse-elementwise to put into their producers.
+    pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  }
   pm.addNestedPass<func::FuncOp>(createAmpMergeEqualReductions());
   // The library writes a product's cast (amp-linalg-to-cpu-library).
   AmpFuseElementwiseOptions fusion;

@@ -358,6 +358,16 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
     return targetMachine.takeError();
   CPULoweringOptions loweringOptions;
   loweringOptions.nativeBF16 = hasBF16Rounding(**targetMachine);
+  // The runtime that will run the step says which low-precision products it
+  // computes in f32 on this host.
+  if (options.f32Operands) {
+    for (auto [type, isF16] : {std::pair{"bf16", 0}, std::pair{"f16", 1}}) {
+      if (StringRef(ampCpuLowPrecisionPath(isF16)) == "f32")
+        loweringOptions.f32MatmulTypes.push_back(type);
+      if (StringRef(ampCpuConv2DLowPrecisionPath(isF16)) == "f32")
+        loweringOptions.f32ConvolutionTypes.push_back(type);
+    }
+  }
   loweringOptions.vectorize = options.vectorize;
   loweringOptions.library = options.library;
   loweringOptions.threads = options.threads;

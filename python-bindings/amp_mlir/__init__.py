@@ -334,8 +334,8 @@ class Session:
     """A training step compiled for the CPU, with its training state.
 
     ``Session(source, options=None, *, func=None, seed=0, functions=(),
-    cpu=None, threads=1, cpu_library=True, channels_last=True, device="cpu",
-    **kwargs)``:
+    cpu=None, threads=1, cpu_library=True, channels_last=True, f32_operands=False,
+    device="cpu", **kwargs)``:
     ``options`` (and keyword options)
     as for ``compile``; None with no keyword options runs the step in fp32
     as written. Parameters start from ``seed`` as in amp-run (Glorot for
@@ -349,7 +349,11 @@ class Session:
     to summation order), as amp-run's ``--threads`` and ``--cpu-library``;
     ``channels_last``: whether the convolutions' images are laid out
     channels-last for oneDNN (amp-run's ``--channels-last``; the same bits
-    for 16 channels, within rounding for wider ones).
+    for 16 channels, within rounding for wider ones); ``f32_operands``:
+    whether the bf16 and f16 operands of the matmuls and convolutions that
+    this host's library computes in f32 are stored in f32, rounded to their
+    type (amp-run's ``--f32-operands``; the same bits, fewer conversions,
+    more memory).
 
     With ``data_parallel="mpi"`` the session is one rank of an MPI job
     (``mpiexec -n N python3 train.py``; MPI is initialized here and finalized
@@ -361,7 +365,7 @@ class Session:
     def __init__(self, source, options: Optional[str] = None, *, func: Optional[str] = None,
                  seed: int = 0, functions=(), cpu: Optional[str] = None, threads: int = 1,
                  cpu_library: bool = True, channels_last: bool = True,
-                 device: str = "cpu", **kwargs):
+                 f32_operands: bool = False, device: str = "cpu", **kwargs):
         if device != "cpu":
             raise NotImplementedError(
                 f"device={device!r}: amp_mlir runs steps on the CPU only; GPU execution "
@@ -374,7 +378,7 @@ class Session:
             raise ValueError(f"threads={threads!r}: expected a positive integer")
         self._step = _amp_mlir.Step(text, name, option_text, func or "",
                                     list(functions), cpu or "", threads, bool(cpu_library),
-                                    bool(channels_last))
+                                    bool(channels_last), bool(f32_operands))
         _warn(self._step.warnings)
         self.options = option_text
         self.arguments = [

@@ -185,7 +185,7 @@ public:
   Step(const std::string &text, const std::string &name,
        std::optional<std::string> optionText, const std::string &function,
        const std::vector<std::string> &extraFunctions, const std::string &cpu,
-       int threads, bool library, bool channelsLast)
+       int threads, bool library, bool channelsLast, bool f32Operands)
       : context(createContext()) {
     if (optionText)
       options = parseOptions(*optionText);
@@ -199,6 +199,7 @@ public:
     compileOptions.threads = threads;
     compileOptions.library = library;
     compileOptions.channelsLast = channelsLast;
+    compileOptions.f32Operands = f32Operands;
     compileOptions.outputs = &outputs;
     llvm::Expected<std::unique_ptr<CompiledStep>> compiled =
         CompiledStep::compile(*module, compileOptions);
@@ -465,19 +466,21 @@ NB_MODULE(_amp_mlir, m) {
       .def(nb::init<const std::string &, const std::string &,
                     std::optional<std::string>, const std::string &,
                     const std::vector<std::string> &, const std::string &, int,
-                    bool, bool>(),
+                    bool, bool, bool>(),
            nb::arg("text"), nb::arg("name"), nb::arg("options").none(),
            nb::arg("function"), nb::arg("extra_functions"), nb::arg("cpu"),
-           nb::arg("threads"), nb::arg("library"), nb::arg("channels_last"))
-      .def_prop_ro("name", [](const Step &s) { return s.step->getName().str(); })
+           nb::arg("threads"), nb::arg("library"), nb::arg("channels_last"),
+           nb::arg("f32_operands"))
+      .def_prop_ro("name",
+                   [](const Step &s) { return s.step->getName().str(); })
       .def_prop_ro("arguments", &Step::getArguments)
       .def_prop_ro("results", &Step::getResults)
-      .def_prop_ro("loss_result",
-                   [](const Step &s) { return s.step->getSignature().lossResult; })
-      .def_prop_ro("found_inf_result",
-                   [](const Step &s) {
-                     return s.step->getSignature().foundInfResult;
-                   })
+      .def_prop_ro(
+          "loss_result",
+          [](const Step &s) { return s.step->getSignature().lossResult; })
+      .def_prop_ro(
+          "found_inf_result",
+          [](const Step &s) { return s.step->getSignature().foundInfResult; })
       .def_prop_ro("compile_seconds",
                    [](const Step &s) { return s.step->getCompileSeconds(); })
       .def_prop_ro("rank",
@@ -497,11 +500,13 @@ NB_MODULE(_amp_mlir, m) {
            })
       .def_prop_ro("report", [](const Step &s) { return s.outputs.report; })
       .def_prop_ro("warnings", [](const Step &s) { return s.warnings; })
-      .def_prop_ro("explanations",
-                   [](const Step &s) { return convert(s.outputs.explanations); })
-      .def("initialize",
-           [](Step &s, uint64_t seed) { s.step->initializeState(seed); },
-           nb::arg("seed"))
+      .def_prop_ro(
+          "explanations",
+          [](const Step &s) { return convert(s.outputs.explanations); })
+      .def(
+          "initialize",
+          [](Step &s, uint64_t seed) { s.step->initializeState(seed); },
+          nb::arg("seed"))
       .def("get_argument", &Step::getArgument)
       .def("argument_shape",
            [](const Step &s, unsigned index) {

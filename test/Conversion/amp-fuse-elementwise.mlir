@@ -374,6 +374,40 @@ func.func @product_cast(%x: tensor<2x3x10x10xbf16>, %w: tensor<4x3x3x3xbf16>, %i
 
 // -----
 
+// A cast of a product of f32 inputs to bf16 (amp-cpu-widen-library-operands
+// made the inputs f32): no library call writes bf16 from f32 inputs, so even
+// with `keep-product-casts` the cast goes into its reader.
+// CHECK-LABEL: func.func @widened_product_cast
+// KEEP-LABEL: func.func @widened_product_cast
+// KEEP: %[[C:.*]] = linalg.matmul
+// KEEP: linalg.generic {{.*}} ins(%[[C]] : tensor<4x16xf32>)
+// KEEP-NEXT: ^bb0(%[[P:.*]]: f32, %{{.*}}: f32):
+// KEEP-NEXT: arith.truncf %[[P]] : f32 to bf16
+// KEEP-NOT: linalg.generic
+// KEEP: return
+#id2c = affine_map<(i, j) -> (i, j)>
+func.func @widened_product_cast(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %init: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %c = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %el = tensor.empty() : tensor<4x16xbf16>
+  %t = linalg.generic {indexing_maps = [#id2c, #id2c], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<4x16xf32>) outs(%el : tensor<4x16xbf16>) {
+  ^bb0(%p: f32, %o: bf16):
+    %r = arith.truncf %p : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x16xbf16>
+  %e = tensor.empty() : tensor<4x16xf32>
+  %y = linalg.generic {indexing_maps = [#id2c, #id2c], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x16xbf16>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%p: bf16, %o: f32):
+    %x2 = arith.extf %p : bf16 to f32
+    %m = arith.mulf %x2, %x2 : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
 // A scalar with one use, read broadcast by an elementwise op over many
 // elements (Adam's bias correction `1 - beta^t`), stays its own op: fused,
 // its powf would run for every element.

@@ -140,6 +140,24 @@ def test_temporaries_are_counted(step_text):
     assert temporaries(step_text, None, cpu_library=False) == [None] * STEPS
 
 
+@pytest.mark.parametrize("options", ["dtype=f16", "dtype=bf16"])
+def test_f32_operands_multiply_the_same_numbers(step_text, options):
+    """Session(f32_operands=True) stores the low-precision operands of the products that this
+    host's library computes in f32 in f32, rounded to their type, where the runtime would
+    extend them in each call: the library multiplies the same numbers. Bit for bit where it
+    reads both alike (OpenBLAS, and oneDNN on AVX2: test/amp-run/f32-operands.test); here
+    within 1e-6 relative of each tensor's largest value, which unrounded operands miss. The
+    step allocates at least the bytes it did (more where the host computes in f32)."""
+    losses, _, base = train(step_text, options)
+    wide_losses, _, wide = train(step_text, options, f32_operands=True)
+    np.testing.assert_allclose(wide_losses, losses, rtol=1e-6, atol=0)
+    for name, value in base.items():
+        np.testing.assert_allclose(wide[name], value, rtol=0,
+                                   atol=1e-6 * np.abs(value).max(), err_msg=name)
+    assert (temporaries(step_text, options, f32_operands=True)[0]
+            >= temporaries(step_text, options)[0])
+
+
 @pytest.mark.parametrize("model,rows", [("mlp_dynamic_batch", 32), ("resnet_block", 3)])
 def test_bf16_stores_fewer_bytes_than_fp32(model, rows):
     """Where the activations outweigh the parameters, bf16 (activations stored in bf16, the

@@ -167,6 +167,14 @@ static cl::opt<bool> channelsLast(
              "(amp-lower-to-llvm's channels-last option; =false: NCHW, "
              "reordered in each oneDNN call)"),
     cl::init(true), cl::cat(runCategory));
+static cl::opt<bool> f32Operands(
+    "f32-operands",
+    cl::desc("Store the bf16 and f16 operands of the matmuls and convolutions "
+             "that this host's library computes in f32 in f32, rounded to "
+             "their type (amp-lower-to-llvm's f32-matmul-types and "
+             "f32-convolution-types): the same numbers multiplied, fewer "
+             "conversions, more memory"),
+    cl::init(false), cl::cat(runCategory));
 static cl::opt<std::string> beforeLowering(
     "before-lowering",
     cl::desc("Passes to run on the step after the AMP pipeline and before "
@@ -440,6 +448,7 @@ int main(int argc, char **argv) {
   compileOptions.vectorize = vectorize;
   compileOptions.library = cpuLibrary;
   compileOptions.channelsLast = channelsLast;
+  compileOptions.f32Operands = f32Operands;
   compileOptions.threads = threads;
   compileOptions.beforeLowering = beforeLowering;
   if (hasEval)

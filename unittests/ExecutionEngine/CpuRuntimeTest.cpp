@@ -644,13 +644,21 @@ TEST(CpuRuntime, SaysWhichLibraryRunsMatrixProducts) {
 }
 
 TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {
-  for (auto [isF16, variable] : {std::pair{1, "AMP_EXPECT_F16_PATH"},
-                                 std::pair{0, "AMP_EXPECT_BF16_PATH"}}) {
-    std::string path = ampCpuLowPrecisionPath(isF16);
+  struct Query {
+    const char *(*path)(int32_t);
+    int32_t isF16;
+    const char *variable;
+  };
+  for (Query query :
+       {Query{ampCpuLowPrecisionPath, 1, "AMP_EXPECT_F16_PATH"},
+        Query{ampCpuLowPrecisionPath, 0, "AMP_EXPECT_BF16_PATH"},
+        Query{ampCpuConv2DLowPrecisionPath, 1, "AMP_EXPECT_CONV_F16_PATH"},
+        Query{ampCpuConv2DLowPrecisionPath, 0, "AMP_EXPECT_CONV_BF16_PATH"}}) {
+    std::string path = query.path(query.isF16);
     EXPECT_TRUE(path == "native" || path == "f32") << path;
     // Set by the ISA-capped lit test, which knows which one it must be.
-    if (const char *expected = std::getenv(variable)) {
-      EXPECT_EQ(path, expected) << variable;
+    if (const char *expected = std::getenv(query.variable)) {
+      EXPECT_EQ(path, expected) << query.variable;
     }
   }
 }

@@ -215,6 +215,47 @@ def AmpFoldTransposesIntoMatmuls : Pass<"amp-fold-transposes-into-matmuls",
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def AmpCPUWidenLibraryOperands : Pass<"amp-cpu-widen-library-operands",
+                                      "func::FuncOp"> {
+  let summary = "Store the low-precision operands of library products in f32 "
+                "where the library computes those products in f32";
+  let description = [{
+    On a CPU whose libraries have no bf16 (or f16) kernels faster than their
+    f32 ones (AVX2 hosts such as AMD Zen 3: the CPU runtime's
+    `ampCpuLowPrecisionPath` and `ampCpuConv2DLowPrecisionPath` say "f32"),
+    the runtime extends every bf16 operand of a matmul or convolution to f32
+    in each call: a weight's bf16 copy twice a step (the forward and the
+    input gradient), an activation twice (the next layer and the weight
+    gradient). This pass makes a `linalg.matmul` or `linalg.batch_matmul`
+    on tensors whose two inputs are of one of `matmul-types`, and a
+    `linalg.conv_2d_nchw_fchw` whose two inputs are of one of
+    `convolution-types`, into an f32 output, read its inputs extended to
+    f32 (`arith.extf`, exact): the library multiplies the same numbers, in
+    f32, as after its own extension.
+
+    The extension goes where the value is computed, so that the loop
+    computing it (after `amp-fuse-elementwise`) stores it once, in f32,
+    rounded to the low type. The ops that only move elements between there
+    and the product (transposes, broadcasts, fills, pads, slices, reshapes)
+    move f32 values instead, so the library still reads transposed, padded
+    and zero-interleaved operands in place. The value's other readers read
+    the f32 one: a loop that extends it reads it as it is, any other reader
+    rounds it back (exactly), so only the f32 one is stored.
+
+    The cost is memory: a value the backward reads (an activation) is kept
+    in f32 (docs/CPU.md, "Temporaries").
+  }];
+  let options = [
+    ListOption<"matmulTypeNames", "matmul-types", "std::string",
+               "The input types of matmuls and batch matmuls to widen: bf16, "
+               "f16">,
+    ListOption<"convolutionTypeNames", "convolution-types", "std::string",
+               "The input types of convolutions to widen: bf16, f16">,
+  ];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 def AmpCPUSplitReductions : Pass<"amp-cpu-split-reductions",
                                   "func::FuncOp"> {
   let summary = "Split large reductions with few outputs into partial "

@@ -130,10 +130,12 @@ void ampCpuParallelFor(void (*body)(void *context, int64_t block),
 /* How low-precision inputs of matmuls are computed on this host: "native"
  * (oneDNN's own kernels: bf16 with AMX or AVX512-BF16, f16 with AMX or
  * AVX512-FP16) or "f32" (inputs extended to f32, as always in OpenBLAS: the
- * same arithmetic, products of two bf16 or f16 numbers are exact in f32).
- * Convolutions take oneDNN's own kernels for bf16 likewise, for f16 with
- * AMX only. */
+ * same arithmetic, products of two bf16 or f16 numbers are exact in f32). */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
+
+/* The same for convolutions, which are oneDNN's on every host: its own
+ * kernels for bf16 with AMX or AVX512-BF16, for f16 with AMX only. */
+const char *ampCpuConv2DLowPrecisionPath(int32_t isF16);
 
 /* The library that runs this host's f32 matrix products, and the
  * low-precision ones it extends to f32: "openblas" where oneDNN has only its

@@ -52,6 +52,19 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "(amp-cpu-channels-last); else NCHW, reordered in each "
                      "call"),
       llvm::cl::init(true)};
+  ListOption<std::string> f32MatmulTypes{
+      *this, "f32-matmul-types",
+      llvm::cl::desc("With `library`, low-precision input types (bf16, f16) "
+                     "of matmuls whose operands are stored in f32, rounded "
+                     "to the type, where they are computed, instead of "
+                     "extended to f32 in every call: for the types the CPU "
+                     "runtime computes in f32 on the target "
+                     "(`ampCpuLowPrecisionPath`; amp-cpu-widen-library-"
+                     "operands). Empty (the default): none")};
+  ListOption<std::string> f32ConvolutionTypes{
+      *this, "f32-convolution-types",
+      llvm::cl::desc("The same for convolutions "
+                     "(`ampCpuConv2DLowPrecisionPath`)")};
   Option<bool> nativeBF16{
       *this, "native-bf16",
       llvm::cl::desc("The target rounds f32 to bf16 in hardware "

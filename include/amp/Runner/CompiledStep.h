@@ -86,6 +86,14 @@ struct StepCompileOptions {
   /// channels-last (amp-lower-to-llvm's `channels-last` option); the same
   /// bits up to the summation order of oneDNN's wider channels-last kernels.
   bool channelsLast = true;
+  /// With `library`, whether the bf16 and f16 operands of the matmuls and
+  /// convolutions that this host's library computes in f32
+  /// (`ampCpuLowPrecisionPath`, `ampCpuConv2DLowPrecisionPath`) are stored
+  /// in f32 where they are computed, rounded to their type
+  /// (amp-lower-to-llvm's `f32-matmul-types` and `f32-convolution-types`):
+  /// the same numbers multiplied, without the calls' conversions, with more
+  /// memory.
+  bool f32Operands = false;
   /// Threads of the library calls and of the compiled loops (1, the
   /// default, is deterministic; the library's results with more may differ
   /// in summation order, the loops' do not: amp-lower-to-llvm's `threads`).

@@ -1,0 +1,271 @@
+//===- CPUWidenLibraryOperands.cpp - Low-precision operands held in f32 ---===//
+//
+// Implements `amp-cpu-widen-library-operands`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPCPUWIDENLIBRARYOPERANDS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+/// Rewrites values of low-precision types (and the element-moving ops that
+/// made them) as f32 ones, each once.
+class Widener {
+public:
+  explicit Widener(MLIRContext *context) : builder(context) {}
+
+  /// `value`, a tensor or scalar, with f32 elements: the same numbers.
+  Value widen(Value value);
+
+  /// Erases the element-moving ops that `widen` copied and nothing reads any
+  /// more, then makes every other reader of a value that `widen` extended
+  /// read the f32 one instead (readWide), so that only that one is stored.
+  void finish();
+
+private:
+  Value moveWidened(Operation *op);
+
+  OpBuilder builder;
+  DenseMap<Value, Value> widened;
+  /// Ops copied in f32, producers before their readers.
+  SmallVector<Operation *> copied;
+  /// The values extended, each with its extension.
+  SmallVector<std::pair<Value, Value>> extended;
+};
+
+Type withF32Elements(Type type) {
+  Type f32 = Float32Type::get(type.getContext());
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return shaped.clone(f32);
+  return f32;
+}
+
+Value Widener::widen(Value value) {
+  if (Value known = widened.lookup(value))
+    return known;
+  Value result;
+  if (Operation *op = value.getDefiningOp())
+    result = moveWidened(op);
+  if (!result) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointAfterValue(value);
+    result = builder.createOrFold<arith::ExtFOp>(
+        value.getLoc(), withF32Elements(value.getType()), value);
+    if (isa<TensorType>(value.getType()) &&
+        result.getDefiningOp<arith::ExtFOp>())
+      extended.emplace_back(value, result);
+  }
+  widened[value] = result;
+  return result;
+}
+
+/// `op` again on the widened values of its operands, when it only moves
+/// elements (the same op moves f32 ones the same way); else null. The
+/// structured ops are built anew for their bodies' types.
+Value Widener::moveWidened(Operation *op) {
+  if (!isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::FillOp,
+           tensor::EmptyOp, tensor::PadOp, tensor::InsertSliceOp,
+           tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+           tensor::CollapseShapeOp>(op) ||
+      op->getNumResults() != 1)
+    return {};
+  auto pad = dyn_cast<tensor::PadOp>(op);
+  Value padding = pad ? pad.getConstantPaddingValue() : Value();
+  if (pad && !padding)
+    return {};
+  // Index operands (sizes, offsets) stay; the elements widen.
+  auto widenElements = [&](Value operand) {
+    return isa<IndexType>(operand.getType()) ? operand : widen(operand);
+  };
+  IRMapping mapping;
+  for (Value operand : op->getOperands())
+    mapping.map(operand, widenElements(operand));
+  Value paddingF32 = pad ? widen(padding) : Value();
+
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfter(op);
+  Location loc = op->getLoc();
+  auto get = [&](Value operand) { return mapping.lookup(operand); };
+  Value result;
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
+    result = linalg::TransposeOp::create(
+                 builder, loc, get(transpose.getInput()),
+                 get(transpose.getInit()), transpose.getPermutation())
+                 ->getResult(0);
+  } else if (auto broadcast = dyn_cast<linalg::BroadcastOp>(op)) {
+    result = linalg::BroadcastOp::create(
+                 builder, loc, get(broadcast.getInput()),
+                 get(broadcast.getInit()), broadcast.getDimensions())
+                 ->getResult(0);
+  } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    result = linalg::FillOp::create(builder, loc, get(fill.value()),
+                                    get(fill.output()))
+                 .getResult(0);
+  } else if (pad) {
+    result = tensor::PadOp::create(builder, loc, withF32Elements(pad.getType()),
+                                   get(pad.getSource()), pad.getMixedLowPad(),
+                                   pad.getMixedHighPad(), paddingF32,
+                                   pad.getNofold());
+  } else {
+    Operation *clone = builder.clone(*op, mapping);
+    result = clone->getResult(0);
+    result.setType(withF32Elements(result.getType()));
+  }
+  copied.push_back(op);
+  return result;
+}
+
+/// Makes `use`, a reader of a low-precision value, read `wide`, the same
+/// numbers in f32, instead. A loop (linalg.generic) reads its elements: its
+/// extensions of them to f32 read them as they are, anything else their
+/// exact rounding back.
+void readWide(OpBuilder &builder, OpOperand &use, Value wide) {
+  Type low = use.get().getType();
+  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!generic || !generic.isDpsInput(&use)) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(use.getOwner());
+    use.set(arith::TruncFOp::create(builder, wide.getLoc(), low, wide));
+    return;
+  }
+  BlockArgument element = generic.getMatchingBlockArgument(&use);
+  Type lowElement = element.getType();
+  use.set(wide);
+  element.setType(getElementTypeOrSelf(wide.getType()));
+  Value rounded;
+  for (OpOperand &read : llvm::make_early_inc_range(element.getUses())) {
+    auto extension = dyn_cast<arith::ExtFOp>(read.getOwner());
+    if (extension && extension.getType() == element.getType()) {
+      extension.replaceAllUsesWith(element);
+      extension.erase();
+      continue;
+    }
+    if (!rounded) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(element.getOwner());
+      rounded = arith::TruncFOp::create(builder, element.getLoc(), lowElement,
+                                        element);
+    }
+    read.set(rounded);
+  }
+}
+
+void Widener::finish() {
+  for (Operation *op : llvm::reverse(copied))
+    if (op->use_empty())
+      op->erase();
+  copied.clear();
+  for (auto [value, wide] : extended) {
+    Operation *extension = wide.getDefiningOp();
+    for (OpOperand &use : llvm::make_early_inc_range(value.getUses()))
+      if (use.getOwner() != extension)
+        readWide(builder, use, wide);
+  }
+  extended.clear();
+}
+
+/// Whether `op` is a product the CPU runtime takes (a matmul or batch matmul
+/// of two inputs of one of `matmulTypes`, a 2-d convolution of two of
+/// `convolutionTypes`) into an f32 output.
+bool isWidenedProduct(linalg::LinalgOp op, ArrayRef<Type> matmulTypes,
+                      ArrayRef<Type> convolutionTypes) {
+  ArrayRef<Type> types;
+  if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()))
+    types = matmulTypes;
+  else if (isa<linalg::Conv2DNchwFchwOp>(op.getOperation()))
+    types = convolutionTypes;
+  if (types.empty() || !op.hasPureTensorSemantics())
+    return false;
+  Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  Type c = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  return a == b && c.isF32() && llvm::is_contained(types, a);
+}
+
+/// `product` on `inputs`: a named op builds its body from its operands'
+/// types.
+Operation *rebuild(OpBuilder &builder, linalg::LinalgOp product,
+                   ValueRange inputs) {
+  SmallVector<NamedAttribute> attributes =
+      llvm::filter_to_vector(product->getAttrs(), [](NamedAttribute attribute) {
+        return attribute.getName() != "operandSegmentSizes";
+      });
+  auto create = [&](auto op) -> Operation * {
+    return decltype(op)::create(builder, product.getLoc(),
+                                product->getResultTypes(), inputs,
+                                product.getDpsInits(), attributes);
+  };
+  if (auto matmul = dyn_cast<linalg::MatmulOp>(product.getOperation()))
+    return create(matmul);
+  if (auto batch = dyn_cast<linalg::BatchMatmulOp>(product.getOperation()))
+    return create(batch);
+  return create(cast<linalg::Conv2DNchwFchwOp>(product.getOperation()));
+}
+
+struct CPUWidenLibraryOperandsPass
+    : public amp::impl::AmpCPUWidenLibraryOperandsBase<
+          CPUWidenLibraryOperandsPass> {
+  using AmpCPUWidenLibraryOperandsBase::AmpCPUWidenLibraryOperandsBase;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (failed(parseTypes(context, matmulTypeNames, "matmul-types",
+                          matmulTypes)) ||
+        failed(parseTypes(context, convolutionTypeNames, "convolution-types",
+                          convolutionTypes)))
+      return failure();
+    return success();
+  }
+
+  static LogicalResult parseTypes(MLIRContext *context,
+                                  ArrayRef<std::string> names, StringRef option,
+                                  SmallVector<Type, 2> &types) {
+    for (const std::string &name : names) {
+      if (name == "bf16")
+        types.push_back(BFloat16Type::get(context));
+      else if (name == "f16")
+        types.push_back(Float16Type::get(context));
+      else
+        return emitError(UnknownLoc::get(context))
+               << "amp-cpu-widen-library-operands: unknown type '" << name
+               << "' in `" << option << "` (bf16, f16)";
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> products;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isWidenedProduct(op, matmulTypes, convolutionTypes))
+        products.push_back(op);
+    });
+    Widener widener(&getContext());
+    OpBuilder builder(&getContext());
+    for (linalg::LinalgOp product : products) {
+      SmallVector<Value> inputs =
+          llvm::map_to_vector(product.getDpsInputs(), [&](Value input) {
+            return widener.widen(input);
+          });
+      builder.setInsertionPoint(product);
+      Operation *widened = rebuild(builder, product, inputs);
+      product->replaceAllUsesWith(widened);
+      product->erase();
+    }
+    widener.finish();
+  }
+
+  SmallVector<Type, 2> matmulTypes, convolutionTypes;
+};
+
+} // namespace

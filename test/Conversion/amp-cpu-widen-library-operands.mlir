@@ -1,0 +1,191 @@
+// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-cpu-widen-library-operands{matmul-types=bf16 convolution-types=bf16}))" | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-cpu-widen-library-operands))" | FileCheck %s --check-prefix=NONE
+// RUN: amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-cpu-widen-library-operands{matmul-types=bf16}))" | FileCheck %s --check-prefix=MATMUL
+// RUN: not amp-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(amp-cpu-widen-library-operands{convolution-types=f64}))" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: amp-cpu-widen-library-operands: unknown type 'f64' in `convolution-types` (bf16, f16)
+
+// A weight's bf16 copy read by a matmul through a transpose, and by a loop
+// that extends it: the extension goes where the copy is made, the transpose
+// moves f32 values, and the loop reads the f32 copy as it is.
+
+// CHECK-LABEL: func.func @weight(
+// CHECK-SAME:      %[[X:.*]]: tensor<4x8xbf16>, %[[W:.*]]: tensor<16x8xf32>
+// CHECK-DAG:     %[[XW:.*]] = arith.extf %[[X]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK-DAG:     %[[LOW:.*]] = arith.truncf %[[W]] : tensor<16x8xf32> to tensor<16x8xbf16>
+// CHECK:         %[[WIDE:.*]] = arith.extf %[[LOW]] : tensor<16x8xbf16> to tensor<16x8xf32>
+// CHECK:         %[[EMPTY:.*]] = tensor.empty() : tensor<8x16xf32>
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%[[WIDE]] : tensor<16x8xf32>) outs(%[[EMPTY]] : tensor<8x16xf32>) permutation = [1, 0]
+// CHECK:         %[[P:.*]] = linalg.matmul ins(%[[XW]], %[[WT]] : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK-NOT:     bf16
+// CHECK:         linalg.generic {{.*}} ins(%[[WIDE]] : tensor<16x8xf32>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[TWICE:.*]] = arith.addf %[[IN]], %[[IN]] : f32
+// CHECK-NEXT:      linalg.yield %[[TWICE]]
+// CHECK:         return %[[P]]
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @weight(%x: tensor<4x8xbf16>, %w: tensor<16x8xf32>) -> (tensor<4x16xf32>, tensor<16x8xf32>) {
+  %low = arith.truncf %w : tensor<16x8xf32> to tensor<16x8xbf16>
+  %e = tensor.empty() : tensor<8x16xbf16>
+  %wt = linalg.transpose ins(%low : tensor<16x8xbf16>) outs(%e : tensor<8x16xbf16>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<4x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %p = linalg.matmul ins(%x, %wt : tensor<4x8xbf16>, tensor<8x16xbf16>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %o = tensor.empty() : tensor<16x8xf32>
+  %twice = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%low : tensor<16x8xbf16>) outs(%o : tensor<16x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %wide = arith.extf %in : bf16 to f32
+    %sum = arith.addf %wide, %wide : f32
+    linalg.yield %sum : f32
+  } -> tensor<16x8xf32>
+  return %p, %twice : tensor<4x16xf32>, tensor<16x8xf32>
+}
+
+// NONE-LABEL: func.func @weight(
+// NONE:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xbf16>, tensor<8x16xbf16>)
+
+// -----
+
+// An activation computed in bf16 and read by two matmuls (the next layer and
+// a weight gradient) and by a loop that computes with it in bf16: the loop
+// that computes it stores it once, in f32, and the bf16 reader rounds it
+// back (exactly) in its own loop.
+
+// CHECK-LABEL: func.func @activation(
+// CHECK:         %[[H:.*]] = linalg.generic
+// CHECK:         %[[HW:.*]] = arith.extf %[[H]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK:         linalg.matmul ins(%[[HW]], %{{.*}} : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %[[HW]] : tensor<8x4xf32>, tensor<4x8xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[HW]] : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xbf16>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT:      %[[ROUNDED:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[ROUNDED]] : bf16
+// CHECK-NEXT:      linalg.yield %[[NEG]]
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @activation(%a: tensor<4x8xf32>, %w: tensor<8x16xbf16>, %g: tensor<8x4xbf16>)
+    -> (tensor<4x16xf32>, tensor<8x8xf32>, tensor<4x8xbf16>) {
+  %h0 = tensor.empty() : tensor<4x8xbf16>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%h0 : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<4x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %next = linalg.matmul ins(%h, %w : tensor<4x8xbf16>, tensor<8x16xbf16>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %d0 = tensor.empty() : tensor<8x8xf32>
+  %d = linalg.fill ins(%zero : f32) outs(%d0 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %grad = linalg.matmul ins(%g, %h : tensor<8x4xbf16>, tensor<4x8xbf16>) outs(%d : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %n0 = tensor.empty() : tensor<4x8xbf16>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x8xbf16>) outs(%n0 : tensor<4x8xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    %n = arith.negf %in : bf16
+    linalg.yield %n : bf16
+  } -> tensor<4x8xbf16>
+  return %next, %grad, %neg : tensor<4x16xf32>, tensor<8x8xf32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// A convolution's input gradient as torch-mlir writes it (the output
+// gradient interleaved with zeros, then padded) and its weight gradient (the
+// image transposed through a unit group dimension): the zeros, the padding
+// and the transposes are f32, so the library still reads them in place.
+
+// With matmuls only, the convolutions keep their bf16 inputs.
+
+// MATMUL-LABEL: func.func @convolutions(
+// MATMUL-NOT:     arith.extf
+// MATMUL:         linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4x10x10xbf16>, tensor<3x4x3x3xbf16>)
+// MATMUL:         linalg.conv_2d_nchw_fchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<3x2x8x8xbf16>, tensor<4x2x3x3xbf16>)
+
+// CHECK-LABEL: func.func @convolutions(
+// CHECK-SAME:      %[[DY:.*]]: tensor<2x4x3x3xbf16>, %[[F:.*]]: tensor<3x4x3x3xbf16>, %[[X:.*]]: tensor<2x3x8x8xbf16>
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[DYW:.*]] = arith.extf %[[DY]] : tensor<2x4x3x3xbf16> to tensor<2x4x3x3xf32>
+// CHECK-DAG:     %[[XW:.*]] = arith.extf %[[X]] : tensor<2x3x8x8xbf16> to tensor<2x3x8x8xf32>
+// CHECK:         %[[ZEROS:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x4x6x6xf32>)
+// CHECK:         %[[SPREAD:.*]] = tensor.insert_slice %[[DYW]] into %[[ZEROS]][0, 0, 0, 0] [2, 4, 3, 3] [1, 1, 2, 2] : tensor<2x4x3x3xf32> into tensor<2x4x6x6xf32>
+// CHECK:         %[[PADDED:.*]] = tensor.pad %[[SPREAD]] low[0, 0, 2, 2] high[0, 0, 2, 2]
+// CHECK:           tensor.yield %[[ZERO]] : f32
+// CHECK:         } : tensor<2x4x6x6xf32> to tensor<2x4x10x10xf32>
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} ins(%[[PADDED]], %{{.*}} : tensor<2x4x10x10xf32>, tensor<3x4x3x3xf32>)
+// CHECK:         %[[XE:.*]] = tensor.expand_shape %[[XW]] {{.*}} : tensor<2x3x8x8xf32> into tensor<2x1x3x8x8xf32>
+// CHECK:         %[[XT:.*]] = linalg.transpose ins(%[[XE]] : tensor<2x1x3x8x8xf32>)
+// CHECK:         %[[XC:.*]] = tensor.collapse_shape %[[XT]] {{.*}} : tensor<3x1x2x8x8xf32> into tensor<3x2x8x8xf32>
+// CHECK:         linalg.conv_2d_nchw_fchw {{.*}} ins(%[[XC]], %{{.*}} : tensor<3x2x8x8xf32>, tensor<4x2x3x3xf32>)
+// CHECK-NOT:     bf16
+
+func.func @convolutions(%dy: tensor<2x4x3x3xbf16>, %f: tensor<3x4x3x3xbf16>, %x: tensor<2x3x8x8xbf16>, %dyt: tensor<4x2x3x3xbf16>)
+    -> (tensor<2x3x8x8xf32>, tensor<3x4x3x3xf32>) {
+  %zero = arith.constant 0.0 : bf16
+  %zero32 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x6x6xbf16>
+  %zeros = linalg.fill ins(%zero : bf16) outs(%e : tensor<2x4x6x6xbf16>) -> tensor<2x4x6x6xbf16>
+  %spread = tensor.insert_slice %dy into %zeros[0, 0, 0, 0] [2, 4, 3, 3] [1, 1, 2, 2] : tensor<2x4x3x3xbf16> into tensor<2x4x6x6xbf16>
+  %padded = tensor.pad %spread low[0, 0, 2, 2] high[0, 0, 2, 2] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : bf16
+  } : tensor<2x4x6x6xbf16> to tensor<2x4x10x10xbf16>
+  %o0 = tensor.empty() : tensor<2x3x8x8xf32>
+  %o = linalg.fill ins(%zero32 : f32) outs(%o0 : tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+  %dx = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%padded, %f : tensor<2x4x10x10xbf16>, tensor<3x4x3x3xbf16>) outs(%o : tensor<2x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+  %xe = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [2, 1, 3, 8, 8] : tensor<2x3x8x8xbf16> into tensor<2x1x3x8x8xbf16>
+  %t0 = tensor.empty() : tensor<3x1x2x8x8xbf16>
+  %xt = linalg.transpose ins(%xe : tensor<2x1x3x8x8xbf16>) outs(%t0 : tensor<3x1x2x8x8xbf16>) permutation = [2, 1, 0, 3, 4]
+  %xc = tensor.collapse_shape %xt [[0], [1, 2], [3], [4]] : tensor<3x1x2x8x8xbf16> into tensor<3x2x8x8xbf16>
+  %w0 = tensor.empty() : tensor<3x4x3x3xf32>
+  %w = linalg.fill ins(%zero32 : f32) outs(%w0 : tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32>
+  %dw = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xc, %dyt : tensor<3x2x8x8xbf16>, tensor<4x2x3x3xbf16>) outs(%w : tensor<3x4x3x3xf32>) -> tensor<3x4x3x3xf32>
+  return %dx, %dw : tensor<2x3x8x8xf32>, tensor<3x4x3x3xf32>
+}
+
+// -----
+
+// Not widened: f16 inputs (not in `types`), a low-precision output, and
+// inputs of two types.
+
+// CHECK-LABEL: func.func @untouched(
+// CHECK-NOT:     arith.extf
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf16>, tensor<8x16xf16>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xbf16>, tensor<8x16xbf16>) outs(%{{.*}} : tensor<4x16xbf16>)
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x4x8xbf16>, tensor<2x8x16xf32>)
+
+func.func @untouched(%a: tensor<4x8xf16>, %b: tensor<8x16xf16>, %c: tensor<4x16xf32>,
+                     %x: tensor<4x8xbf16>, %y: tensor<8x16xbf16>, %z: tensor<4x16xbf16>,
+                     %u: tensor<2x4x8xbf16>, %v: tensor<2x8x16xf32>, %r: tensor<2x4x16xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xbf16>, tensor<2x4x16xf32>) {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf16>, tensor<8x16xf16>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = linalg.matmul ins(%x, %y : tensor<4x8xbf16>, tensor<8x16xbf16>) outs(%z : tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  %2 = linalg.batch_matmul ins(%u, %v : tensor<2x4x8xbf16>, tensor<2x8x16xf32>) outs(%r : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xbf16>, tensor<2x4x16xf32>
+}
+
+// -----
+
+// A batch matmul of bf16 attention scores (a transposed matmul through
+// indexing maps) keeps its maps.
+
+// CHECK-DAG:   #[[BT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @batch(
+// CHECK-DAG:     %[[Q:.*]] = arith.extf %{{.*}} : tensor<2x4x8xbf16> to tensor<2x4x8xf32>
+// CHECK-DAG:     %[[K:.*]] = arith.extf %{{.*}} : tensor<2x16x8xbf16> to tensor<2x16x8xf32>
+// CHECK:         linalg.batch_matmul indexing_maps = [#{{.*}}, #[[BT]], #{{.*}}] ins(%[[Q]], %[[K]] : tensor<2x4x8xf32>, tensor<2x16x8xf32>)
+
+func.func @batch(%q: tensor<2x4x8xbf16>, %k: tensor<2x16x8xbf16>, %s: tensor<2x4x16xf32>) -> tensor<2x4x16xf32> {
+  %0 = linalg.batch_matmul indexing_maps = [
+         affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>,
+         affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
+         affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+       ins(%q, %k : tensor<2x4x8xbf16>, tensor<2x16x8xbf16>) outs(%s : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %0 : tensor<2x4x16xf32>
+}
