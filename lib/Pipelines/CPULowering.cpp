@@ -39,7 +39,12 @@
 //   to a matmul goes into its call where oneDNN computes the same.
 //   With `channels-last` (the default), the images of the convolutions
 //   (16 channels or a multiple) are laid out channels-last, which oneDNN
-//   reads without reorders (amp-cpu-channels-last).
+//   reads without reorders (amp-cpu-channels-last). The products of the
+//   types in `f32-matmul-types` and `f32-convolution-types` (empty by
+//   default) read operands stored in f32 where they are computed
+//   (amp-cpu-widen-library-operands, before the fusion that puts each
+//   extension into its producer's loop): the runtime computes them in f32
+//   on such hosts and would extend the operands in every call.
 // - The collectives of a data-parallel step: f32 sums become MPICH calls in
 //   convert-to-llvm (MPIToLLVM); f16 and bf16 sums, which MPI has no
 //   datatype for, and the world size, which MPIToLLVM does not lower, become
