@@ -29,13 +29,13 @@ public:
   /// `value`, a tensor or scalar, with f32 elements: the same numbers.
   Value widen(Value value);
 
-  /// Erases the element-moving ops that `widen` copied and nothing reads any
-  /// more, then makes every other reader of a value that `widen` extended
-  /// read the f32 one instead (readWide), so that only that one is stored.
+  /// Makes the other readers of the values that `widen` copied or extended
+  /// read the f32 ones instead, and erases the copied ops.
   void finish();
 
 private:
   Value moveWidened(Operation *op);
+  void readWide(Value value, Value wide, Operation *except);
 
   OpBuilder builder;
   DenseMap<Value, Value> widened;
@@ -73,25 +73,29 @@ Value Widener::widen(Value value) {
 
 /// `op` again on the widened values of its operands, when it only moves
 /// elements (the same op moves f32 ones the same way); else null. The
-/// structured ops are built anew for their bodies' types.
+/// structured ops are built anew for their bodies' types. Not slices taken
+/// out of a value: widening the whole value for them could cost more than
+/// extending the slice.
 Value Widener::moveWidened(Operation *op) {
   if (!isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::FillOp,
            tensor::EmptyOp, tensor::PadOp, tensor::InsertSliceOp,
-           tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-           tensor::CollapseShapeOp>(op) ||
-      op->getNumResults() != 1)
+           tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
     return {};
   auto pad = dyn_cast<tensor::PadOp>(op);
   Value padding = pad ? pad.getConstantPaddingValue() : Value();
-  if (pad && !padding)
+  // A padding value made in the pad's own region would be widened there.
+  if (pad && (!padding || padding.getParentRegion() == &pad.getRegion()))
     return {};
-  // Index operands (sizes, offsets) stay; the elements widen.
-  auto widenElements = [&](Value operand) {
-    return isa<IndexType>(operand.getType()) ? operand : widen(operand);
-  };
+  auto fill = dyn_cast<linalg::FillOp>(op);
+  // Index operands (sizes, offsets) stay, and a fill's destination, which
+  // gives only its shape; the elements widen.
   IRMapping mapping;
-  for (Value operand : op->getOperands())
-    mapping.map(operand, widenElements(operand));
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value value = operand.get();
+    if (!isa<IndexType>(value.getType()) &&
+        !(fill && operand.getOperandNumber() == 1))
+      mapping.map(value, widen(value));
+  }
   Value paddingF32 = pad ? widen(padding) : Value();
 
   OpBuilder::InsertionGuard guard(builder);
@@ -109,9 +113,11 @@ Value Widener::moveWidened(Operation *op) {
                  builder, loc, get(broadcast.getInput()),
                  get(broadcast.getInit()), broadcast.getDimensions())
                  ->getResult(0);
-  } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-    result = linalg::FillOp::create(builder, loc, get(fill.value()),
-                                    get(fill.output()))
+  } else if (fill) {
+    Value empty = tensor::EmptyOp::create(
+        builder, loc, tensor::getMixedSizes(builder, loc, fill.output()),
+        builder.getF32Type());
+    result = linalg::FillOp::create(builder, loc, get(fill.value()), empty)
                  .getResult(0);
   } else if (pad) {
     result = tensor::PadOp::create(builder, loc, withF32Elements(pad.getType()),
@@ -127,19 +133,14 @@ Value Widener::moveWidened(Operation *op) {
   return result;
 }
 
-/// Makes `use`, a reader of a low-precision value, read `wide`, the same
-/// numbers in f32, instead. A loop (linalg.generic) reads its elements: its
+/// Makes `use`, a loop (linalg.generic) reading the elements of a
+/// low-precision value, read `wide`, the same numbers in f32, instead: its
 /// extensions of them to f32 read them as they are, anything else their
-/// exact rounding back.
-void readWide(OpBuilder &builder, OpOperand &use, Value wide) {
-  Type low = use.get().getType();
+/// exact rounding back. False if `use` is no such loop's input.
+bool readWideInLoop(OpBuilder &builder, OpOperand &use, Value wide) {
   auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-  if (!generic || !generic.isDpsInput(&use)) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(use.getOwner());
-    use.set(arith::TruncFOp::create(builder, wide.getLoc(), low, wide));
-    return;
-  }
+  if (!generic || !generic.isDpsInput(&use))
+    return false;
   BlockArgument element = generic.getMatchingBlockArgument(&use);
   Type lowElement = element.getType();
   use.set(wide);
@@ -160,19 +161,37 @@ void readWide(OpBuilder &builder, OpOperand &use, Value wide) {
     }
     read.set(rounded);
   }
+  return true;
+}
+
+/// Makes the readers of `value` but `except` read `wide`, the same numbers
+/// in f32: loops in place, any other reader an exact rounding of it, made
+/// once, right where `wide` is.
+void Widener::readWide(Value value, Value wide, Operation *except) {
+  Value rounded;
+  for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+    if (use.getOwner() == except || readWideInLoop(builder, use, wide))
+      continue;
+    if (!rounded) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointAfterValue(wide);
+      rounded = arith::TruncFOp::create(builder, value.getLoc(),
+                                        value.getType(), wide);
+    }
+    use.set(rounded);
+  }
 }
 
 void Widener::finish() {
-  for (Operation *op : llvm::reverse(copied))
-    if (op->use_empty())
-      op->erase();
-  copied.clear();
-  for (auto [value, wide] : extended) {
-    Operation *extension = wide.getDefiningOp();
-    for (OpOperand &use : llvm::make_early_inc_range(value.getUses()))
-      if (use.getOwner() != extension)
-        readWide(builder, use, wide);
+  // Readers first, so that each copy is read by nothing when it goes.
+  for (Operation *op : llvm::reverse(copied)) {
+    Value result = op->getResult(0);
+    readWide(result, widened.lookup(result), /*except=*/nullptr);
+    op->erase();
   }
+  copied.clear();
+  for (auto [value, wide] : extended)
+    readWide(value, wide, /*except=*/wide.getDefiningOp());
   extended.clear();
 }
 
@@ -198,14 +217,20 @@ bool isWidenedProduct(linalg::LinalgOp op, ArrayRef<Type> matmulTypes,
 /// types.
 Operation *rebuild(OpBuilder &builder, linalg::LinalgOp product,
                    ValueRange inputs) {
+  // The builders add the segment sizes and the default indexing maps; the
+  // op's own maps go on after.
   SmallVector<NamedAttribute> attributes =
       llvm::filter_to_vector(product->getAttrs(), [](NamedAttribute attribute) {
-        return attribute.getName() != "operandSegmentSizes";
+        return attribute.getName() != "operandSegmentSizes" &&
+               attribute.getName() != "indexing_maps";
       });
   auto create = [&](auto op) -> Operation * {
-    return decltype(op)::create(builder, product.getLoc(),
-                                product->getResultTypes(), inputs,
-                                product.getDpsInits(), attributes);
+    Operation *rebuilt = decltype(op)::create(
+        builder, product.getLoc(), product->getResultTypes(), inputs,
+        product.getDpsInits(), attributes);
+    if (Attribute maps = product->getAttr("indexing_maps"))
+      rebuilt->setAttr("indexing_maps", maps);
+    return rebuilt;
   };
   if (auto matmul = dyn_cast<linalg::MatmulOp>(product.getOperation()))
     return create(matmul);

@@ -189,3 +189,75 @@ func.func @batch(%q: tensor<2x4x8xbf16>, %k: tensor<2x16x8xbf16>, %s: tensor<2x4
        ins(%q, %k : tensor<2x4x8xbf16>, tensor<2x16x8xbf16>) outs(%s : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
   return %0 : tensor<2x4x16xf32>
 }
+
+// -----
+
+// A transpose that a loop reads too: the loop reads its f32 copy and the bf16
+// transpose goes. A value a non-loop op reads (here the insert of a parallel
+// loop's result, where nothing but inserts may stand) is rounded back once,
+// next to its extension.
+
+// CHECK-LABEL: func.func @other_readers(
+// CHECK:         %[[V:.*]] = arith.truncf %{{.*}} : tensor<8x8xf32> to tensor<8x8xbf16>
+// CHECK-NEXT:    %[[W:.*]] = arith.extf %[[V]] : tensor<8x8xbf16> to tensor<8x8xf32>
+// CHECK-NEXT:    %[[BACK:.*]] = arith.truncf %[[W]] : tensor<8x8xf32> to tensor<8x8xbf16>
+// CHECK-NOT:     linalg.transpose ins(%{{.*}} : tensor<8x8xbf16>)
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<8x8xf32>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %[[T]] : tensor<8x8xf32>, tensor<8x8xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[T]] : tensor<8x8xf32>)
+// CHECK:         scf.forall.in_parallel {
+// CHECK-NEXT:      tensor.parallel_insert_slice %[[BACK]] into
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @other_readers(%a: tensor<8x8xf32>, %b: tensor<8x8xbf16>, %c: tensor<8x8xf32>, %out: tensor<16x8xbf16>)
+    -> (tensor<16x8xbf16>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %v = arith.truncf %a : tensor<8x8xf32> to tensor<8x8xbf16>
+  %e = tensor.empty() : tensor<8x8xbf16>
+  %t = linalg.transpose ins(%v : tensor<8x8xbf16>) outs(%e : tensor<8x8xbf16>) permutation = [1, 0]
+  %p = linalg.matmul ins(%b, %t : tensor<8x8xbf16>, tensor<8x8xbf16>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %o = tensor.empty() : tensor<8x8xf32>
+  %twice = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<8x8xbf16>) outs(%o : tensor<8x8xf32>) {
+  ^bb0(%in: bf16, %out2: f32):
+    %w = arith.extf %in : bf16 to f32
+    %s = arith.addf %w, %w : f32
+    linalg.yield %s : f32
+  } -> tensor<8x8xf32>
+  %r = scf.forall (%i) in (2) shared_outs(%s = %out) -> (tensor<16x8xbf16>) {
+    %c8 = arith.constant 8 : index
+    %off = arith.muli %i, %c8 : index
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %v into %s[%off, 0] [8, 8] [1, 1] : tensor<8x8xbf16> into tensor<16x8xbf16>
+    }
+  }
+  return %r, %p, %twice : tensor<16x8xbf16>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// A padding value made in the pad's own region, and a fill of a buffer that
+// is not empty: the padded value is extended as it is, the fill writes a new
+// f32 buffer of the same shape (what it overwrites does not matter).
+
+// CHECK-LABEL: func.func @pad_and_fill(
+// CHECK-SAME:      %{{.*}}: tensor<4x4xbf16>, %[[OLD:.*]]: tensor<?x8xbf16>
+// CHECK:         %[[P:.*]] = tensor.pad
+// CHECK:           arith.constant 5.000000e-01 : bf16
+// CHECK:         } : tensor<4x4xbf16> to tensor<8x8xbf16>
+// CHECK:         %[[PW:.*]] = arith.extf %[[P]] : tensor<8x8xbf16> to tensor<8x8xf32>
+// CHECK:         %[[ROWS:.*]] = tensor.dim %[[OLD]], %{{.*}} : tensor<?x8xbf16>
+// CHECK:         %[[EMPTY:.*]] = tensor.empty(%[[ROWS]]) : tensor<?x8xf32>
+// CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[EMPTY]] : tensor<?x8xf32>)
+// CHECK:         linalg.matmul ins(%[[F]], %[[PW]] : tensor<?x8xf32>, tensor<8x8xf32>)
+
+func.func @pad_and_fill(%a: tensor<4x4xbf16>, %old: tensor<?x8xbf16>, %c: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %p = tensor.pad %a low[2, 2] high[2, 2] {
+  ^bb0(%i: index, %j: index):
+    %z = arith.constant 0.5 : bf16
+    tensor.yield %z : bf16
+  } : tensor<4x4xbf16> to tensor<8x8xbf16>
+  %one = arith.constant 1.0 : bf16
+  %f = linalg.fill ins(%one : bf16) outs(%old : tensor<?x8xbf16>) -> tensor<?x8xbf16>
+  %r = linalg.matmul ins(%f, %p : tensor<?x8xbf16>, tensor<8x8xbf16>) outs(%c : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}

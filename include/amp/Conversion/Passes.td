@@ -236,11 +236,14 @@ def AmpCPUWidenLibraryOperands : Pass<"amp-cpu-widen-library-operands",
     The extension goes where the value is computed, so that the loop
     computing it (after `amp-fuse-elementwise`) stores it once, in f32,
     rounded to the low type. The ops that only move elements between there
-    and the product (transposes, broadcasts, fills, pads, slices, reshapes)
-    move f32 values instead, so the library still reads transposed, padded
-    and zero-interleaved operands in place. The value's other readers read
-    the f32 one: a loop that extends it reads it as it is, any other reader
-    rounds it back (exactly), so only the f32 one is stored.
+    and the product (transposes, broadcasts, fills, pads, inserted slices,
+    reshapes) move f32 values instead, so the library still reads
+    transposed, padded and zero-interleaved operands in place; a slice taken
+    out of a value is extended itself, not the whole value. The value's
+    other readers read the f32 one: a loop that extends it reads it as it
+    is, a loop that computes with it rounds it back (exactly) in its body,
+    and any other op reads one exact rounding of it, made next to the
+    extension.
 
     The cost is memory: a value the backward reads (an activation) is kept
     in f32 (docs/CPU.md, "Temporaries").
