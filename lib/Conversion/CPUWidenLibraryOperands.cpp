@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgLibraryCalls.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -195,22 +196,17 @@ void Widener::finish() {
   extended.clear();
 }
 
-/// Whether `op` is a product the CPU runtime takes (a matmul or batch matmul
-/// of two inputs of one of `matmulTypes`, a 2-d convolution of two of
-/// `convolutionTypes`) into an f32 output.
+/// Whether `op` is a product the CPU runtime takes (getCpuProductInputType),
+/// on tensors, of inputs of one of `convolutionTypes` for a convolution, of
+/// `matmulTypes` for a matmul.
 bool isWidenedProduct(linalg::LinalgOp op, ArrayRef<Type> matmulTypes,
                       ArrayRef<Type> convolutionTypes) {
-  ArrayRef<Type> types;
-  if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op.getOperation()))
-    types = matmulTypes;
-  else if (isa<linalg::Conv2DNchwFchwOp>(op.getOperation()))
-    types = convolutionTypes;
-  if (types.empty() || !op.hasPureTensorSemantics())
-    return false;
-  Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
-  Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
-  Type c = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-  return a == b && c.isF32() && llvm::is_contained(types, a);
+  Type input = getCpuProductInputType(op);
+  ArrayRef<Type> types = linalg::isaConvolutionOpInterface(op)
+                             ? convolutionTypes
+                             : matmulTypes;
+  return input && op.hasPureTensorSemantics() &&
+         llvm::is_contained(types, input);
 }
 
 /// `product` on `inputs`: a named op builds its body from its operands'

@@ -53,6 +53,16 @@ linalg::FillOp amp::getZeroFillBefore(Operation *op, Value output) {
   return fill;
 }
 
+Type amp::getCpuProductInputType(linalg::LinalgOp op) {
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(
+          op.getOperation()))
+    return {};
+  Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+  Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+  Type c = getElementTypeOrSelf(op.getDpsInits()[0].getType());
+  return a == b && c.isF32() ? a : Type();
+}
+
 bool amp::isWholeTruncation(linalg::GenericOp op) {
   Block *body = op.getBody();
   return op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&

@@ -41,6 +41,13 @@ Value viewInOrder(OpBuilder &builder, Location loc, Value operand,
 /// without memory effects), which a product with beta = 0 makes redundant.
 linalg::FillOp getZeroFillBefore(Operation *op, Value output);
 
+/// The type of both inputs of `op` when it is a product that the CPU
+/// runtime's matmuls and convolutions take: a linalg.matmul,
+/// linalg.batch_matmul or linalg.conv_2d_nchw_fchw of two inputs of one type
+/// into an f32 output; else null. (Which input types the runtime has entries
+/// for is the caller's to check.)
+Type getCpuProductInputType(linalg::LinalgOp op);
+
 /// Whether `op` only rounds its one input, whole, to its output's type: a
 /// `linalg.generic` of one `arith.truncf` through identity maps.
 bool isWholeTruncation(linalg::GenericOp op);

@@ -36,10 +36,12 @@ using namespace mlir::amp;
 
 namespace {
 
-/// The suffix of the runtime's entry points for inputs of `type` into f32
-/// outputs ("F32", "F16", "BF16"), or empty when the runtime has none.
-StringRef getEntrySuffix(Type input, Type output) {
-  if (!output.isF32())
+/// The suffix of a linalg op's entry points ("F32", "F16", "BF16" for its
+/// inputs' type), when it is a product the runtime takes
+/// (getCpuProductInputType) of inputs it has entries for; else empty.
+StringRef getEntrySuffix(linalg::LinalgOp op) {
+  Type input = getCpuProductInputType(op);
+  if (!input)
     return {};
   if (input.isF32())
     return "F32";
@@ -48,18 +50,6 @@ StringRef getEntrySuffix(Type input, Type output) {
   if (input.isBF16())
     return "BF16";
   return {};
-}
-
-/// The suffix of a linalg op's entry points, when it is a matmul, batch
-/// matmul or 2-d convolution whose two inputs share a type the runtime takes.
-StringRef getEntrySuffix(linalg::LinalgOp op) {
-  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(
-          op.getOperation()))
-    return {};
-  Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
-  Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
-  Type c = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-  return a == b ? getEntrySuffix(a, c) : StringRef();
 }
 
 /// The output and whether the call accumulates into it: not when a fill of

@@ -1346,39 +1346,38 @@ extern "C" void ampCpuParallelFor(void (*body)(void *, int64_t),
     body(context, block);
 }
 
-extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
-  if (gemmLibrary() == GemmLibrary::OpenBLAS)
-    return "f32";
-  Library &library = Library::get();
+/// "native" where oneDNN runs the primitive that `make(type)` describes for
+/// low-precision inputs of `type` on its own fast kernels, else "f32".
+template <typename MakeFn>
+const char *lowPrecisionPath(int32_t isF16, MakeFn make) {
   memory::data_type type =
       isF16 ? memory::data_type::f16 : memory::data_type::bf16;
   try {
-    memory::desc a({64, 64}, type, memory::format_tag::ab);
-    memory::desc c({64, 64}, memory::data_type::f32, memory::format_tag::ab);
-    dnnl::matmul::primitive_desc descriptor(library.engine, a, a, c);
-    return isFastLowPrecision(type, descriptor) ? "native" : "f32";
+    return isFastLowPrecision(type, make(type)) ? "native" : "f32";
   } catch (const dnnl::error &) {
     return "f32";
   }
 }
 
+extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
+  if (gemmLibrary() == GemmLibrary::OpenBLAS)
+    return "f32";
+  return lowPrecisionPath(isF16, [](memory::data_type type) {
+    memory::desc a({64, 64}, type, memory::format_tag::ab);
+    memory::desc c({64, 64}, memory::data_type::f32, memory::format_tag::ab);
+    return dnnl::matmul::primitive_desc(Library::get().engine, a, a, c);
+  });
+}
+
 extern "C" const char *ampCpuConv2DLowPrecisionPath(int32_t isF16) {
-  memory::data_type type =
-      isF16 ? memory::data_type::f16 : memory::data_type::bf16;
-  auto any = memory::format_tag::any;
-  try {
+  return lowPrecisionPath(isF16, [](memory::data_type type) {
     // A 3 x 3 convolution of 16 channels, the CNN's kind.
+    auto any = memory::format_tag::any;
     memory::desc src({1, 16, 8, 8}, type, any);
     memory::desc weights({16, 16, 3, 3}, type, any);
     memory::desc dst({1, 16, 8, 8}, memory::data_type::f32, any);
-    ConvGeometry geometry{1, 1, 1, 1, 1, 1, 1, 1};
-    return isFastLowPrecision(type,
-                              makeForwardConv(src, weights, dst, geometry))
-               ? "native"
-               : "f32";
-  } catch (const dnnl::error &) {
-    return "f32";
-  }
+    return makeForwardConv(src, weights, dst, {1, 1, 1, 1, 1, 1, 1, 1});
+  });
 }
 
 extern "C" const char *ampCpuGemmLibrary(void) {

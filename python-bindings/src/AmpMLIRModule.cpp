@@ -471,16 +471,15 @@ NB_MODULE(_amp_mlir, m) {
            nb::arg("function"), nb::arg("extra_functions"), nb::arg("cpu"),
            nb::arg("threads"), nb::arg("library"), nb::arg("channels_last"),
            nb::arg("f32_operands"))
-      .def_prop_ro("name",
-                   [](const Step &s) { return s.step->getName().str(); })
+      .def_prop_ro("name", [](const Step &s) { return s.step->getName().str(); })
       .def_prop_ro("arguments", &Step::getArguments)
       .def_prop_ro("results", &Step::getResults)
-      .def_prop_ro(
-          "loss_result",
-          [](const Step &s) { return s.step->getSignature().lossResult; })
-      .def_prop_ro(
-          "found_inf_result",
-          [](const Step &s) { return s.step->getSignature().foundInfResult; })
+      .def_prop_ro("loss_result",
+                   [](const Step &s) { return s.step->getSignature().lossResult; })
+      .def_prop_ro("found_inf_result",
+                   [](const Step &s) {
+                     return s.step->getSignature().foundInfResult;
+                   })
       .def_prop_ro("compile_seconds",
                    [](const Step &s) { return s.step->getCompileSeconds(); })
       .def_prop_ro("rank",
@@ -500,13 +499,11 @@ NB_MODULE(_amp_mlir, m) {
            })
       .def_prop_ro("report", [](const Step &s) { return s.outputs.report; })
       .def_prop_ro("warnings", [](const Step &s) { return s.warnings; })
-      .def_prop_ro(
-          "explanations",
-          [](const Step &s) { return convert(s.outputs.explanations); })
-      .def(
-          "initialize",
-          [](Step &s, uint64_t seed) { s.step->initializeState(seed); },
-          nb::arg("seed"))
+      .def_prop_ro("explanations",
+                   [](const Step &s) { return convert(s.outputs.explanations); })
+      .def("initialize",
+           [](Step &s, uint64_t seed) { s.step->initializeState(seed); },
+           nb::arg("seed"))
       .def("get_argument", &Step::getArgument)
       .def("argument_shape",
            [](const Step &s, unsigned index) {
