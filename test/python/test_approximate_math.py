@@ -38,9 +38,9 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 89.0, -104.0, 1e38, -1e3
                    dtype=np.float32)
 
 
-def approximated(name, size):
+def approximated(name, size, workdir):
     """The C interface of `f(x) = <name>(x)` elementwise on `size` f32 values, its math op
-    rewritten by amp-cpu-approximate-math."""
+    rewritten by amp-cpu-approximate-math, built in `workdir`."""
     text = f"""
 func.func @f(%x: tensor<{size}xf32>) -> tensor<{size}xf32> {{
   %e = tensor.empty() : tensor<{size}xf32>
@@ -57,14 +57,14 @@ func.func @f(%x: tensor<{size}xf32>) -> tensor<{size}xf32> {{
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert f"math.{name}" not in run.stdout
-    return mlir_cpu.Step(mlir_cpu.compile_step(run.stdout), "f", [(size,)])
+    return mlir_cpu.Step(mlir_cpu.compile_step(run.stdout, str(workdir)), "f", [(size,)])
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_approximation_is_within_its_ulps(name):
+def test_approximation_is_within_its_ulps(name, tmp_path):
     reference, draw, tolerance = FUNCTIONS[name]
     x = np.concatenate(draw(np.random.default_rng(0)) + [SPECIAL]).astype(np.float32)
-    got = approximated(name, x.size)(x)[0].astype(np.float64)
+    got = approximated(name, x.size, tmp_path)(x)[0].astype(np.float64)
     with np.errstate(all="ignore"):
         exact = reference(x.astype(np.float64))
         rounded = exact.astype(np.float32)
@@ -76,10 +76,10 @@ def test_approximation_is_within_its_ulps(name):
     assert error.max() <= tolerance, (name, error.max(), x[~exactly][error.argmax()])
 
 
-def test_log_of_a_subnormal_is_that_of_the_smallest_normal():
+def test_log_of_a_subnormal_is_that_of_the_smallest_normal(tmp_path):
     """The approximation reads a subnormal argument of log as the smallest normal number
     (docs/CPU.md says so): about -87.34 where libm gives down to -103.3."""
     x = np.array([1e-40, np.finfo(np.float32).tiny], dtype=np.float32)
-    got = approximated("log", x.size)(x)[0]
+    got = approximated("log", x.size, tmp_path)(x)[0]
     assert got[0] == got[1]
     assert abs(got[1] - np.log(np.float64(x[1]))) < 1e-4

@@ -134,7 +134,8 @@ class TrainingStep:
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                  traced: TracedStep, module_text: str, options: Optional[str], seed: int = 0,
-                 trace_seconds: float = 0.0, import_seconds: float = 0.0, threads: int = 1):
+                 trace_seconds: float = 0.0, import_seconds: float = 0.0, threads: int = 1,
+                 f32_operands: bool = False):
         import amp_mlir
 
         self.model = model
@@ -147,7 +148,8 @@ class TrainingStep:
         self.trace_seconds = trace_seconds
         self.import_seconds = import_seconds
         self.session = amp_mlir.Session(module_text, options, func=traced.function_name,
-                                        seed=seed, functions=[FORWARD], threads=threads)
+                                        seed=seed, functions=[FORWARD], threads=threads,
+                                        f32_operands=f32_operands)
         self._arguments = {a.name: a for a in self.session.arguments}
         named = dict(model.named_parameters())
         traced_params = [r.name for r in traced.arguments if r.role == "parameter"]
@@ -325,7 +327,7 @@ def compile_training_step(model: torch.nn.Module, loss_fn: Callable,
                           amp: Union[None, str, Dict] = None, *, dynamic_batch: bool = False,
                           clip_grad_norm: Optional[float] = None, seed: int = 0,
                           forward_inputs: Optional[Sequence[torch.Tensor]] = None,
-                          threads: int = 1) -> TrainingStep:
+                          threads: int = 1, f32_operands: bool = False) -> TrainingStep:
     """Compiles one training step of `model` for the CPU.
 
     `loss_fn(model, *batch)` returns the 0-d f32 loss; `optimizer` is a
@@ -337,14 +339,17 @@ def compile_training_step(model: torch.nn.Module, loss_fn: Callable,
     unscaled gradients by their global norm inside the guarded update.
     `forward_inputs` (default: what loss_fn passes the model) fixes the eval
     forward's inputs. `threads`: the cores of the library calls and the
-    compiled loops (1, the default, is deterministic). The model's current parameters and buffers
+    compiled loops (1, the default, is deterministic). `f32_operands`: store
+    the low-precision operands of the products that this host's library
+    computes in f32 in f32, rounded to their type (Session's option of that
+    name: the same numbers, fewer conversions, more memory). The model's current parameters and buffers
     and the optimizer's state are loaded; the model and optimizer are not
     changed.
     """
     traced, text, trace_s, import_s = _trace(model, loss_fn, optimizer, example_inputs,
                                              dynamic_batch, clip_grad_norm, forward_inputs)
     return TrainingStep(model, optimizer, traced, text, amp_options(amp), seed,
-                        trace_s, import_s, threads)
+                        trace_s, import_s, threads, f32_operands)
 
 
 def _save(path: str, array: np.ndarray) -> None:

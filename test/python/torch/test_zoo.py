@@ -386,6 +386,31 @@ def test_learning_rate_follows_param_groups():
         assert np.array_equal(value, before[key]), key
 
 
+# -- compile options -------------------------------------------------------------------
+
+def test_f32_operands_reach_the_session():
+    """compile_training_step(f32_operands=True) compiles the step as Session(f32_operands=True)
+    does: the same losses (within 1e-6 relative: the library multiplies the same numbers), and
+    on a host whose library computes bf16 products in f32 (no AVX512-BF16, no AMX) the
+    operands stored in f32 take more temporaries."""
+    runs = []
+    for f32_operands in (False, True):
+        setup, _ = fresh("mlp")
+        step = amp_torch.compile_training_step(setup.model, setup.loss_fn, setup.optimizer,
+                                               setup.batches(1)[0], {"dtype": "bf16"},
+                                               f32_operands=f32_operands)
+        results = [step(*batch) for batch in setup.batches(5)]
+        runs.append(([r.loss for r in results], results[-1].temporary_bytes))
+    (losses, bytes_), (wide_losses, wide_bytes) = runs
+    np.testing.assert_allclose(wide_losses, losses, rtol=1e-6, atol=0)
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = cpuinfo.read()
+    if "avx512_bf16" in flags or "amx_bf16" in flags:
+        assert wide_bytes == bytes_
+    else:
+        assert wide_bytes > bytes_
+
+
 # -- dynamic batches and the eval forward ------------------------------------------------
 
 def test_dynamic_batch_trains_and_evaluates_any_batch_size():
