@@ -349,7 +349,8 @@ class Session:
     to summation order), as amp-run's ``--threads`` and ``--cpu-library``;
     ``channels_last``: whether the convolutions' images are laid out
     channels-last for oneDNN (amp-run's ``--channels-last``; the same bits
-    for 16 channels, within rounding for wider ones); ``f32_operands``:
+    for 16 channels where oneDNN blocks channels by 16, AVX-512; within rounding
+    for wider ones and on AVX2); ``f32_operands``:
     whether the bf16 and f16 operands of the matmuls and convolutions that
     this host's library computes in f32 are stored in f32, rounded to their
     type (amp-run's ``--f32-operands``; the same bits, fewer conversions,

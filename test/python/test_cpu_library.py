@@ -263,17 +263,61 @@ def test_channels_last_convolutions_match_the_loops(options):
     assert_library_matches_loops(text, options, every_parameter_moves=True)
 
 
+def channel_block():
+    """The runtime's ampCpuChannelBlock: the channels of one block of the image layout
+    oneDNN's convolutions choose on this host (16 with AVX-512, 8 with AVX2)."""
+    import ctypes
+    return ctypes.CDLL(os.path.join(BUILD, "lib", "libAmpCpuRuntime.so")).ampCpuChannelBlock()
+
+
 @pytest.mark.parametrize("options", [None, "dtype=bf16"])
 def test_channels_last_keeps_the_bits_of_16_channels(options):
     """16-channel images channels-last (Session's channels_last, the default) give the bits
-    of NCHW ones: oneDNN runs the same kernels on the same bytes, and the loops moved to the
-    channels add every sum in its order."""
+    of NCHW ones where oneDNN blocks channels by 16 (AVX-512): it runs the same kernels on the
+    same bytes, and the loops moved to the channels add every sum in its order. Where it
+    blocks by 8 (AVX2) it reads them with its channels-last kernels, which sum in another
+    order: the tolerances of the library against the loops."""
     text = convolution_step(1, 1, 3, 1, channels=(16, 16))
-    losses, _, laid_out = train(text, options, channels_last=True)
+    losses, start, laid_out = train(text, options, channels_last=True)
     nchw_losses, _, nchw = train(text, options, channels_last=False)
-    assert losses.tobytes() == nchw_losses.tobytes()
+    if channel_block() == 16:
+        assert losses.tobytes() == nchw_losses.tobytes()
+        for name, value in laid_out.items():
+            assert value.tobytes() == nchw[name].tobytes(), name
+        return
+    loss_tolerance, change_tolerance = (1e-5, 1e-3) if options is None else (3e-2, 3e-2)
+    np.testing.assert_allclose(losses, nchw_losses, rtol=loss_tolerance, atol=1e-6)
     for name, value in laid_out.items():
-        assert value.tobytes() == nchw[name].tobytes(), name
+        change = np.abs(nchw[name] - start[name]).max()
+        np.testing.assert_allclose(value, nchw[name], rtol=1e-5, atol=change_tolerance * change,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("options", [None, "dtype=bf16"])
+@pytest.mark.parametrize("isa", ["AVX2", "AVX512_CORE"])
+def test_channels_last_images_of_16_channels_are_not_reordered(isa, options, tmp_path):
+    """oneDNN's convolutions read and write 16-channel channels-last images in place whatever
+    the ISA (capped by DNNL_MAX_CPU_ISA): with AVX-512 they are its blocked layout (nChw16c),
+    and its AVX2 kernels, whose blocks are 8 channels, take them as channels-last rather than
+    have the runtime reorder each one in and out (14% of the benchmark CNN's fp32 step on AMD
+    Zen 3, bench/RESULTS.md). Its verbose log shows no reorder of a 3x16x9x7 image."""
+    with open("/proc/cpuinfo") as cpuinfo:
+        if isa == "AVX512_CORE" and "avx512f" not in cpuinfo.read():
+            pytest.skip("the host has no AVX-512")
+    path = tmp_path / "step.mlir"
+    path.write_text(convolution_step(1, 1, 3, 1, channels=(16, 16)))
+    run = subprocess.run(
+        [sys.executable, "-c", DIRECT_KERNEL, os.path.join(BUILD, "python_packages"),
+         str(path), options or ""],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "ONEDNN_VERBOSE": "1", "DNNL_MAX_CPU_ISA": isa,
+             "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+    executed = [line.split(",") for line in run.stdout.splitlines()
+                if line.startswith("onednn_verbose,exec,cpu,")]
+    assert any(fields[3] == "convolution" for fields in executed), run.stdout[-2000:]
+    image_reorders = [fields for fields in executed
+                      if fields[3] == "reorder" and "3x16x9x7" in fields]
+    assert not image_reorders, image_reorders
 
 
 # -- matmul epilogues ----------------------------------------------------------------------

@@ -643,6 +643,15 @@ TEST(CpuRuntime, SaysWhichLibraryRunsMatrixProducts) {
   }
 }
 
+TEST(CpuRuntime, SaysWhichChannelBlockConvolutionsChoose) {
+  int32_t block = ampCpuChannelBlock();
+  EXPECT_TRUE(block == 0 || block == 8 || block == 16) << block;
+  // Set by the ISA-capped lit tests, which know which one it must be.
+  if (const char *expected = std::getenv("AMP_EXPECT_CHANNEL_BLOCK")) {
+    EXPECT_EQ(block, std::atoi(expected));
+  }
+}
+
 TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {
   struct Query {
     const char *(*path)(int32_t);

@@ -476,11 +476,12 @@ def AmpCPUChannelsLast : Pass<"amp-cpu-channels-last", "func::FuncOp"> {
     1 x 1 x 1 x C views, one vector per tile. Other users get a
     `memref.transpose` view of it in the logical N x C x H x W order.
 
-    The loops compute the same bits; the 16-channel convolutions too (the
-    same kernels), the wider ones within rounding (oneDNN's channels-last
-    kernels sum in another order). On a host whose kernels block channels
-    by 8 (AVX2), 16-channel images are reordered as before, from
-    channels-last instead of NCHW.
+    The loops compute the same bits; the 16-channel convolutions too where
+    oneDNN blocks channels by 16 (AVX-512: the same kernels), the others
+    within rounding (oneDNN's channels-last kernels sum in another order).
+    Where its kernels block channels by 8 (AVX2) no channels-last image is
+    a blocked one, and the runtime hands it all of them as channels-last
+    (`ampCpuChannelBlock` says which block the host's kernels have).
   }];
   let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect"];
 }

@@ -109,12 +109,19 @@ AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataF16ToF16, outputGradient,
 AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16ToBF16, outputGradient,
                        rotatedFilter, inputGradient)
 #undef AMP_CPU_CONV2D_DECLARE
-/* The channels of one block of oneDNN's AVX-512 layouts (nChw16c, f32 and
- * bf16). A dense channels-last image of this many channels is that layout
- * byte for byte, which the convolutions read and write in place; a wider
- * one, of a multiple of it, they take as channels-last (amp-cpu-channels-
- * last lays out the images of such channel counts). */
+/* The channel counts whose images amp-cpu-channels-last lays out
+ * channels-last: multiples of this, one block of oneDNN's AVX-512 layouts
+ * (nChw16c, f32 and bf16) and two of its AVX2 ones (nChw8c). */
 #define AMP_CPU_CHANNEL_BLOCK 16
+
+/* The channels of one block of the image layout oneDNN's convolutions
+ * choose on this host (16 with AVX-512, 8 with AVX2; 0 for a layout without
+ * channel blocks). A dense channels-last image of this many channels is
+ * that layout byte for byte, and the convolutions read and write it in
+ * place with their blocked kernels; other channels-last images they take
+ * as channels-last, with their channels-last kernels (the same products,
+ * summed in another order). */
+int32_t ampCpuChannelBlock(void);
 
 /* Threads the library calls use (1 by default: deterministic). */
 void ampCpuSetNumThreads(int32_t threads);

@@ -84,7 +84,9 @@ struct StepCompileOptions {
   bool library = true;
   /// With `library`, whether the convolutions' images are laid out
   /// channels-last (amp-lower-to-llvm's `channels-last` option); the same
-  /// bits up to the summation order of oneDNN's wider channels-last kernels.
+  /// bits up to the summation order of oneDNN's channels-last kernels, which
+  /// read the images of more channels than one of its blocks (16 with
+  /// AVX-512, 8 with AVX2: ampCpuChannelBlock).
   bool channelsLast = true;
   /// With `library`, whether the bf16 and f16 operands of the matmuls and
   /// convolutions that this host's library computes in f32
