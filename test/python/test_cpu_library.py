@@ -392,6 +392,25 @@ session.step(*random_batch(session, 4, seed=1))
 """
 
 
+def test_batches_of_small_products_go_to_onednn(tmp_path):
+    """Where OpenBLAS computes the f32 matrix products (AMP_CPU_GEMM=openblas chooses it on
+    any host), batched products of small matrices go to oneDNN, which splits the batch over
+    its threads where OpenBLAS computes one matrix after another: the GPT block's attention
+    products (3-d) appear in oneDNN's verbose log, its 2-d products do not."""
+    path = tmp_path / "step.mlir"
+    path.write_text(amp_mlir.import_step(os.path.join(FIXTURES, "gpt_block.mlir")))
+    run = subprocess.run(
+        [sys.executable, "-c", DIRECT_KERNEL, os.path.join(BUILD, "python_packages"),
+         str(path), ""],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "ONEDNN_VERBOSE": "1", "AMP_CPU_GEMM": "openblas",
+             "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+    shapes = [line.split(",")[-2] for line in run.stdout.splitlines()
+              if line.startswith("onednn_verbose,exec,cpu,matmul,")]
+    ranks = {len(shape.split(":")[0].split("x")) for shape in shapes}
+    assert shapes and ranks >= {3} and 2 not in ranks, shapes
+
+
 def has_amx():
     with open("/proc/cpuinfo") as cpuinfo:
         return "amx_bf16" in cpuinfo.read()

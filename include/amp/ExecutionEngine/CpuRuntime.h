@@ -149,7 +149,9 @@ const char *ampCpuConv2DLowPrecisionPath(int32_t isF16);
  * AVX2 GEMM (OpenBLAS runs at about twice its rate there), else "onednn";
  * the environment variable AMP_CPU_GEMM=onednn or =openblas, read once,
  * chooses instead (empty: the host's choice; another value is the error of
- * every matrix product, ampCpuTakeError, and of this query). OpenBLAS
+ * every matrix product, ampCpuTakeError, and of this query). Batches of
+ * small matrices (up to 256 x 256 x 256 multiply-adds each) go to oneDNN
+ * on every host: it splits the batch over its threads. OpenBLAS
  * products take their epilogue as loops after them, and OpenBLAS uses at
  * most the threads it was built for (64 in Debian's build). */
 const char *ampCpuGemmLibrary(void);
