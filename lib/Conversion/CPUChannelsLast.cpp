@@ -4,8 +4,9 @@
 // multiple of 16) that the runtime's convolutions read or write, and those
 // the elementwise code around them makes from them, are laid out
 // channels-last, which oneDNN reads and writes without reorders (for 16
-// channels it is its blocked layout nChw16c). Loops over them run with the
-// channels innermost.
+// channels with AVX-512 it is its blocked layout nChw16c; the runtime hands
+// it the others as channels-last). Loops over them run with the channels
+// innermost.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,8 +37,8 @@ constexpr int64_t kChannelsLastOrder[] = {0, 2, 3, 1};
 
 /// The allocation `value` is, or is a cast or a subview of (views that
 /// keep its dims in their order), when this pass lays it out channels-last:
-/// a static, dense N x C x H x W memref, C a multiple of the runtime's
-/// channel block (16), with more than one pixel.
+/// a static, dense N x C x H x W memref, C a multiple of
+/// AMP_CPU_CHANNELS_LAST_MULTIPLE (16), with more than one pixel.
 memref::AllocOp getCandidate(Value value) {
   while (true) {
     if (auto cast = value.getDefiningOp<memref::CastOp>())
@@ -54,7 +55,7 @@ memref::AllocOp getCandidate(Value value) {
   MemRefType type = alloc.getType();
   if (type.getRank() != 4 || !type.hasStaticShape() ||
       !type.getLayout().isIdentity() ||
-      type.getDimSize(1) % AMP_CPU_CHANNEL_BLOCK != 0 ||
+      type.getDimSize(1) % AMP_CPU_CHANNELS_LAST_MULTIPLE != 0 ||
       type.getDimSize(2) * type.getDimSize(3) == 1)
     return {};
   return alloc;

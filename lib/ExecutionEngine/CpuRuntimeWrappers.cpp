@@ -809,10 +809,11 @@ bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
 /// The largest matrices (in multiply-adds) of the batched products that go
 /// to oneDNN where OpenBLAS computes the host's f32 products: OpenBLAS
 /// computes one matrix after another, each too small to share among its
-/// threads, where oneDNN splits the batch over them. On 2 threads of AMD Zen
-/// 3, 32 products of 64 x 64 x 64 (the GPT block's attention) ran at 2.4x
-/// OpenBLAS's rate and 8 of 256 x 256 x 256 at 1.1x, the same or faster on
-/// 1 thread; from 8 of 512 x 512 x 512 up the two run alike.
+/// threads, where oneDNN splits the batch over them. On AMD Zen 3, 32
+/// products of 64 x 64 x 64 (the GPT block's attention) ran at 1.7-2.4x
+/// OpenBLAS's rate on 2 threads and at 0.98-1.3x on 1, 8 of 256 x 256 x 256
+/// at 1.1x; from 8 of 512 x 512 x 512 up the two ran alike, and 2 of
+/// 256 x 1024 x 1024 at 0.9x on 1 thread.
 constexpr int64_t kSmallBatchedMatrix = int64_t(256) * 256 * 256;
 
 /// Whether C = A.B is a batch of more than one small matrix product.
@@ -820,8 +821,9 @@ bool isBatchOfSmallProducts(const Operand &a, const Operand &c) {
   size_t rank = c.dims.size();
   if (rank < 3)
     return false;
-  int64_t m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims[rank - 1];
-  return getNumElements(c) > m * n && m * n * k <= kSmallBatchedMatrix;
+  int64_t m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims.back();
+  return getNumElements(c) > m * n &&
+         m * n <= kSmallBatchedMatrix / std::max<int64_t>(k, 1);
 }
 
 void runMatmul(const Operand &a, const Operand &b, const Operand &c,
@@ -869,23 +871,6 @@ bool isChannelsLast(const Operand &image) {
          s[0] == d[2] * d[3] * d[1];
 }
 
-/// The layout a convolution reads or writes `image` in: the library's
-/// choice, a blocked layout (nChw16c, nChw8c) into and from which the
-/// runtime reorders, except for channels-last images (amp-cpu-channels-
-/// last): those of one channel block of the host's layouts
-/// (ampCpuChannelBlock) are that layout already (hasLayout), the others are
-/// taken as they are. oneDNN's channels-last kernels took 5-19% longer than
-/// its blocked ones on the benchmark CNN's 32-channel convolutions on
-/// AVX-512; the reorders they save took 7% of its bf16 step there
-/// (bench/RESULTS.md, tenth round). On AVX2, whose blocks of 8 no
-/// channels-last image of 16 channels is, reading those in place made its
-/// fp32 step 14% faster (eighteenth round).
-memory::desc describeImage(const Operand &image) {
-  if (isChannelsLast(image) && image.dims[1] != ampCpuChannelBlock())
-    return describe(image);
-  return describeAnyLayout(image);
-}
-
 /// `operand` with another element type (a primitive's own output type for
 /// an input of its backward).
 memory::desc describeAnyLayout(memory::dims dims, memory::data_type type) {
@@ -904,6 +889,53 @@ makeForwardConv(const memory::desc &src, const memory::desc &weights,
       dnnl::algorithm::convolution_direct, src, weights, dst,
       geometry.strides(), geometry.dilations(), geometry.padLow(),
       geometry.padHigh(), attributes);
+}
+
+/// A 3 x 3 convolution of 16 channels (the CNN's kind) of `type` inputs
+/// into f32, every layout oneDNN's choice: what the queries below ask
+/// oneDNN about.
+dnnl::convolution_forward::primitive_desc
+makeProbeConv(memory::data_type type) {
+  auto any = memory::format_tag::any;
+  memory::desc image({1, 16, 8, 8}, type, any);
+  memory::desc weights({16, 16, 3, 3}, type, any);
+  memory::desc output({1, 16, 8, 8}, memory::data_type::f32, any);
+  return makeForwardConv(image, weights, output, {1, 1, 1, 1, 1, 1, 1, 1});
+}
+
+/// ampCpuChannelBlock: the channel block of the image layout oneDNN picks
+/// for the probe convolution in f32 (0 where it has none).
+int32_t channelBlock() {
+  static const int32_t block = [] {
+    try {
+      memory::desc image = makeProbeConv(memory::data_type::f32).src_desc();
+      memory::dims dims = image.get_inner_idxs(),
+                   blocks = image.get_inner_blks();
+      for (size_t i = 0; i < dims.size(); ++i)
+        if (dims[i] == 1)
+          return static_cast<int32_t>(blocks[i]);
+    } catch (const dnnl::error &) {
+    }
+    return 0;
+  }();
+  return block;
+}
+
+/// The layout a convolution reads or writes `image` in: the library's
+/// choice, a blocked layout (nChw16c, nChw8c) into and from which the
+/// runtime reorders, except for channels-last images (amp-cpu-channels-
+/// last): those of one channel block of the host's layouts
+/// (ampCpuChannelBlock) are that layout already (hasLayout), the others are
+/// taken as they are. oneDNN's channels-last kernels took 5-19% longer than
+/// its blocked ones on the benchmark CNN's 32-channel convolutions on
+/// AVX-512; the reorders they save took 7% of its bf16 step there
+/// (bench/RESULTS.md, tenth round). On AVX2, whose blocks of 8 no
+/// channels-last image of 16 channels is, reading those in place made its
+/// fp32 step 14% faster (eighteenth round).
+memory::desc describeImage(const Operand &image) {
+  if (isChannelsLast(image) && image.dims[1] != channelBlock())
+    return describe(image);
+  return describeAnyLayout(image);
 }
 
 /// `operand` as the operand of a post-op of a product of rank `rank`:
@@ -1391,38 +1423,10 @@ extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
 }
 
 extern "C" const char *ampCpuConv2DLowPrecisionPath(int32_t isF16) {
-  return lowPrecisionPath(isF16, [](memory::data_type type) {
-    // A 3 x 3 convolution of 16 channels, the CNN's kind.
-    auto any = memory::format_tag::any;
-    memory::desc src({1, 16, 8, 8}, type, any);
-    memory::desc weights({16, 16, 3, 3}, type, any);
-    memory::desc dst({1, 16, 8, 8}, memory::data_type::f32, any);
-    return makeForwardConv(src, weights, dst, {1, 1, 1, 1, 1, 1, 1, 1});
-  });
+  return lowPrecisionPath(isF16, makeProbeConv);
 }
 
-extern "C" int32_t ampCpuChannelBlock(void) {
-  static const int32_t block = [] {
-    try {
-      // The layout oneDNN picks for the image of a 3 x 3 convolution of 16
-      // channels, the CNN's kind.
-      auto any = memory::format_tag::any;
-      auto f32 = memory::data_type::f32;
-      memory::desc image({1, 16, 8, 8}, f32, any);
-      memory::desc src =
-          makeForwardConv(image, memory::desc({16, 16, 3, 3}, f32, any), image,
-                          {1, 1, 1, 1, 1, 1, 1, 1})
-              .src_desc();
-      memory::dims dims = src.get_inner_idxs(), blocks = src.get_inner_blks();
-      for (size_t i = 0; i < dims.size(); ++i)
-        if (dims[i] == 1)
-          return static_cast<int32_t>(blocks[i]);
-    } catch (const dnnl::error &) {
-    }
-    return 0;
-  }();
-  return block;
-}
+extern "C" int32_t ampCpuChannelBlock(void) { return channelBlock(); }
 
 extern "C" const char *ampCpuGemmLibrary(void) {
   return gemmLibrary() == GemmLibrary::OpenBLAS ? "openblas" : "onednn";

@@ -271,7 +271,7 @@ def channel_block():
 
 
 @pytest.mark.parametrize("options", [None, "dtype=bf16"])
-def test_channels_last_keeps_the_bits_of_16_channels(options):
+def test_channels_last_16_channels_match_nchw(options):
     """16-channel images channels-last (Session's channels_last, the default) give the bits
     of NCHW ones where oneDNN blocks channels by 16 (AVX-512): it runs the same kernels on the
     same bytes, and the loops moved to the channels add every sum in its order. Where it

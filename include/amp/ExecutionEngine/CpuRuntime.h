@@ -112,7 +112,7 @@ AMP_CPU_CONV2D_DECLARE(ampCpuConv2DBackwardDataBF16ToBF16, outputGradient,
 /* The channel counts whose images amp-cpu-channels-last lays out
  * channels-last: multiples of this, one block of oneDNN's AVX-512 layouts
  * (nChw16c, f32 and bf16) and two of its AVX2 ones (nChw8c). */
-#define AMP_CPU_CHANNEL_BLOCK 16
+#define AMP_CPU_CHANNELS_LAST_MULTIPLE 16
 
 /* The channels of one block of the image layout oneDNN's convolutions
  * choose on this host (16 with AVX-512, 8 with AVX2; 0 for a layout without
@@ -137,7 +137,11 @@ void ampCpuParallelFor(void (*body)(void *context, int64_t block),
 /* How low-precision inputs of matmuls are computed on this host: "native"
  * (oneDNN's own kernels: bf16 with AMX or AVX512-BF16, f16 with AMX or
  * AVX512-FP16) or "f32" (inputs extended to f32, as always in OpenBLAS: the
- * same arithmetic, products of two bf16 or f16 numbers are exact in f32). */
+ * same arithmetic, products of two bf16 or f16 numbers are exact in f32).
+ * "f32" wherever OpenBLAS computes the f32 products (ampCpuGemmLibrary),
+ * for the batches of small matrices that go to oneDNN there too: only where
+ * AMP_CPU_GEMM=openblas forces OpenBLAS on a host with native kernels would
+ * those have run natively. */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
 
 /* The same for convolutions, which are oneDNN's on every host: its own

@@ -49,6 +49,7 @@ same batches as an eager twin trained with torch.optim:
   --load-params trains from the exported weights with eager's first loss;
   amp-compile --chip=sm_90 compiles it (static batch).
 """
+import ctypes
 import functools
 import io
 import os
@@ -391,8 +392,8 @@ def test_learning_rate_follows_param_groups():
 def test_f32_operands_reach_the_session():
     """compile_training_step(f32_operands=True) compiles the step as Session(f32_operands=True)
     does: the same losses (within 1e-6 relative: the library multiplies the same numbers), and
-    on a host whose library computes bf16 products in f32 (no AVX512-BF16, no AMX) the
-    operands stored in f32 take more temporaries."""
+    where the runtime computes bf16 matrix products in f32 (ampCpuLowPrecisionPath: no
+    AVX512-BF16 or AMX, or OpenBLAS chosen) the operands stored in f32 take more temporaries."""
     runs = []
     for f32_operands in (False, True):
         setup, _ = fresh("mlp")
@@ -403,12 +404,12 @@ def test_f32_operands_reach_the_session():
         runs.append(([r.loss for r in results], results[-1].temporary_bytes))
     (losses, bytes_), (wide_losses, wide_bytes) = runs
     np.testing.assert_allclose(wide_losses, losses, rtol=1e-6, atol=0)
-    with open("/proc/cpuinfo") as cpuinfo:
-        flags = cpuinfo.read()
-    if "avx512_bf16" in flags or "amx_bf16" in flags:
-        assert wide_bytes == bytes_
-    else:
+    runtime = ctypes.CDLL(os.path.join(BUILD, "lib", "libAmpCpuRuntime.so"))
+    runtime.ampCpuLowPrecisionPath.restype = ctypes.c_char_p
+    if runtime.ampCpuLowPrecisionPath(0) == b"f32":
         assert wide_bytes > bytes_
+    else:
+        assert wide_bytes == bytes_
 
 
 # -- dynamic batches and the eval forward ------------------------------------------------
