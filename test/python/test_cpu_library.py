@@ -63,6 +63,14 @@ def assert_library_matches_loops(text, options, every_parameter_moves=False, row
     tolerances (relative to how far each parameter moved)."""
     losses, start, library = train(text, options, rows, cpu_library=True, threads=threads)
     loop_losses, _, loops = train(text, options, rows, cpu_library=False)
+    assert_same_training(options, start, losses, library, loop_losses, loops,
+                         every_parameter_moves)
+
+
+def assert_same_training(options, start, losses, library, loop_losses, loops,
+                         every_parameter_moves=False):
+    """Losses and parameters (`library`) of a run from `start` against another run's
+    (`loop_losses`, `loops`), within the tolerances of a different summation order."""
     loss_tolerance, change_tolerance = (1e-5, 1e-3) if options is None else (3e-2, 3e-2)
     np.testing.assert_allclose(losses, loop_losses, rtol=loss_tolerance, atol=1e-6)
     for name, value in library.items():
@@ -285,12 +293,7 @@ def test_channels_last_16_channels_match_nchw(options):
         for name, value in laid_out.items():
             assert value.tobytes() == nchw[name].tobytes(), name
         return
-    loss_tolerance, change_tolerance = (1e-5, 1e-3) if options is None else (3e-2, 3e-2)
-    np.testing.assert_allclose(losses, nchw_losses, rtol=loss_tolerance, atol=1e-6)
-    for name, value in laid_out.items():
-        change = np.abs(nchw[name] - start[name]).max()
-        np.testing.assert_allclose(value, nchw[name], rtol=1e-5, atol=change_tolerance * change,
-                                   err_msg=name)
+    assert_same_training(options, start, losses, laid_out, nchw_losses, nchw)
 
 
 @pytest.mark.parametrize("options", [None, "dtype=bf16"])
