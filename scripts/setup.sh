@@ -10,7 +10,7 @@ BUILD_DIR=${AMP_BUILD_DIR:-build}
 APT_PACKAGES=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
               cmake ninja-build ccache g++ libgtest-dev graphviz
               mpich libmpich-dev libzstd-dev libopenblas-openmp-dev)
-PIP_PACKAGES=(numpy pytest scikit-learn matplotlib nanobind ml_dtypes)
+PIP_PACKAGES=(numpy pytest pytest-xdist scikit-learn matplotlib nanobind ml_dtypes)
 
 missing_apt=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -26,7 +26,9 @@ fi
 
 missing_pip=()
 for pkg in "${PIP_PACKAGES[@]}"; do
-  module=${pkg/scikit-learn/sklearn}  # the import name differs from the package's
+  # The import names that differ from the packages'.
+  module=${pkg/scikit-learn/sklearn}
+  module=${module/pytest-xdist/xdist}
   python3 -c "import ${module}" 2>/dev/null || missing_pip+=("$pkg")
 done
 if ((${#missing_pip[@]})); then

@@ -39,7 +39,13 @@ done
 
 # pytest (test/python): counts from its summary ("N passed, M failed, K errors").
 # Exit code 5 means no test was collected; any other failure without counts is one.
-AMP_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q -rs test/python 2>&1 | tee "$logs/pytest.log"
+# The tests are independent processes' worth of work (each compiles its own
+# steps), so pytest-xdist runs them on every core: 929 s alone, 511 s on two
+# workers on the 2-core machine. At most 4 workers: each holds PyTorch and a
+# JIT (about 1-2 GB), and some tests start 2 threads or 2 MPI ranks of their own.
+workers=$(nproc); ((workers > 4)) && workers=4
+AMP_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q -rs -n "$workers" test/python 2>&1 |
+  tee "$logs/pytest.log"
 pytest_rc=${PIPESTATUS[0]}
 pytest_count() {
   tail -1 "$logs/pytest.log" | grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || true
