@@ -17,9 +17,16 @@ the library it chose, `amp-gemm-rates`): the fraction of that floor a step reach
 
     python3 bench/bench_vs_torch.py [--models mlp,gpt,cnn] [--threads 1,2] [--rounds 5]
                                     [--steps 5] [--no-compile] [--f32-operands]
+                                    [--variants "ours fp32,ours bf16,..."]
 
-With --f32-operands, "ours bf16 f32-ops" runs the bf16 step with Session(f32_operands=True):
-on a host whose library computes bf16 products in f32, their operands stored in f32.
+"ours bf16 f32-ops" runs the bf16 step with Session(f32_operands=True): on a host whose library
+computes bf16 products in f32, their operands stored in f32; --f32-operands adds it.
+--no-compile leaves out the torch.compile variants. --variants runs the variants it names
+instead (torch eager fp32, the reference of every ratio, always runs): many short rounds of a
+few variants, e.g. without PyTorch's bf16 steps where it has no fast bf16 kernels (about a
+second a step on AVX2), measure the ratios between ours more closely. The last line of each
+table gives the targets' ratios of the medians, and in brackets the range of the ratios of the
+rounds, which shows how noisy the machine was.
 
 Ours runs through amp_mlir.torch's tracer, amp-import-step and amp_mlir.Session (the
 build in $AMP_BUILD_DIR, default build/).
@@ -241,29 +248,54 @@ def cpu_description():
     return model, isa
 
 
-def benchmark(name, threads, rounds, steps, with_compile, with_f32_operands):
+# Every variant: PyTorch's as (compiled, autocast bf16), ours as (options, Session options).
+TORCH_VARIANTS = {"torch eager fp32": (False, False), "torch eager bf16": (False, True),
+                  "torch.compile fp32": (True, False), "torch.compile bf16": (True, True)}
+OUR_VARIANTS = {"ours fp32": (None, {}), "ours f16": ("dtype=f16", {}),
+                "ours bf16": ("dtype=bf16", {}),
+                "ours bf16 f32-ops": ("dtype=bf16", {"f32_operands": True})}
+REFERENCE = "torch eager fp32"
+
+
+def select_variants(variants, with_compile, with_f32_operands):
+    """The labels to run, in the table's order: those `variants` names (a comma-separated
+    string, or None for the defaults the two flags adjust), and always the reference."""
+    known = list(TORCH_VARIANTS) + list(OUR_VARIANTS)
+    if variants is None:
+        return [label for label in known
+                if (with_compile or not label.startswith("torch.compile"))
+                and (with_f32_operands or label != "ours bf16 f32-ops")]
+    named = [label.strip() for label in variants.split(",") if label.strip()]
+    unknown = [label for label in named if label not in known]
+    if unknown:
+        raise ValueError(f"unknown variant(s) {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(known)}")
+    return [label for label in known if label in named or label == REFERENCE]
+
+
+def benchmark(name, threads, rounds, steps, labels):
     torch.set_num_threads(threads)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     variants, compile_seconds = {}, {}
-    for label, autocast in (("torch eager fp32", False), ("torch eager bf16", True)):
+    # Dynamo keys its cache on `train`'s code, shared by every model and thread count:
+    # without a reset, the later ones hit its recompile limit and run eagerly.
+    torch._dynamo.reset()
+    for label in labels:
+        if label not in TORCH_VARIANTS:
+            continue
+        compiled, autocast = TORCH_VARIANTS[label]
         model, make_optimizer, batch = make_model(name)
-        variants[label] = torch_step(model, make_optimizer(model), batch, autocast)
-    if with_compile:
-        # Dynamo keys its cache on `train`'s code, shared by every model and thread count:
-        # without a reset, the later ones hit its recompile limit and run eagerly.
-        torch._dynamo.reset()
-        for label, autocast in (("torch.compile fp32", False), ("torch.compile bf16", True)):
-            model, make_optimizer, batch = make_model(name)
+        if compiled:
             variants[label], compile_seconds[label] = compiled_torch_step(
                 model, make_optimizer(model), batch, autocast)
+        else:
+            variants[label] = torch_step(model, make_optimizer(model), batch, autocast)
     temporaries = {}
-    ours = [("ours fp32", None, {}), ("ours f16", "dtype=f16", {}),
-            ("ours bf16", "dtype=bf16", {})]
-    if with_f32_operands:
-        ours.append(("ours bf16 f32-ops", "dtype=bf16", {"f32_operands": True}))
-    for label, options, session_options in ours:
-        variants[label], compile_seconds[label], temporaries[label] = our_step(
-            name, options, threads, **session_options)
+    for label in labels:
+        if label in OUR_VARIANTS:
+            options, session_options = OUR_VARIANTS[label]
+            variants[label], compile_seconds[label], temporaries[label] = our_step(
+                name, options, threads, **session_options)
     flops = step_flops(name)
     times = {label: [] for label in variants}
     for _ in range(rounds):
@@ -276,7 +308,7 @@ def benchmark(name, threads, rounds, steps, with_compile, with_f32_operands):
     library, library_gemm_rates = library_rates(threads)
     rates = {"torch.mm": {"f32": gemm_rate(torch.float32), "bf16": gemm_rate(torch.bfloat16)},
              "ours (%s)" % library: library_gemm_rates}
-    eager = statistics.median(times["torch eager fp32"])
+    eager = statistics.median(times[REFERENCE])
     rows = []
     for label, samples in times.items():
         ms = statistics.median(samples)
@@ -288,16 +320,22 @@ def benchmark(name, threads, rounds, steps, with_compile, with_f32_operands):
         temporary_bytes = temporaries[label]() if label in temporaries else None
         rows.append((label, ms, ms / eager, compile_seconds.get(label), floor_ms / ms,
                      temporary_bytes))
-    return rows, rates, flops
+    return rows, rates, flops, times
 
 
-def target_ratios(rows):
-    """The issue's targets as ratios of the medians of this run."""
-    ms = {row[0]: row[1] for row in rows}
+def target_ratios(times):
+    """The issue's targets as (a, b, ratio of the medians, lowest and highest ratio of a
+    round), from each variant's times per round."""
     pairs = (("ours fp32", "torch eager fp32"), ("ours bf16", "torch eager bf16"),
              ("ours bf16", "torch.compile bf16"), ("ours bf16", "ours fp32"),
              ("ours f16", "ours fp32"), ("ours bf16 f32-ops", "ours fp32"))
-    return [(a, b, ms[a] / ms[b]) for a, b in pairs if a in ms and b in ms]
+    ratios = []
+    for a, b in pairs:
+        if a in times and b in times:
+            per_round = [x / y for x, y in zip(times[a], times[b])]
+            ratios.append((a, b, statistics.median(times[a]) / statistics.median(times[b]),
+                           min(per_round), max(per_round)))
+    return ratios
 
 
 def main():
@@ -309,14 +347,20 @@ def main():
     parser.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
     parser.add_argument("--f32-operands", action="store_true",
                         help="add ours bf16 with Session(f32_operands=True)")
+    parser.add_argument("--variants", help="the variants to run, comma-separated (torch eager "
+                        "fp32 always runs): " + ", ".join(list(TORCH_VARIANTS) + list(OUR_VARIANTS)))
     args = parser.parse_args()
+    try:
+        labels = select_variants(args.variants, not args.no_compile, args.f32_operands)
+    except ValueError as error:
+        parser.error(str(error))
     model, isa = cpu_description()
     print(f"CPU: {model}; {os.cpu_count()} cores; ISA: {' '.join(isa)}")
     print(f"torch {torch.__version__}; {args.rounds} rounds of {args.steps} steps, interleaved")
     for name in args.models.split(","):
         for threads in sorted({int(t) for t in args.threads.split(",")}):
-            rows, rates, flops = benchmark(name, threads, args.rounds, args.steps,
-                                           not args.no_compile, args.f32_operands)
+            rows, rates, flops, times = benchmark(name, threads, args.rounds, args.steps,
+                                                  labels)
             rate_text = "; ".join(
                 f"{library} {by_type.get('f32', 0):.0f} GFLOP/s f32, {by_type.get('bf16', 0):.0f} bf16"
                 for library, by_type in rates.items())
@@ -329,7 +373,8 @@ def main():
                 bytes_text = f"{temporary_bytes / 1e6:.1f}" if temporary_bytes is not None else "-"
                 print(f"{label:<20} {ms:>9.2f} {ratio:>13.2f}x {compile_text:>10} {floor:>8.0%} "
                       f"{bytes_text:>15}")
-            print("; ".join(f"{a} / {b}: {r:.2f}x" for a, b, r in target_ratios(rows)))
+            print("; ".join(f"{a} / {b}: {r:.2f}x ({low:.2f}-{high:.2f})"
+                            for a, b, r, low, high in target_ratios(times)))
 
 
 if __name__ == "__main__":

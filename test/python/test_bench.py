@@ -140,3 +140,28 @@ def test_parse_allreduces_of_a_data_parallel_step():
     assert calls("level=O0 data-parallel=mpi bucket-size=600") == [(144, "f32"), (68, "f32")]
     assert calls("dtype=f16") == []
 
+
+
+def test_bench_vs_torch_selects_variants_and_reports_round_ranges():
+    """bench_vs_torch.py: --variants keeps the table's order and the reference, rejects
+    unknown labels, and the flags' defaults; each target ratio comes with its rounds' range."""
+    bench_vs_torch = pytest.importorskip("bench_vs_torch")
+    select = bench_vs_torch.select_variants
+    assert select("ours bf16, ours fp32", True, False) == [
+        "torch eager fp32", "ours fp32", "ours bf16"]
+    assert select(None, False, True) == [
+        "torch eager fp32", "torch eager bf16", "ours fp32", "ours f16", "ours bf16",
+        "ours bf16 f32-ops"]
+    assert "torch.compile bf16" in select(None, True, False)
+    with pytest.raises(ValueError, match="'ours bf8'"):
+        select("ours bf8", True, False)
+    times = {"torch eager fp32": [10.0, 12.0, 11.0], "ours fp32": [9.0, 9.0, 13.2],
+             "ours bf16": [9.9, 8.1, 13.2]}
+    ratios = {(a, b): rest for a, b, *rest in bench_vs_torch.target_ratios(times)}
+    assert set(ratios) == {("ours fp32", "torch eager fp32"), ("ours bf16", "ours fp32")}
+    median, low, high = ratios[("ours bf16", "ours fp32")]
+    assert median == pytest.approx(9.9 / 9.0)
+    assert (low, high) == (pytest.approx(0.9), pytest.approx(1.1))
+    median, low, high = ratios[("ours fp32", "torch eager fp32")]
+    assert median == pytest.approx(9.0 / 11.0)
+    assert (low, high) == (pytest.approx(0.75), pytest.approx(1.2))
