@@ -36,6 +36,7 @@ public:
 
 private:
   Value moveWidened(Operation *op);
+  Value widenSlice(tensor::ExtractSliceOp slice);
   void readWide(Value value, Value wide, Operation *except);
 
   OpBuilder builder;
@@ -72,12 +73,60 @@ Value Widener::widen(Value value) {
   return result;
 }
 
+/// Whether `source` is read by slices alone, which together hold at least
+/// half its elements (statically): then its f32 copy costs no more than
+/// theirs, and its low-precision one goes.
+bool isMostlySliced(Value source) {
+  auto type = dyn_cast<RankedTensorType>(source.getType());
+  if (!type || !type.hasStaticShape() || source.use_empty())
+    return false;
+  int64_t sliced = 0;
+  for (Operation *user : source.getUsers()) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice || slice.getSource() != source ||
+        !slice.getType().hasStaticShape())
+      return false;
+    sliced += slice.getType().getNumElements();
+  }
+  return 2 * sliced >= type.getNumElements();
+}
+
+/// `slice` taken out of its source widened, when the source is mostly sliced
+/// (the QKV projection's q, k and v): its other slices are taken out of the
+/// f32 source too, so that nothing reads the low-precision one. Else null:
+/// the slice is extended itself.
+Value Widener::widenSlice(tensor::ExtractSliceOp slice) {
+  Value source = slice.getSource();
+  if (!isMostlySliced(source))
+    return {};
+  // Before widening the source, whose extension would be one more reader.
+  SmallVector<Operation *> siblings = llvm::to_vector(source.getUsers());
+  Value wideSource = widen(source);
+  Value result;
+  for (Operation *user : siblings) {
+    auto sibling = cast<tensor::ExtractSliceOp>(user);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointAfter(sibling);
+    Value wide = tensor::ExtractSliceOp::create(
+        builder, sibling.getLoc(),
+        cast<RankedTensorType>(withF32Elements(sibling.getType())),
+        wideSource, sibling.getMixedOffsets(), sibling.getMixedSizes(),
+        sibling.getMixedStrides());
+    widened[sibling.getResult()] = wide;
+    copied.push_back(sibling);
+    if (sibling == slice)
+      result = wide;
+  }
+  return result;
+}
+
 /// `op` again on the widened values of its operands, when it only moves
 /// elements (the same op moves f32 ones the same way); else null. The
-/// structured ops are built anew for their bodies' types. Not slices taken
-/// out of a value: widening the whole value for them could cost more than
-/// extending the slice.
+/// structured ops are built anew for their bodies' types. A slice taken out
+/// of a value moves when the value is mostly sliced (widenSlice).
 Value Widener::moveWidened(Operation *op) {
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
+    return widenSlice(slice);
   if (!isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::FillOp,
            tensor::EmptyOp, tensor::PadOp, tensor::InsertSliceOp,
            tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))

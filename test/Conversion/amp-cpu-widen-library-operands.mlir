@@ -151,6 +151,77 @@ func.func @convolutions(%dy: tensor<2x4x3x3xbf16>, %f: tensor<3x4x3x3xbf16>, %x:
 
 // -----
 
+// A value read by slices alone, which cover it (the QKV projection's q, k and
+// v): the value is widened once, where it is computed, and every slice is
+// taken out of the f32 one, that of a loop too, which reads it as it is.
+
+// CHECK-LABEL: func.func @sliced(
+// CHECK-SAME:      %[[QKV:.*]]: tensor<4x24xbf16>
+// CHECK:         %[[WIDE:.*]] = arith.extf %[[QKV]] : tensor<4x24xbf16> to tensor<4x24xf32>
+// CHECK-DAG:     %[[Q:.*]] = tensor.extract_slice %[[WIDE]][0, 0] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+// CHECK-DAG:     %[[K:.*]] = tensor.extract_slice %[[WIDE]][0, 8] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+// CHECK-DAG:     %[[V:.*]] = tensor.extract_slice %[[WIDE]][0, 16] [4, 8] [1, 1] : tensor<4x24xf32> to tensor<4x8xf32>
+// CHECK-DAG:     linalg.matmul ins(%[[Q]], %{{.*}} : tensor<4x8xf32>, tensor<8x4xf32>)
+// CHECK-DAG:     linalg.matmul ins(%[[K]], %{{.*}} : tensor<4x8xf32>, tensor<8x4xf32>)
+// CHECK-DAG:     linalg.generic {{.*}} ins(%[[V]] : tensor<4x8xf32>)
+// CHECK-NOT:     arith.extf
+// CHECK:         return
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @sliced(%qkv: tensor<4x24xbf16>, %w: tensor<8x4xbf16>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x8xf32>) {
+  %q = tensor.extract_slice %qkv[0, 0] [4, 8] [1, 1] : tensor<4x24xbf16> to tensor<4x8xbf16>
+  %k = tensor.extract_slice %qkv[0, 8] [4, 8] [1, 1] : tensor<4x24xbf16> to tensor<4x8xbf16>
+  %v = tensor.extract_slice %qkv[0, 16] [4, 8] [1, 1] : tensor<4x24xbf16> to tensor<4x8xbf16>
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<4x4xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %pq = linalg.matmul ins(%q, %w : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %pk = linalg.matmul ins(%k, %w : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = tensor.empty() : tensor<4x8xf32>
+  %vw = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<4x8xbf16>) outs(%o : tensor<4x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %wide = arith.extf %in : bf16 to f32
+    linalg.yield %wide : f32
+  } -> tensor<4x8xf32>
+  return %pq, %pk, %vw : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A slice of a quarter of a value, and a value read by a slice and by a loop:
+// each slice is extended itself, not the whole value.
+
+// CHECK-LABEL: func.func @small_slices(
+// CHECK-SAME:      %[[A:.*]]: tensor<16x8xbf16>, %[[B:.*]]: tensor<8x8xbf16>
+// CHECK-NOT:     arith.extf %[[A]]
+// CHECK-NOT:     arith.extf %[[B]]
+// CHECK-DAG:     %[[AS:.*]] = tensor.extract_slice %[[A]][0, 0] [4, 8] [1, 1] : tensor<16x8xbf16> to tensor<4x8xbf16>
+// CHECK-DAG:     %[[BS:.*]] = tensor.extract_slice %[[B]][0, 0] [8, 4] [1, 1] : tensor<8x8xbf16> to tensor<8x4xbf16>
+// CHECK-DAG:     %[[AW:.*]] = arith.extf %[[AS]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK-DAG:     %[[BW:.*]] = arith.extf %[[BS]] : tensor<8x4xbf16> to tensor<8x4xf32>
+// CHECK:         linalg.matmul ins(%[[AW]], %[[BW]] : tensor<4x8xf32>, tensor<8x4xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[B]] : tensor<8x8xbf16>)
+
+func.func @small_slices(%a: tensor<16x8xbf16>, %b: tensor<8x8xbf16>) -> (tensor<4x4xf32>, tensor<8x8xf32>) {
+  %as = tensor.extract_slice %a[0, 0] [4, 8] [1, 1] : tensor<16x8xbf16> to tensor<4x8xbf16>
+  %bs = tensor.extract_slice %b[0, 0] [8, 4] [1, 1] : tensor<8x8xbf16> to tensor<8x4xbf16>
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<4x4xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %p = linalg.matmul ins(%as, %bs : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = tensor.empty() : tensor<8x8xf32>
+  %bw = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<8x8xbf16>) outs(%o : tensor<8x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %wide = arith.extf %in : bf16 to f32
+    linalg.yield %wide : f32
+  } -> tensor<8x8xf32>
+  return %p, %bw : tensor<4x4xf32>, tensor<8x8xf32>
+}
+
+// -----
+
 // Not widened: f16 inputs (not in `types`), a low-precision output, and
 // inputs of two types.
 

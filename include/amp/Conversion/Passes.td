@@ -238,8 +238,11 @@ def AmpCPUWidenLibraryOperands : Pass<"amp-cpu-widen-library-operands",
     rounded to the low type. The ops that only move elements between there
     and the product (transposes, broadcasts, fills, pads, inserted slices,
     reshapes) move f32 values instead, so the library still reads
-    transposed, padded and zero-interleaved operands in place; a slice taken
-    out of a value is extended itself, not the whole value. The value's
+    transposed, padded and zero-interleaved operands in place. A slice
+    taken out of a value is extended itself, unless the value is read by
+    slices alone that hold at least half of it (the q, k and v of an
+    attention's projection): then the value is widened and every slice
+    taken out of the f32 one, so its low-precision copy goes. The value's
     other readers read the f32 one: a loop that extends it reads it as it
     is, a loop that computes with it rounds it back (exactly) in its body,
     and any other op reads one exact rounding of it, made next to the
