@@ -73,38 +73,81 @@ Value Widener::widen(Value value) {
   return result;
 }
 
-/// Whether `source` is read by slices alone, which together hold at least
-/// half its elements (statically): then its f32 copy costs no more than
-/// theirs, and its low-precision one goes.
-bool isMostlySliced(Value source) {
+/// Whether every reader of `slice` can read an f32 copy of it without a
+/// rounding back made for it: a loop's or a product's input, or a reshape
+/// or transpose (moved in f32 where a product reads them, see finish).
+bool readsWideInPlace(Value slice) {
+  return llvm::all_of(slice.getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto structured = dyn_cast<linalg::LinalgOp>(user))
+      return structured.isDpsInput(&use) &&
+             (isa<linalg::GenericOp, linalg::TransposeOp>(user) ||
+              linalg::isaContractionOpInterface(structured) ||
+              linalg::isaConvolutionOpInterface(structured));
+    return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user);
+  });
+}
+
+/// The slices that read `source`, when they are all it is read by, are
+/// static, do not overlap and hold all of it (the q, k and v of an
+/// attention's projection), and their readers read them widened in place;
+/// else none. Widening the source for them then stores no more than
+/// extending each, and its low-precision copy can go.
+SmallVector<tensor::ExtractSliceOp> getSlicesCovering(Value source) {
   auto type = dyn_cast<RankedTensorType>(source.getType());
-  if (!type || !type.hasStaticShape() || source.use_empty())
-    return false;
+  if (!type || !type.hasStaticShape())
+    return {};
+  SmallVector<tensor::ExtractSliceOp> slices;
   int64_t sliced = 0;
   for (Operation *user : source.getUsers()) {
     auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-    if (!slice || slice.getSource() != source ||
-        !slice.getType().hasStaticShape())
-      return false;
+    if (!slice || slice.getSource() != source || !slice.hasUnitStride() ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+        !readsWideInPlace(slice.getResult()))
+      return {};
+    slices.push_back(slice);
     sliced += slice.getType().getNumElements();
   }
-  return 2 * sliced >= type.getNumElements();
+  auto overlap = [](tensor::ExtractSliceOp a, tensor::ExtractSliceOp b) {
+    for (auto [offsetA, sizeA, offsetB, sizeB] :
+         llvm::zip(a.getStaticOffsets(), a.getStaticSizes(),
+                   b.getStaticOffsets(), b.getStaticSizes()))
+      if (offsetA + sizeA <= offsetB || offsetB + sizeB <= offsetA)
+        return false;
+    return true;
+  };
+  for (size_t i = 0; i < slices.size(); ++i)
+    for (size_t j = i + 1; j < slices.size(); ++j)
+      if (overlap(slices[i], slices[j]))
+        return {};
+  if (sliced != type.getNumElements())
+    return {};
+  return slices;
 }
 
-/// `slice` taken out of its source widened, when the source is mostly sliced
-/// (the QKV projection's q, k and v): its other slices are taken out of the
-/// f32 source too, so that nothing reads the low-precision one. Else null:
-/// the slice is extended itself.
+/// `slice` taken out of its source widened, where the source is widened
+/// already, or its slices cover it (getSlicesCovering): then all of them are
+/// taken out of the f32 source, so that nothing reads the low-precision one.
+/// Else null: the slice is extended itself.
 Value Widener::widenSlice(tensor::ExtractSliceOp slice) {
   Value source = slice.getSource();
-  if (!isMostlySliced(source))
-    return {};
-  // Before widening the source, whose extension would be one more reader.
-  SmallVector<Operation *> siblings = llvm::to_vector(source.getUsers());
+  SmallVector<tensor::ExtractSliceOp> slices;
+  if (!widened.contains(source)) {
+    slices = getSlicesCovering(source);
+    // A sibling extended already (before a product that read the source
+    // itself went) keeps its extension.
+    if (slices.empty() || llvm::any_of(slices, [&](tensor::ExtractSliceOp s) {
+          return widened.contains(s.getResult());
+        }))
+      return {};
+  } else {
+    slices = {slice};
+  }
+  // The slices are collected first: the source's extension reads it too.
   Value wideSource = widen(source);
   Value result;
-  for (Operation *user : siblings) {
-    auto sibling = cast<tensor::ExtractSliceOp>(user);
+  for (tensor::ExtractSliceOp sibling : slices) {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointAfter(sibling);
     Value wide = tensor::ExtractSliceOp::create(
@@ -123,7 +166,7 @@ Value Widener::widenSlice(tensor::ExtractSliceOp slice) {
 /// `op` again on the widened values of its operands, when it only moves
 /// elements (the same op moves f32 ones the same way); else null. The
 /// structured ops are built anew for their bodies' types. A slice taken out
-/// of a value moves when the value is mostly sliced (widenSlice).
+/// of a value moves where widenSlice says.
 Value Widener::moveWidened(Operation *op) {
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
     return widenSlice(slice);

@@ -151,9 +151,10 @@ func.func @convolutions(%dy: tensor<2x4x3x3xbf16>, %f: tensor<3x4x3x3xbf16>, %x:
 
 // -----
 
-// A value read by slices alone, which cover it (the QKV projection's q, k and
-// v): the value is widened once, where it is computed, and every slice is
-// taken out of the f32 one, that of a loop too, which reads it as it is.
+// A value read by slices alone, which cover it without overlapping (the QKV
+// projection's q, k and v): the value is widened once, where it is
+// computed, and every slice is taken out of the f32 one, that of a loop too,
+// which reads it as it is.
 
 // CHECK-LABEL: func.func @sliced(
 // CHECK-SAME:      %[[QKV:.*]]: tensor<4x24xbf16>
@@ -189,35 +190,83 @@ func.func @sliced(%qkv: tensor<4x24xbf16>, %w: tensor<8x4xbf16>) -> (tensor<4x4x
 
 // -----
 
-// A slice of a quarter of a value, and a value read by a slice and by a loop:
-// each slice is extended itself, not the whole value.
+// Slices that do not let the value's bf16 copy go: a quarter of a value, a
+// slice of a value a loop reads too, two slices that overlap, and two that
+// cover a value but one is returned (it would need a rounding back made for
+// it). Each slice read by a product is extended itself.
 
-// CHECK-LABEL: func.func @small_slices(
-// CHECK-SAME:      %[[A:.*]]: tensor<16x8xbf16>, %[[B:.*]]: tensor<8x8xbf16>
-// CHECK-NOT:     arith.extf %[[A]]
-// CHECK-NOT:     arith.extf %[[B]]
+// CHECK-LABEL: func.func @uncovered(
+// CHECK-SAME:      %[[A:[^:]*]]: tensor<16x8xbf16>, %[[B:[^:]*]]: tensor<8x8xbf16>, %[[C:[^:]*]]: tensor<8x8xbf16>, %[[D:[^:]*]]: tensor<8x8xbf16>
+// CHECK-NOT:     arith.extf %[[A]] :
+// CHECK-NOT:     arith.extf %[[B]] :
+// CHECK-NOT:     arith.extf %[[C]] :
+// CHECK-NOT:     arith.extf %[[D]] :
 // CHECK-DAG:     %[[AS:.*]] = tensor.extract_slice %[[A]][0, 0] [4, 8] [1, 1] : tensor<16x8xbf16> to tensor<4x8xbf16>
 // CHECK-DAG:     %[[BS:.*]] = tensor.extract_slice %[[B]][0, 0] [8, 4] [1, 1] : tensor<8x8xbf16> to tensor<8x4xbf16>
-// CHECK-DAG:     %[[AW:.*]] = arith.extf %[[AS]] : tensor<4x8xbf16> to tensor<4x8xf32>
-// CHECK-DAG:     %[[BW:.*]] = arith.extf %[[BS]] : tensor<8x4xbf16> to tensor<8x4xf32>
-// CHECK:         linalg.matmul ins(%[[AW]], %[[BW]] : tensor<4x8xf32>, tensor<8x4xf32>)
-// CHECK:         linalg.generic {{.*}} ins(%[[B]] : tensor<8x8xbf16>)
+// CHECK-DAG:     arith.extf %[[AS]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK-DAG:     arith.extf %[[BS]] : tensor<8x4xbf16> to tensor<8x4xf32>
+// CHECK-DAG:     %[[C1:.*]] = tensor.extract_slice %[[C]][0, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+// CHECK-DAG:     %[[C2:.*]] = tensor.extract_slice %[[C]][2, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+// CHECK-DAG:     arith.extf %[[C1]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK-DAG:     arith.extf %[[C2]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK-DAG:     %[[D1:.*]] = tensor.extract_slice %[[D]][0, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+// CHECK-DAG:     %[[D2:.*]] = tensor.extract_slice %[[D]][4, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+// CHECK-DAG:     arith.extf %[[D1]] : tensor<4x8xbf16> to tensor<4x8xf32>
+// CHECK-DAG:     linalg.generic {{.*}} ins(%[[B]] : tensor<8x8xbf16>)
+// CHECK:         return {{.*}}, %[[D2]] :
 
-func.func @small_slices(%a: tensor<16x8xbf16>, %b: tensor<8x8xbf16>) -> (tensor<4x4xf32>, tensor<8x8xf32>) {
-  %as = tensor.extract_slice %a[0, 0] [4, 8] [1, 1] : tensor<16x8xbf16> to tensor<4x8xbf16>
-  %bs = tensor.extract_slice %b[0, 0] [8, 4] [1, 1] : tensor<8x8xbf16> to tensor<8x4xbf16>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @uncovered(%a: tensor<16x8xbf16>, %b: tensor<8x8xbf16>, %c: tensor<8x8xbf16>, %d: tensor<8x8xbf16>, %w: tensor<8x4xbf16>)
+    -> (tensor<4x4xf32>, tensor<8x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x8xbf16>) {
   %zero = arith.constant 0.0 : f32
   %c0 = tensor.empty() : tensor<4x4xf32>
-  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  %p = linalg.matmul ins(%as, %bs : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%c0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %as = tensor.extract_slice %a[0, 0] [4, 8] [1, 1] : tensor<16x8xbf16> to tensor<4x8xbf16>
+  %bs = tensor.extract_slice %b[0, 0] [8, 4] [1, 1] : tensor<8x8xbf16> to tensor<8x4xbf16>
+  %p = linalg.matmul ins(%as, %bs : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
   %o = tensor.empty() : tensor<8x8xf32>
-  %bw = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+  %bw = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%b : tensor<8x8xbf16>) outs(%o : tensor<8x8xf32>) {
   ^bb0(%in: bf16, %out: f32):
     %wide = arith.extf %in : bf16 to f32
     linalg.yield %wide : f32
   } -> tensor<8x8xf32>
-  return %p, %bw : tensor<4x4xf32>, tensor<8x8xf32>
+  %c1 = tensor.extract_slice %c[0, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+  %c2 = tensor.extract_slice %c[2, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+  %pc1 = linalg.matmul ins(%c1, %w : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %pc2 = linalg.matmul ins(%c2, %w : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %d1 = tensor.extract_slice %d[0, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+  %d2 = tensor.extract_slice %d[4, 0] [4, 8] [1, 1] : tensor<8x8xbf16> to tensor<4x8xbf16>
+  %pd = linalg.matmul ins(%d1, %w : tensor<4x8xbf16>, tensor<8x4xbf16>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %p, %bw, %pc1, %pc2, %pd, %d2 : tensor<4x4xf32>, tensor<8x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// A slice extended before a product that reads its source itself (which
+// widens the source), and a slice after it: the first keeps its extension,
+// the second is taken out of the widened source.
+
+// CHECK-LABEL: func.func @source_widened_between(
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<8x16xf32>)
+// CHECK:         %[[LOW:.*]] = arith.truncf %[[T]] : tensor<16x8xf32> to tensor<16x8xbf16>
+// CHECK:         %[[A:.*]] = tensor.extract_slice %[[LOW]][0, 0] [8, 8] [1, 1]
+// CHECK:         %[[AW:.*]] = arith.extf %[[A]] : tensor<8x8xbf16> to tensor<8x8xf32>
+// CHECK:         linalg.matmul ins(%[[AW]], %{{.*}} : tensor<8x8xf32>, tensor<8x8xf32>)
+// CHECK:         linalg.matmul ins(%[[T]], %{{.*}} : tensor<16x8xf32>, tensor<8x8xf32>)
+// CHECK:         %[[B:.*]] = tensor.extract_slice %[[T]][8, 0] [8, 8] [1, 1] : tensor<16x8xf32> to tensor<8x8xf32>
+// CHECK:         linalg.matmul ins(%[[B]], %{{.*}} : tensor<8x8xf32>, tensor<8x8xf32>)
+
+func.func @source_widened_between(%x: tensor<8x16xbf16>, %w: tensor<8x8xbf16>, %acc: tensor<8x8xf32>, %acc2: tensor<16x8xf32>)
+    -> (tensor<8x8xf32>, tensor<16x8xf32>, tensor<8x8xf32>) {
+  %e = tensor.empty() : tensor<16x8xbf16>
+  %s = linalg.transpose ins(%x : tensor<8x16xbf16>) outs(%e : tensor<16x8xbf16>) permutation = [1, 0]
+  %a = tensor.extract_slice %s[0, 0] [8, 8] [1, 1] : tensor<16x8xbf16> to tensor<8x8xbf16>
+  %p0 = linalg.matmul ins(%a, %w : tensor<8x8xbf16>, tensor<8x8xbf16>) outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %p1 = linalg.matmul ins(%s, %w : tensor<16x8xbf16>, tensor<8x8xbf16>) outs(%acc2 : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %b = tensor.extract_slice %s[8, 0] [8, 8] [1, 1] : tensor<16x8xbf16> to tensor<8x8xbf16>
+  %p2 = linalg.matmul ins(%b, %w : tensor<8x8xbf16>, tensor<8x8xbf16>) outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %p0, %p1, %p2 : tensor<8x8xf32>, tensor<16x8xf32>, tensor<8x8xf32>
 }
 
 // -----

@@ -239,10 +239,11 @@ def AmpCPUWidenLibraryOperands : Pass<"amp-cpu-widen-library-operands",
     and the product (transposes, broadcasts, fills, pads, inserted slices,
     reshapes) move f32 values instead, so the library still reads
     transposed, padded and zero-interleaved operands in place. A slice
-    taken out of a value is extended itself, unless the value is read by
-    slices alone that hold at least half of it (the q, k and v of an
-    attention's projection): then the value is widened and every slice
-    taken out of the f32 one, so its low-precision copy goes. The value's
+    taken out of a value is extended itself, unless the value is widened
+    already, or is read by static slices alone that cover it without
+    overlapping, each read by loops, products or reshapes (the q, k and v
+    of an attention's projection): then the slices are taken out of the f32
+    value, which then stores no more than their extensions would. The value's
     other readers read the f32 one: a loop that extends it reads it as it
     is, a loop that computes with it rounds it back (exactly) in its body,
     and any other op reads one exact rounding of it, made next to the
