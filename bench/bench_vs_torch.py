@@ -277,9 +277,10 @@ def benchmark(name, threads, rounds, steps, labels):
     torch.set_num_threads(threads)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     variants, compile_seconds = {}, {}
-    # Dynamo keys its cache on `train`'s code, shared by every model and thread count:
-    # without a reset, the later ones hit its recompile limit and run eagerly.
-    torch._dynamo.reset()
+    if any(TORCH_VARIANTS.get(label, (False,))[0] for label in labels):
+        # Dynamo keys its cache on `train`'s code, shared by every model and thread count:
+        # without a reset, the later ones hit its recompile limit and run eagerly.
+        torch._dynamo.reset()
     for label in labels:
         if label not in TORCH_VARIANTS:
             continue
@@ -350,6 +351,8 @@ def main():
     parser.add_argument("--variants", help="the variants to run, comma-separated (torch eager "
                         "fp32 always runs): " + ", ".join(list(TORCH_VARIANTS) + list(OUR_VARIANTS)))
     args = parser.parse_args()
+    if args.variants is not None and (args.no_compile or args.f32_operands):
+        parser.error("--variants names every variant to run: no --no-compile or --f32-operands")
     try:
         labels = select_variants(args.variants, not args.no_compile, args.f32_operands)
     except ValueError as error:

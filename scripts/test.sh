@@ -40,11 +40,17 @@ done
 # pytest (test/python): counts from its summary ("N passed, M failed, K errors").
 # Exit code 5 means no test was collected; any other failure without counts is one.
 # The tests are independent processes' worth of work (each compiles its own
-# steps), so pytest-xdist runs them on every core: 929 s alone, 511 s on two
-# workers on the 2-core machine. At most 4 workers: each holds PyTorch and a
-# JIT (about 1-2 GB), and some tests start 2 threads or 2 MPI ranks of their own.
-workers=$(nproc); ((workers > 4)) && workers=4
-AMP_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q -rs -n "$workers" test/python 2>&1 |
+# steps), so pytest-xdist runs them on the cores this process may use (not
+# nproc, which follows OMP_NUM_THREADS): 929 s alone, 511 s on two workers on
+# the 2-core machine. At most 4 workers: each holds PyTorch and a JIT (about
+# 1-2 GB), and some tests start 2 threads or 2 MPI ranks of their own. Without
+# pytest-xdist (setup.sh installs it) the tests run one after another.
+parallel=()
+if python3 -c "import xdist" 2>/dev/null; then
+  workers=$(python3 -c "import os; print(min(4, len(os.sched_getaffinity(0))))")
+  parallel=(-n "$workers")
+fi
+AMP_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q -rs "${parallel[@]}" test/python 2>&1 |
   tee "$logs/pytest.log"
 pytest_rc=${PIPESTATUS[0]}
 pytest_count() {
