@@ -257,13 +257,18 @@ OUR_VARIANTS = {"ours fp32": (None, {}), "ours f16": ("dtype=f16", {}),
 REFERENCE = "torch eager fp32"
 
 
+def is_compiled(label):
+    """Whether the variant `label` runs through torch.compile."""
+    return TORCH_VARIANTS.get(label, (False, False))[0]
+
+
 def select_variants(variants, with_compile, with_f32_operands):
     """The labels to run, in the table's order: those `variants` names (a comma-separated
     string, or None for the defaults the two flags adjust), and always the reference."""
     known = list(TORCH_VARIANTS) + list(OUR_VARIANTS)
     if variants is None:
         return [label for label in known
-                if (with_compile or not label.startswith("torch.compile"))
+                if (with_compile or not is_compiled(label))
                 and (with_f32_operands or label != "ours bf16 f32-ops")]
     named = [label.strip() for label in variants.split(",") if label.strip()]
     unknown = [label for label in named if label not in known]
@@ -277,7 +282,7 @@ def benchmark(name, threads, rounds, steps, labels):
     torch.set_num_threads(threads)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     variants, compile_seconds = {}, {}
-    if any(TORCH_VARIANTS.get(label, (False,))[0] for label in labels):
+    if any(is_compiled(label) for label in labels):
         # Dynamo keys its cache on `train`'s code, shared by every model and thread count:
         # without a reset, the later ones hit its recompile limit and run eagerly.
         torch._dynamo.reset()

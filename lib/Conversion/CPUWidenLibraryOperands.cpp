@@ -101,7 +101,8 @@ SmallVector<tensor::ExtractSliceOp> getSlicesCovering(Value source) {
   int64_t sliced = 0;
   for (Operation *user : source.getUsers()) {
     auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-    if (!slice || slice.getSource() != source || !slice.hasUnitStride() ||
+    // A slice reads a tensor only as its source (the rest are indices).
+    if (!slice || !slice.hasUnitStride() ||
         ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
         ShapedType::isDynamicShape(slice.getStaticSizes()) ||
         !readsWideInPlace(slice.getResult()))
