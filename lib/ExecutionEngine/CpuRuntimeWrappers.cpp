@@ -7,11 +7,14 @@
 // operands are passed with their own strides, so transposed views are read
 // in place. Low-precision inputs use the library's own kernels where they
 // are as fast as its f32 ones (bf16 with AMX, f16 with AMX or AVX512-FP16);
-// elsewhere they are extended to f32 first, the same arithmetic since
-// products of two bf16 or f16 numbers are exact in f32.
+// elsewhere they are converted to f32, the same arithmetic since products
+// of two bf16 or f16 numbers are exact in f32: as they are packed where
+// OpenBLAS computes the f32 matrix products (PackedGemm.h), else extended
+// into scratch first.
 //
 //===----------------------------------------------------------------------===//
 
+#include "PackedGemm.h"
 #include "amp/ExecutionEngine/CpuRuntime.h"
 #include "dnnl.hpp"
 #include <algorithm>
@@ -755,10 +758,32 @@ std::optional<BlasMatrix> describeForBlas(const Operand &operand) {
   return matrix;
 }
 
-/// C = A.B (C += A.B when `accumulate`) by cblas_sgemm, one call per
-/// matrix of the batch (a batch dimension of size 1 in A or B is
-/// broadcast), C row-major and f32, low-precision inputs extended to f32.
-/// Returns false, computing nothing, where an operand has no BlasMatrix.
+/// Whether this host's low-precision matrix products, where OpenBLAS
+/// computes the f32 ones, are the runtime's packedGemm: f16 and bf16
+/// inputs converted to f32 as they are packed, no extended copies.
+bool packsLowPrecision() {
+  return gemmLibrary() == GemmLibrary::OpenBLAS && amp::cpu::hasPackedGemm();
+}
+
+/// The last two dimensions of `operand` at `offset` elements, for
+/// packedGemm.
+amp::cpu::MatrixRef describeForPacking(const Operand &operand, int64_t offset) {
+  size_t rank = operand.dims.size();
+  auto type =
+      operand.type == memory::data_type::f32   ? amp::cpu::ElementType::F32
+      : operand.type == memory::data_type::f16 ? amp::cpu::ElementType::F16
+                                               : amp::cpu::ElementType::BF16;
+  return {static_cast<const char *>(operand.data) +
+              offset * getElementSize(operand.type),
+          type, operand.strides[rank - 2], operand.strides[rank - 1]};
+}
+
+/// C = A.B (C += A.B when `accumulate`) one matrix of the batch at a time
+/// (a batch dimension of size 1 in A or B is broadcast), C row-major and
+/// f32: f32 inputs by cblas_sgemm, f16 and bf16 ones by packedGemm where
+/// packsLowPrecision, else extended to f32 and by cblas_sgemm. Returns
+/// false, computing nothing, where cblas_sgemm would read an operand that
+/// has no BlasMatrix.
 bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
                    bool accumulate) {
   size_t rank = c.dims.size();
@@ -776,16 +801,18 @@ bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
   Library &library = Library::get();
   std::lock_guard<std::mutex> lock(library.mutex);
   bool low = aIn.type != memory::data_type::f32;
-  Operand a = low ? extendToF32(aIn, library.scratch[0]) : aIn;
-  Operand b = low ? extendToF32(bIn, library.scratch[1]) : bIn;
+  bool packed = low && packsLowPrecision();
+  bool extended = low && !packed;
+  Operand a = extended ? extendToF32(aIn, library.scratch[0]) : aIn;
+  Operand b = extended ? extendToF32(bIn, library.scratch[1]) : bIn;
   std::optional<BlasMatrix> matrixA = describeForBlas(a),
                             matrixB = describeForBlas(b);
-  if (!matrixA || !matrixB)
+  if (!packed && (!matrixA || !matrixB))
     return false;
-  int m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims[rank - 1];
+  int64_t m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims[rank - 1];
   if (m == 0 || n == 0)
     return true;
-  int64_t batches = getNumElements(c) / (int64_t(m) * n);
+  int64_t batches = getNumElements(c) / (m * n);
   std::vector<int64_t> index(rank - 2, 0);
   for (int64_t batch = 0; batch < batches; ++batch) {
     auto offset = [&](const Operand &operand) {
@@ -795,11 +822,17 @@ bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
           at += index[d] * operand.strides[d];
       return at;
     };
-    cblas_sgemm(CblasRowMajor, matrixA->transpose, matrixB->transpose, m, n,
-                k, 1.0f, static_cast<const float *>(a.data) + offset(a),
-                matrixA->leading, static_cast<const float *>(b.data) + offset(b),
-                matrixB->leading, accumulate ? 1.0f : 0.0f,
-                static_cast<float *>(c.data) + offset(c), matrixC->leading);
+    float *product = static_cast<float *>(c.data) + offset(c);
+    if (packed)
+      amp::cpu::packedGemm(m, n, k, describeForPacking(a, offset(a)),
+                           describeForPacking(b, offset(b)), product,
+                           matrixC->leading, accumulate);
+    else
+      cblas_sgemm(
+          CblasRowMajor, matrixA->transpose, matrixB->transpose, m, n, k, 1.0f,
+          static_cast<const float *>(a.data) + offset(a), matrixA->leading,
+          static_cast<const float *>(b.data) + offset(b), matrixB->leading,
+          accumulate ? 1.0f : 0.0f, product, matrixC->leading);
     for (size_t d = rank - 2; d-- > 0 && ++index[d] == c.dims[d];)
       index[d] = 0;
   }
@@ -1413,6 +1446,8 @@ const char *lowPrecisionPath(int32_t isF16, MakeFn make) {
 }
 
 extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
+  if (packsLowPrecision())
+    return "packed";
   if (gemmLibrary() == GemmLibrary::OpenBLAS)
     return "f32";
   return lowPrecisionPath(isF16, [](memory::data_type type) {

@@ -208,6 +208,8 @@ TEST(CpuRuntime, MatmulsMatchTheLoops) {
             {0, 1, 13, 5},
             {0, 7, 1, 5},
             {0, 96, 80, 72},
+            // Wider than a panel of packedGemm's B (3072 columns).
+            {0, 7, 3100, 9},
             {3, 5, 9, 11},
             {2, 70, 70, 70},
             // Above 256^3 multiply-adds a matrix: OpenBLAS's batch loop
@@ -667,11 +669,37 @@ TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {
         Query{ampCpuConv2DLowPrecisionPath, 1, "AMP_EXPECT_CONV_F16_PATH"},
         Query{ampCpuConv2DLowPrecisionPath, 0, "AMP_EXPECT_CONV_BF16_PATH"}}) {
     std::string path = query.path(query.isF16);
-    EXPECT_TRUE(path == "native" || path == "f32") << path;
+    EXPECT_TRUE(path == "native" || path == "f32" ||
+                (path == "packed" && query.path == ampCpuLowPrecisionPath))
+        << path;
     // Set by the ISA-capped lit test, which knows which one it must be.
     if (const char *expected = std::getenv(query.variable)) {
       EXPECT_EQ(path, expected) << query.variable;
     }
+  }
+}
+
+/// Where the runtime's packedGemm computes f16 and bf16 products, each
+/// element is the same sum on any number of threads: the same bits at 1
+/// and 3 threads, for a product of several blocks along every dimension.
+TEST(CpuRuntime, PackedProductsAreTheSameOnAnyThreads) {
+  if (std::string(ampCpuLowPrecisionPath(0)) != "packed")
+    GTEST_SKIP() << "bf16 products are not packedGemm's on this host";
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    std::mt19937 random(11);
+    Tensor a(dtype, {150, 600}, {1, 0}, random);
+    Tensor b(dtype, {600, 3200}, {0, 1}, random);
+    std::vector<std::vector<float>> outputs;
+    for (int threads : {1, 3}) {
+      ampCpuSetNumThreads(threads);
+      Tensor out(DType::F32, {150, 3200}, {0, 1}, random);
+      getMatmul(dtype)(&a.memref, &b.memref, &out.memref, /*accumulate=*/0);
+      outputs.push_back(out.f32);
+    }
+    ampCpuSetNumThreads(1);
+    EXPECT_EQ(std::memcmp(outputs[0].data(), outputs[1].data(),
+                          outputs[0].size() * sizeof(float)),
+              0);
   }
 }
 

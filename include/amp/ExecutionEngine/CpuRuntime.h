@@ -136,12 +136,14 @@ void ampCpuParallelFor(void (*body)(void *context, int64_t block),
 
 /* How low-precision inputs of matmuls are computed on this host: "native"
  * (oneDNN's own kernels: bf16 with AMX or AVX512-BF16, f16 with AMX or
- * AVX512-FP16) or "f32" (inputs extended to f32, as always in OpenBLAS: the
- * same arithmetic, products of two bf16 or f16 numbers are exact in f32).
- * "f32" wherever OpenBLAS computes the f32 products (ampCpuGemmLibrary),
- * for the batches of small matrices that go to oneDNN there too: only where
- * AMP_CPU_GEMM=openblas forces OpenBLAS on a host with native kernels would
- * those have run natively. */
+ * AVX512-FP16), "packed" (the runtime's own f32 GEMM, which converts the
+ * inputs to f32 as it packs them, lib/ExecutionEngine/PackedGemm.h: wherever
+ * OpenBLAS computes the f32 products, ampCpuGemmLibrary, on a host with AVX2,
+ * FMA and F16C) or "f32" (inputs extended to f32 in scratch, then the f32
+ * kernels). "packed" and "f32" compute the same arithmetic as the f32
+ * kernels, since products of two bf16 or f16 numbers are exact in f32; the
+ * batches of small matrices that go to oneDNN where OpenBLAS computes the
+ * f32 products are extended. */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
 
 /* The same for convolutions, which are oneDNN's on every host: its own
