@@ -823,11 +823,14 @@ bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
       return at;
     };
     float *product = static_cast<float *>(c.data) + offset(c);
-    if (packed)
-      amp::cpu::packedGemm(m, n, k, describeForPacking(a, offset(a)),
-                           describeForPacking(b, offset(b)), product,
-                           matrixC->leading, accumulate);
-    else
+    if (packed) {
+      if (!amp::cpu::packedGemm(m, n, k, describeForPacking(a, offset(a)),
+                                describeForPacking(b, offset(b)), product,
+                                matrixC->leading, accumulate)) {
+        pendingError = "matmul: out of memory for the packed operands";
+        return true;
+      }
+    } else
       cblas_sgemm(
           CblasRowMajor, matrixA->transpose, matrixB->transpose, m, n, k, 1.0f,
           static_cast<const float *>(a.data) + offset(a), matrixA->leading,

@@ -36,7 +36,7 @@ constexpr int64_t kBlockK = 256, kBlockM = 72, kBlockN = 3072;
 /// Products of fewer multiply-adds run on one thread.
 constexpr int64_t kMinParallelWork = int64_t(64) * 64 * 64;
 
-/// f32 storage, 64-byte aligned, that only grows.
+/// f32 storage, 64-byte aligned, that only grows (null where it cannot).
 class Buffer {
 public:
   float *get(int64_t count) {
@@ -243,15 +243,15 @@ bool hasPackedGemm() {
   return supported;
 }
 
-void packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
+bool packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
                 const MatrixRef &b, float *c, int64_t ldc, bool accumulate) {
   if (m <= 0 || n <= 0)
-    return;
+    return true;
   if (k <= 0) {
     if (!accumulate)
       for (int64_t i = 0; i < m; ++i)
         std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
-    return;
+    return true;
   }
   static Buffer panelOfB;
   int64_t blocksM = ceilDiv(m, kBlockM);
@@ -261,10 +261,12 @@ void packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
   // each thread's items are its share of every block, the same work for
   // each thread whatever the blocks' sizes (A's blocks are copied once per
   // share).
-  for (int64_t j0 = 0; j0 < n; j0 += kBlockN) {
+  float *panel = panelOfB.get(
+      std::min(kBlockN, ceilDiv(n, kColumns) * kColumns) * kBlockK);
+  bool failed = panel == nullptr;
+  for (int64_t j0 = 0; j0 < n && !failed; j0 += kBlockN) {
     int64_t panelColumns = std::min(kBlockN, n - j0);
     int64_t slivers = ceilDiv(panelColumns, kColumns);
-    float *panel = panelOfB.get(slivers * kColumns * kBlockK);
     int64_t shares = std::min<int64_t>(threads, slivers);
     for (int64_t p0 = 0; p0 < k; p0 += kBlockK) {
       int64_t depth = std::min(kBlockK, k - p0);
@@ -279,8 +281,14 @@ void packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
               n - j0 - s * kColumns, depth, panel + s * kColumns * depth);
         static thread_local Buffer blockOfA;
         float *block = blockOfA.get(kBlockM * kBlockK);
+        if (!block) {
+#pragma omp atomic write
+          failed = true;
+        }
 #pragma omp for schedule(static, 1)
         for (int64_t item = 0; item < blocksM * shares; ++item) {
+          if (!block)
+            continue;
           int64_t i0 = item / shares * kBlockM, share = item % shares;
           int64_t blockRows = std::min(kBlockM, m - i0);
           for (int64_t r = 0; r < blockRows; r += kRows)
@@ -300,6 +308,7 @@ void packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
       }
     }
   }
+  return !failed;
 }
 
 } // namespace amp::cpu

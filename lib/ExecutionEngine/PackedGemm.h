@@ -31,10 +31,12 @@ bool hasPackedGemm();
 
 /// C = A.B, or C += A.B with `accumulate`, for A m x k and B k x n, C f32
 /// with rows `ldc` elements apart and unit column stride. Each element of C
-/// is one f32 sum in the order of k (rounded as fused multiply-adds), the
-/// same on any number of threads; the threads are the calling thread's
-/// OpenMP team (omp_get_max_threads). Requires hasPackedGemm().
-void packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
+/// is C's (or 0) plus the sums of its products over blocks of 256 steps of
+/// k in order, each sum fused multiply-adds in the order of k: the same on
+/// any number of threads. The threads are the calling thread's OpenMP team
+/// (omp_get_max_threads). Returns false where it could not allocate its
+/// buffers (then C is partly computed). Requires hasPackedGemm().
+bool packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
                 const MatrixRef &b, float *c, int64_t ldc, bool accumulate);
 
 } // namespace amp::cpu
