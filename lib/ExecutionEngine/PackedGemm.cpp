@@ -43,8 +43,11 @@ public:
     if (count > capacity) {
       // Room for the 8-lane stores of the last sliver's transposes.
       size_t bytes = (count + 8) * sizeof(float);
-      storage.reset(
-          static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+      auto *grown =
+          static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+      if (!grown)
+        return nullptr;
+      storage.reset(grown);
       capacity = count;
     }
     return storage.get();
@@ -253,9 +256,11 @@ bool packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
         std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
     return true;
   }
-  static Buffer panelOfB;
+  // Per calling thread: calls from several threads may run at once.
+  static thread_local Buffer panelOfB;
   int64_t blocksM = ceilDiv(m, kBlockM);
-  int threads = m * n * k < kMinParallelWork ? 1 : omp_get_max_threads();
+  int threads =
+      double(m) * n * k < kMinParallelWork ? 1 : omp_get_max_threads();
   // Work items: a block of A by a share of the panel's slivers of B, a
   // share for each thread where there are slivers enough. Taken round-robin,
   // each thread's items are its share of every block, the same work for

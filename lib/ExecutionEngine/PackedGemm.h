@@ -34,8 +34,9 @@ bool hasPackedGemm();
 /// is C's (or 0) plus the sums of its products over blocks of 256 steps of
 /// k in order, each sum fused multiply-adds in the order of k: the same on
 /// any number of threads. The threads are the calling thread's OpenMP team
-/// (omp_get_max_threads). Returns false where it could not allocate its
-/// buffers (then C is partly computed). Requires hasPackedGemm().
+/// (omp_get_max_threads); calls from several threads may run at once. Returns
+/// false where it could not allocate its buffers (then C is partly computed).
+/// Requires hasPackedGemm().
 bool packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
                 const MatrixRef &b, float *c, int64_t ldc, bool accumulate);
 

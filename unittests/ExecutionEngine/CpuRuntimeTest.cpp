@@ -208,8 +208,10 @@ TEST(CpuRuntime, MatmulsMatchTheLoops) {
             {0, 1, 13, 5},
             {0, 7, 1, 5},
             {0, 96, 80, 72},
-            // Wider than a panel of packedGemm's B (3072 columns).
+            // Wider than a panel of packedGemm's B (3072 columns), on one
+            // thread and, above 64^3 multiply-adds, on all.
             {0, 7, 3100, 9},
+            {0, 40, 3100, 70},
             {3, 5, 9, 11},
             {2, 70, 70, 70},
             // Above 256^3 multiply-adds a matrix: OpenBLAS's batch loop
@@ -676,6 +678,48 @@ TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {
     if (const char *expected = std::getenv(query.variable)) {
       EXPECT_EQ(path, expected) << query.variable;
     }
+  }
+}
+
+/// packedGemm reads operands that have no BLAS layout in place (which
+/// oneDNN refuses for negative strides): B's rows all one row (row stride 0,
+/// as a broadcast view has), A's columns backwards (a negative stride).
+TEST(CpuRuntime, PackedProductsReadZeroAndNegativeStrides) {
+  if (std::string(ampCpuLowPrecisionPath(0)) != "packed")
+    GTEST_SKIP() << "bf16 products are not packedGemm's on this host";
+  const int64_t m = 9, n = 21, k = 300;
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    std::mt19937 random(5);
+    Tensor a(dtype, {m, k}, {0, 1}, random);
+    Tensor b(dtype, {1, n}, {0, 1}, random);
+    Tensor out(DType::F32, {m, n}, {0, 1}, random);
+    auto view = [](Tensor &t, std::vector<int64_t> sizes,
+                   std::vector<int64_t> strides, int64_t offset) {
+      t.sizes = sizes;
+      t.strides = strides;
+      std::vector<int64_t> descriptor = {t.descriptor[0], t.descriptor[1],
+                                         offset};
+      descriptor.insert(descriptor.end(), sizes.begin(), sizes.end());
+      descriptor.insert(descriptor.end(), strides.begin(), strides.end());
+      t.descriptor = descriptor;
+      t.memref.descriptor = t.descriptor.data();
+    };
+    view(b, {k, n}, {0, 1}, 0);
+    view(a, {m, k}, {k, -1}, k - 1);
+    getMatmul(dtype)(&a.memref, &b.memref, &out.memref, /*accumulate=*/0);
+    const char *error = ampCpuTakeError();
+    ASSERT_EQ(error, nullptr) << error;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, magnitude = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          double product = double(a.f32[i * k + k - 1 - l]) * b.f32[j];
+          sum += product;
+          magnitude += std::fabs(product);
+        }
+        ASSERT_NEAR(out.f32[i * n + j], sum, 1e-5 * magnitude + 1e-30)
+            << i << "," << j;
+      }
   }
 }
 
