@@ -780,15 +780,15 @@ amp::cpu::MatrixRef describeForPacking(const Operand &operand, int64_t offset) {
 
 /// C = A.B (C += A.B when `accumulate`) one matrix of the batch at a time
 /// (a batch dimension of size 1 in A or B is broadcast), C row-major and
-/// f32: f32 inputs by cblas_sgemm, f16 and bf16 ones by packedGemm where
-/// packsLowPrecision, else extended to f32 and by cblas_sgemm. Returns
-/// false, computing nothing, where cblas_sgemm would read an operand that
-/// has no BlasMatrix.
-bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
+/// f32: f32 inputs by cblas_sgemm, f16 and bf16 ones by packedGemm. Returns
+/// false, computing nothing, for f16 and bf16 inputs where not
+/// packsLowPrecision (a host without AVX2: oneDNN extends them), and where
+/// cblas_sgemm would read an operand that has no BlasMatrix.
+bool runBlasMatmul(const Operand &a, const Operand &b, const Operand &c,
                    bool accumulate) {
   size_t rank = c.dims.size();
   // Batch dims equal to C's or broadcast (1), as oneDNN would check.
-  for (const Operand *input : {&aIn, &bIn}) {
+  for (const Operand *input : {&a, &b}) {
     if (input->dims.size() != rank)
       return false;
     for (size_t d = 0; d + 2 < rank; ++d)
@@ -798,17 +798,14 @@ bool runBlasMatmul(const Operand &aIn, const Operand &bIn, const Operand &c,
   std::optional<BlasMatrix> matrixC = describeForBlas(c);
   if (!matrixC || matrixC->transpose != CblasNoTrans)
     return false;
-  Library &library = Library::get();
-  std::lock_guard<std::mutex> lock(library.mutex);
-  bool low = aIn.type != memory::data_type::f32;
-  bool packed = low && packsLowPrecision();
-  bool extended = low && !packed;
-  Operand a = extended ? extendToF32(aIn, library.scratch[0]) : aIn;
-  Operand b = extended ? extendToF32(bIn, library.scratch[1]) : bIn;
+  bool packed = a.type != memory::data_type::f32;
+  if (packed && !packsLowPrecision())
+    return false;
   std::optional<BlasMatrix> matrixA = describeForBlas(a),
                             matrixB = describeForBlas(b);
   if (!packed && (!matrixA || !matrixB))
     return false;
+  std::lock_guard<std::mutex> lock(Library::get().mutex);
   int64_t m = c.dims[rank - 2], n = c.dims[rank - 1], k = a.dims[rank - 1];
   if (m == 0 || n == 0)
     return true;
