@@ -352,8 +352,8 @@ class Session:
     for 16 channels where oneDNN blocks channels by 16, AVX-512; within rounding
     for wider ones and on AVX2); ``f32_operands``:
     whether the bf16 and f16 operands of the matmuls and convolutions that
-    this host's library computes in f32 are stored in f32, rounded to their
-    type (amp-run's ``--f32-operands``; the same bits, fewer conversions,
+    this host's runtime extends to f32 in each call are stored in f32,
+    rounded to their type (amp-run's ``--f32-operands``; the same bits, fewer conversions,
     more memory).
 
     With ``data_parallel="mpi"`` the session is one rank of an MPI job

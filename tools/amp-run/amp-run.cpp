@@ -170,8 +170,8 @@ static cl::opt<bool> channelsLast(
 static cl::opt<bool> f32Operands(
     "f32-operands",
     cl::desc("Store the bf16 and f16 operands of the matmuls and convolutions "
-             "that this host's library computes in f32 in f32, rounded to "
-             "their type (amp-lower-to-llvm's f32-matmul-types and "
+             "that this host's runtime extends to f32 in each call in f32, "
+             "rounded to their type (amp-lower-to-llvm's f32-matmul-types and "
              "f32-convolution-types): the same numbers multiplied, fewer "
              "conversions, more memory"),
     cl::init(false), cl::cat(runCategory));

@@ -58,9 +58,9 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
                      "of matmuls whose operands are stored in f32, rounded "
                      "to the type, where they are computed, instead of "
                      "extended to f32 in every call: for the types the CPU "
-                     "runtime computes in f32 on the target "
-                     "(`ampCpuLowPrecisionPath`; amp-cpu-widen-library-"
-                     "operands). Empty (the default): none")};
+                     "runtime extends on the target "
+                     "(`ampCpuLowPrecisionPath` says \"f32\"; amp-cpu-widen-"
+                     "library-operands). Empty (the default): none")};
   ListOption<std::string> f32ConvolutionTypes{
       *this, "f32-convolution-types",
       llvm::cl::desc("The same for convolutions "

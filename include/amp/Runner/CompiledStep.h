@@ -89,9 +89,9 @@ struct StepCompileOptions {
   /// AVX-512, 8 with AVX2: ampCpuChannelBlock).
   bool channelsLast = true;
   /// With `library`, whether the bf16 and f16 operands of the matmuls and
-  /// convolutions that this host's library computes in f32
-  /// (`ampCpuLowPrecisionPath`, `ampCpuConv2DLowPrecisionPath`) are stored
-  /// in f32 where they are computed, rounded to their type
+  /// convolutions that this host's runtime extends to f32 in each call
+  /// (`ampCpuLowPrecisionPath`, `ampCpuConv2DLowPrecisionPath` say "f32") are
+  /// stored in f32 where they are computed, rounded to their type
   /// (amp-lower-to-llvm's `f32-matmul-types` and `f32-convolution-types`):
   /// the same numbers multiplied, without the calls' conversions, with more
   /// memory.

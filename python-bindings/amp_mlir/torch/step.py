@@ -340,8 +340,8 @@ def compile_training_step(model: torch.nn.Module, loss_fn: Callable,
     `forward_inputs` (default: what loss_fn passes the model) fixes the eval
     forward's inputs. `threads`: the cores of the library calls and the
     compiled loops (1, the default, is deterministic). `f32_operands`: store
-    the low-precision operands of the products that this host's library
-    computes in f32 in f32, rounded to their type (Session's option of that
+    the low-precision operands of the products that this host's runtime
+    extends to f32 in each call in f32, rounded to their type (Session's option of that
     name: the same numbers, fewer conversions, more memory). The model's current parameters and buffers
     and the optimizer's state are loaded; the model and optimizer are not
     changed.
