@@ -220,16 +220,18 @@ def gemm_rate(dtype):
 
 def library_rates(threads):
     """GFLOP/s of our runtime's matmul at 256x1024x1024 (amp-gemm-rates: in the library it
-    chose for this host, OpenBLAS or oneDNN), by input type, and the library's name."""
+    chose for this host, OpenBLAS or oneDNN, bf16 and f16 in our packed GEMM where OpenBLAS
+    computes f32), by input type, and the library's name."""
     out = subprocess.run([os.path.join(BUILD, "bin", "amp-gemm-rates"), "--threads",
                           str(threads)], capture_output=True, text=True, check=True).stdout
-    rates, library = {}, "runtime"
+    rates, library, packed = {}, "runtime", False
     for line in out.splitlines():
         fields = line.split()
         if fields[:1] == ["runtime"] and fields[4:5] == ["GFLOP/s"]:
             rates[fields[1]] = float(fields[3])
             library = fields[5].rstrip(",")
-    return library, rates
+            packed = packed or line.endswith("converted as packed")
+    return library + (", bf16 packed" if packed else ""), rates
 
 
 def cpu_description():
