@@ -191,6 +191,9 @@ AMP_AVX2 void multiplySlivers(int64_t depth, const float *a, const float *b,
     _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc + kColumns - 1),
                  _MM_HINT_T0);
   }
+  // Twelve named accumulators, each row spelled out: GCC keeps an array of
+  // them in registers too, but stores it to the stack at every step (31
+  // instead of 90 GFLOP/s).
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00,
          c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
          c51 = c00;
