@@ -321,7 +321,7 @@ def benchmark(name, threads, rounds, steps, labels):
     for label, samples in times.items():
         ms = statistics.median(samples)
         # A bf16 step's GEMMs run at the faster of the bf16 and the f32 rate: without bf16
-        # kernels (an AVX2 host) the inputs are extended and the f32 kernel runs.
+        # kernels (an AVX2 host) the inputs are converted and an f32 kernel runs.
         dtypes = ("bf16", "f32") if "bf16" in label else ("f32",)
         rate = max(by_type.get(dtype, 0) for by_type in rates.values() for dtype in dtypes)
         floor_ms = flops / (rate * 1e9) * 1e3

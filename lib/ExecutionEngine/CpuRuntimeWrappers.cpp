@@ -685,8 +685,8 @@ void runCached(const char *what, Key key, const Operand &srcIn,
   }
 }
 
-/// The libraries that can run the f32 matrix products (and the
-/// low-precision ones extended to f32).
+/// The libraries that can run the f32 matrix products (with OpenBLAS, the
+/// low-precision ones are packedGemm's).
 enum class GemmLibrary { OneDNN, OpenBLAS };
 
 /// The library for this host's f32 matrix products: OpenBLAS where oneDNN's

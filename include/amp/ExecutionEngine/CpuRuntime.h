@@ -150,9 +150,10 @@ const char *ampCpuLowPrecisionPath(int32_t isF16);
  * kernels for bf16 with AMX or AVX512-BF16, for f16 with AMX only. */
 const char *ampCpuConv2DLowPrecisionPath(int32_t isF16);
 
-/* The library that runs this host's f32 matrix products, and the
- * low-precision ones it extends to f32: "openblas" where oneDNN has only its
- * AVX2 GEMM (OpenBLAS runs at about twice its rate there), else "onednn";
+/* The library that runs this host's f32 matrix products: "openblas" where
+ * oneDNN has only its AVX2 GEMM (OpenBLAS runs at about twice its rate
+ * there; the low-precision ones are then the runtime's packed GEMM,
+ * ampCpuLowPrecisionPath), else "onednn";
  * the environment variable AMP_CPU_GEMM=onednn or =openblas, read once,
  * chooses instead (empty: the host's choice; another value is the error of
  * every matrix product, ampCpuTakeError, and of this query). Batches of
