@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DirectConv.h"
 #include "PackedGemm.h"
 #include "amp/ExecutionEngine/CpuRuntime.h"
 #include "dnnl.hpp"
@@ -284,38 +285,16 @@ __attribute__((target("avx,f16c"))) void truncateF16WithF16C(const float *in,
     out[i] = truncateF16(in[i]);
 }
 
-/// Eight f32 numbers rounded to bf16 as truncateBF16 rounds them, in the
-/// low halves of their words.
-__attribute__((target("avx2"))) inline __m256i roundToBF16(__m256 value) {
-  const __m256i half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1),
-                quiet = _mm256_set1_epi32(0x40);
-  __m256i word = _mm256_castps_si256(value);
-  __m256i upper = _mm256_srli_epi32(word, 16);
-  __m256i rounded = _mm256_srli_epi32(
-      _mm256_add_epi32(word,
-                       _mm256_add_epi32(half, _mm256_and_si256(upper, one))),
-      16);
-  __m256i isNaN =
-      _mm256_castps_si256(_mm256_cmp_ps(value, value, _CMP_UNORD_Q));
-  return _mm256_blendv_epi8(rounded, _mm256_or_si256(upper, quiet), isNaN);
-}
-
 /// out[i] = in[i] rounded to bf16 for i < n, sixteen numbers a step, as
 /// truncateBF16 rounds them (the scalar loop, with its NaN branch, is not
 /// vectorized: 3% of the CNN's bf16 step on AMD Zen 3; sixteen a step
 /// instead of eight took 0.16 instead of 0.21 ms for 1M numbers in cache).
-__attribute__((target("avx2"))) void
-truncateBF16WithAVX2(const float *in, uint16_t *out, int64_t n) {
+AMP_AVX2 void truncateBF16WithAVX2(const float *in, uint16_t *out, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m256i low = roundToBF16(_mm256_loadu_ps(in + i)),
-            high = roundToBF16(_mm256_loadu_ps(in + i + 8));
-    // Packing works within 128-bit lanes: low's and high's first four
-    // words, then their last four; quadwords 0, 2, 1, 3 put them in order.
-    _mm256_storeu_si256(
-        reinterpret_cast<__m256i *>(out + i),
-        _mm256_permute4x64_epi64(_mm256_packus_epi32(low, high), 0xd8));
-  }
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + i),
+                        amp::cpu::roundToBF16(_mm256_loadu_ps(in + i),
+                                              _mm256_loadu_ps(in + i + 8)));
   for (; i < n; ++i)
     out[i] = truncateBF16(in[i]);
 }
@@ -324,7 +303,6 @@ truncateBF16WithAVX2(const float *in, uint16_t *out, int64_t n) {
 void truncateRun(memory::data_type type, const float *in, void *out,
                  int64_t n, int64_t stride) {
   static const bool hasF16C = __builtin_cpu_supports("f16c");
-  static const bool hasAVX2 = __builtin_cpu_supports("avx2");
   if (type == memory::data_type::f32) {
     auto *values = static_cast<float *>(out);
     for (int64_t i = 0; i < n; ++i)
@@ -334,7 +312,7 @@ void truncateRun(memory::data_type type, const float *in, void *out,
   auto *bits = static_cast<uint16_t *>(out);
   if (type == memory::data_type::f16 && hasF16C && stride == 1)
     return truncateF16WithF16C(in, bits, n);
-  if (type == memory::data_type::bf16 && hasAVX2 && stride == 1)
+  if (type == memory::data_type::bf16 && amp::cpu::hasAvx2() && stride == 1)
     return truncateBF16WithAVX2(in, bits, n);
   for (int64_t i = 0; i < n; ++i)
     bits[i * stride] = type == memory::data_type::f16 ? truncateF16(in[i])
@@ -767,17 +745,21 @@ bool packsLowPrecision() {
   return gemmLibrary() == GemmLibrary::OpenBLAS && amp::cpu::hasPackedGemm();
 }
 
+/// The runtime's own kernels' name of `type` (f32, f16 or bf16).
+amp::cpu::ElementType toElementType(memory::data_type type) {
+  return type == memory::data_type::f32   ? amp::cpu::ElementType::F32
+         : type == memory::data_type::f16 ? amp::cpu::ElementType::F16
+                                          : amp::cpu::ElementType::BF16;
+}
+
 /// The last two dimensions of `operand` at `offset` elements, for
 /// packedGemm.
 amp::cpu::MatrixRef describeForPacking(const Operand &operand, int64_t offset) {
   size_t rank = operand.dims.size();
-  auto type =
-      operand.type == memory::data_type::f32   ? amp::cpu::ElementType::F32
-      : operand.type == memory::data_type::f16 ? amp::cpu::ElementType::F16
-                                               : amp::cpu::ElementType::BF16;
   return {static_cast<const char *>(operand.data) +
               offset * getElementSize(operand.type),
-          type, operand.strides[rank - 2], operand.strides[rank - 1]};
+          toElementType(operand.type), operand.strides[rank - 2],
+          operand.strides[rank - 1]};
 }
 
 /// C = A.B (C += A.B when `accumulate`) one matrix of the batch at a time
@@ -936,6 +918,26 @@ makeProbeConv(memory::data_type type) {
   memory::desc weights({16, 16, 3, 3}, type, any);
   memory::desc output({1, 16, 8, 8}, memory::data_type::f32, any);
   return makeForwardConv(image, weights, output, {1, 1, 1, 1, 1, 1, 1, 1});
+}
+
+/// "native" where oneDNN runs the primitive that `make(type)` describes for
+/// low-precision inputs of `type` on its own fast kernels, else "f32".
+template <typename MakeFn>
+const char *lowPrecisionPath(int32_t isF16, MakeFn make) {
+  memory::data_type type =
+      isF16 ? memory::data_type::f16 : memory::data_type::bf16;
+  try {
+    return isFastLowPrecision(type, make(type)) ? "native" : "f32";
+  } catch (const dnnl::error &) {
+    return "f32";
+  }
+}
+
+/// ampCpuConv2DLowPrecisionPath for `type` (f16 or bf16), asked once.
+const char *conv2DLowPrecisionPath(memory::data_type type) {
+  static const char *bf16 = lowPrecisionPath(0, makeProbeConv),
+                    *f16 = lowPrecisionPath(1, makeProbeConv);
+  return type == memory::data_type::f16 ? f16 : bf16;
 }
 
 /// ampCpuChannelBlock: the channel block of the image layout oneDNN picks
@@ -1129,6 +1131,36 @@ void runMatmulEpilogueRowMajor(const Operand &a, const Operand &b,
   runMatmulEpilogue(transposed(b), transposed(a), transposed(c), epilogue);
 }
 
+/// `operand` (4-d) for DirectConv.h.
+amp::cpu::ArrayRef4 describeForDirectConv(const Operand &operand) {
+  amp::cpu::ArrayRef4 array{operand.data, toElementType(operand.type), {}, {}};
+  std::copy(operand.dims.begin(), operand.dims.end(), array.sizes);
+  std::copy(operand.strides.begin(), operand.strides.end(), array.strides);
+  return array;
+}
+
+/// Computes the forward convolution with the runtime's own direct
+/// convolution where it takes the call and oneDNN would extend its low-
+/// precision inputs (conv2DLowPrecisionPath says "f32"); else returns
+/// false, computing nothing.
+bool runDirectConv(const Operand &input, const Operand &filter,
+                   const Operand &output, const ConvGeometry &geometry) {
+  if (!pendingError.empty() || input.type == memory::data_type::f32 ||
+      std::strcmp(conv2DLowPrecisionPath(input.type), "f32") != 0)
+    return false;
+  amp::cpu::ArrayRef4 in = describeForDirectConv(input),
+                      weights = describeForDirectConv(filter),
+                      out = describeForDirectConv(output);
+  amp::cpu::ConvWindow window{{geometry.strideH, geometry.strideW},
+                              {geometry.dilationH, geometry.dilationW},
+                              {geometry.padTop, geometry.padLeft}};
+  if (!amp::cpu::canDirectConv(in, weights, out, window))
+    return false;
+  if (!amp::cpu::directConv(in, weights, out, window))
+    pendingError = "convolution: out of memory for the direct convolution";
+  return true;
+}
+
 /// A convolution chooses its operands' layouts (format_tag::any) but for
 /// channels-last images (describeImage): oneDNN's direct kernels read
 /// blocked layouts (nChw16c and the like) and channels-last ones, and with
@@ -1137,6 +1169,8 @@ void runMatmulEpilogueRowMajor(const Operand &a, const Operand &b,
 void runConv2D(const Operand &input, const Operand &filter,
                const Operand &output, const ConvGeometry &geometry,
                bool accumulate) {
+  if (!accumulate && runDirectConv(input, filter, output, geometry))
+    return;
   runCached("convolution",
             makeConvKey(Conv2D, {&input, &filter, &output}, geometry,
                         accumulate),
@@ -1434,19 +1468,6 @@ extern "C" void ampCpuParallelFor(void (*body)(void *, int64_t),
     body(context, block);
 }
 
-/// "native" where oneDNN runs the primitive that `make(type)` describes for
-/// low-precision inputs of `type` on its own fast kernels, else "f32".
-template <typename MakeFn>
-const char *lowPrecisionPath(int32_t isF16, MakeFn make) {
-  memory::data_type type =
-      isF16 ? memory::data_type::f16 : memory::data_type::bf16;
-  try {
-    return isFastLowPrecision(type, make(type)) ? "native" : "f32";
-  } catch (const dnnl::error &) {
-    return "f32";
-  }
-}
-
 extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
   if (packsLowPrecision())
     return "packed";
@@ -1460,7 +1481,8 @@ extern "C" const char *ampCpuLowPrecisionPath(int32_t isF16) {
 }
 
 extern "C" const char *ampCpuConv2DLowPrecisionPath(int32_t isF16) {
-  return lowPrecisionPath(isF16, makeProbeConv);
+  return conv2DLowPrecisionPath(isF16 ? memory::data_type::f16
+                                      : memory::data_type::bf16);
 }
 
 extern "C" int32_t ampCpuChannelBlock(void) { return channelBlock(); }

@@ -17,11 +17,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <immintrin.h>
 #include <memory>
 #include <omp.h>
-
-#define AMP_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 namespace amp::cpu {
 namespace {
@@ -35,58 +32,6 @@ constexpr int64_t kRows = 6, kColumns = 16;
 constexpr int64_t kBlockK = 256, kBlockM = 72, kBlockN = 3072;
 /// Products of fewer multiply-adds run on one thread.
 constexpr int64_t kMinParallelWork = int64_t(64) * 64 * 64;
-
-/// f32 storage, 64-byte aligned, that only grows (null where it cannot).
-class Buffer {
-public:
-  float *get(int64_t count) {
-    if (count > capacity) {
-      // Room for the 8-lane stores of the last sliver's transposes.
-      size_t bytes = (count + 8) * sizeof(float);
-      auto *grown =
-          static_cast<float *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-      if (!grown)
-        return nullptr;
-      storage.reset(grown);
-      capacity = count;
-    }
-    return storage.get();
-  }
-
-private:
-  struct Free {
-    void operator()(float *data) const { std::free(data); }
-  };
-  std::unique_ptr<float, Free> storage;
-  int64_t capacity = 0;
-};
-
-/// Element `at` of an array of `type` as f32.
-template <ElementType type>
-AMP_AVX2 inline float load1(const void *data, int64_t at) {
-  auto *bits = static_cast<const uint16_t *>(data);
-  if constexpr (type == ElementType::F32)
-    return static_cast<const float *>(data)[at];
-  else if constexpr (type == ElementType::F16)
-    return _cvtsh_ss(bits[at]);
-  uint32_t word = uint32_t(bits[at]) << 16;
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
-}
-
-/// Elements at .. at + 7 of an array of `type` as f32.
-template <ElementType type>
-AMP_AVX2 inline __m256 load8(const void *data, int64_t at) {
-  auto *bits = reinterpret_cast<const __m128i *>(
-      static_cast<const uint16_t *>(data) + at);
-  if constexpr (type == ElementType::F32)
-    return _mm256_loadu_ps(static_cast<const float *>(data) + at);
-  else if constexpr (type == ElementType::F16)
-    return _mm256_cvtph_ps(_mm_loadu_si128(bits));
-  return _mm256_castsi256_ps(
-      _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(bits)), 16));
-}
 
 /// Transposes the 8 x 8 matrix whose rows are `r`.
 AMP_AVX2 inline void transpose8x8(__m256 r[8]) {
@@ -242,12 +187,7 @@ int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
 } // namespace
 
-bool hasPackedGemm() {
-  static const bool supported = __builtin_cpu_supports("avx2") &&
-                                __builtin_cpu_supports("fma") &&
-                                __builtin_cpu_supports("f16c");
-  return supported;
-}
+bool hasPackedGemm() { return hasAvx2(); }
 
 bool packedGemm(int64_t m, int64_t n, int64_t k, const MatrixRef &a,
                 const MatrixRef &b, float *c, int64_t ldc, bool accumulate) {

@@ -12,11 +12,9 @@
 #ifndef AMP_LIB_EXECUTIONENGINE_PACKEDGEMM_H
 #define AMP_LIB_EXECUTIONENGINE_PACKEDGEMM_H
 
-#include <cstdint>
+#include "Avx2Support.h"
 
 namespace amp::cpu {
-
-enum class ElementType { F32, F16, BF16 };
 
 /// A matrix of `type`: element (i, j) at `data` + i * rowStride +
 /// j * columnStride elements. Any strides, including 0 and negative ones.

@@ -377,47 +377,74 @@ void expectSum(float value, double sum, double magnitude, float initial,
       << " kernel " << conv.kernel << " pad " << conv.pad;
 }
 
+/// Checks `output`, the forward convolution `conv` of `input` by `filter`
+/// (added to `initial`, its elements before, when `accumulate`), against
+/// f64 loops.
+void checkForward(const ConvCase &conv, const Tensor &input,
+                  const Tensor &filter, const Tensor &output,
+                  const std::vector<float> &initial, bool accumulate) {
+  for (int64_t b = 0; b < conv.n; ++b)
+    for (int64_t o = 0; o < conv.f; ++o)
+      for (int64_t y = 0; y < conv.oh(); ++y)
+        for (int64_t x = 0; x < conv.ow(); ++x) {
+          double sum = 0, magnitude = 0;
+          for (int64_t i = 0; i < conv.c; ++i)
+            for (int64_t ky = 0; ky < conv.kernel; ++ky)
+              for (int64_t kx = 0; kx < conv.kernel; ++kx) {
+                int64_t iy = conv.at(y, ky, conv.h),
+                        ix = conv.at(x, kx, conv.w);
+                if (iy < 0 || ix < 0)
+                  continue;
+                double product = double(input.at({b, i, iy, ix})) *
+                                 filter.at({o, i, ky, kx});
+                sum += product;
+                magnitude += std::fabs(product);
+              }
+          int64_t offset = b * output.strides[0] + o * output.strides[1] +
+                           y * output.strides[2] + x * output.strides[3];
+          expectSum(output.f32[offset], sum, magnitude, initial[offset],
+                    accumulate, "forward", conv);
+        }
+}
+
+/// The layouts of the images of the forward convolution tests: NCHW, and
+/// channels-last with more channels, which the runtime's direct convolution
+/// takes for f16 and bf16 inputs where oneDNN would extend them (filters
+/// past one block of its 16, channels past a vector of 8).
+struct ImageLayout {
+  std::vector<int> order;
+  int64_t channels, filters;
+};
+const ImageLayout kImageLayouts[] = {{{0, 1, 2, 3}, 3, 5},
+                                     {{0, 2, 3, 1}, 9, 20}};
+
 TEST(CpuRuntime, ConvolutionsMatchTheLoops) {
   Conv convs[] = {_mlir_ciface_ampCpuConv2DF32, _mlir_ciface_ampCpuConv2DF16,
                   _mlir_ciface_ampCpuConv2DBF16};
   for (DType dtype : {DType::F32, DType::F16, DType::BF16})
-    for (const ConvCase &conv : kConvCases)
-      for (bool accumulate : {false, true}) {
-        std::mt19937 random(3);
-        int64_t oh = conv.oh(), ow = conv.ow();
-        Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, {0, 1, 2, 3},
-                     random);
-        Tensor filter(dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
-                      {0, 1, 2, 3}, random);
-        Tensor output(DType::F32, {conv.n, conv.f, oh, ow}, {0, 1, 2, 3},
-                      random);
-        std::vector<float> initial = output.f32;
-        convs[static_cast<int>(dtype)](
-            &input.memref, &filter.memref, &output.memref, conv.stride,
-            conv.stride, conv.dilation, conv.dilation, conv.pad, conv.pad,
-            conv.padAfter(conv.h), conv.padAfter(conv.w), accumulate);
-        for (int64_t b = 0; b < conv.n; ++b)
-          for (int64_t o = 0; o < conv.f; ++o)
-            for (int64_t y = 0; y < oh; ++y)
-              for (int64_t x = 0; x < ow; ++x) {
-                double sum = 0, magnitude = 0;
-                for (int64_t i = 0; i < conv.c; ++i)
-                  for (int64_t ky = 0; ky < conv.kernel; ++ky)
-                    for (int64_t kx = 0; kx < conv.kernel; ++kx) {
-                      int64_t iy = conv.at(y, ky, conv.h),
-                              ix = conv.at(x, kx, conv.w);
-                      if (iy < 0 || ix < 0)
-                        continue;
-                      double product = double(input.at({b, i, iy, ix})) *
-                                       filter.at({o, i, ky, kx});
-                      sum += product;
-                      magnitude += std::fabs(product);
-                    }
-                int64_t offset = ((b * conv.f + o) * oh + y) * ow + x;
-                expectSum(output.f32[offset], sum, magnitude, initial[offset],
-                          accumulate, "forward", conv);
-              }
-      }
+    for (const ImageLayout &layout : kImageLayouts)
+      for (ConvCase conv : kConvCases)
+        for (bool accumulate : {false, true}) {
+          conv.c = layout.channels;
+          conv.f = layout.filters;
+          std::mt19937 random(3);
+          Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, layout.order,
+                       random);
+          Tensor filter(dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
+                        {0, 1, 2, 3}, random);
+          Tensor output(DType::F32, {conv.n, conv.f, conv.oh(), conv.ow()},
+                        layout.order, random);
+          // A convolution that does not accumulate must not read its
+          // output.
+          if (!accumulate)
+            std::fill(output.f32.begin(), output.f32.end(), NAN);
+          std::vector<float> initial = output.f32;
+          convs[static_cast<int>(dtype)](
+              &input.memref, &filter.memref, &output.memref, conv.stride,
+              conv.stride, conv.dilation, conv.dilation, conv.pad, conv.pad,
+              conv.padAfter(conv.h), conv.padAfter(conv.w), accumulate);
+          checkForward(conv, input, filter, output, initial, accumulate);
+        }
 }
 
 /// The filter gradient, from an input whose batch and channel dimensions
@@ -518,7 +545,8 @@ TEST(CpuRuntime, InputGradientsMatchTheLoops) {
 
 /// The forward and input-gradient convolutions into the inputs' low type
 /// against the f32 ones (checked against the loops above), rounded: within
-/// one unit in the last place of the low type, for the summation order.
+/// one unit in the last place of the low type, for the summation order (the
+/// same sums where the direct convolution computes both).
 TEST(CpuRuntime, LowOutputConvolutionsRoundTheF32Ones) {
   struct Entries {
     DType dtype;
@@ -534,38 +562,41 @@ TEST(CpuRuntime, LowOutputConvolutionsRoundTheF32Ones) {
        _mlir_ciface_ampCpuConv2DBackwardDataBF16,
        _mlir_ciface_ampCpuConv2DBackwardDataBF16ToBF16, 0x1p-7f}};
   for (const Entries &entry : entries)
-    for (const ConvCase &conv : kConvCases) {
-      std::mt19937 random(7);
-      int64_t oh = conv.oh(), ow = conv.ow();
-      Tensor image(entry.dtype, {conv.n, conv.c, conv.h, conv.w}, {0, 1, 2, 3},
-                   random);
-      Tensor filter(entry.dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
-                    {0, 1, 2, 3}, random);
-      Tensor gradient(entry.dtype, {conv.n, conv.f, oh, ow}, {0, 1, 2, 3},
-                      random);
-      auto check = [&](Conv wide, Conv low, Tensor &in, std::vector<int64_t>
-                       outSizes, const char *what) {
-        Tensor expected(DType::F32, outSizes, {0, 1, 2, 3}, random);
-        Tensor actual(entry.dtype, outSizes, {0, 1, 2, 3}, random);
-        for (auto [call, out] : {std::pair{wide, &expected}, {low, &actual}})
-          call(&in.memref, &filter.memref, &out->memref, conv.stride,
-               conv.stride, conv.dilation, conv.dilation, conv.pad, conv.pad,
-               conv.padAfter(conv.h), conv.padAfter(conv.w), 0);
-        for (size_t i = 0; i < expected.f32.size(); ++i) {
-          float value = entry.dtype == DType::F16 ? fromF16(actual.bits[i])
-                                                  : fromBF16(actual.bits[i]);
-          ASSERT_NEAR(value, expected.f32[i],
-                      entry.ulp * std::fabs(expected.f32[i]) + 1e-6f)
-              << what << ": stride " << conv.stride << " dilation "
-              << conv.dilation << " kernel " << conv.kernel << " pad "
-              << conv.pad;
-        }
-      };
-      check(entry.forward, entry.forwardLow, image, {conv.n, conv.f, oh, ow},
-            "forward");
-      check(entry.inputGradient, entry.inputGradientLow, gradient,
-            {conv.n, conv.c, conv.h, conv.w}, "input gradient");
-    }
+    for (const ImageLayout &layout : kImageLayouts)
+      for (ConvCase conv : kConvCases) {
+        conv.c = layout.channels;
+        conv.f = layout.filters;
+        std::mt19937 random(7);
+        int64_t oh = conv.oh(), ow = conv.ow();
+        Tensor image(entry.dtype, {conv.n, conv.c, conv.h, conv.w},
+                     layout.order, random);
+        Tensor filter(entry.dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
+                      {0, 1, 2, 3}, random);
+        Tensor gradient(entry.dtype, {conv.n, conv.f, oh, ow}, layout.order,
+                        random);
+        auto check = [&](Conv wide, Conv low, Tensor &in,
+                         std::vector<int64_t> outSizes, const char *what) {
+          Tensor expected(DType::F32, outSizes, layout.order, random);
+          Tensor actual(entry.dtype, outSizes, layout.order, random);
+          for (auto [call, out] : {std::pair{wide, &expected}, {low, &actual}})
+            call(&in.memref, &filter.memref, &out->memref, conv.stride,
+                 conv.stride, conv.dilation, conv.dilation, conv.pad, conv.pad,
+                 conv.padAfter(conv.h), conv.padAfter(conv.w), 0);
+          for (size_t i = 0; i < expected.f32.size(); ++i) {
+            float value = entry.dtype == DType::F16 ? fromF16(actual.bits[i])
+                                                    : fromBF16(actual.bits[i]);
+            ASSERT_NEAR(value, expected.f32[i],
+                        entry.ulp * std::fabs(expected.f32[i]) + 1e-6f)
+                << what << ": channels-last " << (layout.order[1] != 1)
+                << " stride " << conv.stride << " dilation " << conv.dilation
+                << " kernel " << conv.kernel << " pad " << conv.pad;
+          }
+        };
+        check(entry.forward, entry.forwardLow, image, {conv.n, conv.f, oh, ow},
+              "forward");
+        check(entry.inputGradient, entry.inputGradientLow, gradient,
+              {conv.n, conv.c, conv.h, conv.w}, "input gradient");
+      }
 }
 
 /// C = A.B rounded to bf16, for products of one term (exact in f32): every
@@ -738,6 +769,43 @@ TEST(CpuRuntime, PackedProductsAreTheSameOnAnyThreads) {
       ampCpuSetNumThreads(threads);
       Tensor out(DType::F32, {150, 3200}, {0, 1}, random);
       getMatmul(dtype)(&a.memref, &b.memref, &out.memref, /*accumulate=*/0);
+      outputs.push_back(out.f32);
+    }
+    ampCpuSetNumThreads(1);
+    EXPECT_EQ(std::memcmp(outputs[0].data(), outputs[1].data(),
+                          outputs[0].size() * sizeof(float)),
+              0);
+  }
+}
+
+/// Where the runtime's direct convolution computes f16 and bf16 forward
+/// convolutions of channels-last images (AVX2 hosts whose oneDNN extends
+/// them), each output is the same sum on any number of threads: the same
+/// bits at 1 and 3 threads, over several images and bands of rows, and the
+/// loops' sums.
+TEST(CpuRuntime, DirectConvolutionsAreTheSameOnAnyThreads) {
+  if (std::string(ampCpuConv2DLowPrecisionPath(0)) != "f32" ||
+      !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
+      !__builtin_cpu_supports("f16c"))
+    GTEST_SKIP() << "bf16 convolutions are not the direct ones on this host";
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    std::mt19937 random(13);
+    ConvCase conv{2, 1, 3, 1, 3, 16, 24, 140, 30};
+    Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, {0, 2, 3, 1}, random);
+    Tensor filter(dtype, {conv.f, conv.c, 3, 3}, {0, 1, 2, 3}, random);
+    std::vector<std::vector<float>> outputs;
+    for (int threads : {1, 3}) {
+      ampCpuSetNumThreads(threads);
+      // Stride 2, padding 1 before: 3 bands of up to 32 output rows.
+      Tensor out(DType::F32, {conv.n, conv.f, conv.oh(), conv.ow()},
+                 {0, 2, 3, 1}, random);
+      (dtype == DType::F16 ? _mlir_ciface_ampCpuConv2DF16
+                           : _mlir_ciface_ampCpuConv2DBF16)(
+          &input.memref, &filter.memref, &out.memref, conv.stride, conv.stride,
+          1, 1, conv.pad, conv.pad, conv.padAfter(conv.h),
+          conv.padAfter(conv.w), /*accumulate=*/0);
+      ASSERT_EQ(ampCpuTakeError(), nullptr);
+      checkForward(conv, input, filter, out, out.f32, /*accumulate=*/false);
       outputs.push_back(out.f32);
     }
     ampCpuSetNumThreads(1);

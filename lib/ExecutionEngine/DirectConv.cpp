@@ -1,0 +1,327 @@
+//===- DirectConv.cpp - Convolutions that read and write f16 and bf16 -----===//
+//
+// A direct convolution of channels-last images. For a band of output rows
+// of one image, the input rows they read are extended to f32 into a
+// buffer, with the padding as zeros: rows of `width` pixels of C floats,
+// where the window of each output pixel on each filter row is one run of
+// KW x C floats. A 6 x 16 kernel of AVX2 FMAs (PackedGemm's) computes six
+// output pixels, consecutive in the band, by 16 filters packed as
+// [KH][KW x C][16] f32, and rounds the sums to the output's type as it
+// stores them. Jobs (a band of an image each) go to the threads whole.
+// On AMD Zen 3 (1 thread, the benchmark CNN's 3 x 3 convolutions of 16 and
+// 32 channels, bf16 in and out) this ran at 81-90 GFLOP/s where oneDNN's
+// f32 kernel (`brgconv:avx2`) ran at 82-92 on f32 images, and a stride-2
+// one at 77-80 against 62-66 (bench/RESULTS.md, twenty-first round).
+//
+//===----------------------------------------------------------------------===//
+
+#include "DirectConv.h"
+#include <algorithm>
+#include <omp.h>
+
+namespace amp::cpu {
+namespace {
+
+/// The kernel's tile: kPixels output pixels by kFilters filters.
+constexpr int64_t kPixels = 6, kFilters = 16;
+/// A band's input rows take at most this many floats (128 KB, in L2 with
+/// the packed filters), unless one output row needs more.
+constexpr int64_t kBandFloats = 32 * 1024;
+/// Convolutions of fewer multiply-adds run on one thread.
+constexpr int64_t kMinParallelWork = int64_t(64) * 64 * 64;
+
+int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+/// `out`[i] = element i of the run of `count` at `at` of `source`, as f32.
+template <ElementType type>
+AMP_AVX2 void extendRun(const void *source, int64_t at, int64_t count,
+                        float *out) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8)
+    _mm256_storeu_ps(out + i, load8<type>(source, at + i));
+  for (; i < count; ++i)
+    out[i] = load1<type>(source, at + i);
+}
+
+/// Rows `firstRow` .. `firstRow` + rows - 1 of image `n` of `input`, as the
+/// padding `window` puts them, `width` pixels each from the first pixel of
+/// the padding on, extended into `band`: zeros outside the image.
+template <ElementType type>
+AMP_AVX2 void fillBand(const ArrayRef4 &input, const ConvWindow &window,
+                       int64_t n, int64_t firstRow, int64_t rows, int64_t width,
+                       float *band) {
+  int64_t channels = input.sizes[1], height = input.sizes[2],
+          columns = input.sizes[3];
+  int64_t left = window.padBefore[1];
+  // The image's columns that land in the band: [left, end).
+  int64_t end = std::min(width, left + columns);
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = band + r * width * channels;
+    int64_t y = firstRow + r - window.padBefore[0];
+    if (y < 0 || y >= height || end <= left) {
+      std::fill(row, row + width * channels, 0.0f);
+      continue;
+    }
+    std::fill(row, row + left * channels, 0.0f);
+    std::fill(row + end * channels, row + width * channels, 0.0f);
+    int64_t at = n * input.strides[0] + y * input.strides[2];
+    if (input.strides[3] == channels) {
+      extendRun<type>(input.data, at, (end - left) * channels,
+                      row + left * channels);
+      continue;
+    }
+    for (int64_t x = left; x < end; ++x)
+      extendRun<type>(input.data, at + (x - left) * input.strides[3], channels,
+                      row + x * channels);
+  }
+}
+
+/// Stores `low` and `high`, filters f0 .. f0 + 15 of one pixel, rounded to
+/// `type`, at `out`: the first `columns` of them.
+template <ElementType type>
+AMP_AVX2 inline void storeFilters(__m256 low, __m256 high, void *out,
+                                  int64_t columns) {
+  alignas(32) uint16_t bits[kFilters];
+  alignas(32) float values[kFilters];
+  bool whole = columns == kFilters;
+  if constexpr (type == ElementType::F32) {
+    float *at = whole ? static_cast<float *>(out) : values;
+    _mm256_storeu_ps(at, low);
+    _mm256_storeu_ps(at + 8, high);
+    if (!whole)
+      std::copy(values, values + columns, static_cast<float *>(out));
+    return;
+  }
+  auto *at = whole ? static_cast<uint16_t *>(out) : bits;
+  if constexpr (type == ElementType::BF16) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(at),
+                        roundToBF16(low, high));
+  } else {
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(at),
+                     _mm256_cvtps_ph(low, _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(at + 8),
+                     _mm256_cvtps_ph(high, _MM_FROUND_TO_NEAREST_INT));
+  }
+  if (!whole)
+    std::copy(bits, bits + columns, static_cast<uint16_t *>(out));
+}
+
+/// The outputs of `count` (at most kPixels) pixels by `columns` (at most
+/// kFilters) filters, stored at `outputs` in `type`: for each of `rows`
+/// filter rows, the products of the pixels' windows (runs of `depth` floats
+/// from `pixels`[i] + row * `rowStride`) by the filters' rows (runs of
+/// `depth` x 16 floats from `filters` + row * depth * 16). Pixels from
+/// `count` on are read but not stored.
+template <ElementType type>
+AMP_AVX2 void convolveTile(const float *const pixels[kPixels], int64_t rows,
+                           int64_t depth, int64_t rowStride,
+                           const float *filters, void *const outputs[kPixels],
+                           int64_t count, int64_t columns) {
+  // Named accumulators, as in PackedGemm.cpp's kernel (an array of them
+  // goes to the stack at every step).
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00,
+         c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
+         c51 = c00;
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *a0 = pixels[0] + row * rowStride,
+                *a1 = pixels[1] + row * rowStride,
+                *a2 = pixels[2] + row * rowStride,
+                *a3 = pixels[3] + row * rowStride,
+                *a4 = pixels[4] + row * rowStride,
+                *a5 = pixels[5] + row * rowStride;
+    const float *b = filters + row * depth * kFilters;
+#pragma GCC unroll 4
+    for (int64_t p = 0; p < depth; ++p, b += kFilters) {
+      __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), ai;
+      ai = _mm256_broadcast_ss(a0 + p);
+      c00 = _mm256_fmadd_ps(ai, b0, c00);
+      c01 = _mm256_fmadd_ps(ai, b1, c01);
+      ai = _mm256_broadcast_ss(a1 + p);
+      c10 = _mm256_fmadd_ps(ai, b0, c10);
+      c11 = _mm256_fmadd_ps(ai, b1, c11);
+      ai = _mm256_broadcast_ss(a2 + p);
+      c20 = _mm256_fmadd_ps(ai, b0, c20);
+      c21 = _mm256_fmadd_ps(ai, b1, c21);
+      ai = _mm256_broadcast_ss(a3 + p);
+      c30 = _mm256_fmadd_ps(ai, b0, c30);
+      c31 = _mm256_fmadd_ps(ai, b1, c31);
+      ai = _mm256_broadcast_ss(a4 + p);
+      c40 = _mm256_fmadd_ps(ai, b0, c40);
+      c41 = _mm256_fmadd_ps(ai, b1, c41);
+      ai = _mm256_broadcast_ss(a5 + p);
+      c50 = _mm256_fmadd_ps(ai, b0, c50);
+      c51 = _mm256_fmadd_ps(ai, b1, c51);
+    }
+  }
+  static_assert(kPixels == 6 && kFilters == 16, "the accumulators above");
+  const __m256 sums[kPixels][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                                   {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int64_t i = 0; i < count; ++i)
+    storeFilters<type>(sums[i][0], sums[i][1], outputs[i], columns);
+}
+
+/// The element type's size in bytes.
+int64_t sizeOf(ElementType type) { return type == ElementType::F32 ? 4 : 2; }
+
+/// Everything one call needs, worked out once.
+struct Plan {
+  int64_t batch, channels, filters, filterRows, outputRows, outputColumns;
+  /// The floats of a window on one filter row: KW x C.
+  int64_t depth;
+  /// Pixels and floats of one band row, from the padding's first pixel.
+  int64_t width, rowFloats;
+  int64_t rowsPerBand, bands;
+};
+
+Plan makePlan(const ArrayRef4 &input, const ArrayRef4 &filter,
+              const ArrayRef4 &output, const ConvWindow &window) {
+  Plan plan;
+  plan.batch = input.sizes[0];
+  plan.channels = input.sizes[1];
+  plan.filters = filter.sizes[0];
+  plan.filterRows = filter.sizes[2];
+  plan.outputRows = output.sizes[2];
+  plan.outputColumns = output.sizes[3];
+  plan.depth = filter.sizes[3] * plan.channels;
+  plan.width = (plan.outputColumns - 1) * window.strides[1] + filter.sizes[3];
+  plan.rowFloats = plan.width * plan.channels;
+  int64_t bandRows = std::max(kBandFloats / plan.rowFloats, plan.filterRows);
+  plan.rowsPerBand = std::min(
+      (bandRows - plan.filterRows) / window.strides[0] + 1, plan.outputRows);
+  plan.bands = ceilDiv(plan.outputRows, plan.rowsPerBand);
+  return plan;
+}
+
+/// Band `bandIndex` of image `n`: fills the band, then runs the tiles.
+template <ElementType inType, ElementType outType>
+AMP_AVX2 bool convolveBand(const ArrayRef4 &input, const ArrayRef4 &output,
+                           const ConvWindow &window, const Plan &plan,
+                           const float *packed, int64_t n, int64_t bandIndex) {
+  static thread_local Buffer buffer;
+  int64_t first = bandIndex * plan.rowsPerBand,
+          rows = std::min(plan.rowsPerBand, plan.outputRows - first);
+  int64_t inputRows = (rows - 1) * window.strides[0] + plan.filterRows;
+  float *band = buffer.get(inputRows * plan.rowFloats);
+  if (!band)
+    return false;
+  fillBand<inType>(input, window, n, first * window.strides[0], inputRows,
+                   plan.width, band);
+  int64_t pixels = rows * plan.outputColumns,
+          blocks = ceilDiv(plan.filters, kFilters);
+  char *outBase = static_cast<char *>(output.data);
+  int64_t outSize = sizeOf(output.type);
+  for (int64_t t = 0; t < pixels; t += kPixels) {
+    int64_t count = std::min(kPixels, pixels - t);
+    const float *windows[kPixels];
+    char *outs[kPixels];
+    for (int64_t i = 0; i < kPixels; ++i) {
+      int64_t q = t + std::min(i, count - 1);
+      int64_t y = q / plan.outputColumns, x = q % plan.outputColumns;
+      windows[i] =
+          band + (y * window.strides[0] * plan.width + x * window.strides[1]) *
+                     plan.channels;
+      outs[i] =
+          outBase + (n * output.strides[0] + (first + y) * output.strides[2] +
+                     x * output.strides[3]) *
+                        outSize;
+    }
+    for (int64_t block = 0; block < blocks; ++block) {
+      void *at[kPixels];
+      for (int64_t i = 0; i < kPixels; ++i)
+        at[i] = outs[i] + block * kFilters * outSize;
+      convolveTile<outType>(
+          windows, plan.filterRows, plan.depth, plan.rowFloats,
+          packed + block * plan.filterRows * plan.depth * kFilters, at, count,
+          std::min(kFilters, plan.filters - block * kFilters));
+    }
+  }
+  return true;
+}
+
+/// `filter` (F x C x KH x KW) as f32 blocks of 16 filters, zeros past F:
+/// [block][KH][KW x C][16].
+template <ElementType type>
+void packFilters(const ArrayRef4 &filter, float *packed) {
+  int64_t filters = filter.sizes[0], channels = filter.sizes[1],
+          rows = filter.sizes[2], columns = filter.sizes[3];
+  const int64_t *s = filter.strides;
+  for (int64_t block = 0; block < ceilDiv(filters, kFilters); ++block)
+    for (int64_t y = 0; y < rows; ++y)
+      for (int64_t x = 0; x < columns; ++x)
+        for (int64_t c = 0; c < channels; ++c, packed += kFilters)
+          for (int64_t j = 0; j < kFilters; ++j) {
+            int64_t f = block * kFilters + j;
+            packed[j] = f < filters
+                            ? load1<type>(filter.data, f * s[0] + c * s[1] +
+                                                           y * s[2] + x * s[3])
+                            : 0.0f;
+          }
+}
+
+template <ElementType inType, ElementType outType>
+bool run(const ArrayRef4 &input, const ArrayRef4 &filter,
+         const ArrayRef4 &output, const ConvWindow &window) {
+  Plan plan = makePlan(input, filter, output, window);
+  static thread_local Buffer packedFilters;
+  float *packed = packedFilters.get(ceilDiv(plan.filters, kFilters) * kFilters *
+                                    plan.filterRows * plan.depth);
+  if (!packed)
+    return false;
+  packFilters<inType>(filter, packed);
+  int64_t jobs = plan.batch * plan.bands;
+  double work = double(plan.batch) * plan.outputRows * plan.outputColumns *
+                plan.filters * plan.filterRows * plan.depth;
+  bool failed = false;
+#pragma omp parallel for schedule(static)                                      \
+    reduction(||                                                               \
+              : failed) if (jobs > 1 && work >= kMinParallelWork)
+  for (int64_t job = 0; job < jobs; ++job)
+    failed =
+        !convolveBand<inType, outType>(input, output, window, plan, packed,
+                                       job / plan.bands, job % plan.bands) ||
+        failed;
+  return !failed;
+}
+
+template <ElementType inType>
+bool runFrom(const ArrayRef4 &input, const ArrayRef4 &filter,
+             const ArrayRef4 &output, const ConvWindow &window) {
+  switch (output.type) {
+  case ElementType::F32:
+    return run<inType, ElementType::F32>(input, filter, output, window);
+  case ElementType::F16:
+    return run<inType, ElementType::F16>(input, filter, output, window);
+  case ElementType::BF16:
+    return run<inType, ElementType::BF16>(input, filter, output, window);
+  }
+  return false;
+}
+
+} // namespace
+
+bool canDirectConv(const ArrayRef4 &input, const ArrayRef4 &filter,
+                   const ArrayRef4 &output, const ConvWindow &window) {
+  bool low = input.type != ElementType::F32 && filter.type == input.type;
+  bool shapes = input.sizes[0] == output.sizes[0] &&
+                input.sizes[1] == filter.sizes[1] &&
+                filter.sizes[0] == output.sizes[1];
+  bool empty = false;
+  for (const ArrayRef4 *array : {&input, &filter, &output})
+    for (int64_t size : array->sizes)
+      empty |= size <= 0;
+  return hasAvx2() && low &&
+         (output.type == ElementType::F32 || output.type == input.type) &&
+         shapes && !empty && input.strides[1] == 1 && output.strides[1] == 1 &&
+         window.dilations[0] == 1 && window.dilations[1] == 1 &&
+         window.strides[0] >= 1 && window.strides[1] >= 1 &&
+         window.padBefore[0] >= 0 && window.padBefore[1] >= 0;
+}
+
+bool directConv(const ArrayRef4 &input, const ArrayRef4 &filter,
+                const ArrayRef4 &output, const ConvWindow &window) {
+  if (input.type == ElementType::F16)
+    return runFrom<ElementType::F16>(input, filter, output, window);
+  return runFrom<ElementType::BF16>(input, filter, output, window);
+}
+
+} // namespace amp::cpu

@@ -1,0 +1,56 @@
+//===- DirectConv.h - Convolutions that read and write f16 and bf16 -------===//
+//
+// The runtime's own forward convolution for f16 and bf16 images on hosts
+// where oneDNN has no kernels for them faster than its f32 ones (AVX2
+// hosts): it computes in f32, as oneDNN's f32 kernels would after the
+// operands were extended, but extends the image a band of rows at a time
+// into a buffer that stays in cache, and rounds each output as it stores
+// it. So no extended copy of the image and no f32 copy of the output goes
+// through memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_EXECUTIONENGINE_DIRECTCONV_H
+#define AMP_LIB_EXECUTIONENGINE_DIRECTCONV_H
+
+#include "Avx2Support.h"
+
+namespace amp::cpu {
+
+/// A 4-d array of `type`: element (i0, i1, i2, i3) at `data` +
+/// i0 * strides[0] + ... + i3 * strides[3] elements.
+struct ArrayRef4 {
+  void *data;
+  ElementType type;
+  int64_t sizes[4], strides[4];
+};
+
+/// The window of a 2-d convolution: strides, dilations (1: none) and the
+/// padding before each spatial dimension (the padding after follows from
+/// the output's size).
+struct ConvWindow {
+  int64_t strides[2], dilations[2], padBefore[2];
+};
+
+/// Whether directConv computes the convolution of `input` (N x C x H x W)
+/// by `filter` (F x C x KH x KW) into `output` (N x F x OH x OW): on hosts
+/// with AVX2, FMA and F16C, for f16 or bf16 inputs of one type, an f32
+/// output or one of the inputs' type, input and output channels each one
+/// element apart (channels-last images), no dilation and no negative
+/// padding.
+bool canDirectConv(const ArrayRef4 &input, const ArrayRef4 &filter,
+                   const ArrayRef4 &output, const ConvWindow &window);
+
+/// `output` = the convolution (not accumulating). Each element is the f32
+/// sum of its products, over the filter's rows in order and along each row
+/// over its columns and channels in order, fused multiply-adds, rounded
+/// once to the output's type: the same on any number of threads. The
+/// threads are the calling thread's OpenMP team. Returns false where it
+/// could not allocate its buffers (then `output` is partly written).
+/// Requires canDirectConv.
+bool directConv(const ArrayRef4 &input, const ArrayRef4 &filter,
+                const ArrayRef4 &output, const ConvWindow &window);
+
+} // namespace amp::cpu
+
+#endif // AMP_LIB_EXECUTIONENGINE_DIRECTCONV_H
