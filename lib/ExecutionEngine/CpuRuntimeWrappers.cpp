@@ -1139,25 +1139,57 @@ amp::cpu::ArrayRef4 describeForDirectConv(const Operand &operand) {
   return array;
 }
 
-/// Computes the forward convolution with the runtime's own direct
-/// convolution where it takes the call and oneDNN would extend its low-
-/// precision inputs (conv2DLowPrecisionPath says "f32"); else returns
+/// The geometry for DirectConv.h.
+amp::cpu::ConvWindow describeWindow(const ConvGeometry &geometry) {
+  return {{geometry.strideH, geometry.strideW},
+          {geometry.dilationH, geometry.dilationW},
+          {geometry.padTop, geometry.padLeft}};
+}
+
+/// Whether the runtime's own direct convolutions may take calls on `type`
+/// inputs: where oneDNN would extend them (conv2DLowPrecisionPath says
+/// "f32").
+bool convolvesDirectly(memory::data_type type) {
+  return pendingError.empty() && type != memory::data_type::f32 &&
+         std::strcmp(conv2DLowPrecisionPath(type), "f32") == 0;
+}
+
+/// Computes the forward convolution with the runtime's direct convolution
+/// where it takes it (convolvesDirectly, canDirectConv); else returns
 /// false, computing nothing.
 bool runDirectConv(const Operand &input, const Operand &filter,
                    const Operand &output, const ConvGeometry &geometry) {
-  if (!pendingError.empty() || input.type == memory::data_type::f32 ||
-      std::strcmp(conv2DLowPrecisionPath(input.type), "f32") != 0)
+  if (!convolvesDirectly(input.type))
     return false;
   amp::cpu::ArrayRef4 in = describeForDirectConv(input),
                       weights = describeForDirectConv(filter),
                       out = describeForDirectConv(output);
-  amp::cpu::ConvWindow window{{geometry.strideH, geometry.strideW},
-                              {geometry.dilationH, geometry.dilationW},
-                              {geometry.padTop, geometry.padLeft}};
+  amp::cpu::ConvWindow window = describeWindow(geometry);
   if (!amp::cpu::canDirectConv(in, weights, out, window))
     return false;
   if (!amp::cpu::directConv(in, weights, out, window))
     pendingError = "convolution: out of memory for the direct convolution";
+  return true;
+}
+
+/// The same for the filter gradient (canDirectConvWeightGradient).
+bool runDirectConvWeightGradient(const Operand &input,
+                                 const Operand &outputGradient,
+                                 const Operand &filterGradient,
+                                 const ConvGeometry &geometry,
+                                 bool accumulate) {
+  if (!convolvesDirectly(input.type))
+    return false;
+  amp::cpu::ArrayRef4 in = describeForDirectConv(input),
+                      gradient = describeForDirectConv(outputGradient),
+                      out = describeForDirectConv(filterGradient);
+  amp::cpu::ConvWindow window = describeWindow(geometry);
+  if (!amp::cpu::canDirectConvWeightGradient(in, gradient, out, window))
+    return false;
+  if (!amp::cpu::directConvWeightGradient(in, gradient, out, window,
+                                          accumulate))
+    pendingError = "convolution weight gradient: out of memory for the direct "
+                   "convolution";
   return true;
 }
 
@@ -1192,6 +1224,9 @@ void runConv2DBackwardWeights(const Operand &input,
                               const Operand &outputGradient,
                               const Operand &filterGradient,
                               const ConvGeometry &geometry, bool accumulate) {
+  if (runDirectConvWeightGradient(input, outputGradient, filterGradient,
+                                  geometry, accumulate))
+    return;
   runCached(
       "convolution weight gradient",
       makeConvKey(Conv2DBackwardWeights,

@@ -297,24 +297,164 @@ bool runFrom(const ArrayRef4 &input, const ArrayRef4 &filter,
   return false;
 }
 
+/// Adds to `sums` (kPixels x kFilters, rows of kFilters) the products of
+/// `rows` x `columns` output pixels: for pixel (y, x), six consecutive
+/// floats of the band from `band` + y * rowStep + x * columnStep (six
+/// window elements, one filter row's) by 16 filters' output gradients, a
+/// row of `gradients`, one per pixel in order. The pixels' products are
+/// summed first, in order, then added.
+AMP_AVX2 void accumulateWeightTile(const float *band, int64_t rows,
+                                   int64_t columns, int64_t rowStep,
+                                   int64_t columnStep, const float *gradients,
+                                   float *sums) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00,
+         c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
+         c51 = c00;
+  const float *b = gradients;
+  for (int64_t y = 0; y < rows; ++y) {
+    const float *a = band + y * rowStep;
+#pragma GCC unroll 4
+    for (int64_t x = 0; x < columns; ++x, a += columnStep, b += kFilters) {
+      __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), ai;
+      ai = _mm256_broadcast_ss(a);
+      c00 = _mm256_fmadd_ps(ai, b0, c00);
+      c01 = _mm256_fmadd_ps(ai, b1, c01);
+      ai = _mm256_broadcast_ss(a + 1);
+      c10 = _mm256_fmadd_ps(ai, b0, c10);
+      c11 = _mm256_fmadd_ps(ai, b1, c11);
+      ai = _mm256_broadcast_ss(a + 2);
+      c20 = _mm256_fmadd_ps(ai, b0, c20);
+      c21 = _mm256_fmadd_ps(ai, b1, c21);
+      ai = _mm256_broadcast_ss(a + 3);
+      c30 = _mm256_fmadd_ps(ai, b0, c30);
+      c31 = _mm256_fmadd_ps(ai, b1, c31);
+      ai = _mm256_broadcast_ss(a + 4);
+      c40 = _mm256_fmadd_ps(ai, b0, c40);
+      c41 = _mm256_fmadd_ps(ai, b1, c41);
+      ai = _mm256_broadcast_ss(a + 5);
+      c50 = _mm256_fmadd_ps(ai, b0, c50);
+      c51 = _mm256_fmadd_ps(ai, b1, c51);
+    }
+  }
+  const __m256 partial[kPixels][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                                      {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int64_t i = 0; i < kPixels; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      float *at = sums + i * kFilters + 8 * h;
+      _mm256_storeu_ps(at, _mm256_add_ps(_mm256_loadu_ps(at), partial[i][h]));
+    }
+}
+
+/// Row `y` of image `n`'s output gradient as f32 rows of 16 filters, zeros
+/// past F, for band row `row`: filters 16 j .. 16 j + 15 of the band's
+/// pixel p at `packed` + (j * pixels + p) * 16, `pixels` the band's.
+template <ElementType type>
+AMP_AVX2 void packGradientRow(const ArrayRef4 &gradient, int64_t n, int64_t y,
+                              int64_t row, int64_t pixels, float *packed) {
+  int64_t filters = gradient.sizes[1], columns = gradient.sizes[3];
+  for (int64_t x = 0; x < columns; ++x) {
+    int64_t at = n * gradient.strides[0] + y * gradient.strides[2] +
+                 x * gradient.strides[3];
+    for (int64_t block = 0; block * kFilters < filters; ++block) {
+      float *to = packed + (block * pixels + row * columns + x) * kFilters;
+      int64_t valid = std::min(kFilters, filters - block * kFilters);
+      extendRun<type>(gradient.data, at + block * kFilters, valid, to);
+      std::fill(to + valid, to + kFilters, 0.0f);
+    }
+  }
+}
+
+/// The filter gradient: for each band of each image in order, the band's
+/// input rows and output gradients are extended (rows spread over the
+/// threads), then every tile of 6 window elements of one filter row by 16
+/// filters adds the band's products to its sums (tiles spread over the
+/// threads). The sums go to `filterGradient` last.
+template <ElementType type>
+bool runWeightGradient(const ArrayRef4 &input, const ArrayRef4 &gradient,
+                       const ArrayRef4 &filterGradient,
+                       const ConvWindow &window, bool accumulate) {
+  Plan plan = makePlan(input, filterGradient, gradient, window);
+  int64_t rowBlocks = ceilDiv(plan.depth, kPixels),
+          blocks = ceilDiv(plan.filters, kFilters);
+  int64_t tiles = plan.filterRows * rowBlocks * blocks;
+  int64_t bandPixels = plan.rowsPerBand * plan.outputColumns;
+  int64_t stride = window.strides[0];
+  static thread_local Buffer bandBuffer, gradientBuffer, sumBuffer;
+  float *band = bandBuffer.get(
+      ((plan.rowsPerBand - 1) * stride + plan.filterRows) * plan.rowFloats);
+  float *gradients = gradientBuffer.get(blocks * bandPixels * kFilters);
+  float *sums = sumBuffer.get(tiles * kPixels * kFilters);
+  if (!band || !gradients || !sums)
+    return false;
+  std::fill(sums, sums + tiles * kPixels * kFilters, 0.0f);
+  double work = double(plan.batch) * plan.outputRows * plan.outputColumns *
+                plan.filters * plan.filterRows * plan.depth;
+#pragma omp parallel if (work >= kMinParallelWork)
+  for (int64_t n = 0; n < plan.batch; ++n)
+    for (int64_t bandIndex = 0; bandIndex < plan.bands; ++bandIndex) {
+      int64_t first = bandIndex * plan.rowsPerBand,
+              rows = std::min(plan.rowsPerBand, plan.outputRows - first);
+      int64_t inputRows = (rows - 1) * stride + plan.filterRows;
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < inputRows + rows; ++r) {
+        if (r < inputRows)
+          fillBand<type>(input, window, n, first * stride + r, 1, plan.width,
+                         band + r * plan.rowFloats);
+        else
+          packGradientRow<type>(gradient, n, first + r - inputRows,
+                                r - inputRows, bandPixels, gradients);
+      }
+#pragma omp for schedule(static)
+      for (int64_t tile = 0; tile < tiles; ++tile) {
+        int64_t row = tile / (rowBlocks * blocks),
+                rowBlock = tile / blocks % rowBlocks, block = tile % blocks;
+        accumulateWeightTile(band + row * plan.rowFloats + rowBlock * kPixels,
+                             rows, plan.outputColumns, stride * plan.rowFloats,
+                             window.strides[1] * plan.channels,
+                             gradients + block * bandPixels * kFilters,
+                             sums + tile * kPixels * kFilters);
+      }
+    }
+  auto *out = static_cast<float *>(filterGradient.data);
+  const int64_t *s = filterGradient.strides;
+  for (int64_t f = 0; f < plan.filters; ++f)
+    for (int64_t y = 0; y < plan.filterRows; ++y)
+      for (int64_t r = 0; r < plan.depth; ++r) {
+        int64_t tile = (y * rowBlocks + r / kPixels) * blocks + f / kFilters;
+        float sum =
+            sums[(tile * kPixels + r % kPixels) * kFilters + f % kFilters];
+        float &to = out[f * s[0] + r % plan.channels * s[1] + y * s[2] +
+                        r / plan.channels * s[3]];
+        to = accumulate ? to + sum : sum;
+      }
+  return true;
+}
+
+/// Whether the kernels here take the convolution of `input` by filters of
+/// `filterSizes` whose output (or output gradient) is `output`, as
+/// canDirectConv says, types aside.
+bool takes(const ArrayRef4 &input, const int64_t filterSizes[4],
+           const ArrayRef4 &output, const ConvWindow &window) {
+  bool shapes = input.sizes[0] == output.sizes[0] &&
+                input.sizes[1] == filterSizes[1] &&
+                filterSizes[0] == output.sizes[1];
+  bool empty = false;
+  for (int64_t d = 0; d < 4; ++d)
+    empty |= input.sizes[d] <= 0 || filterSizes[d] <= 0 || output.sizes[d] <= 0;
+  return hasAvx2() && input.type != ElementType::F32 && shapes && !empty &&
+         input.strides[1] == 1 && output.strides[1] == 1 &&
+         window.dilations[0] == 1 && window.dilations[1] == 1 &&
+         window.strides[0] >= 1 && window.strides[1] >= 1 &&
+         window.padBefore[0] >= 0 && window.padBefore[1] >= 0;
+}
+
 } // namespace
 
 bool canDirectConv(const ArrayRef4 &input, const ArrayRef4 &filter,
                    const ArrayRef4 &output, const ConvWindow &window) {
-  bool low = input.type != ElementType::F32 && filter.type == input.type;
-  bool shapes = input.sizes[0] == output.sizes[0] &&
-                input.sizes[1] == filter.sizes[1] &&
-                filter.sizes[0] == output.sizes[1];
-  bool empty = false;
-  for (const ArrayRef4 *array : {&input, &filter, &output})
-    for (int64_t size : array->sizes)
-      empty |= size <= 0;
-  return hasAvx2() && low &&
+  return filter.type == input.type &&
          (output.type == ElementType::F32 || output.type == input.type) &&
-         shapes && !empty && input.strides[1] == 1 && output.strides[1] == 1 &&
-         window.dilations[0] == 1 && window.dilations[1] == 1 &&
-         window.strides[0] >= 1 && window.strides[1] >= 1 &&
-         window.padBefore[0] >= 0 && window.padBefore[1] >= 0;
+         takes(input, filter.sizes, output, window);
 }
 
 bool directConv(const ArrayRef4 &input, const ArrayRef4 &filter,
@@ -322,6 +462,25 @@ bool directConv(const ArrayRef4 &input, const ArrayRef4 &filter,
   if (input.type == ElementType::F16)
     return runFrom<ElementType::F16>(input, filter, output, window);
   return runFrom<ElementType::BF16>(input, filter, output, window);
+}
+
+bool canDirectConvWeightGradient(const ArrayRef4 &input,
+                                 const ArrayRef4 &gradient,
+                                 const ArrayRef4 &filterGradient,
+                                 const ConvWindow &window) {
+  return gradient.type == input.type &&
+         filterGradient.type == ElementType::F32 &&
+         takes(input, filterGradient.sizes, gradient, window);
+}
+
+bool directConvWeightGradient(const ArrayRef4 &input, const ArrayRef4 &gradient,
+                              const ArrayRef4 &filterGradient,
+                              const ConvWindow &window, bool accumulate) {
+  if (input.type == ElementType::F16)
+    return runWeightGradient<ElementType::F16>(input, gradient, filterGradient,
+                                               window, accumulate);
+  return runWeightGradient<ElementType::BF16>(input, gradient, filterGradient,
+                                              window, accumulate);
 }
 
 } // namespace amp::cpu

@@ -51,6 +51,26 @@ bool canDirectConv(const ArrayRef4 &input, const ArrayRef4 &filter,
 bool directConv(const ArrayRef4 &input, const ArrayRef4 &filter,
                 const ArrayRef4 &output, const ConvWindow &window);
 
+/// Whether directConvWeightGradient computes the filter gradient
+/// (F x C x KH x KW, f32) of the convolution of `input` (N x C x H x W)
+/// whose output gradient is `gradient` (N x F x OH x OW), of one of the
+/// types canDirectConv takes for the input, where canDirectConv would take
+/// the forward convolution.
+bool canDirectConvWeightGradient(const ArrayRef4 &input,
+                                 const ArrayRef4 &gradient,
+                                 const ArrayRef4 &filterGradient,
+                                 const ConvWindow &window);
+
+/// `filterGradient` = the filter gradient, or += it with `accumulate`.
+/// Each element is the f32 sum of its products over the images in order,
+/// each image's in bands of output rows whose products are summed first
+/// (fused multiply-adds, in order) and then added: the same on any number
+/// of threads. Returns false, computing nothing, where it could not
+/// allocate its buffers. Requires canDirectConvWeightGradient.
+bool directConvWeightGradient(const ArrayRef4 &input, const ArrayRef4 &gradient,
+                              const ArrayRef4 &filterGradient,
+                              const ConvWindow &window, bool accumulate);
+
 } // namespace amp::cpu
 
 #endif // AMP_LIB_EXECUTIONENGINE_DIRECTCONV_H

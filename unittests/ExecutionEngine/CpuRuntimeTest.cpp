@@ -447,52 +447,69 @@ TEST(CpuRuntime, ConvolutionsMatchTheLoops) {
         }
 }
 
+/// Checks `filterGradient`, the filter gradient of the convolution `conv`
+/// of `input` whose output gradient is `gradient` (added to `initial`, its
+/// elements before, when `accumulate`), against f64 loops.
+void checkWeightGradient(const ConvCase &conv, const Tensor &input,
+                         const Tensor &gradient, const Tensor &filterGradient,
+                         const std::vector<float> &initial, bool accumulate) {
+  for (int64_t o = 0; o < conv.f; ++o)
+    for (int64_t i = 0; i < conv.c; ++i)
+      for (int64_t ky = 0; ky < conv.kernel; ++ky)
+        for (int64_t kx = 0; kx < conv.kernel; ++kx) {
+          double sum = 0, magnitude = 0;
+          for (int64_t b = 0; b < conv.n; ++b)
+            for (int64_t y = 0; y < conv.oh(); ++y)
+              for (int64_t x = 0; x < conv.ow(); ++x) {
+                int64_t iy = conv.at(y, ky, conv.h),
+                        ix = conv.at(x, kx, conv.w);
+                if (iy < 0 || ix < 0)
+                  continue;
+                double product = double(input.at({b, i, iy, ix})) *
+                                 gradient.at({b, o, y, x});
+                sum += product;
+                magnitude += std::fabs(product);
+              }
+          const std::vector<int64_t> &s = filterGradient.strides;
+          int64_t offset = o * s[0] + i * s[1] + ky * s[2] + kx * s[3];
+          expectSum(filterGradient.f32[offset], sum, magnitude, initial[offset],
+                    accumulate, "weight gradient", conv);
+        }
+}
+
 /// The filter gradient, from an input whose batch and channel dimensions
 /// are swapped in storage (as the views of torch-mlir's transposes are)
-/// and an output gradient and filter gradient likewise.
+/// and an output gradient and filter gradient likewise; and from
+/// channels-last images, which the direct convolution takes for f16 and
+/// bf16 inputs.
 TEST(CpuRuntime, WeightGradientsMatchTheLoops) {
   Conv convs[] = {_mlir_ciface_ampCpuConv2DBackwardWeightsF32,
                   _mlir_ciface_ampCpuConv2DBackwardWeightsF16,
                   _mlir_ciface_ampCpuConv2DBackwardWeightsBF16};
+  const ImageLayout layouts[] = {{{1, 0, 2, 3}, 3, 5}, kImageLayouts[1]};
   for (DType dtype : {DType::F32, DType::F16, DType::BF16})
-    for (const ConvCase &conv : kConvCases)
-      for (bool accumulate : {false, true}) {
-        std::mt19937 random(5);
-        int64_t oh = conv.oh(), ow = conv.ow(), k = conv.kernel;
-        Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, {1, 0, 2, 3},
-                     random);
-        Tensor gradient(dtype, {conv.n, conv.f, oh, ow}, {1, 0, 2, 3}, random);
-        Tensor filterGradient(DType::F32, {conv.f, conv.c, k, k}, {1, 0, 2, 3},
-                              random);
-        std::vector<float> initial = filterGradient.f32;
-        convs[static_cast<int>(dtype)](
-            &input.memref, &gradient.memref, &filterGradient.memref,
-            conv.stride, conv.stride, conv.dilation, conv.dilation, conv.pad,
-            conv.pad, conv.padAfter(conv.h), conv.padAfter(conv.w),
-            accumulate);
-        for (int64_t o = 0; o < conv.f; ++o)
-          for (int64_t i = 0; i < conv.c; ++i)
-            for (int64_t ky = 0; ky < k; ++ky)
-              for (int64_t kx = 0; kx < k; ++kx) {
-                double sum = 0, magnitude = 0;
-                for (int64_t b = 0; b < conv.n; ++b)
-                  for (int64_t y = 0; y < oh; ++y)
-                    for (int64_t x = 0; x < ow; ++x) {
-                      int64_t iy = conv.at(y, ky, conv.h),
-                              ix = conv.at(x, kx, conv.w);
-                      if (iy < 0 || ix < 0)
-                        continue;
-                      double product = double(input.at({b, i, iy, ix})) *
-                                       gradient.at({b, o, y, x});
-                      sum += product;
-                      magnitude += std::fabs(product);
-                    }
-                int64_t offset = ((i * conv.f + o) * k + ky) * k + kx;
-                expectSum(filterGradient.f32[offset], sum, magnitude,
-                          initial[offset], accumulate, "weight gradient",
-                          conv);
-              }
-      }
+    for (const ImageLayout &layout : layouts)
+      for (ConvCase conv : kConvCases)
+        for (bool accumulate : {false, true}) {
+          conv.c = layout.channels;
+          conv.f = layout.filters;
+          std::mt19937 random(5);
+          int64_t k = conv.kernel;
+          Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, layout.order,
+                       random);
+          Tensor gradient(dtype, {conv.n, conv.f, conv.oh(), conv.ow()},
+                          layout.order, random);
+          Tensor filterGradient(DType::F32, {conv.f, conv.c, k, k},
+                                {1, 0, 2, 3}, random);
+          std::vector<float> initial = filterGradient.f32;
+          convs[static_cast<int>(dtype)](
+              &input.memref, &gradient.memref, &filterGradient.memref,
+              conv.stride, conv.stride, conv.dilation, conv.dilation, conv.pad,
+              conv.pad, conv.padAfter(conv.h), conv.padAfter(conv.w),
+              accumulate);
+          checkWeightGradient(conv, input, gradient, filterGradient, initial,
+                              accumulate);
+        }
 }
 
 /// The input gradient, given the filter rotated by 180 degrees, whose
@@ -778,40 +795,55 @@ TEST(CpuRuntime, PackedProductsAreTheSameOnAnyThreads) {
   }
 }
 
-/// Where the runtime's direct convolution computes f16 and bf16 forward
-/// convolutions of channels-last images (AVX2 hosts whose oneDNN extends
-/// them), each output is the same sum on any number of threads: the same
-/// bits at 1 and 3 threads, over several images and bands of rows, and the
-/// loops' sums.
+/// Where the runtime's direct convolutions compute f16 and bf16 forward
+/// convolutions and filter gradients of channels-last images (AVX2 hosts
+/// whose oneDNN extends them), each output is the same sum on any number of
+/// threads: the same bits at 1 and 3 threads, over several images and bands
+/// of rows, and the loops' sums.
 TEST(CpuRuntime, DirectConvolutionsAreTheSameOnAnyThreads) {
   if (std::string(ampCpuConv2DLowPrecisionPath(0)) != "f32" ||
       !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
       !__builtin_cpu_supports("f16c"))
     GTEST_SKIP() << "bf16 convolutions are not the direct ones on this host";
+  // Stride 2, padding 1 before: 3 bands of up to 32 output rows.
+  const ConvCase conv{2, 1, 3, 1, 3, 16, 24, 140, 30};
   for (DType dtype : {DType::F16, DType::BF16}) {
+    bool f16 = dtype == DType::F16;
     std::mt19937 random(13);
-    ConvCase conv{2, 1, 3, 1, 3, 16, 24, 140, 30};
     Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, {0, 2, 3, 1}, random);
     Tensor filter(dtype, {conv.f, conv.c, 3, 3}, {0, 1, 2, 3}, random);
-    std::vector<std::vector<float>> outputs;
+    Tensor gradient(dtype, {conv.n, conv.f, conv.oh(), conv.ow()}, {0, 2, 3, 1},
+                    random);
+    std::vector<std::vector<float>> outputs, filterGradients;
     for (int threads : {1, 3}) {
       ampCpuSetNumThreads(threads);
-      // Stride 2, padding 1 before: 3 bands of up to 32 output rows.
       Tensor out(DType::F32, {conv.n, conv.f, conv.oh(), conv.ow()},
                  {0, 2, 3, 1}, random);
-      (dtype == DType::F16 ? _mlir_ciface_ampCpuConv2DF16
-                           : _mlir_ciface_ampCpuConv2DBF16)(
-          &input.memref, &filter.memref, &out.memref, conv.stride, conv.stride,
-          1, 1, conv.pad, conv.pad, conv.padAfter(conv.h),
-          conv.padAfter(conv.w), /*accumulate=*/0);
-      ASSERT_EQ(ampCpuTakeError(), nullptr);
+      Tensor filterGradient(DType::F32, {conv.f, conv.c, 3, 3}, {0, 1, 2, 3},
+                            random);
+      auto run = [&](Conv call, Tensor &a, Tensor &b, Tensor &result) {
+        call(&a.memref, &b.memref, &result.memref, conv.stride, conv.stride, 1,
+             1, conv.pad, conv.pad, conv.padAfter(conv.h),
+             conv.padAfter(conv.w), /*accumulate=*/0);
+        const char *error = ampCpuTakeError();
+        ASSERT_EQ(error, nullptr) << error;
+      };
+      run(f16 ? _mlir_ciface_ampCpuConv2DF16 : _mlir_ciface_ampCpuConv2DBF16,
+          input, filter, out);
+      run(f16 ? _mlir_ciface_ampCpuConv2DBackwardWeightsF16
+              : _mlir_ciface_ampCpuConv2DBackwardWeightsBF16,
+          input, gradient, filterGradient);
       checkForward(conv, input, filter, out, out.f32, /*accumulate=*/false);
+      checkWeightGradient(conv, input, gradient, filterGradient,
+                          filterGradient.f32, /*accumulate=*/false);
       outputs.push_back(out.f32);
+      filterGradients.push_back(filterGradient.f32);
     }
     ampCpuSetNumThreads(1);
-    EXPECT_EQ(std::memcmp(outputs[0].data(), outputs[1].data(),
-                          outputs[0].size() * sizeof(float)),
-              0);
+    for (auto *results : {&outputs, &filterGradients})
+      EXPECT_EQ(std::memcmp((*results)[0].data(), (*results)[1].data(),
+                            (*results)[0].size() * sizeof(float)),
+                0);
   }
 }
 
