@@ -933,10 +933,16 @@ const char *lowPrecisionPath(int32_t isF16, MakeFn make) {
   }
 }
 
-/// ampCpuConv2DLowPrecisionPath for `type` (f16 or bf16), asked once.
+/// ampCpuConv2DLowPrecisionPath for `type` (f16 or bf16), worked out once:
+/// "direct" where oneDNN would extend the inputs and the host runs the
+/// runtime's direct convolutions.
 const char *conv2DLowPrecisionPath(memory::data_type type) {
-  static const char *bf16 = lowPrecisionPath(0, makeProbeConv),
-                    *f16 = lowPrecisionPath(1, makeProbeConv);
+  auto path = [](int32_t isF16) {
+    const char *library = lowPrecisionPath(isF16, makeProbeConv);
+    return std::strcmp(library, "f32") == 0 && amp::cpu::hasAvx2() ? "direct"
+                                                                    : library;
+  };
+  static const char *bf16 = path(0), *f16 = path(1);
   return type == memory::data_type::f16 ? f16 : bf16;
 }
 
@@ -1147,11 +1153,10 @@ amp::cpu::ConvWindow describeWindow(const ConvGeometry &geometry) {
 }
 
 /// Whether the runtime's own direct convolutions may take calls on `type`
-/// inputs: where oneDNN would extend them (conv2DLowPrecisionPath says
-/// "f32").
+/// inputs (conv2DLowPrecisionPath says "direct").
 bool convolvesDirectly(memory::data_type type) {
   return pendingError.empty() && type != memory::data_type::f32 &&
-         std::strcmp(conv2DLowPrecisionPath(type), "f32") == 0;
+         std::strcmp(conv2DLowPrecisionPath(type), "direct") == 0;
 }
 
 /// Computes the forward convolution with the runtime's direct convolution

@@ -720,7 +720,9 @@ TEST(CpuRuntime, SaysHowLowPrecisionInputsRun) {
         Query{ampCpuConv2DLowPrecisionPath, 0, "AMP_EXPECT_CONV_BF16_PATH"}}) {
     std::string path = query.path(query.isF16);
     EXPECT_TRUE(path == "native" || path == "f32" ||
-                (path == "packed" && query.path == ampCpuLowPrecisionPath))
+                (path == "packed" && query.path == ampCpuLowPrecisionPath) ||
+                (path == "direct" &&
+                 query.path == ampCpuConv2DLowPrecisionPath))
         << path;
     // Set by the ISA-capped lit test, which knows which one it must be.
     if (const char *expected = std::getenv(query.variable)) {
@@ -796,14 +798,12 @@ TEST(CpuRuntime, PackedProductsAreTheSameOnAnyThreads) {
 }
 
 /// Where the runtime's direct convolutions compute f16 and bf16 forward
-/// convolutions and filter gradients of channels-last images (AVX2 hosts
-/// whose oneDNN extends them), each output is the same sum on any number of
+/// convolutions and filter gradients of channels-last images
+/// (ampCpuConv2DLowPrecisionPath says "direct"), each output is the same sum on any number of
 /// threads: the same bits at 1 and 3 threads, over several images and bands
 /// of rows, and the loops' sums.
 TEST(CpuRuntime, DirectConvolutionsAreTheSameOnAnyThreads) {
-  if (std::string(ampCpuConv2DLowPrecisionPath(0)) != "f32" ||
-      !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-      !__builtin_cpu_supports("f16c"))
+  if (std::string(ampCpuConv2DLowPrecisionPath(0)) != "direct")
     GTEST_SKIP() << "bf16 convolutions are not the direct ones on this host";
   // Stride 2, padding 1 before: 3 bands of up to 32 output rows.
   const ConvCase conv{2, 1, 3, 1, 3, 16, 24, 140, 30};

@@ -146,8 +146,13 @@ void ampCpuParallelFor(void (*body)(void *context, int64_t block),
  * f32 products are extended. */
 const char *ampCpuLowPrecisionPath(int32_t isF16);
 
-/* The same for convolutions, which are oneDNN's on every host: its own
- * kernels for bf16 with AMX or AVX512-BF16, for f16 with AMX only. */
+/* The same for convolutions: "native" (oneDNN's kernels, for bf16 with AMX
+ * or AVX512-BF16, for f16 with AMX only), "direct" (elsewhere on a host with
+ * AVX2, FMA and F16C: the runtime's own direct convolution, which extends
+ * the input a band of rows at a time as it computes and rounds the output
+ * as it stores it, lib/ExecutionEngine/DirectConv.h, for forward
+ * convolutions and filter gradients of channels-last images without
+ * dilation; the others extended, as with "f32") or "f32". */
 const char *ampCpuConv2DLowPrecisionPath(int32_t isF16);
 
 /* The library that runs this host's f32 matrix products: "openblas" where
