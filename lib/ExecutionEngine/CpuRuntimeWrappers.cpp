@@ -933,19 +933,6 @@ const char *lowPrecisionPath(int32_t isF16, MakeFn make) {
   }
 }
 
-/// ampCpuConv2DLowPrecisionPath for `type` (f16 or bf16), worked out once:
-/// "direct" where oneDNN would extend the inputs and the host runs the
-/// runtime's direct convolutions.
-const char *conv2DLowPrecisionPath(memory::data_type type) {
-  auto path = [](int32_t isF16) {
-    const char *library = lowPrecisionPath(isF16, makeProbeConv);
-    return std::strcmp(library, "f32") == 0 && amp::cpu::hasAvx2() ? "direct"
-                                                                    : library;
-  };
-  static const char *bf16 = path(0), *f16 = path(1);
-  return type == memory::data_type::f16 ? f16 : bf16;
-}
-
 /// ampCpuChannelBlock: the channel block of the image layout oneDNN picks
 /// for the probe convolution in f32 (0 where it has none).
 int32_t channelBlock() {
@@ -962,6 +949,28 @@ int32_t channelBlock() {
     return 0;
   }();
   return block;
+}
+
+/// Whether oneDNN's convolutions here are its AVX2 kernels (8-channel
+/// blocks) and the host runs the runtime's AVX2 code: where the runtime's
+/// direct convolutions, AVX2 too, are at least as fast as oneDNN's f32
+/// ones (bench/RESULTS.md, twenty-first round). With AVX-512, oneDNN's f32
+/// kernels are twice as wide.
+bool convolvesWithAvx2() {
+  static const bool avx2 = amp::cpu::hasAvx2() && channelBlock() == 8;
+  return avx2;
+}
+
+/// ampCpuConv2DLowPrecisionPath for `type` (f16 or bf16), worked out once:
+/// "direct" where oneDNN would extend the inputs and convolvesWithAvx2.
+const char *conv2DLowPrecisionPath(memory::data_type type) {
+  auto path = [](int32_t isF16) {
+    const char *library = lowPrecisionPath(isF16, makeProbeConv);
+    return std::strcmp(library, "f32") == 0 && convolvesWithAvx2() ? "direct"
+                                                                   : library;
+  };
+  static const char *bf16 = path(0), *f16 = path(1);
+  return type == memory::data_type::f16 ? f16 : bf16;
 }
 
 /// The layout a convolution reads or writes `image` in: the library's
@@ -1177,13 +1186,21 @@ bool runDirectConv(const Operand &input, const Operand &filter,
   return true;
 }
 
-/// The same for the filter gradient (canDirectConvWeightGradient).
+/// The same for the filter gradient (canDirectConvWeightGradient); f32
+/// ones too where convolvesWithAvx2, for windows larger than 1 x 1: there
+/// oneDNN's f32 kernel (`jit:avx2`) ran the CNN's 3 x 3 ones at 41-71
+/// GFLOP/s and the direct one at 64-85 (its 1 x 1 one at 51-54 against
+/// 33-35: few products per element converted; bench/RESULTS.md,
+/// twenty-first round).
 bool runDirectConvWeightGradient(const Operand &input,
                                  const Operand &outputGradient,
                                  const Operand &filterGradient,
                                  const ConvGeometry &geometry,
                                  bool accumulate) {
-  if (!convolvesDirectly(input.type))
+  bool f32 = input.type == memory::data_type::f32 && pendingError.empty() &&
+             convolvesWithAvx2() &&
+             filterGradient.dims[2] * filterGradient.dims[3] > 1;
+  if (!f32 && !convolvesDirectly(input.type))
     return false;
   amp::cpu::ArrayRef4 in = describeForDirectConv(input),
                       gradient = describeForDirectConv(outputGradient),

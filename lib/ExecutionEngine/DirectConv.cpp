@@ -432,7 +432,7 @@ bool runWeightGradient(const ArrayRef4 &input, const ArrayRef4 &gradient,
 
 /// Whether the kernels here take the convolution of `input` by filters of
 /// `filterSizes` whose output (or output gradient) is `output`, as
-/// canDirectConv says, types aside.
+/// canDirectConv says, types aside (f32 included).
 bool takes(const ArrayRef4 &input, const int64_t filterSizes[4],
            const ArrayRef4 &output, const ConvWindow &window) {
   bool shapes = input.sizes[0] == output.sizes[0] &&
@@ -441,7 +441,7 @@ bool takes(const ArrayRef4 &input, const int64_t filterSizes[4],
   bool empty = false;
   for (int64_t d = 0; d < 4; ++d)
     empty |= input.sizes[d] <= 0 || filterSizes[d] <= 0 || output.sizes[d] <= 0;
-  return hasAvx2() && input.type != ElementType::F32 && shapes && !empty &&
+  return hasAvx2() && shapes && !empty &&
          input.strides[1] == 1 && output.strides[1] == 1 &&
          window.dilations[0] == 1 && window.dilations[1] == 1 &&
          window.strides[0] >= 1 && window.strides[1] >= 1 &&
@@ -452,7 +452,7 @@ bool takes(const ArrayRef4 &input, const int64_t filterSizes[4],
 
 bool canDirectConv(const ArrayRef4 &input, const ArrayRef4 &filter,
                    const ArrayRef4 &output, const ConvWindow &window) {
-  return filter.type == input.type &&
+  return input.type != ElementType::F32 && filter.type == input.type &&
          (output.type == ElementType::F32 || output.type == input.type) &&
          takes(input, filter.sizes, output, window);
 }
@@ -476,6 +476,9 @@ bool canDirectConvWeightGradient(const ArrayRef4 &input,
 bool directConvWeightGradient(const ArrayRef4 &input, const ArrayRef4 &gradient,
                               const ArrayRef4 &filterGradient,
                               const ConvWindow &window, bool accumulate) {
+  if (input.type == ElementType::F32)
+    return runWeightGradient<ElementType::F32>(input, gradient, filterGradient,
+                                               window, accumulate);
   if (input.type == ElementType::F16)
     return runWeightGradient<ElementType::F16>(input, gradient, filterGradient,
                                                window, accumulate);

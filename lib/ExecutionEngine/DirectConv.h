@@ -1,12 +1,12 @@
 //===- DirectConv.h - Convolutions that read and write f16 and bf16 -------===//
 //
-// The runtime's own forward convolution for f16 and bf16 images on hosts
-// where oneDNN has no kernels for them faster than its f32 ones (AVX2
-// hosts): it computes in f32, as oneDNN's f32 kernels would after the
-// operands were extended, but extends the image a band of rows at a time
-// into a buffer that stays in cache, and rounds each output as it stores
-// it. So no extended copy of the image and no f32 copy of the output goes
-// through memory.
+// The runtime's own forward convolutions and filter gradients for f16 and
+// bf16 images on hosts where oneDNN has no kernels for them faster than its
+// f32 ones (AVX2 hosts): they compute in f32, as oneDNN's f32 kernels would
+// after the operands were extended, but extend the images a band of rows at
+// a time into buffers that stay in cache, and round each output as they
+// store it. So no extended copy of an image and no f32 copy of an output
+// goes through memory. The filter gradients take f32 images too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,9 +53,9 @@ bool directConv(const ArrayRef4 &input, const ArrayRef4 &filter,
 
 /// Whether directConvWeightGradient computes the filter gradient
 /// (F x C x KH x KW, f32) of the convolution of `input` (N x C x H x W)
-/// whose output gradient is `gradient` (N x F x OH x OW), of one of the
-/// types canDirectConv takes for the input, where canDirectConv would take
-/// the forward convolution.
+/// whose output gradient is `gradient` (N x F x OH x OW) of the input's
+/// type: f16 or bf16 where canDirectConv would take the forward
+/// convolution, and f32 likewise.
 bool canDirectConvWeightGradient(const ArrayRef4 &input,
                                  const ArrayRef4 &gradient,
                                  const ArrayRef4 &filterGradient,

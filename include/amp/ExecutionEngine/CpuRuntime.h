@@ -147,12 +147,14 @@ void ampCpuParallelFor(void (*body)(void *context, int64_t block),
 const char *ampCpuLowPrecisionPath(int32_t isF16);
 
 /* The same for convolutions: "native" (oneDNN's kernels, for bf16 with AMX
- * or AVX512-BF16, for f16 with AMX only), "direct" (elsewhere on a host with
- * AVX2, FMA and F16C: the runtime's own direct convolution, which extends
- * the input a band of rows at a time as it computes and rounds the output
- * as it stores it, lib/ExecutionEngine/DirectConv.h, for forward
+ * or AVX512-BF16, for f16 with AMX only), "direct" (elsewhere where oneDNN's
+ * convolutions are its AVX2 kernels, ampCpuChannelBlock 8, on a host with
+ * AVX2, FMA and F16C: the runtime's own direct convolutions, which extend
+ * the input a band of rows at a time as they compute and round the output
+ * as they store it, lib/ExecutionEngine/DirectConv.h, for forward
  * convolutions and filter gradients of channels-last images without
- * dilation; the others extended, as with "f32") or "f32". */
+ * dilation; the others extended, as with "f32"; there f32 filter gradients
+ * of windows larger than 1 x 1 are direct ones too) or "f32". */
 const char *ampCpuConv2DLowPrecisionPath(int32_t isF16);
 
 /* The library that runs this host's f32 matrix products: "openblas" where
