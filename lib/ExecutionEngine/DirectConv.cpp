@@ -1,22 +1,26 @@
 //===- DirectConv.cpp - Convolutions that read and write f16 and bf16 -----===//
 //
-// A direct convolution of channels-last images. For a band of output rows
+// Direct convolutions of channels-last images. For a band of output rows
 // of one image, the input rows they read are extended to f32 into a
 // buffer, with the padding as zeros: rows of `width` pixels of C floats,
 // where the window of each output pixel on each filter row is one run of
-// KW x C floats. A 6 x 16 kernel of AVX2 FMAs (PackedGemm's) computes six
-// output pixels, consecutive in the band, by 16 filters packed as
-// [KH][KW x C][16] f32, and rounds the sums to the output's type as it
-// stores them. Jobs (a band of an image each) go to the threads whole.
+// KW x C floats. The forward convolution's 6 x 16 kernel of AVX2 FMAs
+// (PackedGemm's) computes six output pixels, consecutive in the band, by
+// 16 filters packed as [KH][KW x C][16] f32, and rounds the sums to the
+// output's type as it stores them; bands go to the threads whole. The
+// filter gradient's kernel sums a band's pixels for six consecutive window
+// elements of one filter row by 16 filters; its tiles go to the threads.
 // On AMD Zen 3 (1 thread, the benchmark CNN's 3 x 3 convolutions of 16 and
-// 32 channels, bf16 in and out) this ran at 81-90 GFLOP/s where oneDNN's
-// f32 kernel (`brgconv:avx2`) ran at 82-92 on f32 images, and a stride-2
-// one at 77-80 against 62-66 (bench/RESULTS.md, twenty-first round).
+// 32 channels) the forward one ran bf16 at 68-92 GFLOP/s where oneDNN's
+// f32 kernel (`brgconv:avx2`) ran at 61-93 on f32 images, the filter
+// gradient at 64-85 against oneDNN's 41-71 (bench/RESULTS.md, twenty-first
+// round).
 //
 //===----------------------------------------------------------------------===//
 
 #include "DirectConv.h"
 #include <algorithm>
+#include <atomic>
 #include <omp.h>
 
 namespace amp::cpu {
@@ -271,15 +275,13 @@ bool run(const ArrayRef4 &input, const ArrayRef4 &filter,
   int64_t jobs = plan.batch * plan.bands;
   double work = double(plan.batch) * plan.outputRows * plan.outputColumns *
                 plan.filters * plan.filterRows * plan.depth;
-  bool failed = false;
-#pragma omp parallel for schedule(static)                                      \
-    reduction(||                                                               \
-              : failed) if (jobs > 1 && work >= kMinParallelWork)
+  std::atomic<bool> failed{false};
+  bool parallel = jobs > 1 && work >= kMinParallelWork;
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t job = 0; job < jobs; ++job)
-    failed =
-        !convolveBand<inType, outType>(input, output, window, plan, packed,
-                                       job / plan.bands, job % plan.bands) ||
-        failed;
+    if (!convolveBand<inType, outType>(input, output, window, plan, packed,
+                                       job / plan.bands, job % plan.bands))
+      failed = true;
   return !failed;
 }
 
