@@ -846,10 +846,11 @@ TEST(CpuRuntime, DirectConvolutionsAreTheSameOnAnyThreads) {
     }
     ampCpuSetNumThreads(1);
     for (auto *results : {&outputs, &filterGradient})
-      if (!results->empty())
+      if (!results->empty()) {
         EXPECT_EQ(std::memcmp((*results)[0].data(), (*results)[1].data(),
                               (*results)[0].size() * sizeof(float)),
                   0);
+      }
   }
 }
 
