@@ -69,14 +69,21 @@ AMP_AVX2 void fillBand(const ArrayRef4 &input, const ConvWindow &window,
     std::fill(row, row + left * channels, 0.0f);
     std::fill(row + end * channels, row + width * channels, 0.0f);
     int64_t at = n * input.strides[0] + y * input.strides[2];
-    if (input.strides[3] == channels) {
+    if (input.strides[1] == 1 && input.strides[3] == channels) {
       extendRun<type>(input.data, at, (end - left) * channels,
                       row + left * channels);
-      continue;
+    } else if (input.strides[1] == 1) {
+      for (int64_t x = left; x < end; ++x)
+        extendRun<type>(input.data, at + (x - left) * input.strides[3],
+                        channels, row + x * channels);
+    } else {
+      // Channels apart (NCHW): gathered one element at a time.
+      for (int64_t x = left; x < end; ++x)
+        for (int64_t c = 0; c < channels; ++c)
+          row[x * channels + c] = load1<type>(
+              input.data,
+              at + (x - left) * input.strides[3] + c * input.strides[1]);
     }
-    for (int64_t x = left; x < end; ++x)
-      extendRun<type>(input.data, at + (x - left) * input.strides[3], channels,
-                      row + x * channels);
   }
 }
 
@@ -444,7 +451,7 @@ bool takes(const ArrayRef4 &input, const int64_t filterSizes[4],
   for (int64_t d = 0; d < 4; ++d)
     empty |= input.sizes[d] <= 0 || filterSizes[d] <= 0 || output.sizes[d] <= 0;
   return hasAvx2() && shapes && !empty &&
-         input.strides[1] == 1 && output.strides[1] == 1 &&
+         output.strides[1] == 1 &&
          window.dilations[0] == 1 && window.dilations[1] == 1 &&
          window.strides[0] >= 1 && window.strides[1] >= 1 &&
          window.padBefore[0] >= 0 && window.padBefore[1] >= 0;

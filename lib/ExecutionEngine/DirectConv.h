@@ -35,9 +35,9 @@ struct ConvWindow {
 /// Whether directConv computes the convolution of `input` (N x C x H x W)
 /// by `filter` (F x C x KH x KW) into `output` (N x F x OH x OW): on hosts
 /// with AVX2, FMA and F16C, for f16 or bf16 inputs of one type, an f32
-/// output or one of the inputs' type, input and output channels each one
-/// element apart (channels-last images), no dilation and no negative
-/// padding.
+/// output or one of the inputs' type, output channels one element apart (a
+/// channels-last image; the input any layout, read fastest channels-last),
+/// no dilation and no negative padding.
 bool canDirectConv(const ArrayRef4 &input, const ArrayRef4 &filter,
                    const ArrayRef4 &output, const ConvWindow &window);
 

@@ -407,16 +407,18 @@ void checkForward(const ConvCase &conv, const Tensor &input,
         }
 }
 
-/// The layouts of the images of the forward convolution tests: NCHW, and
-/// channels-last with more channels, which the runtime's direct convolution
-/// takes for f16 and bf16 inputs where oneDNN would extend them (filters
-/// past one block of its 16, channels past a vector of 8).
+/// The layouts of the input and output images of the convolution tests:
+/// NCHW; channels-last with more channels, which the runtime's direct
+/// convolutions take where oneDNN would extend f16 and bf16 inputs (filters
+/// past one block of its 16, channels past a vector of 8); and an NCHW
+/// input with a channels-last output, which they take too.
 struct ImageLayout {
-  std::vector<int> order;
+  std::vector<int> input, output;
   int64_t channels, filters;
 };
-const ImageLayout kImageLayouts[] = {{{0, 1, 2, 3}, 3, 5},
-                                     {{0, 2, 3, 1}, 9, 20}};
+const ImageLayout kImageLayouts[] = {{{0, 1, 2, 3}, {0, 1, 2, 3}, 3, 5},
+                                     {{0, 2, 3, 1}, {0, 2, 3, 1}, 9, 20},
+                                     {{0, 1, 2, 3}, {0, 2, 3, 1}, 3, 16}};
 
 TEST(CpuRuntime, ConvolutionsMatchTheLoops) {
   Conv convs[] = {_mlir_ciface_ampCpuConv2DF32, _mlir_ciface_ampCpuConv2DF16,
@@ -428,12 +430,12 @@ TEST(CpuRuntime, ConvolutionsMatchTheLoops) {
           conv.c = layout.channels;
           conv.f = layout.filters;
           std::mt19937 random(3);
-          Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, layout.order,
+          Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, layout.input,
                        random);
           Tensor filter(dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
                         {0, 1, 2, 3}, random);
           Tensor output(DType::F32, {conv.n, conv.f, conv.oh(), conv.ow()},
-                        layout.order, random);
+                        layout.output, random);
           // A convolution that does not accumulate must not read its
           // output.
           if (!accumulate)
@@ -486,7 +488,8 @@ TEST(CpuRuntime, WeightGradientsMatchTheLoops) {
   Conv convs[] = {_mlir_ciface_ampCpuConv2DBackwardWeightsF32,
                   _mlir_ciface_ampCpuConv2DBackwardWeightsF16,
                   _mlir_ciface_ampCpuConv2DBackwardWeightsBF16};
-  const ImageLayout layouts[] = {{{1, 0, 2, 3}, 3, 5}, kImageLayouts[1]};
+  const ImageLayout layouts[] = {
+      {{1, 0, 2, 3}, {1, 0, 2, 3}, 3, 5}, kImageLayouts[1], kImageLayouts[2]};
   for (DType dtype : {DType::F32, DType::F16, DType::BF16})
     for (const ImageLayout &layout : layouts)
       for (ConvCase conv : kConvCases)
@@ -495,10 +498,10 @@ TEST(CpuRuntime, WeightGradientsMatchTheLoops) {
           conv.f = layout.filters;
           std::mt19937 random(5);
           int64_t k = conv.kernel;
-          Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, layout.order,
+          Tensor input(dtype, {conv.n, conv.c, conv.h, conv.w}, layout.input,
                        random);
           Tensor gradient(dtype, {conv.n, conv.f, conv.oh(), conv.ow()},
-                          layout.order, random);
+                          layout.output, random);
           Tensor filterGradient(DType::F32, {conv.f, conv.c, k, k},
                                 {1, 0, 2, 3}, random);
           std::vector<float> initial = filterGradient.f32;
@@ -586,15 +589,16 @@ TEST(CpuRuntime, LowOutputConvolutionsRoundTheF32Ones) {
         std::mt19937 random(7);
         int64_t oh = conv.oh(), ow = conv.ow();
         Tensor image(entry.dtype, {conv.n, conv.c, conv.h, conv.w},
-                     layout.order, random);
+                     layout.input, random);
         Tensor filter(entry.dtype, {conv.f, conv.c, conv.kernel, conv.kernel},
                       {0, 1, 2, 3}, random);
-        Tensor gradient(entry.dtype, {conv.n, conv.f, oh, ow}, layout.order,
+        Tensor gradient(entry.dtype, {conv.n, conv.f, oh, ow}, layout.output,
                         random);
         auto check = [&](Conv wide, Conv low, Tensor &in,
-                         std::vector<int64_t> outSizes, const char *what) {
-          Tensor expected(DType::F32, outSizes, layout.order, random);
-          Tensor actual(entry.dtype, outSizes, layout.order, random);
+                         std::vector<int64_t> outSizes,
+                         const std::vector<int> &outOrder, const char *what) {
+          Tensor expected(DType::F32, outSizes, outOrder, random);
+          Tensor actual(entry.dtype, outSizes, outOrder, random);
           for (auto [call, out] : {std::pair{wide, &expected}, {low, &actual}})
             call(&in.memref, &filter.memref, &out->memref, conv.stride,
                  conv.stride, conv.dilation, conv.dilation, conv.pad, conv.pad,
@@ -604,15 +608,15 @@ TEST(CpuRuntime, LowOutputConvolutionsRoundTheF32Ones) {
                                                     : fromBF16(actual.bits[i]);
             ASSERT_NEAR(value, expected.f32[i],
                         entry.ulp * std::fabs(expected.f32[i]) + 1e-6f)
-                << what << ": channels-last " << (layout.order[1] != 1)
+                << what << ": channels-last " << (outOrder[1] != 1)
                 << " stride " << conv.stride << " dilation " << conv.dilation
                 << " kernel " << conv.kernel << " pad " << conv.pad;
           }
         };
         check(entry.forward, entry.forwardLow, image, {conv.n, conv.f, oh, ow},
-              "forward");
+              layout.output, "forward");
         check(entry.inputGradient, entry.inputGradientLow, gradient,
-              {conv.n, conv.c, conv.h, conv.w}, "input gradient");
+              {conv.n, conv.c, conv.h, conv.w}, layout.input, "input gradient");
       }
 }
 

@@ -152,9 +152,10 @@ const char *ampCpuLowPrecisionPath(int32_t isF16);
  * AVX2, FMA and F16C: the runtime's own direct convolutions, which extend
  * the input a band of rows at a time as they compute and round the output
  * as they store it, lib/ExecutionEngine/DirectConv.h, for forward
- * convolutions and filter gradients of channels-last images without
- * dilation; the others extended, as with "f32"; there f32 filter gradients
- * of windows larger than 1 x 1 are direct ones too) or "f32". */
+ * convolutions and filter gradients whose output image (or output
+ * gradient) is channels-last, without dilation; the others extended, as
+ * with "f32"; there f32 filter gradients of windows larger than 1 x 1 are
+ * direct ones too) or "f32". */
 const char *ampCpuConv2DLowPrecisionPath(int32_t isF16);
 
 /* The library that runs this host's f32 matrix products: "openblas" where
