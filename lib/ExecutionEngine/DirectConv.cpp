@@ -128,11 +128,7 @@ AMP_AVX2 void convolveTile(const float *const pixels[kPixels], int64_t rows,
                            int64_t depth, int64_t rowStride,
                            const float *filters, void *const outputs[kPixels],
                            int64_t count, int64_t columns) {
-  // Named accumulators, as in PackedGemm.cpp's kernel (an array of them
-  // goes to the stack at every step).
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00,
-         c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
-         c51 = c00;
+  Tile6x16 tile = zeroTile();
   for (int64_t row = 0; row < rows; ++row) {
     const float *a0 = pixels[0] + row * rowStride,
                 *a1 = pixels[1] + row * rowStride,
@@ -142,33 +138,13 @@ AMP_AVX2 void convolveTile(const float *const pixels[kPixels], int64_t rows,
                 *a5 = pixels[5] + row * rowStride;
     const float *b = filters + row * depth * kFilters;
 #pragma GCC unroll 4
-    for (int64_t p = 0; p < depth; ++p, b += kFilters) {
-      __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), ai;
-      ai = _mm256_broadcast_ss(a0 + p);
-      c00 = _mm256_fmadd_ps(ai, b0, c00);
-      c01 = _mm256_fmadd_ps(ai, b1, c01);
-      ai = _mm256_broadcast_ss(a1 + p);
-      c10 = _mm256_fmadd_ps(ai, b0, c10);
-      c11 = _mm256_fmadd_ps(ai, b1, c11);
-      ai = _mm256_broadcast_ss(a2 + p);
-      c20 = _mm256_fmadd_ps(ai, b0, c20);
-      c21 = _mm256_fmadd_ps(ai, b1, c21);
-      ai = _mm256_broadcast_ss(a3 + p);
-      c30 = _mm256_fmadd_ps(ai, b0, c30);
-      c31 = _mm256_fmadd_ps(ai, b1, c31);
-      ai = _mm256_broadcast_ss(a4 + p);
-      c40 = _mm256_fmadd_ps(ai, b0, c40);
-      c41 = _mm256_fmadd_ps(ai, b1, c41);
-      ai = _mm256_broadcast_ss(a5 + p);
-      c50 = _mm256_fmadd_ps(ai, b0, c50);
-      c51 = _mm256_fmadd_ps(ai, b1, c51);
-    }
+    for (int64_t p = 0; p < depth; ++p, b += kFilters)
+      multiplyAdd(tile, b, a0 + p, a1 + p, a2 + p, a3 + p, a4 + p, a5 + p);
   }
-  static_assert(kPixels == 6 && kFilters == 16, "the accumulators above");
-  const __m256 sums[kPixels][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                                   {c30, c31}, {c40, c41}, {c50, c51}};
+  static_assert(kPixels == 6 && kFilters == 16, "a Tile6x16");
   for (int64_t i = 0; i < count; ++i)
-    storeFilters<type>(sums[i][0], sums[i][1], outputs[i], columns);
+    storeFilters<type>(tileRow(tile, i, 0), tileRow(tile, i, 1), outputs[i],
+                       columns);
 }
 
 /// The element type's size in bytes.
@@ -316,41 +292,19 @@ AMP_AVX2 void accumulateWeightTile(const float *band, int64_t rows,
                                    int64_t columns, int64_t rowStep,
                                    int64_t columnStep, const float *gradients,
                                    float *sums) {
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00,
-         c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
-         c51 = c00;
+  Tile6x16 tile = zeroTile();
   const float *b = gradients;
   for (int64_t y = 0; y < rows; ++y) {
     const float *a = band + y * rowStep;
 #pragma GCC unroll 4
-    for (int64_t x = 0; x < columns; ++x, a += columnStep, b += kFilters) {
-      __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), ai;
-      ai = _mm256_broadcast_ss(a);
-      c00 = _mm256_fmadd_ps(ai, b0, c00);
-      c01 = _mm256_fmadd_ps(ai, b1, c01);
-      ai = _mm256_broadcast_ss(a + 1);
-      c10 = _mm256_fmadd_ps(ai, b0, c10);
-      c11 = _mm256_fmadd_ps(ai, b1, c11);
-      ai = _mm256_broadcast_ss(a + 2);
-      c20 = _mm256_fmadd_ps(ai, b0, c20);
-      c21 = _mm256_fmadd_ps(ai, b1, c21);
-      ai = _mm256_broadcast_ss(a + 3);
-      c30 = _mm256_fmadd_ps(ai, b0, c30);
-      c31 = _mm256_fmadd_ps(ai, b1, c31);
-      ai = _mm256_broadcast_ss(a + 4);
-      c40 = _mm256_fmadd_ps(ai, b0, c40);
-      c41 = _mm256_fmadd_ps(ai, b1, c41);
-      ai = _mm256_broadcast_ss(a + 5);
-      c50 = _mm256_fmadd_ps(ai, b0, c50);
-      c51 = _mm256_fmadd_ps(ai, b1, c51);
-    }
+    for (int64_t x = 0; x < columns; ++x, a += columnStep, b += kFilters)
+      multiplyAdd(tile, b, a, a + 1, a + 2, a + 3, a + 4, a + 5);
   }
-  const __m256 partial[kPixels][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                                      {c30, c31}, {c40, c41}, {c50, c51}};
   for (int64_t i = 0; i < kPixels; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       float *at = sums + i * kFilters + 8 * h;
-      _mm256_storeu_ps(at, _mm256_add_ps(_mm256_loadu_ps(at), partial[i][h]));
+      _mm256_storeu_ps(at,
+                       _mm256_add_ps(_mm256_loadu_ps(at), tileRow(tile, i, h)));
     }
 }
 

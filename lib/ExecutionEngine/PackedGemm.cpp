@@ -136,51 +136,26 @@ AMP_AVX2 void multiplySlivers(int64_t depth, const float *a, const float *b,
     _mm_prefetch(reinterpret_cast<const char *>(c + i * ldc + kColumns - 1),
                  _MM_HINT_T0);
   }
-  // Twelve named accumulators, each row spelled out: GCC keeps an array of
-  // them in registers too, but stores it to the stack at every step (31
-  // instead of 90 GFLOP/s).
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00,
-         c21 = c00, c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00,
-         c51 = c00;
+  Tile6x16 tile = zeroTile();
 #pragma GCC unroll 4
-  for (int64_t p = 0; p < depth; ++p, a += kRows, b += kColumns) {
-    __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), ai;
-    ai = _mm256_broadcast_ss(a);
-    c00 = _mm256_fmadd_ps(ai, b0, c00);
-    c01 = _mm256_fmadd_ps(ai, b1, c01);
-    ai = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(ai, b0, c10);
-    c11 = _mm256_fmadd_ps(ai, b1, c11);
-    ai = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(ai, b0, c20);
-    c21 = _mm256_fmadd_ps(ai, b1, c21);
-    ai = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(ai, b0, c30);
-    c31 = _mm256_fmadd_ps(ai, b1, c31);
-    ai = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(ai, b0, c40);
-    c41 = _mm256_fmadd_ps(ai, b1, c41);
-    ai = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(ai, b0, c50);
-    c51 = _mm256_fmadd_ps(ai, b1, c51);
-  }
-  static_assert(kRows == 6 && kColumns == 16, "the accumulators above");
-  alignas(32) float tile[kRows][kColumns];
-  const __m256 sums[kRows][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                                 {c30, c31}, {c40, c41}, {c50, c51}};
+  for (int64_t p = 0; p < depth; ++p, a += kRows, b += kColumns)
+    multiplyAdd(tile, b, a, a + 1, a + 2, a + 3, a + 4, a + 5);
+  static_assert(kRows == 6 && kColumns == 16, "a Tile6x16");
+  alignas(32) float partial[kRows][kColumns];
   bool whole = rows == kRows && columns == kColumns;
   for (int64_t i = 0; i < kRows; ++i)
     for (int64_t h = 0; h < 2; ++h) {
-      float *at = whole ? c + i * ldc + 8 * h : &tile[i][8 * h];
-      _mm256_storeu_ps(at,
-                       overwrite || !whole
-                           ? sums[i][h]
-                           : _mm256_add_ps(_mm256_loadu_ps(at), sums[i][h]));
+      float *at = whole ? c + i * ldc + 8 * h : &partial[i][8 * h];
+      __m256 sum = tileRow(tile, i, h);
+      _mm256_storeu_ps(at, overwrite || !whole
+                               ? sum
+                               : _mm256_add_ps(_mm256_loadu_ps(at), sum));
     }
   if (!whole)
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < columns; ++j)
-        c[i * ldc + j] = overwrite ? tile[i][j] : c[i * ldc + j] + tile[i][j];
+        c[i * ldc + j] =
+            overwrite ? partial[i][j] : c[i * ldc + j] + partial[i][j];
 }
 
 int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
