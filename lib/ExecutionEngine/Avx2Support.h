@@ -136,6 +136,8 @@ tileRow(const Tile6x16 &tile, int64_t i, int64_t h) {
 class Buffer {
 public:
   float *get(int64_t count) {
+    if (count < 0 || uint64_t(count) > SIZE_MAX / sizeof(float) - 16)
+      return nullptr;
     if (count > capacity) {
       // Room for 8-lane stores that start at the last element.
       size_t bytes = (count + 8) * sizeof(float);

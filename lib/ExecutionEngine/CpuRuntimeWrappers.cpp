@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <omp.h>
 #include <optional>
 #include <string>
@@ -477,7 +478,7 @@ thread_local std::string pendingError;
 /// Records the error of the call `what` on these operands unless one is
 /// pending: "convolution of 2x3x9x7 and 5x4x3x3 into 2x5x7x5: <message>".
 void recordError(const char *what, const Operand &src, const Operand &weights,
-                 const Operand &dst, const dnnl::error &error) {
+                 const Operand &dst, const char *error) {
   if (!pendingError.empty())
     return;
   auto shape = [](const Operand &operand) {
@@ -487,7 +488,7 @@ void recordError(const char *what, const Operand &src, const Operand &weights,
     return text;
   };
   pendingError = std::string(what) + " of " + shape(src) + " and " +
-                 shape(weights) + " into " + shape(dst) + ": " + error.what();
+                 shape(weights) + " into " + shape(dst) + ": " + error;
 }
 
 /// `operand` with its last two dimensions swapped (a transposed view).
@@ -659,7 +660,11 @@ void runCached(const char *what, Key key, const Operand &srcIn,
     if (cached.wideOutput)
       roundInto(out, dst);
   } catch (const dnnl::error &error) {
-    recordError(what, srcIn, weightsIn, dst, error);
+    recordError(what, srcIn, weightsIn, dst, error.what());
+  } catch (const std::bad_alloc &) {
+    // The f32 copies of sizes no memory holds (a hostile descriptor).
+    recordError(what, srcIn, weightsIn, dst,
+                "out of memory for the f32 copies of its operands");
   }
 }
 
@@ -1158,7 +1163,14 @@ amp::cpu::ArrayRef4 describeForDirectConv(const Operand &operand) {
 amp::cpu::ConvWindow describeWindow(const ConvGeometry &geometry) {
   return {{geometry.strideH, geometry.strideW},
           {geometry.dilationH, geometry.dilationW},
-          {geometry.padTop, geometry.padLeft}};
+          {geometry.padTop, geometry.padLeft},
+          {geometry.padBottom, geometry.padRight}};
+}
+
+/// Whether `a`, `b` and `c` are 4-d, as DirectConv.h describes operands
+/// (else oneDNN reports the call's error).
+bool areImages(const Operand &a, const Operand &b, const Operand &c) {
+  return a.dims.size() == 4 && b.dims.size() == 4 && c.dims.size() == 4;
 }
 
 /// Whether the runtime's own direct convolutions may take calls on `type`
@@ -1173,7 +1185,7 @@ bool convolvesDirectly(memory::data_type type) {
 /// false, computing nothing.
 bool runDirectConv(const Operand &input, const Operand &filter,
                    const Operand &output, const ConvGeometry &geometry) {
-  if (!convolvesDirectly(input.type))
+  if (!convolvesDirectly(input.type) || !areImages(input, filter, output))
     return false;
   amp::cpu::ArrayRef4 in = describeForDirectConv(input),
                       weights = describeForDirectConv(filter),
@@ -1197,6 +1209,8 @@ bool runDirectConvWeightGradient(const Operand &input,
                                  const Operand &filterGradient,
                                  const ConvGeometry &geometry,
                                  bool accumulate) {
+  if (!areImages(input, outputGradient, filterGradient))
+    return false;
   bool f32 = input.type == memory::data_type::f32 && pendingError.empty() &&
              convolvesWithAvx2() &&
              filterGradient.dims[2] * filterGradient.dims[3] > 1;

@@ -21,6 +21,7 @@
 #include "DirectConv.h"
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <omp.h>
 
 namespace amp::cpu {
@@ -395,20 +396,30 @@ bool runWeightGradient(const ArrayRef4 &input, const ArrayRef4 &gradient,
 
 /// Whether the kernels here take the convolution of `input` by filters of
 /// `filterSizes` whose output (or output gradient) is `output`, as
-/// canDirectConv says, types aside (f32 included).
+/// canDirectConv says, types aside (f32 included): the output's sizes those
+/// of the window (as oneDNN requires), no more than 2^40 floats in the
+/// buffer of one band, so that no size computed here overflows.
 bool takes(const ArrayRef4 &input, const int64_t filterSizes[4],
            const ArrayRef4 &output, const ConvWindow &window) {
   bool shapes = input.sizes[0] == output.sizes[0] &&
                 input.sizes[1] == filterSizes[1] &&
                 filterSizes[0] == output.sizes[1];
-  bool empty = false;
   for (int64_t d = 0; d < 4; ++d)
-    empty |= input.sizes[d] <= 0 || filterSizes[d] <= 0 || output.sizes[d] <= 0;
-  return hasAvx2() && shapes && !empty &&
-         output.strides[1] == 1 &&
-         window.dilations[0] == 1 && window.dilations[1] == 1 &&
-         window.strides[0] >= 1 && window.strides[1] >= 1 &&
-         window.padBefore[0] >= 0 && window.padBefore[1] >= 0;
+    shapes &= input.sizes[d] > 0 && filterSizes[d] > 0 && output.sizes[d] > 0;
+  for (int64_t d = 0; d < 2 && shapes; ++d) {
+    // In doubles: the paddings are the caller's, of any size.
+    double span = double(input.sizes[2 + d]) + double(window.padBefore[d]) +
+                  double(window.padAfter[d]) - double(filterSizes[2 + d]);
+    shapes &= window.strides[d] >= 1 && window.dilations[d] == 1 &&
+              window.padBefore[d] >= 0 && span >= 0 &&
+              double(output.sizes[2 + d] - 1) ==
+                  std::floor(span / double(window.strides[d]));
+  }
+  double bandFloats = (double(output.sizes[3] - 1) * double(window.strides[1]) +
+                       double(filterSizes[3])) *
+                      double(input.sizes[1]) * double(filterSizes[2]);
+  return hasAvx2() && shapes && output.strides[1] == 1 &&
+         bandFloats <= 0x1p40;
 }
 
 } // namespace

@@ -26,10 +26,11 @@ struct ArrayRef4 {
 };
 
 /// The window of a 2-d convolution: strides, dilations (1: none) and the
-/// padding before each spatial dimension (the padding after follows from
-/// the output's size).
+/// padding before and after each spatial dimension, as oneDNN takes them:
+/// the output's size is (size + padding - window) / stride + 1, rounded
+/// down.
 struct ConvWindow {
-  int64_t strides[2], dilations[2], padBefore[2];
+  int64_t strides[2], dilations[2], padBefore[2], padAfter[2];
 };
 
 /// Whether directConv computes the convolution of `input` (N x C x H x W)
@@ -37,7 +38,8 @@ struct ConvWindow {
 /// with AVX2, FMA and F16C, for f16 or bf16 inputs of one type, an f32
 /// output or one of the inputs' type, output channels one element apart (a
 /// channels-last image; the input any layout, read fastest channels-last),
-/// no dilation and no negative padding.
+/// no dilation, no negative padding before, and an output of the window's
+/// size.
 bool canDirectConv(const ArrayRef4 &input, const ArrayRef4 &filter,
                    const ArrayRef4 &output, const ConvWindow &window);
 

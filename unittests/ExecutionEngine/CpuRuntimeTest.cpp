@@ -693,6 +693,37 @@ TEST(CpuRuntime, KeepsTheFirstErrorUntilTaken) {
   EXPECT_NE(output.f32, initial);
 }
 
+/// Calls that no convolution could compute are errors on every path, the
+/// direct convolutions' too, which leave them to oneDNN: channels-last bf16
+/// images whose output size disagrees with the padding, and operands that
+/// are not 4-d.
+TEST(CpuRuntime, RefusesConvolutionsOfTheWrongShape) {
+  std::mt19937 random(5);
+  Tensor input(DType::BF16, {1, 8, 6, 6}, {0, 2, 3, 1}, random);
+  Tensor filter(DType::BF16, {8, 8, 3, 3}, {0, 1, 2, 3}, random);
+  Tensor output(DType::F32, {1, 8, 4, 4}, {0, 2, 3, 1}, random);
+  std::vector<float> initial = output.f32;
+  // Padding 5 after: a 9 x 9 output, not 4 x 4.
+  _mlir_ciface_ampCpuConv2DBF16(&input.memref, &filter.memref, &output.memref,
+                                1, 1, 1, 1, 0, 0, 5, 5, 0);
+  const char *error = ampCpuTakeError();
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(std::string(error).rfind(
+                "convolution of 1x8x6x6 and 8x8x3x3 into 1x8x4x4: ", 0),
+            0u)
+      << error;
+  EXPECT_EQ(output.f32, initial);
+  Tensor input5(DType::BF16, {1, 8, 6, 6, 1}, {0, 1, 2, 3, 4}, random);
+  Tensor gradient(DType::BF16, {1, 8, 4, 4}, {0, 2, 3, 1}, random);
+  Tensor filterGradient(DType::F32, {8, 8, 3, 3}, {0, 1, 2, 3}, random);
+  _mlir_ciface_ampCpuConv2DBackwardWeightsBF16(
+      &input5.memref, &gradient.memref, &filterGradient.memref, 1, 1, 1, 1, 0,
+      0, 0, 0, 0);
+  error = ampCpuTakeError();
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find("1x8x6x6x1"), std::string::npos) << error;
+}
+
 TEST(CpuRuntime, SaysWhichLibraryRunsMatrixProducts) {
   std::string library = ampCpuGemmLibrary();
   EXPECT_TRUE(library == "openblas" || library == "onednn") << library;
