@@ -143,9 +143,10 @@ AMP_AVX2 void convolveTile(const float *const pixels[kPixels], int64_t rows,
       multiplyAdd(tile, b, a0 + p, a1 + p, a2 + p, a3 + p, a4 + p, a5 + p);
   }
   static_assert(kPixels == 6 && kFilters == 16, "a Tile6x16");
+  __m256 sums[kPixels][2];
+  tileRows(tile, sums);
   for (int64_t i = 0; i < count; ++i)
-    storeFilters<type>(tileRow(tile, i, 0), tileRow(tile, i, 1), outputs[i],
-                       columns);
+    storeFilters<type>(sums[i][0], sums[i][1], outputs[i], columns);
 }
 
 /// The element type's size in bytes.
@@ -301,11 +302,12 @@ AMP_AVX2 void accumulateWeightTile(const float *band, int64_t rows,
     for (int64_t x = 0; x < columns; ++x, a += columnStep, b += kFilters)
       multiplyAdd(tile, b, a, a + 1, a + 2, a + 3, a + 4, a + 5);
   }
+  __m256 partial[kPixels][2];
+  tileRows(tile, partial);
   for (int64_t i = 0; i < kPixels; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       float *at = sums + i * kFilters + 8 * h;
-      _mm256_storeu_ps(at,
-                       _mm256_add_ps(_mm256_loadu_ps(at), tileRow(tile, i, h)));
+      _mm256_storeu_ps(at, _mm256_add_ps(_mm256_loadu_ps(at), partial[i][h]));
     }
 }
 

@@ -142,14 +142,16 @@ AMP_AVX2 void multiplySlivers(int64_t depth, const float *a, const float *b,
     multiplyAdd(tile, b, a, a + 1, a + 2, a + 3, a + 4, a + 5);
   static_assert(kRows == 6 && kColumns == 16, "a Tile6x16");
   alignas(32) float partial[kRows][kColumns];
+  __m256 sums[kRows][2];
+  tileRows(tile, sums);
   bool whole = rows == kRows && columns == kColumns;
   for (int64_t i = 0; i < kRows; ++i)
     for (int64_t h = 0; h < 2; ++h) {
       float *at = whole ? c + i * ldc + 8 * h : &partial[i][8 * h];
-      __m256 sum = tileRow(tile, i, h);
-      _mm256_storeu_ps(at, overwrite || !whole
-                               ? sum
-                               : _mm256_add_ps(_mm256_loadu_ps(at), sum));
+      _mm256_storeu_ps(at,
+                       overwrite || !whole
+                           ? sums[i][h]
+                           : _mm256_add_ps(_mm256_loadu_ps(at), sums[i][h]));
     }
   if (!whole)
     for (int64_t i = 0; i < rows; ++i)
