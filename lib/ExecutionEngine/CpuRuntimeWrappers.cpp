@@ -9,8 +9,9 @@
 // are as fast as its f32 ones (bf16 with AMX, f16 with AMX or AVX512-FP16);
 // elsewhere they are converted to f32, the same arithmetic since products
 // of two bf16 or f16 numbers are exact in f32: as they are packed where
-// OpenBLAS computes the f32 matrix products (PackedGemm.h), else extended
-// into scratch first.
+// OpenBLAS computes the f32 matrix products (PackedGemm.h), as they are
+// read by the runtime's direct convolutions where oneDNN's are AVX2 ones
+// (DirectConv.h), else extended into scratch first.
 //
 //===----------------------------------------------------------------------===//
 
