@@ -3,7 +3,8 @@
 // For the runtime's own kernels (PackedGemm.cpp, DirectConv.cpp) and its
 // rounding loops: loads that extend bf16 or f16 elements to f32 exactly,
 // bf16 rounding to nearest even that keeps NaNs NaNs (as the scalar
-// routines of CpuRuntimeWrappers.cpp round), and their buffers.
+// routines of CpuRuntimeWrappers.cpp round), the 6 x 16 multiply-add step,
+// their buffers, and the sizes and threshold both kernels use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,17 @@
 namespace amp::cpu {
 
 enum class ElementType { F32, F16, BF16 };
+
+/// The size of a `type` element in bytes.
+inline int64_t sizeOf(ElementType type) {
+  return type == ElementType::F32 ? 4 : 2;
+}
+
+/// x / y rounded up, for x >= 0 and y > 0.
+inline int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+/// The kernels' work (multiply-adds) below which they run on one thread.
+constexpr int64_t kMinParallelWork = int64_t(64) * 64 * 64;
 
 /// Whether this host runs AMP_AVX2 code: AVX2, FMA and F16C.
 inline bool hasAvx2() {

@@ -32,10 +32,6 @@ constexpr int64_t kPixels = 6, kFilters = 16;
 /// A band's input rows take at most this many floats (128 KB, in L2 with
 /// the packed filters), unless one output row needs more.
 constexpr int64_t kBandFloats = 32 * 1024;
-/// Convolutions of fewer multiply-adds run on one thread.
-constexpr int64_t kMinParallelWork = int64_t(64) * 64 * 64;
-
-int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
 /// `out`[i] = element i of the run of `count` at `at` of `source`, as f32.
 template <ElementType type>
@@ -148,9 +144,6 @@ AMP_AVX2 void convolveTile(const float *const pixels[kPixels], int64_t rows,
   for (int64_t i = 0; i < count; ++i)
     storeFilters<type>(sums[i][0], sums[i][1], outputs[i], columns);
 }
-
-/// The element type's size in bytes.
-int64_t sizeOf(ElementType type) { return type == ElementType::F32 ? 4 : 2; }
 
 /// Everything one call needs, worked out once.
 struct Plan {

@@ -30,8 +30,6 @@ constexpr int64_t kRows = 6, kColumns = 16;
 /// panel of B (up to 3 MB) in L3 serves every block of A. Tuned on AMD
 /// Zen 3 (32 KB L1, 512 KB L2 per core).
 constexpr int64_t kBlockK = 256, kBlockM = 72, kBlockN = 3072;
-/// Products of fewer multiply-adds run on one thread.
-constexpr int64_t kMinParallelWork = int64_t(64) * 64 * 64;
 
 /// Transposes the 8 x 8 matrix whose rows are `r`.
 AMP_AVX2 inline void transpose8x8(__m256 r[8]) {
@@ -159,8 +157,6 @@ AMP_AVX2 void multiplySlivers(int64_t depth, const float *a, const float *b,
         c[i * ldc + j] =
             overwrite ? partial[i][j] : c[i * ldc + j] + partial[i][j];
 }
-
-int64_t ceilDiv(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
 } // namespace
 
