@@ -21,6 +21,7 @@
 #include "llvm/Support/xxhash.h"
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
@@ -404,6 +405,11 @@ CompiledStep::compile(ModuleOp module, const StepCompileOptions &options) {
       };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
+  // LLVM's perf listener writes a jitdump file for every compiled step; only
+  // where the user asks for them (JITDUMPDIR, the directory `perf inject
+  // --jit` reads them from), not into every embedding process's home.
+  engineOptions.enablePerfNotificationListener =
+      std::getenv("JITDUMPDIR") != nullptr;
   engineOptions.sharedLibPaths = libraries;
   llvm::Expected<std::unique_ptr<ExecutionEngine>> engine =
       ExecutionEngine::create(module, engineOptions, std::move(*targetMachine));
