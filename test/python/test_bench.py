@@ -165,3 +165,20 @@ def test_bench_vs_torch_selects_variants_and_reports_round_ranges():
     median, low, high = ratios[("ours fp32", "torch eager fp32")]
     assert median == pytest.approx(9.0 / 11.0)
     assert (low, high) == (pytest.approx(0.75), pytest.approx(1.2))
+
+
+def test_bench_vs_torch_names_the_cpu_generation():
+    """bench_vs_torch.py's CPU line gives the family and model /proc/cpuinfo has: virtual
+    machines often name only the brand, and the rounds' hosts differ by generation."""
+    bench_vs_torch = pytest.importorskip("bench_vs_torch")
+    try:
+        with open("/proc/cpuinfo") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+    except OSError:
+        pytest.skip("no /proc/cpuinfo")
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    if "cpu family" not in fields or "model" not in fields:
+        pytest.skip("/proc/cpuinfo names no family and model")
+    model, isa = bench_vs_torch.cpu_description()
+    assert f"(family {fields['cpu family']}, model {fields['model']})" in model
+    assert isa == sorted(isa)
