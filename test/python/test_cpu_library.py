@@ -296,6 +296,31 @@ def test_channels_last_16_channels_match_nchw(options):
     assert_same_training(options, start, losses, laid_out, nchw_losses, nchw)
 
 
+ONE_STEP = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import amp_mlir
+from random_batch import random_batch
+session = amp_mlir.Session(open(sys.argv[2]).read(), sys.argv[3] or None)
+session.step(*random_batch(session, 4, seed=1))
+"""
+
+
+def run_one_step(path, options, **env):
+    """One step of the step in `path` under `options`, in a fresh Python process with the
+    variables `env` set (the runtime reads its own, oneDNN's and OpenMP's once per process).
+    The caller's PYTHONPATH stays after this directory's: scripts/sanitize.sh puts the
+    sanitizer runtimes' loader there."""
+    python_path = [os.path.dirname(os.path.abspath(__file__)),
+                   *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return subprocess.run(
+        [sys.executable, "-c", ONE_STEP, os.path.join(BUILD, "python_packages"), str(path),
+         options or ""],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, **env, "PYTHONPATH": os.pathsep.join(python_path)})
+
+
 @pytest.mark.parametrize("options", [None, "dtype=bf16"])
 @pytest.mark.parametrize("isa", ["AVX2", "AVX512_CORE"])
 def test_channels_last_images_of_16_channels_are_not_reordered(isa, options, tmp_path):
@@ -309,12 +334,7 @@ def test_channels_last_images_of_16_channels_are_not_reordered(isa, options, tmp
             pytest.skip("the host has no AVX-512")
     path = tmp_path / "step.mlir"
     path.write_text(convolution_step(1, 1, 3, 1, channels=(16, 16)))
-    run = subprocess.run(
-        [sys.executable, "-c", DIRECT_KERNEL, os.path.join(BUILD, "python_packages"),
-         str(path), options or ""],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "ONEDNN_VERBOSE": "1", "DNNL_MAX_CPU_ISA": isa,
-             "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+    run = run_one_step(path, options, ONEDNN_VERBOSE="1", DNNL_MAX_CPU_ISA=isa)
     executed = [line.split(",") for line in run.stdout.splitlines()
                 if line.startswith("onednn_verbose,exec,cpu,")]
     assert any(fields[3] == "convolution" for fields in executed), run.stdout[-2000:]
@@ -384,15 +404,6 @@ def test_each_thread_count_has_its_own_primitive():
     assert len(created) == 2, created
 
 
-DIRECT_KERNEL = """
-import sys
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-import amp_mlir
-from random_batch import random_batch
-session = amp_mlir.Session(open(sys.argv[2]).read(), sys.argv[3] or None)
-session.step(*random_batch(session, 4, seed=1))
-"""
 
 
 def test_batches_of_small_products_go_to_onednn(tmp_path):
@@ -402,12 +413,7 @@ def test_batches_of_small_products_go_to_onednn(tmp_path):
     products (3-d) appear in oneDNN's verbose log, its 2-d products do not."""
     path = tmp_path / "step.mlir"
     path.write_text(amp_mlir.import_step(os.path.join(FIXTURES, "gpt_block.mlir")))
-    run = subprocess.run(
-        [sys.executable, "-c", DIRECT_KERNEL, os.path.join(BUILD, "python_packages"),
-         str(path), ""],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "ONEDNN_VERBOSE": "1", "AMP_CPU_GEMM": "openblas",
-             "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+    run = run_one_step(path, None, ONEDNN_VERBOSE="1", AMP_CPU_GEMM="openblas")
     shapes = [line.split(",")[-2] for line in run.stdout.splitlines()
               if line.startswith("onednn_verbose,exec,cpu,matmul,")]
     ranks = {len(shape.split(":")[0].split("x")) for shape in shapes}
@@ -430,12 +436,7 @@ def test_strided_input_gradient_runs_on_a_direct_kernel(name, options, tmp_path)
         pytest.skip("with AMX the brgemm kernels are the fast ones")
     path = tmp_path / "step.mlir"
     path.write_text(convolution_step(*CONVOLUTIONS[name], channels=(16, 32), image=(16, 16)))
-    run = subprocess.run(
-        [sys.executable, "-c", DIRECT_KERNEL, os.path.join(BUILD, "python_packages"),
-         str(path), options or ""],
-        capture_output=True, text=True, check=True,
-        env={**os.environ, "ONEDNN_VERBOSE": "1",
-             "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))})
+    run = run_one_step(path, options, ONEDNN_VERBOSE="1")
     executed = [line.split(",") for line in run.stdout.splitlines()
                 if line.startswith("onednn_verbose,exec,cpu,convolution,")]
     backward_data = [fields[4] for fields in executed if fields[5] == "backward_data"]
