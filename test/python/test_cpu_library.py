@@ -308,10 +308,10 @@ session.step(*random_batch(session, 4, seed=1))
 
 
 def run_one_step(path, options, **env):
-    """One step of the step in `path` under `options`, in a fresh Python process with the
-    variables `env` set (the runtime reads its own, oneDNN's and OpenMP's once per process).
-    The caller's PYTHONPATH stays after this directory's: scripts/sanitize.sh puts the
-    sanitizer runtimes' loader there."""
+    """Runs one step of the training step in file `path` under `options`, in a fresh Python
+    process with the variables `env` set (the runtime reads its own, oneDNN's and OpenMP's
+    once per process). The caller's PYTHONPATH stays after this directory's:
+    scripts/sanitize.sh puts the sanitizer runtimes' loader there."""
     python_path = [os.path.dirname(os.path.abspath(__file__)),
                    *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     return subprocess.run(
@@ -402,8 +402,6 @@ def test_each_thread_count_has_its_own_primitive():
     created = [line for line in run.stdout.splitlines()
                if line.startswith("onednn_verbose,create:") and ",matmul," in line]
     assert len(created) == 2, created
-
-
 
 
 def test_batches_of_small_products_go_to_onednn(tmp_path):
