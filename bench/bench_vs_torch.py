@@ -235,23 +235,22 @@ def library_rates(threads):
 
 
 def cpu_description():
-    model = platform.processor() or "unknown"
-    flags, fields = set(), {}
+    fields = {}  # the first processor's /proc/cpuinfo lines, by key
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 key, _, value = line.partition(":")
                 fields.setdefault(key.strip(), value.strip())
-                if line.startswith("model name") and model in ("", "unknown", "x86_64"):
-                    model = value.strip()
-                if line.startswith("flags"):
-                    flags = set(value.split())
     except OSError:
         pass
+    model = platform.processor() or "unknown"
+    if model in ("unknown", "x86_64"):
+        model = fields.get("model name", model)
     # Virtual machines often name only the brand ("AMD EPYC"): the family and model tell
     # its generations apart (25 / 1 is Zen 3, 25 / 17 Zen 4).
     if "cpu family" in fields and "model" in fields:
         model += f" (family {fields['cpu family']}, model {fields['model']})"
+    flags = set(fields.get("flags", "").split())
     isa = sorted(f for f in flags if f.startswith(("avx512", "amx")) or f in ("avx2", "fma", "f16c"))
     return model, isa
 
